@@ -1,0 +1,66 @@
+"""The `cranfield` command line. Each `cmd_*.py` module adds one subcommand (adding one touches one file).
+
+With no arguments, or with `tui DIR` / a directory, it opens the Textual UI.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import pkgutil
+import sys
+from pathlib import Path
+
+from ..errors import CranfieldError
+
+EXIT_USAGE = 2
+EXIT_INPUT = 3
+
+
+def demo_campaign() -> Path:
+    """The bundled demo campaign directory."""
+    return Path(__file__).resolve().parents[2] / "campaigns" / "demo"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="cranfield",
+        description="Run IR evaluation campaigns: pools, judgments, trec_eval-exact measures, "
+                    "stability and cost. With no command, opens the TUI on the demo campaign.")
+    parser.add_argument("--version", action="version", version="cranfield 0.1.0")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    mods = sorted(pkgutil.iter_modules(__path__), key=lambda i: i.name)
+    for info in mods:
+        if info.name.startswith("cmd_"):
+            mod = importlib.import_module(f"{__name__}.{info.name}")
+            mod.register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the `cranfield` console script."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or (len(argv) == 1 and not argv[0].startswith("-") and Path(argv[0]).is_dir()):
+        argv = ["tui", *argv]
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return EXIT_USAGE
+    try:
+        rc = args.func(args)
+    except CranfieldError as exc:
+        print(f"cranfield: {exc}", file=sys.stderr)
+        return EXIT_INPUT
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
+    except KeyboardInterrupt:
+        print("cranfield: interrupted", file=sys.stderr)
+        return 130
+    return int(rc or 0)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,80 @@
+"""`cranfield eval`: trec_eval-compatible evaluation of runs against judgments."""
+from __future__ import annotations
+
+import sys
+
+from ..errors import CranfieldError, Warnings
+
+
+def register(sub) -> None:
+    p = sub.add_parser("eval", help="evaluate runs (trec_eval compatible output)",
+                       description="Evaluate runs against judgments. Output is trec_eval's, line for line, "
+                                   "unless --format is csv/tsv/json/markdown.")
+    p.add_argument("files", nargs="*", help="QRELS RUN [RUN ...] (trec_eval order), plain or .gz")
+    p.add_argument("--campaign", help="evaluate a campaign directory's runs against its judgments")
+    p.add_argument("-m", "--measure", action="append", dest="measures",
+                   help="measure, measure.params or nickname (official, all_trec, set); repeatable")
+    p.add_argument("-q", action="store_true", dest="per_query", help="also print per-topic values")
+    p.add_argument("-c", action="store_true", dest="complete",
+                   help="average over all judged topics; a topic a run misses scores 0")
+    p.add_argument("-M", type=int, dest="max_depth", help="use only the first N documents per topic")
+    p.add_argument("-l", type=int, dest="rel_level", default=1, help="minimum grade counted relevant (default 1)")
+    p.add_argument("-J", action="store_true", dest="judged_only", help="evaluate over judged documents only")
+    p.add_argument("-n", action="store_true", dest="no_summary", help="no summary lines (with -q)")
+    p.add_argument("--format", choices=["trec", "csv", "tsv", "json", "markdown"], default="trec")
+    p.add_argument("--compat", choices=["10", "9"], default="10",
+                   help="trec_eval version semantics for cut-off rounding (default 10.0)")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from ..evaluate import compute, to_long, trec_eval_lines, summarize
+    from ..formats import read_qrels, read_runs
+    from ..ranking import EvalOptions
+
+    w = Warnings()
+    if args.campaign:
+        from ..campaign import load_campaign
+        camp = load_campaign(args.campaign, warnings=w)
+        qrels, runs = camp.qrels(), camp.runs()
+        measures = args.measures or camp.config.get("measures") or None
+    else:
+        if len(args.files) < 2:
+            raise CranfieldError("eval needs a qrels file and at least one run file "
+                                 "(cranfield eval QRELS RUN [RUN ...]) or --campaign DIR")
+        qrels = read_qrels(args.files[0], w)
+        runs = read_runs(args.files[1:], w)
+        measures = args.measures
+    opt = EvalOptions(rel_level=args.rel_level, max_depth=args.max_depth, judged_only=args.judged_only,
+                      complete=args.complete, trec_eval_version="9" if args.compat == "9" else "10.0")
+    c = compute(qrels, runs, measures, opt)
+    for p in w:
+        print(f"warning: {p}", file=sys.stderr)
+    if c.notes.get("topics_without_judgments"):
+        t = c.notes["topics_without_judgments"]
+        print(f"note: {len(t)} topic(s) in the runs have no judgments and are not evaluated: "
+              f"{', '.join(t[:10])}{' ...' if len(t) > 10 else ''}", file=sys.stderr)
+    if c.ranked.n_groups == 0:
+        raise CranfieldError("no topics with both results and judgments")
+    out = sys.stdout
+    if args.format == "trec":
+        lines = trec_eval_lines(c, per_query=args.per_query)
+        if args.no_summary:
+            lines = [ln for ln in lines if "\tall\t" not in ln]
+        out.write("\n".join(lines) + "\n")
+        return 0
+    df = to_long(c)
+    table = df if args.per_query else summarize(df).rename_axis("run").reset_index()
+    if args.per_query:
+        table = df.pivot_table(index=["run", "topic"], columns="measure", values="value",
+                               observed=True, sort=False).reset_index()
+        table.columns.name = None
+    if args.format == "csv":
+        out.write(table.to_csv(index=False))
+    elif args.format == "tsv":
+        out.write(table.to_csv(index=False, sep="\t"))
+    elif args.format == "json":
+        out.write(table.to_json(orient="records", indent=1) + "\n")
+    else:
+        out.write(table.to_markdown(index=False, floatfmt=".4f") + "\n")
+    return 0

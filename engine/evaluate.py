@@ -1,0 +1,167 @@
+"""The public evaluation API: `evaluate(qrels, runs, measures)` and trec_eval-format output."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from .measures import MeasureRequest, load_all, resolve
+from .measures.registry import REGISTRY, aggregate_values
+from .ranking import EvalOptions, Ranked, build_ranked
+
+
+@dataclass
+class Computed:
+    """Per-group values of every requested measure, before they become a long table."""
+
+    ranked: Ranked
+    requests: list[MeasureRequest]
+    values: dict[str, np.ndarray]        # output name -> per-group values (float or object for str)
+    kinds: dict[str, MeasureRequest]     # output name -> its request
+    notes: dict
+
+
+def _options(options: EvalOptions | None, **kw) -> EvalOptions:
+    if options is not None:
+        return options
+    return EvalOptions(**{k: v for k, v in kw.items() if v is not None})
+
+
+def compute(qrels: pd.DataFrame, runs: pd.DataFrame, measures=None, options: EvalOptions | None = None,
+            run_order: list[str] | None = None, extra: dict | None = None) -> Computed:
+    """Evaluate every requested measure for every (run, topic) in one vectorized pass."""
+    load_all()
+    requests = resolve(measures)
+    ranked, notes = build_ranked(qrels, runs, options, run_order=run_order)
+    if extra:
+        ranked.extra = extra  # type: ignore[attr-defined]
+    ranked.qrels = qrels  # type: ignore[attr-defined]  (for measures needing judgment columns)
+    values: dict[str, np.ndarray] = {}
+    kinds: dict[str, MeasureRequest] = {}
+    for req in requests:
+        m = req.measure
+        res = m.compute(ranked, req.params)
+        names = req.names
+        res = np.asarray(res)
+        if res.ndim == 1:
+            res = res[:, None]
+        if res.shape[1] != len(names):
+            raise AssertionError(f"measure {m.name} returned {res.shape[1]} columns for {len(names)} names")
+        for j, n in enumerate(names):
+            col = res[:, j]
+            if m.complete_fill is not None and ranked.g_missing is not None and ranked.g_missing.any():
+                col = col.copy()
+                col[ranked.g_missing] = m.complete_fill
+            values[n] = col
+            kinds[n] = req
+    return Computed(ranked, requests, values, kinds, notes)
+
+
+def evaluate(qrels: pd.DataFrame, runs: pd.DataFrame, measures=None, *,
+             options: EvalOptions | None = None, rel_level: int | None = None,
+             max_depth: int | None = None, judged_only: bool | None = None,
+             complete: bool | None = None) -> pd.DataFrame:
+    """Per-topic values of `measures` for all runs, long form: run, topic, measure, value.
+
+    `qrels` has columns topic, doc, grade (plus optional stratum/prob columns used by sampling
+    estimators); `runs` has run, topic, doc, score. Options follow trec_eval's -l, -M, -J, -c.
+    """
+    opt = _options(options, rel_level=rel_level, max_depth=max_depth, judged_only=judged_only,
+                   complete=complete)
+    c = compute(qrels, runs, measures, opt)
+    return to_long(c)
+
+
+def to_long(c: Computed) -> pd.DataFrame:
+    """The long table (run, topic, measure, value) of numeric measures."""
+    r = c.ranked
+    names = [n for n, req in c.kinds.items() if req.measure.value_kind != "str"]
+    n_g = r.n_groups
+    if not names or n_g == 0:
+        return pd.DataFrame({"run": pd.Series([], dtype=object), "topic": pd.Series([], dtype=object),
+                             "measure": pd.Series([], dtype=object), "value": pd.Series([], dtype=float)})
+    run_col = np.asarray(r.run_names, dtype=object)[r.g_run]
+    topic_col = np.asarray(r.topic_names, dtype=object)[r.g_topic]
+    vals = np.concatenate([np.asarray(c.values[n], dtype=np.float64) for n in names])
+    df = pd.DataFrame({
+        "run": pd.Categorical(np.tile(run_col, len(names)), categories=list(dict.fromkeys(r.run_names))),
+        "topic": np.tile(topic_col, len(names)),
+        "measure": pd.Categorical(np.repeat(np.asarray(names, dtype=object), n_g), categories=names),
+        "value": vals,
+    })
+    df.attrs["aggregates"] = {n: c.kinds[n].measure.aggregate for n in names}
+    return df
+
+
+def aggregate_kind(name: str, df: pd.DataFrame | None = None) -> str:
+    """How a measure output is summarized over topics (mean, sum, gmean)."""
+    if df is not None and name in df.attrs.get("aggregates", {}):
+        return df.attrs["aggregates"][name]
+    load_all()
+    if name in REGISTRY:
+        return REGISTRY[name].aggregate
+    best = None
+    for base in REGISTRY:
+        if name.startswith(base + "_") and (best is None or len(base) > len(best)):
+            best = base
+    return REGISTRY[best].aggregate if best else "mean"
+
+
+def summarize(df: pd.DataFrame) -> pd.DataFrame:
+    """Run x measure table of summary values (mean, sum or geometric mean over topics, as trec_eval)."""
+    if len(df) == 0:
+        return pd.DataFrame()
+    out = {}
+    for (run, meas), grp in df.groupby(["run", "measure"], observed=True, sort=False):
+        out.setdefault(meas, {})[run] = aggregate_values(aggregate_kind(str(meas), df), grp["value"].to_numpy())
+    table = pd.DataFrame(out)
+    order = [m for m in df["measure"].cat.categories] if hasattr(df["measure"], "cat") else list(out)
+    runs = list(df["run"].cat.categories) if hasattr(df["run"], "cat") else list(table.index)
+    return table.reindex(index=[r for r in runs if r in table.index], columns=[m for m in order if m in table.columns])
+
+
+def per_topic_table(df: pd.DataFrame, measure: str) -> pd.DataFrame:
+    """Topic x run matrix of one measure."""
+    sub = df[df["measure"] == measure]
+    return sub.pivot(index="topic", columns="run", values="value")
+
+
+# ------------------------------------------------------------------ trec_eval text output
+
+def _fmt(kind: str, value) -> str:
+    if kind == "str":
+        return str(value)
+    if kind == "long":
+        return str(int(value))
+    return f"{float(value):6.4f}"
+
+
+def trec_eval_lines(c: Computed, per_query: bool = False) -> list[str]:
+    """trec_eval's exact text output, run after run (one block per run, as separate trec_eval calls)."""
+    r = c.ranked
+    lines: list[str] = []
+    topic_order = np.argsort(r.g_topic, kind="stable")
+    for run_idx, run_name in enumerate(r.run_names):
+        sel = topic_order[r.g_run[topic_order] == run_idx]
+        if len(sel) == 0:
+            continue
+        if per_query:
+            for g in sel:
+                tname = r.topic_names[r.g_topic[g]]
+                for n, req in c.kinds.items():
+                    m = req.measure
+                    if not m.per_topic:
+                        continue
+                    lines.append(f"{n:<22}\t{tname}\t{_fmt(m.value_kind, c.values[n][g])}")
+        for n, req in c.kinds.items():
+            m = req.measure
+            if not m.summary:
+                continue
+            vals = c.values[n][sel]
+            if m.value_kind == "str":
+                v = vals[0]
+            else:
+                v = aggregate_values(m.aggregate, vals)
+            lines.append(f"{n:<22}\tall\t{_fmt(m.value_kind, v)}")
+    return lines

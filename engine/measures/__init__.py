@@ -1,0 +1,23 @@
+"""All measures. Each `m_*.py` module registers one measure; adding a measure touches one file."""
+from __future__ import annotations
+
+import importlib
+import pkgutil
+
+from .registry import REGISTRY, Measure, MeasureError, MeasureRequest, measure, register, resolve
+
+_loaded = False
+
+
+def load_all() -> dict[str, Measure]:
+    """Import every measure module of this package (and return the registry)."""
+    global _loaded
+    if not _loaded:
+        _loaded = True
+        for info in sorted(pkgutil.iter_modules(__path__), key=lambda i: i.name):
+            if info.name.startswith("m_"):
+                importlib.import_module(f"{__name__}.{info.name}")
+    return REGISTRY
+
+
+__all__ = ["REGISTRY", "Measure", "MeasureError", "MeasureRequest", "measure", "register", "resolve", "load_all"]

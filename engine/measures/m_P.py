@@ -1,0 +1,14 @@
+"""P: precision at fixed cut-offs."""
+import numpy as np
+
+from .registry import measure
+
+
+@measure("P", order=11, params=(5, 10, 15, 20, 30, 100, 200, 500, 1000), param_kind="int_cut",
+         nicknames={"official", "all_trec"})
+def P(r, params):
+    """Precision after k documents retrieved (missing documents count as non-relevant)."""
+    out = np.empty((r.n_groups, len(params)))
+    for j, k in enumerate(params):
+        out[:, j] = r.at_rank(r.cum_rel, k) / k
+    return out

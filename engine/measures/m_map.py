@@ -1,0 +1,12 @@
+"""map: mean average precision."""
+import numpy as np
+
+from .registry import measure
+
+
+@measure("map", order=5, nicknames={"official", "all_trec"})
+def map_(r, params=()):
+    """Average precision: sum over relevant retrieved of precision at its rank, divided by num_rel."""
+    prec = np.where(r.is_rel, r.cum_rel / r.rank, 0.0)
+    s = r.seg_sum(prec)
+    return np.divide(s, r.num_rel, out=np.zeros(r.n_groups), where=r.num_rel_ret > 0)

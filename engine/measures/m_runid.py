@@ -1,0 +1,11 @@
+"""runid: the run's name (summary line only)."""
+import numpy as np
+
+from .registry import measure
+
+
+@measure("runid", order=0, value_kind="str", aggregate="first", per_topic=False,
+         nicknames={"official", "all_trec", "set"})
+def runid(r, params=()):
+    """Runid given by the results file."""
+    return np.array([r.run_names[i] for i in r.g_run], dtype=object)

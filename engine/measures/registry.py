@@ -1,0 +1,187 @@
+"""Measure registry: each measure is one small unit registered by name (as trec_eval's m_*.c files).
+
+A measure computes, from a `Ranked` structure, one value per (run, topic) group, or one column per
+parameter (cut-off). Averaging over topics, printing and the -c fill value are declared, not coded.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from ..errors import CranfieldError
+
+MIN_GEO_MEAN = 1e-5
+
+
+class MeasureError(CranfieldError):
+    """An unknown measure name or malformed measure parameters."""
+
+
+def fmt_float_param(v: float) -> str:
+    """trec_eval's append_double: two decimals."""
+    return f"{v:.2f}"
+
+
+@dataclass
+class Measure:
+    """A registered measure.
+
+    compute(ranked, params) returns an array of shape (n_groups,) when the measure has no cut-offs,
+    or (n_groups, len(params)) when it has (one output measure per cut-off, named name_param).
+    """
+
+    name: str
+    compute: Callable[..., Any]
+    doc: str = ""
+    order: float = 1000.0                  # position in output (trec_eval's registry order)
+    params: tuple | None = None            # default parameters
+    param_kind: str = "none"               # none | int_cut | float_cut | float_params | pairs
+    value_kind: str = "float"              # float | long | str
+    aggregate: str = "mean"                # mean | sum | gmean | none (per-topic only) | first
+    per_topic: bool = True                 # printed per topic with -q
+    summary: bool = True                   # printed in the 'all' summary
+    nicknames: frozenset = field(default_factory=frozenset)  # official, all_trec, set, ...
+    complete_fill: float | None = None     # value forced for -c topics a run did not retrieve for
+    extension: bool = False                # not a trec_eval measure (Cranfield addition)
+    requires: frozenset = field(default_factory=frozenset)  # extra judgment columns needed
+
+    def parse_params(self, text: str | None) -> tuple:
+        """Parameters from the text after the '.' of a measure spec (trec_eval's rules)."""
+        if text is None:
+            return self.params if self.params is not None else ()
+        if self.param_kind == "none":
+            raise MeasureError(f"measure {self.name!r} takes no parameters (got {text!r})")
+        parts = text.split(",")
+        try:
+            if self.param_kind == "int_cut":
+                vals = sorted(int(p) for p in parts)
+                if vals[0] <= 0:
+                    raise MeasureError(f"{self.name}: cut-offs must be positive (got {text!r})")
+                if len(set(vals)) != len(vals):
+                    raise MeasureError(f"{self.name}: duplicate cut-offs in {text!r}")
+                return tuple(vals)
+            if self.param_kind == "float_cut":
+                vals = sorted(float(p) for p in parts)
+                if len(set(vals)) != len(vals):
+                    raise MeasureError(f"{self.name}: duplicate cut-offs in {text!r}")
+                return tuple(vals)
+            if self.param_kind == "float_params":
+                return tuple(float(p) for p in parts)
+            if self.param_kind == "pairs":
+                out = []
+                for p in parts:
+                    k, sep, v = p.partition("=")
+                    if not sep or not k:
+                        raise MeasureError(f"{self.name}: malformed pair parameters in {text!r} (use name=value,...)")
+                    out.append((k, float(v)))
+                return tuple(out)
+        except ValueError:
+            raise MeasureError(f"{self.name}: malformed parameters {text!r}") from None
+        raise MeasureError(f"{self.name}: unknown parameter kind {self.param_kind}")
+
+    def output_names(self, params: tuple, param_text: str | None) -> list[str]:
+        """Names of the values this measure produces (e.g. P_5, P_10; ndcg_1=3,2=9)."""
+        if self.param_kind in ("int_cut",):
+            return [f"{self.name}_{p}" for p in params]
+        if self.param_kind == "float_cut":
+            return [f"{self.name}_{fmt_float_param(p)}" for p in params]
+        if self.param_kind in ("float_params", "pairs") and param_text is not None:
+            return [f"{self.name}_{param_text}"]
+        return [self.name]
+
+
+REGISTRY: dict[str, Measure] = {}
+
+NICKNAMES: dict[str, list[str]] = {}
+
+
+def register(m: Measure) -> Measure:
+    """Add a measure to the registry (one call per measure module)."""
+    if m.name in REGISTRY:
+        raise MeasureError(f"measure {m.name!r} registered twice")
+    REGISTRY[m.name] = m
+    return m
+
+
+def measure(name: str, **kw) -> Callable:
+    """Decorator form of `register`: @measure("map", order=5, nicknames={"official"})."""
+    def deco(fn):
+        kw.setdefault("doc", (fn.__doc__ or "").strip())
+        if "nicknames" in kw:
+            kw["nicknames"] = frozenset(kw["nicknames"])
+        if "requires" in kw:
+            kw["requires"] = frozenset(kw["requires"])
+        register(Measure(name=name, compute=fn, **kw))
+        return fn
+    return deco
+
+
+@dataclass(frozen=True)
+class MeasureRequest:
+    """One measure with resolved parameters, as asked for on the command line."""
+
+    measure: Measure
+    params: tuple
+    param_text: str | None
+
+    @property
+    def names(self) -> list[str]:
+        return self.measure.output_names(self.params, self.param_text)
+
+
+def nickname_members(nick: str) -> list[str]:
+    return [m.name for m in sorted(REGISTRY.values(), key=lambda m: m.order) if nick in m.nicknames]
+
+
+def resolve(specs: list[str] | str | None) -> list[MeasureRequest]:
+    """Resolve measure specs (`map`, `P.5,10`, `ndcg.1=3,2=9`, `all_trec`, `official`) in registry order.
+
+    As trec_eval: a nickname marks every member; parameters given for a measure apply to it; output
+    follows registry order whatever the order asked.
+    """
+    from . import load_all
+    load_all()
+    if specs is None:
+        specs = ["official"]
+    if isinstance(specs, str):
+        specs = [specs]
+    chosen: dict[str, str | None] = {}
+    for spec in specs:
+        base, dot, ptext = spec.partition(".")
+        ptext = ptext if dot else None
+        if dot and ptext == "":
+            raise MeasureError(f"improper measure in parameter {spec!r}")
+        members = nickname_members(base)
+        if members:
+            for n in members:
+                chosen.setdefault(n, None)
+            if ptext is not None:
+                raise MeasureError(f"nickname {base!r} takes no parameters")
+            continue
+        if base not in REGISTRY:
+            close = [n for n in REGISTRY if n.lower().startswith(base.lower()[:3])][:6]
+            hint = f" (did you mean {', '.join(close)}?)" if close else ""
+            raise MeasureError(f"unknown measure {base!r}{hint}; `cranfield measures` lists them all")
+        if ptext is not None or base not in chosen:
+            chosen[base] = ptext
+    out = []
+    for n in sorted(chosen, key=lambda n: REGISTRY[n].order):
+        m = REGISTRY[n]
+        out.append(MeasureRequest(m, m.parse_params(chosen[n]), chosen[n]))
+    return out
+
+
+def aggregate_values(kind: str, values: np.ndarray) -> float:
+    """Summary over topics: arithmetic mean, sum, or geometric mean of per-topic values."""
+    v = np.asarray(values, dtype=np.float64)
+    if len(v) == 0:
+        return 0.0
+    if kind == "mean":
+        return float(np.sum(v) / len(v))
+    if kind == "sum":
+        return float(np.sum(v))
+    if kind == "gmean":
+        return float(np.exp(np.sum(np.log(np.maximum(v, MIN_GEO_MEAN))) / len(v)))
+    raise MeasureError(f"unknown aggregate {kind!r}")

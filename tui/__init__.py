@@ -1,0 +1,1 @@
+"""Cranfield's Textual UI: a thin layer over the engine."""
