@@ -96,6 +96,22 @@ REGISTRY: dict[str, Measure] = {}
 
 NICKNAMES: dict[str, list[str]] = {}
 
+# Variant hooks: functions name -> Measure | None that derive a measure from a registered one
+# (e.g. 'map@cond' = map on condensed lists). A derived measure is registered on first use.
+VARIANT_HOOKS: list[Callable[[str], "Measure | None"]] = []
+
+
+def lookup(name: str) -> "Measure | None":
+    """A registered measure by name, deriving a variant through VARIANT_HOOKS when needed."""
+    if name in REGISTRY:
+        return REGISTRY[name]
+    for hook in VARIANT_HOOKS:
+        m = hook(name)
+        if m is not None:
+            REGISTRY[m.name] = m
+            return m
+    return None
+
 
 def register(m: Measure) -> Measure:
     """Add a measure to the registry (one call per measure module)."""
@@ -160,7 +176,7 @@ def resolve(specs: list[str] | str | None) -> list[MeasureRequest]:
             if ptext is not None:
                 raise MeasureError(f"nickname {base!r} takes no parameters")
             continue
-        if base not in REGISTRY:
+        if lookup(base) is None:
             close = [n for n in REGISTRY if n.lower().startswith(base.lower()[:3])][:6]
             hint = f" (did you mean {', '.join(close)}?)" if close else ""
             raise MeasureError(f"unknown measure {base!r}{hint}; `cranfield measures` lists them all")
