@@ -129,9 +129,9 @@ def per_topic_table(df: pd.DataFrame, measure: str) -> pd.DataFrame:
 
 # ------------------------------------------------------------------ trec_eval text output
 
-def _fmt(kind: str, value) -> str:
+def _fmt(kind: str, value, text_format: str = "{}") -> str:
     if kind == "str":
-        return str(value)
+        return text_format.format(value)
     if kind == "long":
         return str(int(value))
     return f"{float(value):6.4f}"
@@ -153,7 +153,7 @@ def trec_eval_lines(c: Computed, per_query: bool = False) -> list[str]:
                     m = req.measure
                     if not m.per_topic:
                         continue
-                    lines.append(f"{n:<22}\t{tname}\t{_fmt(m.value_kind, c.values[n][g])}")
+                    lines.append(f"{n:<22}\t{tname}\t{_fmt(m.value_kind, c.values[n][g], m.text_format)}")
         for n, req in c.kinds.items():
             m = req.measure
             if not m.summary:
@@ -163,5 +163,5 @@ def trec_eval_lines(c: Computed, per_query: bool = False) -> list[str]:
                 v = vals[0]
             else:
                 v = aggregate_values(m.aggregate, vals)
-            lines.append(f"{n:<22}\tall\t{_fmt(m.value_kind, v)}")
+            lines.append(f"{n:<22}\tall\t{_fmt(m.value_kind, v, m.text_format)}")
     return lines

@@ -1,8 +1,13 @@
-"""Readers and writers for TREC runs and qrels (plain or .gz).
+"""Readers and writers for TREC runs and judgment files (plain or .gz).
+
+Formats: TREC run (`topic Q0 doc rank score tag`), qrels (`topic iter doc grade`), prels
+(`topic doc grade method probability`, TREC Million Query), sample_eval qrels
+(`topic iter doc stratum grade`). Topics live in `engine.topics`.
 
 Every reader either returns a clean columnar table or raises `FormatError` naming each malformed
 line as ``file:line: what is wrong``. Duplicates are resolved by a stated rule and reported through
-a `Warnings` collector, never dropped silently.
+a `Warnings` collector, never dropped silently. Parsing runs on pandas' C tokenizer; only a file
+that the fast path rejects is re-read line by line to locate every problem.
 """
 from __future__ import annotations
 
@@ -22,8 +27,11 @@ PathLike = str | os.PathLike
 
 RUN_COLUMNS = ["run", "topic", "doc", "rank", "score"]
 QRELS_COLUMNS = ["topic", "doc", "grade"]
+JUDGMENT_EXTRA = {"stratum": "int64", "prob": "float64", "method": "str"}
+CONFLICT_RULES = ("last", "max", "majority")
 
 _COMMENT_RE = re.compile(rb"(?m)^[ \t]*#[^\n]*")
+_BINARY_SNIFF = 8192
 
 
 def read_bytes(path: PathLike) -> bytes:
@@ -36,12 +44,29 @@ def read_bytes(path: PathLike) -> bytes:
                           hint="check the path; runs and judgments may be plain text or .gz") from None
     except IsADirectoryError:
         raise FormatError(Problem(str(path), None, "is a directory, expected a file")) from None
+    except PermissionError:
+        raise FormatError(Problem(str(path), None, "permission denied"),
+                          hint="make the file readable (chmod +r)") from None
     if data[:2] == b"\x1f\x8b":
         try:
             data = gzip.decompress(data)
-        except (OSError, EOFError) as exc:
-            raise FormatError(Problem(str(path), None, f"corrupt gzip data ({exc})")) from None
+        except (OSError, EOFError, gzip.BadGzipFile) as exc:
+            raise FormatError(Problem(str(path), None, f"corrupt gzip data ({exc})"),
+                              hint="re-compress the file or use the uncompressed version") from None
+    elif p.suffix == ".gz" and data:
+        raise FormatError(Problem(str(path), None, "name ends in .gz but the content is not gzip data"),
+                          hint="rename the file without .gz or compress it with gzip")
     return data
+
+
+def check_text(path: str, data: bytes) -> None:
+    """Raise if `data` looks binary (a NUL byte early on): a wrong file, not a malformed line."""
+    head = data[:_BINARY_SNIFF]
+    nul = head.find(b"\x00")
+    if nul >= 0:
+        line = head.count(b"\n", 0, nul) + 1
+        raise FormatError(Problem(path, line, "binary data (NUL byte): this is not a text file"),
+                          hint="pass the text file itself (plain or .gz), not an archive or binary")
 
 
 def write_text(path: PathLike, text: str) -> None:
@@ -62,7 +87,7 @@ def write_text(path: PathLike, text: str) -> None:
 # --------------------------------------------------------------------------- generic table reader
 
 class _Col:
-    """A column spec: name, converter for the slow validating path, pandas dtype for the fast path."""
+    """A column spec: name, kind (str/int/float) and what a valid value is (for messages)."""
 
     def __init__(self, name: str, kind: str, what: str):
         self.name, self.kind, self.what = name, kind, what
@@ -81,8 +106,7 @@ def _convert(kind: str, token: str):
     raise AssertionError(kind)
 
 
-def _slow_parse(path: str, text: bytes, cols: list[_Col], label: str,
-                alt_ncols: tuple[int, ...] = ()) -> tuple[list[list], list[int]]:
+def _slow_parse(path: str, text: bytes, cols: list[_Col], label: str) -> tuple[list[list], list[int]]:
     """Line-by-line validation; collects every problem and raises if there is any."""
     problems: list[Problem] = []
     rows: list[list] = []
@@ -95,7 +119,10 @@ def _slow_parse(path: str, text: bytes, cols: list[_Col], label: str,
         try:
             line = raw.decode("utf-8")
         except UnicodeDecodeError:
-            problems.append(Problem(path, lineno, "is not valid UTF-8 text"))
+            problems.append(Problem(path, lineno, "is not valid UTF-8 text (binary or wrongly encoded)"))
+            continue
+        if "\x00" in line:
+            problems.append(Problem(path, lineno, "contains binary data (NUL byte)"))
             continue
         toks = line.split()
         if len(toks) != n:
@@ -119,49 +146,57 @@ def _slow_parse(path: str, text: bytes, cols: list[_Col], label: str,
     return rows, lines
 
 
+_PD_DTYPE = {"str": object, "int": "int64", "float": "float64"}
+
+
+def _empty_table(cols: list[_Col]) -> pd.DataFrame:
+    return pd.DataFrame({**{c.name: pd.Series([], dtype=_PD_DTYPE[c.kind]) for c in cols},
+                         "line": pd.Series([], dtype="int64")})
+
+
 def read_table(path: PathLike, cols: list[_Col], label: str,
                data: bytes | None = None) -> pd.DataFrame:
     """Parse a whitespace-separated file into a DataFrame with a `line` column (1-based line numbers).
 
-    Fast path: pandas' C tokenizer with strict dtypes. Any irregularity falls back to the validating
-    line-by-line parser, which names every malformed line.
+    String columns come back as object arrays of str. Fast path: pandas' C tokenizer with strict
+    dtypes. Any irregularity falls back to the validating line-by-line parser, which names every
+    malformed line. An empty file gives an empty table (callers decide whether that is an error).
     """
     spath = str(path)
     text = read_bytes(path) if data is None else data
+    check_text(spath, text)
     if b"#" in text:
         text = _COMMENT_RE.sub(b"", text)  # keep line numbering: comment lines become blank
+    if not text.strip():
+        return _empty_table(cols)
     names = [c.name for c in cols]
-    dtypes = {c.name: {"str": str, "int": "int64", "float": "float64"}[c.kind] for c in cols}
-    df = None
-    if text.strip():
-        try:
-            df = pd.read_csv(io.BytesIO(text), sep=r"\s+", header=None, names=names,
-                             dtype=dtypes, skip_blank_lines=True, engine="c",
-                             na_filter=False, quoting=3, encoding="utf-8")
-        except Exception:
+    dtypes = {c.name: _PD_DTYPE[c.kind] for c in cols}
+    try:
+        df = pd.read_csv(io.BytesIO(text), sep=r"\s+", header=None, names=names,
+                         dtype=dtypes, skip_blank_lines=True, engine="c",
+                         na_filter=False, quoting=3, encoding="utf-8")
+    except Exception:
+        df = None
+    if df is not None:
+        n_lines = text.count(b"\n") + (0 if text.endswith(b"\n") else 1)
+        if len(df) == n_lines:
+            line = np.arange(1, n_lines + 1, dtype=np.int64)   # no blank line: row i is line i+1
+        else:
+            line = _content_line_numbers(text)
+        if len(df) != len(line):
             df = None
-        if df is not None:
-            nlines = _count_content_lines(text)
-            if len(df) != nlines or any(df[c.name].isna().any() for c in cols if c.kind == "float"):
-                df = None
-            elif any((df[c.name] == "").any() for c in cols if c.kind == "str"):
-                df = None
-    else:
-        return pd.DataFrame({**{c.name: pd.Series([], dtype=dtypes[c.name]) for c in cols},
-                             "line": pd.Series([], dtype="int64")})
+        elif any(df[c.name].isna().any() for c in cols if c.kind == "float"):
+            df = None
+        elif cols[-1].kind == "str" and (df[cols[-1].name] == "").any():
+            df = None   # a line with too few fields leaves the last column empty
+        else:
+            df["line"] = line
     if df is None:
         rows, lines = _slow_parse(spath, text, cols, label)
-        df = pd.DataFrame(rows, columns=names)
-        for c in cols:
-            df[c.name] = df[c.name].astype(dtypes[c.name])
+        df = pd.DataFrame({c.name: pd.Series([r[i] for r in rows], dtype=dtypes[c.name])
+                           for i, c in enumerate(cols)})
         df["line"] = np.asarray(lines, dtype=np.int64)
-        return df
-    df["line"] = _content_line_numbers(text)
     return df
-
-
-def _count_content_lines(text: bytes) -> int:
-    return len(_content_line_numbers(text))
 
 
 def _content_line_numbers(text: bytes) -> np.ndarray:
@@ -170,147 +205,336 @@ def _content_line_numbers(text: bytes) -> np.ndarray:
     nl = np.flatnonzero(arr == 10)
     starts = np.concatenate(([0], nl + 1))
     ends = np.concatenate((nl, [len(arr)]))
-    # a line has content if it has any byte that is not space/tab/CR
     content = (arr != 32) & (arr != 9) & (arr != 13) & (arr != 10)
     csum = np.concatenate(([0], np.cumsum(content)))
     has = csum[ends] - csum[starts] > 0
     return (np.flatnonzero(has) + 1).astype(np.int64)
 
 
+def _raise_rows(spath: str, df: pd.DataFrame, bad: np.ndarray, message: Callable[[pd.Series], str],
+                hint: str) -> None:
+    """Raise a FormatError naming every row where `bad` is True."""
+    if not bad.any():
+        return
+    sub = df[bad]
+    problems = [Problem(spath, int(r["line"]), message(r)) for _, r in sub.head(200).iterrows()]
+    if len(sub) > 200:
+        problems.append(Problem(spath, None, f"{len(sub) - 200} more lines with the same problem"))
+    raise FormatError(problems, hint=hint)
+
+
+def _str_series(values) -> pd.Series:
+    return pd.Series(values, dtype=object)
+
+
 # --------------------------------------------------------------------------- runs
 
 RUN_COLS = [_Col("topic", "str", "a topic id"), _Col("q0", "str", "the literal Q0"),
-            _Col("doc", "str", "a document id"), _Col("rank", "int", "an integer rank"),
+            _Col("doc", "str", "a document id"), _Col("rank", "int", "an integer"),
             _Col("score", "float", "a number"), _Col("tag", "str", "a run tag")]
 RUN_LABEL = "topic Q0 doc rank score tag"
 
 
 def read_run(path: PathLike, warnings: Warnings | None = None, name: str | None = None,
              data: bytes | None = None) -> pd.DataFrame:
-    """Read one TREC run file into columns run, topic, doc, rank, score.
+    """Read one TREC run file into columns run, topic, doc, rank, score (+ line, the source line).
 
-    Rules applied: the run is named by the tag of its first line (or `name`); a document retrieved
-    twice for the same topic keeps its first line and the repeat is reported.
+    Rules applied: the run is named by the tag of its first line (or `name`); lines whose tag differs
+    are reported and evaluated as part of this run; a document retrieved twice for the same topic
+    keeps its first line and the repeat is reported. An empty file is reported and yields no rows.
     """
-    w = warnings if warnings is not None else Warnings()
+    a = _read_run_arrays(path, warnings if warnings is not None else Warnings(), name, data)
+    if a is None:
+        return _empty_run()
+    return _run_frame([a])
+
+
+def _read_run_arrays(path: PathLike, w: Warnings, name: str | None = None,
+                     data: bytes | None = None) -> dict | None:
+    """One run file as column arrays (topic strings shared per topic); None when the file is empty."""
     spath = str(path)
     df = read_table(path, RUN_COLS, RUN_LABEL, data=data)
     if len(df) == 0:
-        w.add(spath, None, "run file holds no results")
-        tag = name or Path(spath).name.split(".")[0]
-        return _empty_run(tag)
-    tag = name or str(df["tag"].iat[0])
+        w.add(spath, None, "run file is empty (holds no results); it is left out of the evaluation")
+        return None
+    line = df["line"].to_numpy(np.int64)
+    tags = df["tag"].to_numpy(object)
+    tag = name or str(tags[0])
     if name is None:
-        other = df["tag"] != tag
+        other = tags != tags[0]
         if other.any():
-            first = int(df["line"][other.to_numpy()].iat[0])
-            w.add(spath, first, f"run tag {df['tag'][other.to_numpy()].iat[0]!r} differs from the first "
-                                f"line's tag {tag!r}; all lines are evaluated as run {tag!r}")
-    dup = df.duplicated(["topic", "doc"], keep="first").to_numpy()
+            i = int(np.flatnonzero(other)[0])
+            w.add(spath, int(line[i]),
+                  f"run tag changes from {tag!r} to {tags[i]!r} ({int(other.sum())} lines have another tag "
+                  f"than line {int(line[0])}); rule: the whole file is evaluated as run {tag!r} — "
+                  f"split the file if it holds several runs")
+    ct, ut = pd.factorize(df["topic"].to_numpy(object))
+    ut = np.asarray(ut, dtype=object)
+    doc = df["doc"].to_numpy(object)
+    cd, ud = pd.factorize(doc)
+    key = ct.astype(np.int64) * (len(ud) + 1) + cd
+    rank = df["rank"].to_numpy(np.int64)
+    score = df["score"].to_numpy(np.float64)
+    dup = pd.Series(key).duplicated(keep="first").to_numpy()
     if dup.any():
-        firsts = df.drop_duplicates(["topic", "doc"], keep="first").set_index(["topic", "doc"])["line"]
-        for _, r in df[dup].head(50).iterrows():
-            w.add(spath, int(r["line"]), f"document {r['doc']} retrieved twice for topic {r['topic']} "
-                                         f"(first at line {int(firsts[(r['topic'], r['doc'])])}); "
-                                         f"rule: the first occurrence is kept, this one is ignored")
-        if dup.sum() > 50:
-            w.add(spath, None, f"{int(dup.sum()) - 50} more duplicate documents ignored by the same rule")
-        df = df[~dup]
-    out = pd.DataFrame({"run": tag, "topic": df["topic"].to_numpy(), "doc": df["doc"].to_numpy(),
-                        "rank": df["rank"].to_numpy(), "score": df["score"].to_numpy(),
-                        "line": df["line"].to_numpy()})
-    return out
+        first_line = pd.Series(line[~dup], index=key[~dup])
+        idx = np.flatnonzero(dup)
+        for i in idx[:50]:
+            w.add(spath, int(line[i]),
+                  f"document {doc[i]} retrieved twice for topic {ut[ct[i]]} (first at line "
+                  f"{int(first_line[key[i]])}); rule: the first occurrence is kept, this one is ignored")
+        if len(idx) > 50:
+            w.add(spath, None, f"{len(idx) - 50} more repeated documents ignored by the same rule")
+        keep = ~dup
+        ct, doc, rank, score, line = ct[keep], doc[keep], rank[keep], score[keep], line[keep]
+    return {"run": tag, "topic": ut[ct], "doc": doc, "rank": rank, "score": score, "line": line}
 
 
-def _empty_run(tag: str) -> pd.DataFrame:
+def _run_frame(parts: list[dict]) -> pd.DataFrame:
+    """Concatenate per-file arrays into the run table (object columns, run strings shared per run)."""
+    tags = np.asarray([p["run"] for p in parts], dtype=object)
+    lens = [len(p["doc"]) for p in parts]
+    cat = (lambda k: parts[0][k] if len(parts) == 1 else np.concatenate([p[k] for p in parts]))
+    return pd.DataFrame({"run": _str_series(np.repeat(tags, lens)), "topic": _str_series(cat("topic")),
+                         "doc": _str_series(cat("doc")), "rank": cat("rank"), "score": cat("score"),
+                         "line": cat("line")})
+
+
+def _empty_run() -> pd.DataFrame:
     return pd.DataFrame({"run": pd.Series([], dtype=object), "topic": pd.Series([], dtype=object),
                          "doc": pd.Series([], dtype=object), "rank": pd.Series([], dtype="int64"),
                          "score": pd.Series([], dtype="float64"), "line": pd.Series([], dtype="int64")})
 
 
 def read_runs(paths: list[PathLike], warnings: Warnings | None = None) -> pd.DataFrame:
-    """Read several run files; two files with the same tag are an error (rename one)."""
+    """Read several run files into one table; two files with the same tag are an error (rename one).
+
+    Every file is parsed and every problem of every file is reported together.
+    """
     w = warnings if warnings is not None else Warnings()
-    frames = []
+    parts: list[dict] = []
     seen: dict[str, str] = {}
+    problems: list[Problem] = []
+    hints: list[str] = []
     for p in paths:
-        df = read_run(p, w)
-        if len(df):
-            tag = str(df["run"].iat[0])
-            if tag in seen:
-                raise FormatError(Problem(str(p), 1, f"run tag {tag!r} is also the tag of {seen[tag]}"),
-                                  hint="every run needs a distinct tag; edit the 6th column of one file")
-            seen[tag] = str(p)
-        frames.append(df)
-    if not frames:
-        return _empty_run("")
-    return pd.concat(frames, ignore_index=True)
+        try:
+            a = _read_run_arrays(p, w)
+        except FormatError as exc:
+            problems.extend(exc.problems)
+            if exc.hint and exc.hint not in hints:
+                hints.append(exc.hint)
+            continue
+        if a is None:
+            continue
+        if a["run"] in seen:
+            problems.append(Problem(str(p), int(a["line"][0]), f"run tag {a['run']!r} is also the tag of "
+                                                               f"{seen[a['run']]}"))
+            if "every run needs a distinct tag" not in " ".join(hints):
+                hints.append("every run needs a distinct tag; edit the 6th column of one file")
+            continue
+        seen[a["run"]] = str(p)
+        parts.append(a)
+    if problems:
+        raise FormatError(problems, hint="; ".join(hints) or None)
+    return _run_frame(parts) if parts else _empty_run()
 
 
 def write_run(path: PathLike, run: pd.DataFrame, tag: str | None = None) -> None:
-    """Write a run as `topic Q0 doc rank score tag`, ranks renumbered 1.. in score order per topic."""
+    """Write a run as `topic Q0 doc rank score tag`, ranks renumbered 1.. in trec_eval order per topic
+    (score descending, ties by document id descending). Scores keep full precision (repr)."""
     df = run.sort_values(["topic", "score", "doc"], ascending=[True, False, False], kind="mergesort")
     ranks = df.groupby("topic", sort=False).cumcount() + 1
     t = tag if tag is not None else df["run"].astype(str)
     out = pd.DataFrame({"topic": df["topic"], "q0": "Q0", "doc": df["doc"], "rank": ranks,
-                        "score": df["score"].map(lambda s: f"{s:.6f}"), "tag": t})
+                        "score": df["score"].map(repr), "tag": t})
     write_text(path, out.to_csv(sep=" ", header=False, index=False))
 
 
-# --------------------------------------------------------------------------- qrels
+# --------------------------------------------------------------------------- judgments
 
 QRELS_COLS = [_Col("topic", "str", "a topic id"), _Col("iter", "str", "an iteration field (usually 0)"),
               _Col("doc", "str", "a document id"), _Col("grade", "int", "an integer relevance grade")]
 QRELS_LABEL = "topic iter doc grade"
 
+PRELS_COLS = [_Col("topic", "str", "a topic id"), _Col("doc", "str", "a document id"),
+              _Col("grade", "int", "an integer relevance grade"),
+              _Col("method", "str", "a selection method (e.g. 0 MTC, 1 statAP, 2 both)"),
+              _Col("prob", "float", "an inclusion probability in (0, 1]")]
+PRELS_LABEL = "topic doc grade method probability"
+
+SAMPLE_COLS = [_Col("topic", "str", "a topic id"), _Col("iter", "str", "an iteration field (usually 0)"),
+               _Col("doc", "str", "a document id"), _Col("stratum", "int", "an integer stratum number"),
+               _Col("grade", "int", "an integer grade (-1 = pooled, not sampled)")]
+SAMPLE_LABEL = "topic iter doc stratum grade"
+
+
+def _rule_text(rule: str) -> str:
+    return {"last": "the last judgment wins", "max": "the highest grade wins",
+            "majority": "the most frequent grade wins (ties: the latest of the tied grades)"}[rule]
+
 
 def resolve_duplicate_judgments(df: pd.DataFrame, spath: str, w: Warnings,
                                 rule: str = "last") -> pd.DataFrame:
-    """Resolve a document judged more than once for a topic.
+    """Resolve a document judged more than once for a topic (rows in file/log order).
 
-    rule 'last' (default): the later line wins (a re-judgment); 'max': the highest grade wins.
-    Identical repeats are folded and counted; differing ones are reported line by line.
+    rule 'last': the later row wins (a re-judgment); 'max': the highest grade wins; 'majority': the most
+    frequent grade wins, ties going to the latest of the tied grades. Negative grades (pooled, not
+    judged) never override a real judgment. Identical repeats are folded and counted; differing ones
+    are reported. Extra columns (stratum, prob, method) keep the latest known value.
     """
-    dup_any = df.duplicated(["topic", "doc"], keep=False).to_numpy()
+    if rule not in CONFLICT_RULES:
+        raise FormatError(Problem(spath, None, f"unknown conflict rule {rule!r}"),
+                          hint=f"use one of: {', '.join(CONFLICT_RULES)}")
+    if len(df) == 0:
+        return df
+    topic = df["topic"].to_numpy(object)
+    doc = df["doc"].to_numpy(object)
+    ct, ut = pd.factorize(topic)
+    cd, ud = pd.factorize(doc)
+    key = ct.astype(np.int64) * (len(ud) + 1) + cd
+    dup_any = pd.Series(key).duplicated(keep=False).to_numpy()
     if not dup_any.any():
         return df
     d = df[dup_any]
-    g = d.groupby(["topic", "doc"], sort=False)["grade"].nunique()
-    conflicting = set(g[g > 1].index)
-    n_same = 0
-    reported = 0
-    for (topic, doc), grp in d.groupby(["topic", "doc"], sort=False):
-        if (topic, doc) in conflicting:
-            if reported < 50:
-                lines = ", ".join(f"line {int(l)}: {int(gr)}" for l, gr in zip(grp["line"], grp["grade"]))
-                w.add(spath, int(grp["line"].iat[-1]),
-                      f"document {doc} judged differently for topic {topic} ({lines}); rule '{rule}': "
-                      + ("the last line wins" if rule == "last" else "the highest grade wins"))
-            reported += 1
+    dk = key[dup_any]
+    grades = d["grade"].to_numpy(np.int64)
+    n_distinct = pd.Series(grades).groupby(dk).nunique()
+    conflicting = n_distinct[n_distinct > 1].index
+    n_same = int((pd.Series(dk).value_counts() - 1)[n_distinct[n_distinct == 1].index].sum())
+    has_line = "line" in d.columns
+    for i, k in enumerate(conflicting[:50]):
+        rows = d[dk == k]
+        if has_line:
+            where = ", ".join(f"line {int(l)}: {int(g)}" for l, g in zip(rows["line"], rows["grade"]))
         else:
-            n_same += len(grp) - 1
-    if reported > 50:
-        w.add(spath, None, f"{reported - 50} more conflicting judgments resolved by rule '{rule}'")
+            where = ", ".join(str(int(g)) for g in rows["grade"])
+        line = int(rows["line"].iat[-1]) if has_line else None
+        w.add(spath, line, f"document {rows['doc'].iat[0]} judged differently for topic {rows['topic'].iat[0]} "
+                           f"({where}); rule '{rule}': {_rule_text(rule)}")
+    if len(conflicting) > 50:
+        w.add(spath, None, f"{len(conflicting) - 50} more conflicting judgments resolved by rule '{rule}'")
     if n_same:
         w.add(spath, None, f"{n_same} repeated identical judgment lines folded into one")
-    if rule == "max":
-        df = df.sort_values("grade", kind="mergesort").drop_duplicates(["topic", "doc"], keep="last")
-        return df.sort_values("line", kind="mergesort")
-    return df.drop_duplicates(["topic", "doc"], keep="last")
+    return _resolve(df, key, rule)
+
+
+def _resolve(df: pd.DataFrame, key: np.ndarray, rule: str) -> pd.DataFrame:
+    """One row per key: grade chosen by `rule`, extra columns from the latest row where known."""
+    n = len(df)
+    pos = np.arange(n)
+    grade = df["grade"].to_numpy(np.int64)
+    real = grade >= 0
+    # rank of each row among its key's candidates: real judgments beat negative grades
+    if rule == "last":
+        score = np.stack([real.astype(np.int64), pos])
+    elif rule == "max":
+        score = np.stack([real.astype(np.int64), grade, pos])
+    else:  # majority: count of the (key, grade) pair, then recency of that grade
+        kg = pd.MultiIndex.from_arrays([key, grade])
+        cnt = pd.Series(1, index=kg).groupby(level=[0, 1]).transform("size").to_numpy()
+        last_pos = pd.Series(pos, index=kg).groupby(level=[0, 1]).transform("max").to_numpy()
+        score = np.stack([real.astype(np.int64), cnt, last_pos, pos])
+    # np.lexsort's primary key is the last one: sort by key, then real, ..., pos; the last row per key wins
+    order = np.lexsort(tuple(score[::-1]) + (key,))
+    ks = key[order]
+    last_of_key = np.concatenate((ks[1:] != ks[:-1], [True]))
+    winners = np.sort(order[last_of_key])
+    out = df.iloc[winners].copy()
+    for col in ("stratum", "prob", "method"):
+        if col in df.columns:
+            s = df[col]
+            known = s.notna()
+            if col == "method":
+                known = known & (s.astype(str) != "")
+            latest = pd.Series(s.to_numpy()[known.to_numpy()],
+                               index=key[known.to_numpy()]).groupby(level=0).last()
+            got = pd.Series(key[winners]).map(latest)
+            vals = np.where(got.notna().to_numpy(), got.to_numpy(), out[col].to_numpy())
+            out[col] = pd.Series(vals, index=out.index).astype(s.dtype)
+    return out
+
+
+def _judgment_table(df: pd.DataFrame, extra: tuple[str, ...] = ()) -> pd.DataFrame:
+    out = {"topic": _str_series(df["topic"].to_numpy(object)), "doc": _str_series(df["doc"].to_numpy(object)),
+           "grade": df["grade"].to_numpy(np.int64)}
+    for c in extra:
+        if c == "stratum":
+            out[c] = df[c].to_numpy(np.int64)
+        elif c == "prob":
+            out[c] = df[c].to_numpy(np.float64)
+        else:
+            out[c] = _str_series(df[c].astype(str).to_numpy(object))
+    out["line"] = df["line"].to_numpy(np.int64)
+    return pd.DataFrame(out)
+
+
+def _require_rows(spath: str, df: pd.DataFrame, label: str) -> None:
+    if len(df) == 0:
+        raise FormatError(Problem(spath, None, "file is empty (holds no judgments)"),
+                          hint=f"a judgment line reads: {label}")
 
 
 def read_qrels(path: PathLike, warnings: Warnings | None = None, rule: str = "last",
                data: bytes | None = None) -> pd.DataFrame:
-    """Read TREC qrels (`topic iter doc grade`); grades may be graded or negative (pooled, not judged)."""
+    """Read TREC qrels (`topic iter doc grade`) into topic, doc, grade (+ line).
+
+    Grades may be graded or negative (pooled, not judged). Repeated judgments resolve by `rule`.
+    """
     w = warnings if warnings is not None else Warnings()
     spath = str(path)
     df = read_table(path, QRELS_COLS, QRELS_LABEL, data=data)
-    if len(df) == 0:
-        raise FormatError(Problem(spath, None, "judgment file holds no judgments"),
-                          hint="a qrels line reads: topic iter doc grade")
+    _require_rows(spath, df, QRELS_LABEL)
     df = resolve_duplicate_judgments(df, spath, w, rule)
-    return pd.DataFrame({"topic": df["topic"].to_numpy(), "doc": df["doc"].to_numpy(),
-                         "grade": df["grade"].to_numpy(np.int64), "line": df["line"].to_numpy()})
+    return _judgment_table(df)
+
+
+def read_prels(path: PathLike, warnings: Warnings | None = None, rule: str = "last",
+               data: bytes | None = None) -> pd.DataFrame:
+    """Read Million Query prels (`topic doc grade method probability`) into topic, doc, grade, method,
+    prob (+ line). The probability must lie in (0, 1]."""
+    w = warnings if warnings is not None else Warnings()
+    spath = str(path)
+    df = read_table(path, PRELS_COLS, PRELS_LABEL, data=data)
+    _require_rows(spath, df, PRELS_LABEL)
+    p = df["prob"].to_numpy(np.float64)
+    _raise_rows(spath, df, ~((p > 0) & (p <= 1)),
+                lambda r: f"probability must be in (0, 1], found {r['prob']!r}",
+                hint="the 5th field is the document's inclusion probability (1 when selected with certainty)")
+    df = resolve_duplicate_judgments(df, spath, w, rule)
+    return _judgment_table(df, ("method", "prob"))
+
+
+def read_sample(path: PathLike, warnings: Warnings | None = None, rule: str = "last",
+                data: bytes | None = None) -> pd.DataFrame:
+    """Read sample_eval qrels (`topic iter doc stratum grade`; grade -1 = pooled, not sampled) into
+    topic, doc, grade, stratum, prob (+ line).
+
+    prob is each stratum's sampling rate, sampled / pooled documents of that (topic, stratum), the
+    inclusion probability of every document in the stratum. A stratum with no sampled document is
+    reported (its prob is 0).
+    """
+    w = warnings if warnings is not None else Warnings()
+    spath = str(path)
+    df = read_table(path, SAMPLE_COLS, SAMPLE_LABEL, data=data)
+    _require_rows(spath, df, SAMPLE_LABEL)
+    _raise_rows(spath, df, df["grade"].to_numpy(np.int64) < -1,
+                lambda r: f"grade {int(r['grade'])} is not allowed (-1 = pooled, not sampled; 0.. = judged)",
+                hint="sample_eval grades are -1 or a judgment >= 0")
+    df = resolve_duplicate_judgments(df, spath, w, rule)
+    df = df.copy()
+    df["prob"] = stratum_probabilities(df["topic"], df["stratum"], df["grade"])
+    empty = df[df["prob"] == 0].drop_duplicates(["topic", "stratum"])
+    for _, r in empty.head(20).iterrows():
+        w.add(spath, int(r["line"]), f"stratum {int(r['stratum'])} of topic {r['topic']} has no sampled "
+                                     f"document (all grades -1); its inclusion probability is 0")
+    return _judgment_table(df, ("stratum", "prob"))
+
+
+def stratum_probabilities(topic: pd.Series, stratum: pd.Series, grade: pd.Series) -> np.ndarray:
+    """Per row: sampled (grade >= 0) / pooled documents of its (topic, stratum)."""
+    key = pd.MultiIndex.from_arrays([np.asarray(topic, dtype=object), np.asarray(stratum, dtype=np.int64)])
+    sampled = pd.Series((np.asarray(grade) >= 0).astype(np.float64), index=key)
+    return sampled.groupby(level=[0, 1]).transform("mean").to_numpy(np.float64)
 
 
 def write_qrels(path: PathLike, qrels: pd.DataFrame) -> None:
@@ -320,4 +544,88 @@ def write_qrels(path: PathLike, qrels: pd.DataFrame) -> None:
     write_text(path, out.to_csv(sep=" ", header=False, index=False))
 
 
-READERS: dict[str, Callable] = {"run": read_run, "qrels": read_qrels}
+def write_prels(path: PathLike, prels: pd.DataFrame) -> None:
+    """Write `topic doc grade method probability` lines (method defaults to 0, prob to 1)."""
+    df = prels.sort_values(["topic", "doc"], kind="mergesort")
+    method = df["method"].astype(str) if "method" in df else "0"
+    prob = df["prob"].map(repr) if "prob" in df else "1"
+    out = pd.DataFrame({"topic": df["topic"], "doc": df["doc"], "grade": df["grade"].astype(int),
+                        "method": method, "prob": prob})
+    write_text(path, out.to_csv(sep=" ", header=False, index=False))
+
+
+def write_sample(path: PathLike, sample: pd.DataFrame) -> None:
+    """Write sample_eval qrels `topic 0 doc stratum grade` (grade -1: pooled, not sampled)."""
+    df = sample.sort_values(["topic", "stratum", "doc"], kind="mergesort")
+    out = pd.DataFrame({"topic": df["topic"], "iter": 0, "doc": df["doc"],
+                        "stratum": df["stratum"].astype(int), "grade": df["grade"].astype(int)})
+    write_text(path, out.to_csv(sep=" ", header=False, index=False))
+
+
+# --------------------------------------------------------------------------- format detection
+
+JUDGMENT_READERS: dict[str, Callable] = {"qrels": read_qrels, "prels": read_prels, "sample": read_sample}
+JUDGMENT_SUFFIXES = {".qrels": "qrels", ".prels": "prels", ".sample": "sample"}
+
+
+def _base_suffix(path: PathLike) -> str:
+    name = Path(path).name.lower()
+    if name.endswith(".gz"):
+        name = name[:-3]
+    return Path(name).suffix
+
+
+def detect_judgment_kind(path: PathLike, data: bytes | None = None) -> str:
+    """'qrels', 'prels' or 'sample': by suffix (.qrels/.prels/.sample), else by the first data lines."""
+    kind = JUDGMENT_SUFFIXES.get(_base_suffix(path))
+    if kind:
+        return kind
+    text = (read_bytes(path) if data is None else data)[:65536]
+    lines = [ln.split() for ln in text.splitlines()[:200] if ln.strip() and not ln.lstrip().startswith(b"#")]
+    if not lines:
+        return "qrels"
+    n = max(set(len(t) for t in lines), key=[len(t) for t in lines].count)
+    if n != 5:
+        return "qrels"
+    five = [t for t in lines if len(t) == 5]
+    # prels: field 3 is the grade and field 5 a probability; sample: field 2 an iteration marker (0/Q0)
+    if any(b"." in t[4] or b"e" in t[4].lower() for t in five):
+        return "prels"
+    if len({t[1] for t in five}) == 1 and len({t[2] for t in five}) > 1:
+        return "sample"
+    return "prels"
+
+
+def read_judgments(path: PathLike, warnings: Warnings | None = None, rule: str = "last",
+                   kind: str | None = None) -> pd.DataFrame:
+    """Read any judgment file (qrels, prels or sample_eval), detected by suffix or content."""
+    data = read_bytes(path)
+    kind = kind or detect_judgment_kind(path, data)
+    if kind not in JUDGMENT_READERS:
+        raise FormatError(Problem(str(path), None, f"unknown judgment format {kind!r}"),
+                          hint=f"use one of: {', '.join(JUDGMENT_READERS)}")
+    return JUDGMENT_READERS[kind](path, warnings, rule=rule, data=data)
+
+
+def write_judgments(path: PathLike, table: pd.DataFrame, kind: str | None = None) -> None:
+    """Write a judgment table as qrels, prels or sample_eval (by `kind`, else by suffix, else qrels)."""
+    kind = kind or JUDGMENT_SUFFIXES.get(_base_suffix(path), "qrels")
+    {"qrels": write_qrels, "prels": write_prels, "sample": write_sample}[kind](path, table)
+
+
+def warn_unknown_topics(runs: pd.DataFrame, topics, warnings: Warnings, source: str = "runs") -> list[str]:
+    """Warn once per run about topics it has results for that are not in `topics`; returns them all."""
+    known = set(map(str, topics))
+    if not known or len(runs) == 0:
+        return []
+    pairs = runs[["run", "topic"]].drop_duplicates()
+    bad = pairs[~pairs["topic"].astype(str).isin(known)]
+    for run, grp in bad.groupby("run", sort=False):
+        ts = sorted(grp["topic"].astype(str))
+        warnings.add(source, None, f"run {run} has results for {len(ts)} topic(s) not in the topics file: "
+                                   f"{', '.join(ts[:10])}{' ...' if len(ts) > 10 else ''}")
+    return sorted(set(bad["topic"].astype(str)))
+
+
+READERS: dict[str, Callable] = {"run": read_run, "qrels": read_qrels, "prels": read_prels,
+                                "sample": read_sample}

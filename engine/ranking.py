@@ -12,8 +12,11 @@ from functools import cached_property
 import numpy as np
 import pandas as pd
 
+from .errors import CranfieldError
+
 RELVALUE_NONPOOL = -1   # retrieved, not in the judgments
 RELVALUE_UNJUDGED = -2  # in the pool (qrels grade < 0), not judged
+BOGUS_DOCNO = "ceci_nest_pas_un_docno"  # trec_eval's stand-in document for -c topics without results
 
 
 @dataclass(frozen=True)
@@ -160,6 +163,88 @@ class Ranked:
             out[ok] = per_row[idx[ok]]
         return out
 
+    def seg_max(self, values: np.ndarray, where: np.ndarray | None = None, fill: float = 0.0) -> np.ndarray:
+        """Per group maximum of a per-row array over the rows selected by `where` (`fill` if none)."""
+        v = np.asarray(values, dtype=np.float64)
+        if where is not None:
+            v = np.where(where, v, -np.inf)
+        out = np.full(self.n_groups, -np.inf)
+        nonempty = self.num_ret > 0
+        if self.n_rows and nonempty.any():
+            out[nonempty] = np.maximum.reduceat(v, self.offsets[:-1][nonempty])
+        out[out == -np.inf] = fill
+        return out
+
+    @cached_property
+    def num_nonpool(self) -> np.ndarray:
+        """Per group: retrieved documents absent from the judgments."""
+        return self.seg_sum(self.rel == RELVALUE_NONPOOL)
+
+    @cached_property
+    def num_unjudged_in_pool(self) -> np.ndarray:
+        """Per group: retrieved documents in the pool but not judged (qrels grade < 0)."""
+        return self.seg_sum(self.rel == RELVALUE_UNJUDGED)
+
+    @cached_property
+    def rel_prec_suffix_max(self) -> tuple[np.ndarray, np.ndarray]:
+        """Interpolated precision at each relevant retrieved document, as (starts, values).
+
+        values[starts[g] + L - 1] is the highest precision at or below the rank of group g's L-th
+        relevant document (trec_eval's interpolation), for 1 <= L <= num_rel_ret[g].
+        """
+        idx = np.flatnonzero(self.is_rel)
+        prec = self.cum_rel[idx] / self.rank[idx]
+        grp = self.row_group[idx]
+        n_rel = np.bincount(grp, minlength=self.n_groups)
+        starts = np.concatenate(([0], np.cumsum(n_rel)))[:-1].astype(np.int64)
+        if len(idx) == 0:
+            return starts, np.zeros(0)
+        rev = pd.Series(prec[::-1]).groupby(grp[::-1], sort=False).cummax().to_numpy()
+        return starts, rev[::-1].copy()
+
+    def interpolated_precision(self, levels: np.ndarray) -> np.ndarray:
+        """Per group interpolated precision at the given number of relevant documents (0 if beyond)."""
+        starts, suf = self.rel_prec_suffix_max
+        n_rel = np.diff(np.append(starts, len(suf)))
+        ok = (levels >= 1) & (levels <= n_rel)
+        out = np.zeros(self.n_groups)
+        out[ok] = suf[starts[ok] + levels[ok] - 1]
+        return out
+
+    def recall_cutoffs(self, fractions: tuple | list | np.ndarray) -> np.ndarray:
+        """(n_groups, n) numbers of relevant documents at recall `fractions`, rounded as trec_eval.
+
+        trec_eval 10.0 rounds to nearest (lround); 9.x truncated fraction * num_rel + 0.9.
+        """
+        x = np.asarray(fractions, dtype=np.float64)[None, :] * self.num_rel.astype(np.float64)[:, None]
+        if self.options.trec_eval_version.startswith("9"):
+            return np.trunc(x + 0.9).astype(np.int64)
+        t = np.trunc(x)
+        return (t + np.sign(x) * (np.abs(x - t) >= 0.5)).astype(np.int64)
+
+    def interpolated_at_recall_cutoffs(self, cutoffs: np.ndarray) -> np.ndarray:
+        """(n_groups, n) interpolated precision at relevant-document cutoffs, walking them as trec_eval.
+
+        trec_eval serves cut-offs from the last one backwards while descending the ranking; a cut-off
+        above the relevant retrieved count gets 0 if it leads, and any cut-off it cannot serve in
+        order (or <= 0) gets the interpolated precision at the first relevant document.
+        """
+        n_g, n = cutoffs.shape
+        nrr = self.num_rel_ret
+        at_end = self.interpolated_precision(np.ones(n_g, np.int64))
+        out = np.zeros((n_g, n))
+        skipping = np.ones(n_g, bool)
+        ended = np.zeros(n_g, bool)
+        level = nrr.astype(np.int64).copy()
+        for j in range(n - 1, -1, -1):
+            c = cutoffs[:, j]
+            skipping &= c > nrr
+            served = ~skipping & ~ended & (c >= 1) & (c <= level)
+            ended |= ~skipping & ~served
+            level = np.where(served, c, level)
+            out[:, j] = np.where(skipping, 0.0, np.where(served, self.interpolated_precision(c), at_end))
+        return out
+
     def topic_ideal_gains(self, gains_per_grade: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Per topic ideal ranking as (offsets, gains): judged grades sorted descending mapped to gains."""
         g = gains_per_grade[self.t_grades] if len(self.t_grades) else np.zeros(0)
@@ -174,6 +259,11 @@ def build_ranked(qrels: pd.DataFrame, runs: pd.DataFrame, options: EvalOptions |
     so the caller can report what was left out.
     """
     opt = options or EvalOptions()
+    if opt.rel_level < 0:
+        raise CranfieldError(f"-l {opt.rel_level}: the relevance level must be >= 0 (grades below 0 mark "
+                             "pooled-but-unjudged documents); use -l 0 to count every judged document")
+    if opt.max_depth is not None and opt.max_depth < 0:
+        raise CranfieldError(f"-M {opt.max_depth}: the evaluation depth must be >= 0")
     notes: dict = {}
     q_topic = qrels["topic"].astype(str).to_numpy(object)
     q_doc = qrels["doc"].astype(str).to_numpy(object)
@@ -203,6 +293,20 @@ def build_ranked(qrels: pd.DataFrame, runs: pd.DataFrame, options: EvalOptions |
     t_code = rt_codes.to_numpy(np.int64) if len(rt_codes) else np.zeros(0, np.int64)
     run_code = pd.Series(r_run).map(run_index).to_numpy(np.int64) if len(r_run) else np.zeros(0, np.int64)
 
+    # -c: a (run, judged topic) pair without results is evaluated on trec_eval's stand-in ranking,
+    # one document BOGUS_DOCNO with score 1.0 (measures that count it are reset by `complete_fill`)
+    missing = np.zeros(0, np.int64)
+    if opt.complete and n_topics and run_names:
+        present = np.unique(run_code * n_topics + t_code)
+        missing = np.setdiff1d(np.arange(len(run_names) * n_topics, dtype=np.int64), present,
+                               assume_unique=True)
+        if len(missing):
+            run_code = np.concatenate((run_code, missing // n_topics))
+            t_code = np.concatenate((t_code, missing % n_topics))
+            r_doc = np.concatenate((r_doc, np.full(len(missing), BOGUS_DOCNO, dtype=object)))
+            r_score = np.concatenate((r_score, np.ones(len(missing))))
+            notes["topics_filled_by_c"] = int(len(missing))
+
     # one document vocabulary in strcmp order, shared by runs and qrels
     all_docs = np.concatenate((r_doc, q_doc))
     codes, uniques = pd.factorize(all_docs, sort=False)
@@ -221,13 +325,8 @@ def build_ranked(qrels: pd.DataFrame, runs: pd.DataFrame, options: EvalOptions |
 
     gid = run_code * n_topics + t_code
     starts = _seg_starts(gid)
-    # -M: keep the first max_depth documents of each group
-    if opt.max_depth is not None and len(gid):
-        lens = np.diff(np.concatenate((starts, [len(gid)])))
-        pos = np.arange(len(gid)) - np.repeat(starts, lens)
-        keep = pos < opt.max_depth
-        run_code, t_code, r_dcode, r_score, r_doc, gid = (a[keep] for a in (run_code, t_code, r_dcode, r_score, r_doc, gid))
-        starts = _seg_starts(gid)
+    g_gid = gid[starts] if len(gid) else np.zeros(0, np.int64)
+    lens = np.diff(np.concatenate((starts, [len(gid)]))).astype(np.int64)
 
     # relevance per row: look up (topic, doc) in the judgments
     q_tcode = pd.Series(q_topic).map(topic_index).to_numpy(np.int64)
@@ -243,37 +342,23 @@ def build_ranked(qrels: pd.DataFrame, runs: pd.DataFrame, options: EvalOptions |
         g = q_grade_s[pos_c]
         rel[found] = np.where(g[found] < 0, RELVALUE_UNJUDGED, g[found])
 
-    g_gid = gid[starts] if len(gid) else np.zeros(0, np.int64)
-    # -J: drop unjudged documents; groups keep existing even if emptied
-    offsets = np.concatenate((starts, [len(gid)])).astype(np.int64)
-    if opt.judged_only and len(rel):
-        keep = rel >= 0
-        row_g = np.repeat(np.arange(len(starts)), np.diff(offsets))
+    # -M keeps the first max_depth documents, then -J drops unjudged ones (trec_eval's order);
+    # groups keep existing even when emptied
+    if (opt.max_depth is not None or opt.judged_only) and len(gid):
+        keep = np.ones(len(gid), bool)
+        if opt.max_depth is not None:
+            pos_in = np.arange(len(gid)) - np.repeat(starts, lens)
+            keep &= pos_in < opt.max_depth
+        if opt.judged_only:
+            keep &= rel >= 0
+        row_g = np.repeat(np.arange(len(starts)), lens)
         rel, r_doc, r_score = rel[keep], r_doc[keep], r_score[keep]
-        counts = np.bincount(row_g[keep], minlength=len(starts))
-        offsets = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
+        lens = np.bincount(row_g[keep], minlength=len(starts)).astype(np.int64)
+    offsets = np.concatenate(([0], np.cumsum(lens))).astype(np.int64)
 
     g_run = g_gid // max(n_topics, 1)
     g_topic = g_gid % max(n_topics, 1)
-    g_missing = np.zeros(len(g_gid), bool)
-
-    # -c: every (run, judged topic) pair is evaluated; missing ones get an empty list
-    if opt.complete and n_topics and run_names:
-        all_gid = np.arange(len(run_names) * n_topics, dtype=np.int64)
-        missing = np.setdiff1d(all_gid, g_gid, assume_unique=True)
-        if len(missing):
-            counts = np.diff(offsets)
-            new_gid = np.concatenate((g_gid, missing))
-            new_counts = np.concatenate((counts, np.zeros(len(missing), np.int64)))
-            srt = np.argsort(new_gid, kind="stable")
-            # rows are already ordered by gid; empty groups slot in without moving rows
-            new_gid, new_counts = new_gid[srt], new_counts[srt]
-            offsets = np.concatenate(([0], np.cumsum(new_counts))).astype(np.int64)
-            g_missing = np.concatenate((g_missing, np.ones(len(missing), bool)))[srt]
-            g_gid = new_gid
-            g_run = g_gid // n_topics
-            g_topic = g_gid % n_topics
-            notes["topics_filled_by_c"] = int(len(missing))
+    g_missing = np.isin(g_gid, missing) if len(missing) else np.zeros(len(g_gid), bool)
 
     # per-topic judgment levels and sorted grades (for ideal rankings)
     judged = q_grade >= 0

@@ -20,6 +20,8 @@ def register(sub) -> None:
     p.add_argument("-M", type=int, dest="max_depth", help="use only the first N documents per topic")
     p.add_argument("-l", type=int, dest="rel_level", default=1, help="minimum grade counted relevant (default 1)")
     p.add_argument("-J", action="store_true", dest="judged_only", help="evaluate over judged documents only")
+    p.add_argument("-N", type=int, dest="num_docs_in_coll",
+                   help="number of documents in the collection (utility's d coefficient; default 0)")
     p.add_argument("-n", action="store_true", dest="no_summary", help="no summary lines (with -q)")
     p.add_argument("--format", choices=["trec", "csv", "tsv", "json", "markdown"], default="trec")
     p.add_argument("--compat", choices=["10", "9"], default="10",
@@ -46,7 +48,8 @@ def run(args) -> int:
         runs = read_runs(args.files[1:], w)
         measures = args.measures
     opt = EvalOptions(rel_level=args.rel_level, max_depth=args.max_depth, judged_only=args.judged_only,
-                      complete=args.complete, trec_eval_version="9" if args.compat == "9" else "10.0")
+                      complete=args.complete, num_docs_in_coll=args.num_docs_in_coll,
+                      trec_eval_version="9" if args.compat == "9" else "10.0")
     c = compute(qrels, runs, measures, opt)
     for p in w:
         print(f"warning: {p}", file=sys.stderr)

@@ -43,7 +43,9 @@ class Measure:
     per_topic: bool = True                 # printed per topic with -q
     summary: bool = True                   # printed in the 'all' summary
     nicknames: frozenset = field(default_factory=frozenset)  # official, all_trec, set, ...
-    complete_fill: float | None = None     # value forced for -c topics a run did not retrieve for
+    complete_fill: Any = None              # value forced for -c topics a run did not retrieve for
+    text_format: str = "{}"                # how a value_kind "str" value is printed (relstring: quoted)
+    n_params: int | None = None            # required number of parameters (utility: 4)
     extension: bool = False                # not a trec_eval measure (Cranfield addition)
     requires: frozenset = field(default_factory=frozenset)  # extra judgment columns needed
 
@@ -68,7 +70,11 @@ class Measure:
                     raise MeasureError(f"{self.name}: duplicate cut-offs in {text!r}")
                 return tuple(vals)
             if self.param_kind == "float_params":
-                return tuple(float(p) for p in parts)
+                vals = tuple(float(p) for p in parts)
+                if self.n_params is not None and len(vals) != self.n_params:
+                    raise MeasureError(f"{self.name}: needs exactly {self.n_params} comma-separated "
+                                       f"parameters (got {text!r})")
+                return vals
             if self.param_kind == "pairs":
                 out = []
                 for p in parts:
@@ -194,10 +200,11 @@ def aggregate_values(kind: str, values: np.ndarray) -> float:
     v = np.asarray(values, dtype=np.float64)
     if len(v) == 0:
         return 0.0
+    # sums run topic after topic, as trec_eval accumulates (pairwise summation could differ in the last bit)
     if kind == "mean":
-        return float(np.sum(v) / len(v))
+        return float(np.add.accumulate(v)[-1] / len(v))
     if kind == "sum":
-        return float(np.sum(v))
+        return float(np.add.accumulate(v)[-1])
     if kind == "gmean":
-        return float(np.exp(np.sum(np.log(np.maximum(v, MIN_GEO_MEAN))) / len(v)))
+        return float(np.exp(np.add.accumulate(np.log(np.maximum(v, MIN_GEO_MEAN)))[-1] / len(v)))
     raise MeasureError(f"unknown aggregate {kind!r}")

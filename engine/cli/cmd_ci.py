@@ -1,0 +1,66 @@
+"""`cranfield ci`: mean of a sampling estimator over topics with its confidence interval, per run."""
+from __future__ import annotations
+
+import sys
+
+from ..errors import CranfieldError, Warnings
+
+ESTIMATORS = {"infAP": "infAP_var", "statAP": "statAP_var"}
+
+
+def register(sub) -> None:
+    p = sub.add_parser("ci", help="confidence intervals of mean infAP / statAP over topics",
+                       description="Per run: mean estimate over topics, its standard error and the normal "
+                                   "confidence interval (variance of the mean = sum of per-topic variances / T^2; "
+                                   "thesis 3.1.1 and Appendix A). Judgments may be qrels (grade -1 = pooled, "
+                                   "unjudged), prels (with inclusion probabilities) or sample_eval files.")
+    p.add_argument("files", nargs="*", help="JUDGMENTS RUN [RUN ...]")
+    p.add_argument("--campaign", help="use a campaign directory's runs and judgments")
+    p.add_argument("-m", "--measure", default="infAP", choices=sorted(ESTIMATORS),
+                   help="estimator (default infAP)")
+    p.add_argument("--level", type=float, default=0.95, help="confidence level (default 0.95)")
+    p.add_argument("--dependent", action="store_true",
+                   help="infAP: include Appendix A's covariances between cut-offs")
+    p.add_argument("--format", choices=["text", "csv", "json"], default="text")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from ..estimators.infap import mean_ci
+    from ..evaluate import compute, to_long
+    from ..formats import read_judgments, read_runs
+
+    if not 0 < args.level < 1:
+        raise CranfieldError(f"--level must be between 0 and 1 (got {args.level})")
+    w = Warnings()
+    if args.campaign:
+        from ..campaign import load_campaign
+        camp = load_campaign(args.campaign, warnings=w)
+        qrels, runs = camp.qrels(), camp.runs()
+    else:
+        if len(args.files) < 2:
+            raise CranfieldError("ci needs a judgments file and at least one run file "
+                                 "(cranfield ci JUDGMENTS RUN [RUN ...]) or --campaign DIR")
+        qrels = read_judgments(args.files[0], w)
+        runs = read_runs(args.files[1:], w)
+    for p in w:
+        print(f"warning: {p}", file=sys.stderr)
+    var_name = ESTIMATORS[args.measure]
+    measures = [args.measure, var_name]
+    c = compute(qrels, runs, measures)
+    if c.ranked.n_groups == 0:
+        raise CranfieldError("no topics with both results and judgments")
+    if args.measure == "infAP" and args.dependent:
+        from ..estimators.infap import infap_variance
+        c.values[var_name] = infap_variance(c.ranked, dependent=True)
+    table = mean_ci(to_long(c), args.measure, var_name, level=args.level)
+    if args.format == "csv":
+        sys.stdout.write(table.to_csv(index=False))
+    elif args.format == "json":
+        sys.stdout.write(table.to_json(orient="records", indent=1) + "\n")
+    else:
+        pct = f"{100 * args.level:g}%"
+        print(f"{'run':<20} {'topics':>6} {args.measure:>8} {'se':>8}  {pct} interval")
+        for r in table.itertuples(index=False):
+            print(f"{str(r.run):<20} {int(r.n_topics):>6} {r.mean:8.4f} {r.se:8.4f}  [{r.lo:.4f}, {r.hi:.4f}]")
+    return 0

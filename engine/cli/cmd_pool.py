@@ -1,0 +1,99 @@
+"""`cranfield pool`: build a pool (which documents to judge) for a campaign."""
+from __future__ import annotations
+
+import sys
+
+from ..errors import CranfieldError, Warnings
+
+
+def register(sub) -> None:
+    from ..pooling import STRATEGIES
+    p = sub.add_parser("pool", help="build a pool of documents to judge (depth, sampling, MTC, ...)",
+                       description="Build a pool for a campaign and write pools/pool-NAME.tsv (topic doc "
+                                   "stratum prob method order; order 0 = sampling frame, not selected). The "
+                                   "strategy, budget, depth, parameters and seed are appended to "
+                                   "pools/pools.log.jsonl so the pool can be rebuilt exactly.")
+    p.add_argument("campaign", help="campaign directory")
+    p.add_argument("--strategy", required=True, choices=STRATEGIES)
+    p.add_argument("--budget", default=None,
+                   help="per-topic documents: N, a fraction (0.05) or percentage (5%%) of each topic's depth "
+                        "pool, or 'targets' (campaign.yaml topics.targets; 'targets:mq' assigns the Million "
+                        "Query 8/16/32/64/128 targets)")
+    p.add_argument("--depth", type=int, default=100, help="pool depth over the pooled runs (default 100)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--name", default=None, help="pool name (default: the strategy)")
+    p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
+                   help="strategy parameter, e.g. k=10 (depth), rates=1,0.5,0.2 bounds=10,40,100 "
+                        "weights=3,1.5,1 (stratified), beta=0.5 (hedge); repeatable")
+    p.add_argument("--all-runs", action="store_true", help="pool every run, not only those marked pooled")
+    p.add_argument("--oracle", choices=["truth", "judgments"], default=None,
+                   help="online strategies: replay judgments from the simulator truth or the existing judgments")
+    p.add_argument("--dry-run", action="store_true", help="print the pool summary, write nothing")
+    p.set_defaults(func=run)
+
+
+def _parse_params(items: list[str]) -> dict:
+    out = {}
+    for it in items:
+        k, sep, v = it.partition("=")
+        if not sep or not k:
+            raise CranfieldError(f"--param {it!r}: use KEY=VALUE")
+        if "," in v:
+            out[k] = [float(x) if "." in x else int(x) for x in v.split(",") if x]
+        else:
+            try:
+                out[k] = int(v)
+            except ValueError:
+                try:
+                    out[k] = float(v)
+                except ValueError:
+                    out[k] = v
+    return out
+
+
+def run(args) -> int:
+    from ..campaign import load_campaign
+    from ..pooling import assign_targets, build_pool, parse_budget, write_pool
+
+    w = Warnings()
+    camp = load_campaign(args.campaign, warnings=w)
+    runs = camp.runs()
+    pooled = None
+    if not args.all_runs:
+        meta = camp.run_meta()
+        if meta is not None and len(meta) and "pooled" in meta:
+            sel = meta.loc[meta["pooled"].astype(bool), "run"].astype(str).tolist()
+            pooled = sel or None
+    cfg = camp.config if isinstance(camp.config, dict) else {}
+    if args.budget and args.budget.startswith("targets"):
+        if args.budget == "targets:mq":
+            budget = assign_targets(sorted(runs["topic"].astype(str).unique()), seed=args.seed).to_dict()
+        else:
+            budget = ((cfg.get("topics") or {}).get("targets")) or None
+            if not budget:
+                raise CranfieldError("--budget targets: campaign.yaml has no topics.targets "
+                                     "(use --budget targets:mq to assign Million Query targets)")
+    else:
+        budget = parse_budget(args.budget)
+    oracle = None
+    if args.oracle == "truth":
+        oracle = camp.truth_qrels()
+        if oracle is None:
+            raise CranfieldError("--oracle truth: this campaign has no truth/ (only simulated campaigns do)")
+    elif args.oracle == "judgments":
+        oracle = camp.qrels()
+    params = _parse_params(args.param)
+    pool = build_pool(runs, args.strategy, budget, depth=args.depth, seed=args.seed, pooled=pooled,
+                      oracle=oracle, **params)
+    for item in w:
+        print(f"warning: {item}", file=sys.stderr)
+    sizes = pool.sizes()
+    name = args.name or args.strategy
+    print(f"pool {name}: strategy {args.strategy}, depth {args.depth}, seed {args.seed}, "
+          f"{len(sizes)} topics, {int(sizes.sum())} documents to judge "
+          f"(per topic min {int(sizes.min()) if len(sizes) else 0}, max {int(sizes.max()) if len(sizes) else 0})")
+    if args.dry_run:
+        return 0
+    path = write_pool(camp.root, name, pool)
+    print(f"wrote {path}")
+    return 0

@@ -1,0 +1,100 @@
+"""Joins of per-document judgment attributes (stratum, inclusion probability) onto ranked rows."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..ranking import Ranked
+
+
+def _qrels(r: Ranked) -> pd.DataFrame:
+    q = getattr(r, "qrels", None)
+    if q is None:
+        raise AttributeError("this Ranked has no qrels attached (use engine.evaluate.compute)")
+    return q
+
+
+def row_index(r: Ranked) -> np.ndarray:
+    """Per row: the index of its (topic, doc) judgment row in r.qrels, or -1 when not in the qrels."""
+    cache = r.__dict__.setdefault("_est_cache", {})
+    if "row_index" in cache:
+        return cache["row_index"]
+    q = _qrels(r)
+    tn = np.asarray(r.topic_names, dtype=object)
+    if r.n_rows == 0 or len(q) == 0:
+        out = np.full(r.n_rows, -1, np.int64)
+    else:
+        qi = pd.MultiIndex.from_arrays([q["topic"].astype(str).to_numpy(object),
+                                        q["doc"].astype(str).to_numpy(object)])
+        if not qi.is_unique:
+            # duplicates resolved upstream keep the last row, as the qrels readers do
+            keep = ~qi.duplicated(keep="last")
+            pos = np.flatnonzero(keep)
+            qi = qi[keep]
+        else:
+            pos = np.arange(len(qi))
+        ri = pd.MultiIndex.from_arrays([tn[r.g_topic[r.row_group]], np.asarray(r.doc, dtype=object)])
+        idx = qi.get_indexer(ri)
+        out = np.where(idx >= 0, pos[np.maximum(idx, 0)], -1).astype(np.int64)
+    cache["row_index"] = out
+    return out
+
+
+def qcol(r: Ranked, column: str) -> np.ndarray | None:
+    """A judgment column (grade, stratum, prob) as an array aligned with r.qrels rows, None if absent.
+
+    Sampling trials (estimators.trials) override columns through the cache without building frames.
+    """
+    over = r.__dict__.get("_est_cache", {}).get("qrels_arrays", {})
+    if column in over:
+        return over[column]
+    q = _qrels(r)
+    return q[column].to_numpy() if column in q.columns else None
+
+
+def row_column(r: Ranked, column: str, default) -> np.ndarray:
+    """Per row: the value of a qrels column (stratum, prob, ...), `default` when absent."""
+    idx = row_index(r)
+    vals = qcol(r, column)
+    if vals is None:
+        return np.full(r.n_rows, default)
+    out = np.full(r.n_rows, default, dtype=np.result_type(vals.dtype, np.asarray(default).dtype)
+                  if vals.dtype.kind in "if" else object)
+    ok = idx >= 0
+    out[ok] = vals[idx[ok]]
+    if out.dtype.kind == "f":
+        out[np.isnan(out)] = default
+    return out
+
+
+def topic_codes(r: Ranked, q: pd.DataFrame | None = None) -> np.ndarray:
+    """Per qrels row: index of its topic in r.topic_names (-1 if the topic is unknown)."""
+    own = q is None or q is getattr(r, "qrels", None)
+    q = _qrels(r) if q is None else q
+    cache = r.__dict__.setdefault("_est_cache", {})
+    if own and "qrels_topics" in cache:
+        return cache["qrels_topics"]
+    m = {t: i for i, t in enumerate(r.topic_names)}
+    out = q["topic"].astype(str).map(m).fillna(-1).to_numpy(np.int64)
+    if own:
+        cache["qrels_topics"] = out
+    return out
+
+
+def group_first_rows(r: Ranked) -> np.ndarray:
+    return r.offsets[:-1]
+
+
+def exclusive_cumsum(r: Ranked, values: np.ndarray) -> np.ndarray:
+    """Per row: sum of `values` strictly above it in its list."""
+    v = np.asarray(values)
+    if v.dtype == bool:
+        v = v.astype(np.int64)
+    return r.seg_cumsum(v) - v
+
+
+def cutoff_mask(r: Ranked, depth: int | None) -> np.ndarray:
+    """Per row: True within the first `depth` ranks (all rows when depth is None)."""
+    if depth is None:
+        return np.ones(r.n_rows, bool)
+    return r.rank <= depth

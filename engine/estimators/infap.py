@@ -1,0 +1,115 @@
+"""Inferred AP (Yilmaz and Aslam 2006) with its variance and confidence intervals (thesis 3.1.1, App. A).
+
+Judgments are a uniform random sample of the pool: qrels rows with grade >= 0 are judged, rows with a
+negative grade are pooled but not judged; documents outside the qrels are outside the pool.
+Per judged relevant document at rank k (|d| pool documents, n judged, r judged relevant above it):
+
+    PC(k) = 1/k + (|d| / k) * (r + eps) / (n + 2 eps)          (trec_eval's infAP, eps = 0.00001)
+    infAP = sum of PC over retrieved judged relevant / (judged relevant of the topic)
+
+Variance (law of total variance, Appendix A, precisions at different cut-offs independent):
+
+    var = (1 - p) s^2 / R  +  sum_k var[PC(k)] / R^2
+    s^2 = sum over judged relevant of (PC(k) - infAP)^2 / (R - 1)     (PC = 0 when not retrieved)
+    var[PC(k)] = (|d|/k)^2 * q(1-q)/n * (1 - (n-1)/(|d|-1)),   q = r/n (hypergeometric, no smoothing)
+
+with p the judged fraction of the topic's pool. The mean over T topics has variance sum var / T^2 and a
+normal 95% interval mean +- 1.96 sqrt(var) (`mean_ci`).
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from scipy.stats import norm
+
+from ..ranking import Ranked
+from ._rows import topic_codes
+from .smoothing import EPSILON, lidstone
+
+
+def _pool_counts(r: Ranked) -> tuple[np.ndarray, np.ndarray]:
+    """Per topic: (pool size, judged count) from the qrels (grade < 0 = pooled, unjudged)."""
+    q = getattr(r, "qrels", None)
+    judged = r.t_levels.sum(axis=1).astype(np.float64)
+    if q is None:
+        return judged, judged
+    tc = topic_codes(r, q)
+    ok = tc >= 0
+    pool = np.bincount(tc[ok], minlength=len(r.topic_names)).astype(np.float64)
+    return pool, judged
+
+
+def infap_terms(r: Ranked) -> dict:
+    """Per-row precision estimates and per-group infAP (dict of arrays)."""
+    in_pool = r.rel != -1
+    judged = r.rel >= 0
+    rel = r.is_rel
+    d_above = r.seg_cumsum(in_pool) - in_pool
+    n_above = r.seg_cumsum(judged) - judged
+    r_above = r.seg_cumsum(rel) - rel
+    k = r.rank.astype(np.float64)
+    pc = np.where(k == 1, 1.0, 1.0 / k + (d_above / k) * lidstone(r_above, n_above, EPSILON, 2.0))
+    pc = np.where(rel, pc, 0.0)
+    R = r.num_rel.astype(np.float64)
+    s = r.seg_sum(pc)
+    ap = np.divide(s, R, out=np.zeros(r.n_groups), where=R > 0)
+    return {"pc": pc, "d_above": d_above, "n_above": n_above, "r_above": r_above, "infAP": ap, "R": R}
+
+
+def infap_variance(r: Ranked, dependent: bool = False) -> np.ndarray:
+    """Per group: estimated variance of infAP (Appendix A).
+
+    dependent=False treats precisions at different cut-offs as independent (thesis eq. 3.1.1);
+    dependent=True adds Appendix A's covariances cov[PC(k), PC(m)] = (k/m) var[PC(k)], k < m.
+    """
+    t = infap_terms(r)
+    pc, ap, R = t["pc"], t["infAP"], t["R"]
+    rel = r.is_rel
+    gi = r.row_group
+    # first stage: sampling cut-off levels (relevant documents)
+    dev = np.where(rel, (pc - ap[gi]) ** 2, 0.0)
+    ss = r.seg_sum(dev) + (R - r.num_rel_ret) * ap ** 2   # unretrieved relevant: PC = 0
+    s2 = np.divide(ss, R - 1.0, out=np.zeros(r.n_groups), where=R > 1)
+    pool, judged = _pool_counts(r)
+    p = np.divide(judged, pool, out=np.ones_like(pool), where=pool > 0)[r.g_topic]
+    v1 = (1.0 - p) * np.divide(s2, R, out=np.zeros(r.n_groups), where=R > 0)
+    # second stage: sampling documents above each cut-off
+    d, n, ra = t["d_above"].astype(np.float64), t["n_above"].astype(np.float64), t["r_above"].astype(np.float64)
+    q = np.divide(ra, n, out=np.zeros_like(ra), where=n > 0)
+    fpc = np.where(d > 1, 1.0 - np.divide(n - 1.0, d - 1.0, out=np.zeros_like(d), where=d > 1), 0.0)
+    k = r.rank.astype(np.float64)
+    vpc = (d / k) ** 2 * np.divide(q * (1.0 - q), n, out=np.zeros_like(q), where=n > 0) * np.clip(fpc, 0.0, 1.0)
+    vpc = np.where(rel & (k > 1), vpc, 0.0)
+    tot = r.seg_sum(vpc)
+    if dependent:
+        kv = r.seg_cumsum(k * vpc) - k * vpc             # sum over relevant k above m of k var[PC(k)]
+        tot = tot + 2.0 * r.seg_sum(np.where(rel, kv / k, 0.0))
+    v2 = np.divide(tot, R ** 2, out=np.zeros(r.n_groups), where=R > 0)
+    return v1 + v2
+
+
+def mean_ci(df: pd.DataFrame, measure: str = "infAP", var_measure: str | None = None,
+            level: float = 0.95) -> pd.DataFrame:
+    """Per run: mean of `measure` over topics with its variance and normal confidence interval.
+
+    `df` is engine.evaluate's long table holding `measure` and `<measure>_var` per topic
+    (e.g. `-m infAP -m infAP_var`). Var(mean) = sum of per-topic variances / T^2.
+    Returns columns run, n_topics, mean, var, se, lo, hi.
+    """
+    var_measure = var_measure or f"{measure}_var"
+    sub = df[df["measure"].isin([measure, var_measure])]
+    if len(sub) == 0:
+        raise KeyError(f"no {measure!r} / {var_measure!r} values in the table (evaluate with -m {measure} -m {var_measure})")
+    wide = sub.pivot_table(index=["run", "topic"], columns="measure", values="value", observed=True)
+    if measure not in wide.columns or var_measure not in wide.columns:
+        raise KeyError(f"the table needs both {measure!r} and {var_measure!r}")
+    g = wide.groupby(level="run", observed=True, sort=False)
+    n = g[measure].count()
+    mean = g[measure].mean()
+    var = g[var_measure].sum() / n.astype(float) ** 2
+    z = float(norm.ppf(0.5 + level / 2.0))
+    se = np.sqrt(var)
+    out = pd.DataFrame({"n_topics": n, "mean": mean, "var": var, "se": se,
+                        "lo": mean - z * se, "hi": mean + z * se})
+    out.index.name = "run"
+    return out.reset_index()

@@ -1,0 +1,194 @@
+"""Samplers of a judgment pool with exact inclusion probabilities (for infAP, xinfAP, statAP).
+
+Every sampler takes a pool DataFrame (columns topic, doc, and what it needs: stratum, weight) and a
+numpy Generator, and returns the sampled rows as a DataFrame topic, doc, stratum, prob (the document's
+inclusion probability). `sample_qrels` turns a sample plus the pool plus true grades into judgments:
+sampled documents get their grade, pooled-but-unsampled ones grade -1 (sample_eval.pl convention).
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+
+def srs_mask(codes: np.ndarray, n_per_group: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Selection mask of a simple random sample of n_g units in every group g (codes 0..G-1)."""
+    codes = np.asarray(codes, np.int64)
+    if len(codes) == 0:
+        return np.zeros(0, bool)
+    sizes = np.bincount(codes)
+    n = np.minimum(np.asarray(n_per_group, np.int64)[: len(sizes)], sizes)
+    order = np.lexsort((rng.random(len(codes)), codes))
+    starts = np.concatenate(([0], np.cumsum(sizes)))[:-1]
+    pos = np.arange(len(codes)) - starts[codes[order]]
+    sel = np.zeros(len(codes), bool)
+    sel[order] = pos < n[codes[order]]
+    return sel
+
+
+def poisson_mask(pi: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Selection mask of a Poisson sample: unit i is included independently with probability pi_i."""
+    return rng.random(len(pi)) < pi
+
+
+def srs_sizes(codes: np.ndarray, rate: np.ndarray, min_one: bool = True) -> np.ndarray:
+    """Per group sample size round(rate_g * N_g) (at least 1 when min_one and rate_g > 0)."""
+    codes = np.asarray(codes, np.int64)
+    sizes = np.bincount(codes) if len(codes) else np.zeros(0, np.int64)
+    rate = np.broadcast_to(np.asarray(rate, np.float64), sizes.shape)
+    n = np.floor(rate * sizes + 0.5).astype(np.int64)
+    if min_one:
+        n = np.where((rate > 0) & (sizes > 0), np.maximum(n, 1), n)
+    return np.minimum(n, sizes)
+
+
+def _srs(pool: pd.DataFrame, keys: np.ndarray, rate: np.ndarray, rng: np.random.Generator,
+         min_one: bool) -> pd.DataFrame:
+    """Simple random sample without replacement of round(rate * size) rows in every `keys` group."""
+    codes, _ = pd.factorize(keys)
+    codes = codes.astype(np.int64)
+    G = codes.max() + 1 if len(codes) else 0
+    grate = np.zeros(G)
+    grate[codes] = rate
+    n = srs_sizes(codes, grate, min_one)
+    sel = srs_mask(codes, n, rng)
+    size = np.bincount(codes, minlength=G)
+    out = pool.loc[sel, ["topic", "doc"]].reset_index(drop=True)
+    out["prob"] = (n[codes[sel]] / size[codes[sel]]).astype(np.float64)
+    return out
+
+
+def uniform_sample(pool: pd.DataFrame, rate: float, rng: np.random.Generator,
+                   min_one: bool = True) -> pd.DataFrame:
+    """Per topic, a simple random sample of round(rate * pool size) documents (infAP's design)."""
+    if not 0 <= rate <= 1:
+        raise ValueError(f"sampling rate must be in [0, 1] (got {rate})")
+    keys = pool["topic"].astype(str).to_numpy(object)
+    out = _srs(pool, keys, np.full(len(pool), float(rate)), rng, min_one)
+    out.insert(2, "stratum", np.zeros(len(out), np.int64))
+    return out
+
+
+def stratified_sample(pool: pd.DataFrame, rates, rng: np.random.Generator,
+                      min_one: bool = True) -> pd.DataFrame:
+    """Per topic and stratum (pool column `stratum`), a simple random sample at that stratum's rate.
+
+    `rates` maps stratum -> rate (dict) or is a sequence indexed by stratum number.
+    """
+    st = pool["stratum"].to_numpy(np.int64)
+    if isinstance(rates, dict):
+        lut = rates
+        rate = np.array([float(lut.get(int(s), 0.0)) for s in np.unique(st)])[np.searchsorted(np.unique(st), st)]
+    else:
+        rr = np.asarray(rates, dtype=np.float64)
+        if len(st) and st.max() >= len(rr):
+            raise ValueError(f"no rate for stratum {int(st.max())} (got {len(rr)} rates)")
+        rate = rr[st]
+    keys = (pool["topic"].astype(str) + "\x00" + pool["stratum"].astype(str)).to_numpy(object)
+    out = _srs(pool, keys, rate, rng, min_one)
+    idx = pd.MultiIndex.from_frame(pool[["topic", "doc"]].astype(str))
+    pos = idx.get_indexer(pd.MultiIndex.from_frame(out[["topic", "doc"]].astype(str)))
+    out.insert(2, "stratum", st[pos])
+    return out
+
+
+def pps_probabilities(weights: np.ndarray, topics: np.ndarray, n_per_topic: np.ndarray) -> np.ndarray:
+    """Inclusion probabilities proportional to weight, capped at 1, summing to n per topic."""
+    codes, _ = pd.factorize(topics)
+    w = np.maximum(np.asarray(weights, dtype=np.float64), 1e-12)
+    pi = np.zeros(len(w))
+    for t in range(codes.max() + 1 if len(codes) else 0):
+        idx = np.flatnonzero(codes == t)
+        target = float(min(n_per_topic[t], len(idx)))
+        if target <= 0:
+            continue
+        wt = w[idx]
+        order = np.argsort(-wt)
+        ws = wt[order]
+        # find the number m of capped documents: pi = 1 for the m largest, c*w for the rest
+        suffix = np.concatenate((np.cumsum(ws[::-1])[::-1], [0.0]))
+        p = np.empty(len(ws))
+        for m in range(len(ws) + 1):
+            rest = target - m
+            if rest <= 0:
+                p[:] = 0.0
+                p[:m] = 1.0
+                break
+            c = rest / suffix[m] if suffix[m] > 0 else np.inf
+            if m == len(ws) or c * ws[m] <= 1.0:
+                p[:m] = 1.0
+                p[m:] = np.minimum(c * ws[m:], 1.0)
+                break
+        pi[idx[order]] = p
+    return pi
+
+
+def pps_sample(pool: pd.DataFrame, rate: float, rng: np.random.Generator,
+               weight_col: str = "weight") -> pd.DataFrame:
+    """Poisson sample with inclusion probability proportional to `weight` (statAP's design).
+
+    Expected sample size per topic is round(rate * pool size); each document is included
+    independently with its probability, so the probabilities are exact.
+    """
+    topics = pool["topic"].astype(str).to_numpy(object)
+    codes, _ = pd.factorize(topics)
+    size = np.bincount(codes)
+    n = np.floor(rate * size + 0.5)
+    pi = pps_probabilities(pool[weight_col].to_numpy(np.float64), topics, n)
+    take = poisson_mask(pi, rng)
+    out = pool.loc[take, ["topic", "doc"]].reset_index(drop=True)
+    out["stratum"] = np.zeros(len(out), np.int64)
+    out["prob"] = pi[take]
+    return out
+
+
+def ap_prior_weights(ranks: np.ndarray, depth: int) -> np.ndarray:
+    """Aslam et al.'s AP prior for a document at rank k of a depth-d list: (1 + H_d - H_k) / (2 d)."""
+    H = np.concatenate(([0.0], np.cumsum(1.0 / np.arange(1, depth + 1))))
+    k = np.clip(np.asarray(ranks, dtype=np.int64), 1, depth)
+    return (1.0 + H[depth] - H[k]) / (2.0 * depth)
+
+
+def depth_pool(runs: pd.DataFrame, depth: int) -> pd.DataFrame:
+    """Depth-d pool of runs (run, topic, doc, score): topic, doc, min_rank, weight (summed AP prior)."""
+    r = runs[["run", "topic", "doc", "score"]].copy()
+    r["topic"] = r["topic"].astype(str)
+    r["doc"] = r["doc"].astype(str)
+    r = r.sort_values(["run", "topic", "score", "doc"], ascending=[True, True, False, False], kind="stable")
+    r["rank"] = r.groupby(["run", "topic"], sort=False).cumcount() + 1
+    r = r[r["rank"] <= depth]
+    r["weight"] = ap_prior_weights(r["rank"].to_numpy(), depth)
+    pool = r.groupby(["topic", "doc"], sort=True).agg(min_rank=("rank", "min"), weight=("weight", "sum")).reset_index()
+    return pool
+
+
+def assign_strata(pool: pd.DataFrame, bounds) -> pd.DataFrame:
+    """Stratum by the pool's best rank: bounds (10, 30) -> ranks 1-10 stratum 0, 11-30 stratum 1, rest 2."""
+    out = pool.copy()
+    out["stratum"] = np.searchsorted(np.asarray(bounds), out["min_rank"].to_numpy(), side="left").astype(np.int64)
+    return out
+
+
+def sample_qrels(pool: pd.DataFrame, sample: pd.DataFrame, truth: pd.DataFrame) -> pd.DataFrame:
+    """Judgments for a sample: every pool document, grade from `truth` when sampled else -1.
+
+    Columns topic, doc, grade, stratum, prob (prob = inclusion probability; 1 for unsampled rows,
+    which no estimator reads). Pool documents absent from `truth` are non-relevant (grade 0).
+    """
+    p = pool[["topic", "doc"]].astype(str).reset_index(drop=True)
+    pi = pd.MultiIndex.from_frame(p)
+    si = pd.MultiIndex.from_frame(sample[["topic", "doc"]].astype(str))
+    pos = si.get_indexer(pi)
+    sampled = pos >= 0
+    ti = pd.MultiIndex.from_frame(truth[["topic", "doc"]].astype(str))
+    tpos = ti.get_indexer(pi)
+    tg = truth["grade"].to_numpy(np.int64)
+    grade = np.where(tpos >= 0, tg[np.maximum(tpos, 0)], 0)
+    grade = np.where(sampled, np.maximum(grade, 0), -1)
+    if "stratum" in pool.columns:
+        stratum = pool["stratum"].to_numpy(np.int64)
+    else:
+        stratum = np.where(sampled, sample["stratum"].to_numpy(np.int64)[np.maximum(pos, 0)], 0)
+    prob = np.where(sampled, sample["prob"].to_numpy(np.float64)[np.maximum(pos, 0)], 1.0)
+    return pd.DataFrame({"topic": p["topic"], "doc": p["doc"], "grade": grade.astype(np.int64),
+                         "stratum": stratum.astype(np.int64), "prob": prob})

@@ -1,0 +1,95 @@
+"""statAP (Pavlu and Aslam; thesis 3.2.1.2): estimates from judgments with inclusion probabilities.
+
+Judgments (prels) carry each sampled document's inclusion probability pi (qrels column `prob`; 1 when
+absent). Documents are assumed sampled independently (Poisson sampling, as `samplers.pps_sample`), so
+Horvitz-Thompson sums are unbiased:
+
+    R_hat        = sum over sampled relevant d of 1/pi_d
+    P_hat@k      = (1/k) sum over sampled relevant d ranked <= k of 1/pi_d
+    PC_hat(k)    = (1 + sum over sampled relevant d ranked above k of 1/pi_d) / k   (at a sampled relevant k)
+    statAP_ratio = (sum over sampled relevant retrieved d of PC_hat(rank d) / pi_d) / R_hat
+    statAP       = statAP_ratio minus its estimated second-order ratio bias (see statap_terms)
+    statRprec    = P_hat@round(R_hat)
+
+statAP is a generalized ratio estimator (numerator and R_hat both estimated). Its variance is estimated
+by linearization under Poisson sampling, plus the variance of the precision estimates:
+
+    var = [ sum_d (1 - pi_d)/pi_d^2 (y_d - statAP x_d)^2 + sum_d var(PC_hat_d)/pi_d ] / R_hat^2
+    y_d = PC_hat(rank d) (0 when not retrieved), x_d = 1,  var(PC_hat(k)) = sum_above (1 - pi)/pi^2 / k^2
+
+With every probability 1 all estimates equal the exact values (AP, P@k, R-prec, R) and variance 0.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..ranking import Ranked
+from ._rows import qcol, row_column, topic_codes
+
+
+def _prob_rows(r: Ranked) -> np.ndarray:
+    p = row_column(r, "prob", 1.0).astype(np.float64)
+    p = np.where((p > 0) & np.isfinite(p), p, 1.0)
+    return p
+
+
+def _topic_R(r: Ranked) -> tuple[np.ndarray, np.ndarray]:
+    """Per topic: (R_hat, sum over sampled relevant of (1-pi)/pi^2 * statAP-independent part)."""
+    tc = topic_codes(r)
+    lv = max(r.options.rel_level, 1)
+    rel = (np.asarray(qcol(r, "grade"), np.int64) >= lv) & (tc >= 0)
+    pq = qcol(r, "prob")
+    p = np.asarray(pq, np.float64) if pq is not None else np.ones(len(tc))
+    p = np.where((p > 0) & np.isfinite(p), p, 1.0)
+    T = len(r.topic_names)
+    R = np.bincount(tc[rel], weights=1.0 / p[rel], minlength=T)
+    # sum over all sampled relevant of (1-pi)/pi^2 (x_d = 1 part of the linearized variance)
+    v = np.bincount(tc[rel], weights=(1.0 - p[rel]) / p[rel] ** 2, minlength=T)
+    return R, v
+
+
+def statap_terms(r: Ranked, cutoffs=()) -> dict:
+    """Per group statAP, its variance, R_hat, P_hat at cut-offs, R-prec estimate."""
+    lv = max(r.options.rel_level, 1)
+    rel = r.rel >= lv
+    p = _prob_rows(r)
+    w = np.where(rel, 1.0 / p, 0.0)
+    cw = r.seg_cumsum(w)
+    k = r.rank.astype(np.float64)
+    above = cw - w
+    pc = np.where(rel, (1.0 + above) / k, 0.0)
+    Rt, vx = _topic_R(r)
+    R = Rt[r.g_topic]
+    num = r.seg_sum(pc * w)
+    ap = np.divide(num, R, out=np.zeros(r.n_groups), where=R > 0)
+    # linearized variance: sum over sampled relevant d of (1-pi)/pi^2 (y_d - ap)^2, split into the
+    # retrieved part (y = pc) and the rest (y = 0), whose sum is vx minus the retrieved share
+    c = np.where(rel, (1.0 - p) / p ** 2, 0.0)
+    apr = ap[r.row_group]
+    ret_part = r.seg_sum(c * (pc - apr) ** 2)
+    rest = vx[r.g_topic] - r.seg_sum(c)
+    lin = ret_part + np.maximum(rest, 0.0) * ap ** 2
+    vpc = np.where(rel, r.seg_cumsum(c) - c, 0.0) / k ** 2
+    second = r.seg_sum(np.where(rel, vpc / p, 0.0))
+    var = np.divide(lin + second, R ** 2, out=np.zeros(r.n_groups), where=R > 0)
+    # second-order correction of the ratio-estimator bias (Taylor expansion of N_hat / R_hat under
+    # Poisson sampling): bias ~ (N V - R C) / R^3 with V = Var(R_hat) and C = Cov(N_hat, R_hat), where
+    # C = sum over relevant e of (1 - pi_e)/pi_e * (PC(e) + sum over relevant d ranked below e of 1/rank(d)),
+    # both estimated from the sample; statAP = N_hat/R_hat - (N_hat V_hat/R_hat^3 - C_hat/R_hat^2).
+    wk = np.where(rel, w / k, 0.0)
+    below = r.seg_sum(wk)[r.row_group] - r.seg_cumsum(wk)
+    C = r.seg_sum(c * (pc + below))
+    V = vx[r.g_topic]
+    corr = np.divide(num * V, R ** 3, out=np.zeros(r.n_groups), where=R > 0) - \
+        np.divide(C, R ** 2, out=np.zeros(r.n_groups), where=R > 0)
+    ap_c = ap - corr
+    out = {"statAP": ap_c, "statAP_ratio": ap, "statAP_var": var, "R_hat": R, "pc": pc}
+    if cutoffs:
+        P = np.empty((r.n_groups, len(cutoffs)))
+        for j, kk in enumerate(cutoffs):
+            P[:, j] = r.at_rank(cw, kk) / kk
+        out["P"] = P
+    kR = np.floor(R + 0.5).astype(np.int64)
+    rp = r.at_rank(cw, np.maximum(kR, 1))
+    out["Rprec"] = np.divide(rp, kR, out=np.zeros(r.n_groups), where=kR > 0)
+    return out

@@ -1,0 +1,67 @@
+"""Fast re-evaluation of the same runs under many judgment sets (sampling trials).
+
+`base_ranked(pool_qrels, runs)` builds the ranked lists once against the full pool; `with_judgments`
+then swaps in one trial's grades / strata / probabilities (arrays aligned with the pool's rows)
+without re-sorting anything, so hundreds of trials cost a few milliseconds each.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pandas as pd
+
+from ..ranking import RELVALUE_NONPOOL, RELVALUE_UNJUDGED, EvalOptions, Ranked, build_ranked
+from ._rows import row_index, topic_codes
+
+
+def base_ranked(pool: pd.DataFrame, runs: pd.DataFrame, options: EvalOptions | None = None) -> Ranked:
+    """Ranked lists of `runs` joined with the pool (topic, doc, grade[, stratum, prob])."""
+    pool = pool.reset_index(drop=True)
+    r, _ = build_ranked(pool, runs, options)
+    r.qrels = pool
+    row_index(r)
+    return r
+
+
+def with_judgments(base: Ranked, grade: np.ndarray, stratum: np.ndarray | None = None,
+                   prob: np.ndarray | None = None) -> Ranked:
+    """`base` with the pool's grades replaced (grade < 0: pooled, not judged), plus strata/probabilities."""
+    q = base.qrels
+    grade = np.asarray(grade, np.int64)
+    idx = base.__dict__["_est_cache"]["row_index"]
+    rel = np.full(base.n_rows, RELVALUE_NONPOOL, np.int64)
+    ok = idx >= 0
+    g = grade[idx[ok]]
+    rel[ok] = np.where(g < 0, RELVALUE_UNJUDGED, g)
+    tc = base.__dict__["_est_cache"].get("qrels_topics")
+    if tc is None:
+        tc = topic_codes(base, q)
+        base.__dict__["_est_cache"]["qrels_topics"] = tc
+    T = len(base.topic_names)
+    judged = (grade >= 0) & (tc >= 0)
+    G = max(int(grade.max()) + 1 if len(grade) else 1, 1)
+    t_levels = np.zeros((T, G), np.int64)
+    np.add.at(t_levels, (tc[judged], grade[judged]), 1)
+    srt = np.lexsort((-grade[judged], tc[judged]))
+    t_grades = grade[judged][srt]
+    t_off = np.concatenate(([0], np.cumsum(np.bincount(tc[judged], minlength=T)))).astype(np.int64)
+    new = replace(base, rel=rel, t_levels=t_levels, t_grades=t_grades, t_grades_offsets=t_off)
+    arrays = {"grade": grade}
+    if stratum is not None:
+        arrays["stratum"] = np.asarray(stratum, np.int64)
+    if prob is not None:
+        arrays["prob"] = np.asarray(prob, np.float64)
+    # the pool's topic/doc frame is shared; the trial's columns live in the estimator cache (qcol),
+    # so no DataFrame is built per trial. Use `judgments_frame` for a standalone qrels table.
+    new.qrels = q
+    new.__dict__["_est_cache"] = {"row_index": idx, "qrels_topics": tc, "qrels_arrays": arrays}
+    return new
+
+
+def judgments_frame(r: Ranked) -> pd.DataFrame:
+    """The qrels table of a trial Ranked (pool topic/doc with the trial's grade/stratum/prob)."""
+    q = r.qrels[["topic", "doc"]].copy()
+    for k, v in r.__dict__.get("_est_cache", {}).get("qrels_arrays", {}).items():
+        q[k] = v
+    return q

@@ -1,0 +1,338 @@
+"""The judging workflow: the append-only judgment log, the next document to judge, assessor
+batches, exports and judgment summaries.
+
+Log safety (judgments/log.jsonl, format in docs/campaign-format.md): every append opens the file
+with O_APPEND, takes an exclusive `fcntl.flock`, writes each complete line with one `write()`,
+`fsync`s, then releases the lock; only then is the judgment acknowledged. A writer killed mid-line
+leaves an incomplete last line (no newline); the next writer, under the lock, moves that fragment to
+`log.jsonl.torn` and cuts it off before appending, so earlier lines are never touched and two writers
+never interleave.
+
+Conflicts: every judgment stays in the log. The merged view resolves repeated judgments of a
+(topic, doc) by `judgments.conflict_rule`: `last` (the latest judgment wins, default), `max` (the
+highest grade wins), `majority` (the most frequent grade; a tie goes to the latest of the tied
+grades). An `undo` line retracts that assessor's latest earlier judgment of the document.
+"""
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .errors import CranfieldError, FormatError, Problem, Warnings
+
+CONFLICT_RULES = ("last", "max", "majority")
+LOG_NAME = "log.jsonl"
+
+
+# ---------------------------------------------------------------------------- the append-only log
+
+def _open_locked(path: Path) -> int:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    return fd
+
+
+def _cut_torn_tail(fd: int, path: Path) -> None:
+    """Under the lock: an incomplete last line (a writer died mid-write) is saved to PATH.torn and
+    removed, so the next line starts on a line of its own."""
+    size = os.fstat(fd).st_size
+    if size == 0 or os.pread(fd, 1, size - 1) == b"\n":
+        return
+    start = max(0, size - 65536)
+    while True:
+        chunk = os.pread(fd, size - start, start)
+        nl = chunk.rfind(b"\n")
+        if nl >= 0 or start == 0:
+            break
+        start = max(0, start - 65536)
+    cut = start + nl + 1 if nl >= 0 else 0
+    fragment = os.pread(fd, size - cut, cut)
+    tfd = os.open(str(path) + ".torn", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        _write_all(tfd, fragment + b"\n")
+        os.fsync(tfd)
+    finally:
+        os.close(tfd)
+    os.ftruncate(fd, cut)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        n = os.write(fd, view)
+        view = view[n:]
+
+
+def append_records(path, records: list[dict]) -> int:
+    """Append JSON records as lines, durably and under an exclusive lock; returns the count.
+
+    When this returns, every record is on disk (fsync) as a complete line.
+    """
+    p = Path(path)
+    lines = [(json.dumps(r, ensure_ascii=False, separators=(", ", ": ")) + "\n").encode("utf-8")
+             for r in records]
+    if any(b"\n" in ln[:-1] for ln in lines):
+        raise CranfieldError("a judgment record may not contain a line break")
+    fd = _open_locked(p)
+    try:
+        _cut_torn_tail(fd, p)
+        for ln in lines:
+            _write_all(fd, ln)   # one write() per complete line (regular files: never short)
+        os.fsync(fd)
+    finally:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)
+    return len(lines)
+
+
+def now_ts() -> str:
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def judgment_record(topic, doc, grade: int, assessor: str = "", seconds: float | None = None,
+                    strategy: str | None = None, op: str = "judge", ts: str | None = None) -> dict:
+    """One log record (schema of docs/campaign-format.md)."""
+    if op not in ("judge", "undo"):
+        raise CranfieldError(f"unknown judgment op {op!r} (judge or undo)")
+    try:
+        g = int(grade)
+    except (TypeError, ValueError):
+        raise CranfieldError(f"grade must be an integer, got {grade!r}") from None
+    rec = {"topic": str(topic), "doc": str(doc), "grade": g, "assessor": str(assessor or ""),
+           "ts": ts or now_ts(), "seconds": None if seconds is None else float(seconds),
+           "strategy": strategy, "op": op}
+    for k in ("topic", "doc"):
+        if not rec[k] or any(c.isspace() for c in rec[k]):
+            raise CranfieldError(f"{k} {rec[k]!r}: must be non-empty without white space")
+    return rec
+
+
+def log_path(root) -> Path:
+    return Path(root) / "judgments" / LOG_NAME
+
+
+def record_judgment(root, topic, doc, grade, assessor="", seconds=None, strategy=None) -> dict:
+    """Append one judgment to a campaign's log; returns the record once it is durable."""
+    rec = judgment_record(topic, doc, grade, assessor, seconds, strategy)
+    append_records(log_path(root), [rec])
+    return rec
+
+
+def undo_judgment(root, topic, doc, assessor="") -> dict:
+    """Append an undo line: retracts this assessor's latest judgment of the document."""
+    rec = judgment_record(topic, doc, 0, assessor, None, None, op="undo")
+    append_records(log_path(root), [rec])
+    return rec
+
+
+def read_log(path, warnings: Warnings | None = None) -> pd.DataFrame:
+    """Every entry of a judgment log in file order (engine.campaign's reader: a torn last line is
+    ignored with a warning, any other malformed line is an error)."""
+    from .campaign import read_judgment_log
+    return read_judgment_log(path, warnings)
+
+
+def apply_undo(log: pd.DataFrame, warnings: Warnings | None = None, source: str = LOG_NAME) -> pd.DataFrame:
+    """The judge entries still in force after undos, in log order (engine.campaign.log_judgments)."""
+    from .campaign import log_judgments
+    return log_judgments(log, source, warnings)
+
+
+def resolve_judgments(judgments: pd.DataFrame, rule: str = "last",
+                      warnings: Warnings | None = None, source: str = "judgments") -> pd.DataFrame:
+    """One grade per (topic, doc) from repeated judgments (rows in time order), by `rule` (the
+    rules of engine.formats.resolve_duplicate_judgments). Returns topic, doc, grade, n_judgments,
+    conflict (True when the judgments disagreed)."""
+    from .formats import resolve_duplicate_judgments
+    if rule not in CONFLICT_RULES:
+        raise CranfieldError(f"judgments.conflict_rule {rule!r}: use one of {', '.join(CONFLICT_RULES)}")
+    cols = ["topic", "doc", "grade"]
+    df = judgments[cols].astype({"topic": str, "doc": str}).reset_index(drop=True)
+    df["grade"] = df["grade"].astype(np.int64)
+    picked = resolve_duplicate_judgments(df, source, Warnings(), rule)[cols]
+    stats = df.groupby(["topic", "doc"], sort=False)["grade"].agg(n_judgments="size", n_grades="nunique")
+    out = picked.merge(stats.reset_index(), on=["topic", "doc"], how="left")
+    out["conflict"] = out["n_grades"] > 1
+    n_conf = int(out["conflict"].sum())
+    if n_conf and warnings is not None:
+        warnings.add(source, None, f"{n_conf} document(s) judged differently more than once; "
+                                   f"all judgments are kept, rule '{rule}' picks the grade")
+    return out[["topic", "doc", "grade", "n_judgments", "conflict"]].reset_index(drop=True).astype(
+        {"grade": np.int64, "n_judgments": np.int64})
+
+
+def merged_log(path, rule: str = "last", warnings: Warnings | None = None) -> pd.DataFrame:
+    """The log's judgments in force, resolved to one grade per (topic, doc)."""
+    log = apply_undo(read_log(path, warnings), warnings, str(path))
+    return resolve_judgments(log, rule, warnings, str(path))
+
+
+# ---------------------------------------------------------------------------- next document
+
+def next_documents(runs: pd.DataFrame, judged: pd.DataFrame, topic, strategy: str, *, k: int = 1,
+                   pool: pd.DataFrame | None = None, depth: int = 100, pooled: list[str] | None = None,
+                   rel_level: int = 1, seed: int = 0, budget=None, **params) -> list[str]:
+    """The next document(s) to judge for `topic` under `strategy`, given the judgments so far.
+
+    Static strategies follow the pool's order (the given pool table, or one built now with the
+    same seed); online strategies replay the topic's judgments in log order, then choose (k = 1)."""
+    from .pooling import ONLINE, build_pool
+    from .pooling.candidates import ranked_runs
+    from .pooling.online import SELECTORS
+
+    topic = str(topic)
+    jt = judged[judged["topic"].astype(str) == topic] if len(judged) else judged
+    done = set(jt["doc"].astype(str)) if len(jt) else set()
+    if strategy in ONLINE:
+        rr = ranked_runs(runs, depth, pooled)
+        rows = rr[rr["topic"] == topic]
+        if len(rows) == 0:
+            raise CranfieldError(f"topic {topic}: no pooled run retrieved anything")
+        sel = SELECTORS[strategy](rows, depth, **params)
+        for d, g in zip(jt["doc"].astype(str), jt["grade"].astype(int)):
+            sel.observe(d, g >= rel_level)
+        i = sel.next()
+        return [] if i is None else [str(sel.docs[i])]
+    if pool is None:
+        pool = build_pool(runs, strategy, budget, depth=depth, seed=seed, pooled=pooled,
+                          topics=[topic], **params).table
+    pt = pool[(pool["topic"].astype(str) == topic) & (pool["order"] > 0)].sort_values("order", kind="mergesort")
+    todo = [d for d in pt["doc"].astype(str) if d not in done]
+    return todo[:k]
+
+
+def export_batch(pool: pd.DataFrame, judged: pd.DataFrame, path, fmt: str | None = None,
+                 topics=None, limit: int | None = None, docs: dict | None = None) -> int:
+    """Write the pool's not-yet-judged documents, in judging order, as an assessor batch
+    (TSV with header topic, doc, order, stratum[, title]; or JSONL). Returns the rows written."""
+    from .formats import write_text
+
+    p = Path(path)
+    fmt = fmt or ("jsonl" if p.suffix == ".jsonl" else "tsv")
+    if fmt not in ("tsv", "jsonl"):
+        raise CranfieldError(f"batch format {fmt!r}: tsv or jsonl")
+    t = pool[pool["order"] > 0]
+    if topics is not None:
+        t = t[t["topic"].astype(str).isin(set(map(str, topics)))]
+    if len(judged):
+        key = set(zip(judged["topic"].astype(str), judged["doc"].astype(str)))
+        t = t[[(a, b) not in key for a, b in zip(t["topic"].astype(str), t["doc"].astype(str))]]
+    t = t.sort_values(["topic", "order"], kind="mergesort")
+    if limit is not None:
+        t = t.groupby("topic", sort=False).head(int(limit))
+    out = t[["topic", "doc", "order", "stratum"]].copy()
+    if docs:
+        out["title"] = out["doc"].map(lambda d: (docs.get(d) or {}).get("title", ""))
+    if fmt == "tsv":
+        write_text(p, out.to_csv(sep="\t", index=False))
+    else:
+        write_text(p, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in out.to_dict("records")))
+    return len(out)
+
+
+# ---------------------------------------------------------------------------- exports
+# Files are written by engine.formats (write_qrels, write_prels, write_sample).
+
+def sample_qrels(pool: pd.DataFrame, judged: pd.DataFrame, warnings: Warnings | None = None) -> pd.DataFrame:
+    """sample_eval-style judgments: every pool row with its stratum and inclusion probability, the
+    grade where judged and -1 where it was in the frame but not judged. Judged documents outside
+    the pool are left out (reported)."""
+    j = judged[["topic", "doc", "grade"]].astype({"topic": str, "doc": str})
+    p = pool.astype({"topic": str, "doc": str})
+    m = p.merge(j, on=["topic", "doc"], how="left")
+    m["grade"] = m["grade"].fillna(-1).astype(np.int64)
+    outside = len(j) - int((m["grade"] >= 0).sum())
+    if outside and warnings is not None:
+        warnings.add("judgments", None, f"{outside} judged document(s) are not in the pool and are left "
+                                        f"out of the sample qrels (no inclusion probability)")
+    return m[["topic", "doc", "grade", "stratum", "prob", "method"]].reset_index(drop=True)
+
+
+def read_judgment_file(path, warnings: Warnings | None = None, rule: str = "last") -> pd.DataFrame:
+    """Any judgment file: a judgment log (.jsonl, resolved by `rule`) or qrels / prels / sample_eval
+    qrels (read by engine.formats). Columns topic, doc, grade[, method, prob, stratum]."""
+    from .formats import read_judgments
+    w = warnings if warnings is not None else Warnings()
+    p = Path(path)
+    if p.name.endswith(".jsonl"):
+        return merged_log(p, rule, w)
+    return read_judgments(p, w, rule=rule)
+
+
+# ---------------------------------------------------------------------------- summaries
+
+def judgment_summary(judged: pd.DataFrame, rel_level: int = 1, categories: pd.Series | dict | None = None,
+                     targets: pd.Series | dict | None = None) -> dict:
+    """Per topic and overall: judged, count per grade, relevant (grade >= rel_level), fraction
+    relevant; by query category and by judgment target when given. Negative grades (pooled, not
+    judged) are counted as `unjudged`. Returns a dict of DataFrames: topics, overall, by_category,
+    by_target, by_category_target."""
+    d = judged[["topic", "doc", "grade"]].astype({"topic": str})
+    j = d[d["grade"] >= 0]
+    grades = sorted(j["grade"].unique().tolist()) or [0]
+    per = j.pivot_table(index="topic", columns="grade", values="doc", aggfunc="size", fill_value=0)
+    per = per.reindex(columns=grades, fill_value=0)
+    per.columns = [f"grade_{g}" for g in per.columns]
+    all_topics = pd.Index(sorted(d["topic"].unique(), key=_topic_key), name="topic")
+    per = per.reindex(all_topics, fill_value=0)
+    per.insert(0, "judged", per.sum(axis=1).astype(np.int64))
+    rel_cols = [f"grade_{g}" for g in grades if g >= rel_level]
+    per["relevant"] = per[rel_cols].sum(axis=1).astype(np.int64) if rel_cols else 0
+    per["frac_relevant"] = np.divide(per["relevant"], per["judged"], out=np.zeros(len(per)),
+                                     where=per["judged"] > 0)
+    unj = d[d["grade"] < 0].groupby("topic").size()
+    if len(unj):
+        per["unjudged"] = unj.reindex(per.index, fill_value=0).astype(np.int64)
+    if categories is not None:
+        per["category"] = pd.Series(categories, dtype=object).rename(index=str).reindex(per.index).fillna("-")
+    if targets is not None:
+        per["target"] = pd.Series(targets).rename(index=str).reindex(per.index).fillna(0).astype(np.int64)
+    per = per.reset_index()
+    out = {"topics": per, "overall": _group_table(per, None, grades)}
+    if "category" in per:
+        out["by_category"] = _group_table(per, "category", grades)
+    if "target" in per:
+        out["by_target"] = _group_table(per, "target", grades)
+    if "category" in per and "target" in per:
+        out["by_category_target"] = _category_target(per)
+    return out
+
+
+def _topic_key(t: str):
+    return (0, int(t), "") if t.isdigit() else (1, 0, t)
+
+
+def _group_table(per: pd.DataFrame, by: str | None, grades) -> pd.DataFrame:
+    cols = ["judged"] + [f"grade_{g}" for g in grades] + ["relevant"] + (["unjudged"] if "unjudged" in per else [])
+    if by is None:
+        s = per[cols].sum().to_frame().T
+        s.insert(0, "topics", len(per))
+    else:
+        g = per.groupby(by, sort=True)
+        s = g[cols].sum()
+        s.insert(0, "topics", g.size())
+        s = s.reset_index()
+    s["frac_relevant"] = np.divide(s["relevant"].astype(float), s["judged"].astype(float),
+                                   out=np.zeros(len(s)), where=s["judged"].to_numpy() > 0)
+    s["judged_per_topic"] = s["judged"] / s["topics"]
+    return s.reset_index(drop=True)
+
+
+def _category_target(per: pd.DataFrame) -> pd.DataFrame:
+    """Thesis Table 3.2 layout: topics (mean judgments per topic) per category x target, with totals."""
+    def cell(x):
+        return f"{len(x)} ({x.mean():.2f})"
+    tab = per.pivot_table(index="category", columns="target", values="judged", aggfunc=cell)
+    tab["total"] = per.groupby("category")["judged"].agg(cell)
+    tot = per.groupby("target")["judged"].agg(cell)
+    tot["total"] = cell(per["judged"])
+    tab.loc["total"] = tot
+    tab.columns = [str(c) for c in tab.columns]
+    return tab.fillna("-").reset_index()

@@ -1,0 +1,9 @@
+"""ideal_dcg: DCG of the topic's ideal ranking (trec_eval's gains)."""
+from .m_ndcg import dcg_parts
+from .registry import measure
+
+
+@measure("ideal_dcg", order=22, params=(), param_kind="pairs")
+def ideal_dcg(r, params=()):
+    """DCG of the judged documents sorted by decreasing gain, stopping at the first gain <= 0."""
+    return dcg_parts(r, params)[1]

@@ -1,0 +1,17 @@
+"""map_cut: average precision computed over the top k documents only."""
+import numpy as np
+
+from .registry import measure
+
+
+@measure("map_cut", order=27, params=(5, 10, 15, 20, 30, 100, 200, 500, 1000), param_kind="int_cut",
+         nicknames={"all_trec"})
+def map_cut(r, params):
+    """Sum of precision at relevant documents ranked <= k, divided by R (0 when R = 0)."""
+    prec = np.where(r.is_rel, r.cum_rel / r.rank, 0.0)
+    cum = r.seg_cumsum(prec)
+    out = np.zeros((r.n_groups, len(params)))
+    ok = r.num_rel > 0
+    for j, k in enumerate(params):
+        out[ok, j] = r.at_rank(cum, k)[ok] / r.num_rel[ok]
+    return out

@@ -1,0 +1,20 @@
+"""ndcg: normalized discounted cumulative gain (Jarvelin & Kekalainen), trec_eval's gain parameters."""
+import numpy as np
+
+from ._gains import gain_model, results_dcg
+from .registry import measure
+
+
+def dcg_parts(r, params=()) -> tuple[np.ndarray, np.ndarray]:
+    """Per group: (the run's DCG over all retrieved, the topic's ideal DCG)."""
+    m = gain_model(r, params)
+    cum = results_dcg(r, m)
+    dcg = r.at_rank(cum, r.num_ret)
+    return dcg, m.t_idcg[r.g_topic]
+
+
+@measure("ndcg", order=23, params=(), param_kind="pairs", nicknames={"all_trec"})
+def ndcg(r, params=()):
+    """DCG / ideal DCG; gains default to the grade, `-m ndcg.1=3,2=9` sets gains per level."""
+    dcg, ideal = dcg_parts(r, params)
+    return np.divide(dcg, ideal, out=np.zeros(r.n_groups), where=ideal > 0)

@@ -1,0 +1,40 @@
+"""ndcg_cut: ndcg at fixed cut-offs, gains = the judged grades (no gain parameters)."""
+import numpy as np
+
+from ._gains import discount, seg_cumsum_float
+from .registry import measure
+
+
+def _ideal_grade_dcg(r) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per topic (offsets, cumulative ideal DCG, number of positive grades) of the grades sorted down."""
+    c = r.__dict__.setdefault("_gain_cache", {})
+    if "ideal_grades" not in c:
+        g = r.t_grades.astype(np.float64)
+        n_t = len(r.topic_names)
+        t_of = np.repeat(np.arange(n_t), np.diff(r.t_grades_offsets))
+        keep = g > 0
+        g, t_of = g[keep], t_of[keep]
+        n_pos = np.bincount(t_of, minlength=n_t).astype(np.int64)
+        off = np.concatenate(([0], np.cumsum(n_pos))).astype(np.int64)
+        pos = np.arange(len(g)) - np.repeat(off[:-1], n_pos)
+        c["ideal_grades"] = (off, seg_cumsum_float(g / np.log2(pos + 2.0), off), n_pos)
+    return c["ideal_grades"]
+
+
+@measure("ndcg_cut", order=26, params=(5, 10, 15, 20, 30, 100, 200, 500, 1000), param_kind="int_cut",
+         nicknames={"all_trec"})
+def ndcg_cut(r, params):
+    """DCG of the first k documents over the DCG of the first k ideal documents (grade as gain)."""
+    gain = np.where(r.rel > 0, r.rel, 0).astype(np.float64)
+    cum = r.seg_cumsum(gain / discount(r))
+    off, icum, n_pos = _ideal_grade_dcg(r)
+    t = r.g_topic
+    out = np.empty((r.n_groups, len(params)))
+    for j, k in enumerate(params):
+        dcg = r.at_rank(cum, k)
+        eff = np.minimum(k, n_pos[t])
+        ideal = np.zeros(r.n_groups)
+        ok = eff >= 1
+        ideal[ok] = icum[off[t[ok]] + eff[ok] - 1]
+        out[:, j] = np.divide(dcg, ideal, out=dcg.copy(), where=ideal > 0)
+    return out

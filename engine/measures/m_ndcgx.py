@@ -1,0 +1,46 @@
+"""ndcgx: nDCG with configurable gains, discount and cut-off.
+
+Parameters (all optional), e.g. `ndcgx.disc=sakai,a=2,gains=0:1:2:3,k=1000`:
+  gains=g0:g1:...   gain per grade (default: campaign.yaml relevance.scale gains, else the grade)
+  disc=log          1/log_b(r + b - 1), base b=2 (thesis 3.1.4; b=2 is 1/log2(r+1))   [default]
+  disc=sakai        1 for r <= a, 1/log_a(r) after, base a=2 (Sakai 2007 eq. 22)
+  disc=zipf         1/r
+  disc=linear       (k + 1 - r)/k, needs k
+  disc=vec          explicit discounts dvec=d1:d2:... for ranks 1.., 0 after
+  k=N               cut-off: DCG and ideal DCG over the first N ranks (default: whole list)
+The ideal list orders every judged document of the topic by gain, highest first.
+"""
+import numpy as np
+
+from ..estimators.graded import discount, gains_per_grade, ideal_gains, row_gains
+from ..estimators.params import as_dict, get_float, get_int, get_list, kv_measure
+from .registry import MeasureError
+
+
+def _disc_args(d: dict) -> dict:
+    kind = d.get("disc", "log")
+    k = get_int("ndcgx", d, "k", None)
+    return {"kind": kind, "b": get_float("ndcgx", d, "b", 2.0), "a": get_float("ndcgx", d, "a", 2.0),
+            "k": k, "vec": get_list("ndcgx", d, "dvec")}
+
+
+@kv_measure("ndcgx", keys=("gains", "disc", "b", "a", "k", "dvec"), order=211, nicknames={"incomplete"})
+def ndcgx(r, params=()):
+    """Normalized discounted cumulative gain with configurable gains, discount and cut-off."""
+    d = as_dict(params)
+    da = _disc_args(d)
+    if da["kind"] == "vec" and da["vec"] is None:
+        raise MeasureError("ndcgx: disc=vec needs dvec=d1:d2:...")
+    k = da["k"]
+    g_tab = gains_per_grade(r, get_list("ndcgx", d, "gains"))
+    g = row_gains(r, g_tab)
+    keep = r.rank <= k if k is not None else np.ones(r.n_rows, bool)
+    dcg = r.seg_sum(np.where(keep, g * discount(r.rank, **da), 0.0))
+    off, ig = ideal_gains(r, g_tab)
+    n_t = np.diff(off)
+    t_of = np.repeat(np.arange(len(n_t)), n_t)
+    pos = np.arange(len(ig)) - off[:-1][t_of] + 1 if len(ig) else np.zeros(0, np.int64)
+    ok = (pos <= k) if k is not None else np.ones(len(ig), bool)
+    idcg_t = np.bincount(t_of[ok], weights=(ig * discount(pos, **da))[ok], minlength=len(n_t)) if len(ig) else np.zeros(len(n_t))
+    idcg = idcg_t[r.g_topic]
+    return np.divide(dcg, idcg, out=np.zeros(r.n_groups), where=idcg > 0)

@@ -1,0 +1,14 @@
+"""rbp: rank-biased precision (Moffat & Zobel 2008), persistence `-m rbp.p=0.95` (default 0.9)."""
+import numpy as np
+
+from ._gains import gain_model, pair_param
+from .registry import measure
+
+
+@measure("rbp", order=54, params=(), param_kind="pairs", nicknames={"all_trec"})
+def rbp(r, params=()):
+    """(1 - p) * sum of gain * p^(rank - 1); gains as ndcg's, rescaled to [0, 1] when outside it."""
+    p = pair_param(params, "p", 0.9)
+    m = gain_model(r, params, normalize=True)
+    w = np.power(p, (r.rank - 1).astype(np.float64))
+    return (1.0 - p) * r.seg_sum(m.row_gain * w)

@@ -1,0 +1,15 @@
+"""recall: recall at fixed cut-offs."""
+import numpy as np
+
+from .registry import measure
+
+
+@measure("recall", order=13, params=(5, 10, 15, 20, 30, 100, 200, 500, 1000), param_kind="int_cut",
+         nicknames={"all_trec"})
+def recall(r, params):
+    """Relevant documents in the top k divided by R (0 when R = 0)."""
+    out = np.zeros((r.n_groups, len(params)))
+    ok = r.num_rel > 0
+    for j, k in enumerate(params):
+        out[ok, j] = r.at_rank(r.cum_rel, k)[ok] / r.num_rel[ok]
+    return out

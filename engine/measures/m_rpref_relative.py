@@ -1,0 +1,13 @@
+"""rpref_relative (Sakai 2007 eq. 17: 1/cg_I(R) sum over r' != 1 of g(r') (1 - penalty(r') / (r' - 1))), graded, on condensed lists.
+
+Parameter: gains=g0:g1:... (gain per grade; default campaign gains or the grade itself).
+"""
+from ..estimators import preference
+from ..estimators.params import as_dict, get_list, kv_measure
+
+
+@kv_measure("rpref_relative", keys=("gains",), order=205, nicknames={"incomplete"} if "rpref_relative" == "rpref_relative2" else set())
+def rpref_relative(r, params=()):
+    """Sakai 2007 eq. 17: 1/cg_I(R) sum over r' != 1 of g(r') (1 - penalty(r') / (r' - 1))."""
+    d = as_dict(params)
+    return preference.rpref_relative(r, get_list("rpref_relative", d, "gains"))

@@ -1,0 +1,13 @@
+"""rpref_relative2 (Sakai 2007 eq. 19: 1/cg_I(R) sum g(r') (1 - penalty(r') / r')), graded, on condensed lists.
+
+Parameter: gains=g0:g1:... (gain per grade; default campaign gains or the grade itself).
+"""
+from ..estimators import preference
+from ..estimators.params import as_dict, get_list, kv_measure
+
+
+@kv_measure("rpref_relative2", keys=("gains",), order=206, nicknames={"incomplete"} if "rpref_relative2" == "rpref_relative2" else set())
+def rpref_relative2(r, params=()):
+    """Sakai 2007 eq. 19: 1/cg_I(R) sum g(r') (1 - penalty(r') / r')."""
+    d = as_dict(params)
+    return preference.rpref_relative2(r, get_list("rpref_relative2", d, "gains"))

@@ -1,0 +1,9 @@
+"""statR: estimated number of relevant documents, R_hat = sum over sampled relevant of 1/pi."""
+from ..estimators.statap import statap_terms
+from .registry import measure
+
+
+@measure("statR", order=223, extension=True, aggregate="sum")
+def statR(r, params=()):
+    """Horvitz-Thompson estimate of the number of relevant documents (summed over topics)."""
+    return statap_terms(r)["R_hat"]

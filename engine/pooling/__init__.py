@@ -1,0 +1,264 @@
+"""Pool builders: which documents to judge, per topic, under a budget.
+
+`build_pool(runs, strategy, budget, depth=..., seed=...)` returns a `Pool` whose table has one row
+per document: topic, doc, stratum, prob (inclusion probability), method (selecting strategy), order
+(1.. = judging order; 0 = in the sampling frame, not selected). Strategies:
+
+  depth       depth-k pool (k = `k`, default the pool depth); a budget keeps the best-ranked first
+  take_n      round-robin over runs, rank by rank, to the budget
+  uniform     simple random sample of the depth pool (infAP)
+  stratified  stratified random sample, strata by rank depth (xinfAP / infNDCG; thesis 3.1.5)
+  statap      unequal-probability sample, prior from AP, exact inclusion probabilities (statAP)
+  mtf         move-to-front (online)          hedge   Hedge (online)          mtc   MTC (online)
+
+Online strategies need the judgments as they arrive: `build_pool(..., oracle=qrels)` replays them
+(simulation); interactive judging asks `engine.judging.next_document`.
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..errors import CranfieldError, FormatError, Problem
+from .candidates import ap_prior, group_codes, pool_candidates, rank_within, ranked_runs
+from .online import SELECTORS
+from .static import SAMPLING, STATIC
+
+STRATEGIES = tuple(STATIC) + tuple(SELECTORS)
+ONLINE = frozenset(SELECTORS)
+POOL_COLUMNS = ["topic", "doc", "stratum", "prob", "method", "order"]
+MQ_TARGETS = (8, 16, 32, 64, 128)
+
+
+@dataclass
+class Pool:
+    """A built pool: the per-document table and the specification that reproduces it."""
+
+    table: pd.DataFrame
+    spec: dict = field(default_factory=dict)
+
+    def selected(self) -> pd.DataFrame:
+        """Rows to judge (order >= 1), in judging order."""
+        t = self.table
+        return t[t["order"] > 0].sort_values(["topic", "order"], kind="mergesort").reset_index(drop=True)
+
+    def sizes(self) -> pd.Series:
+        """Documents to judge per topic."""
+        return self.selected().groupby("topic", sort=False).size()
+
+
+def resolve_budgets(budget, pool_sizes: pd.Series) -> pd.Series | None:
+    """Per-topic budgets (int) from an int (same for every topic), a fraction in (0, 1) of each
+    topic's depth pool, or a mapping topic -> int (every pooled topic needs one)."""
+    if budget is None:
+        return None
+    idx = pool_sizes.index
+    if isinstance(budget, (dict, pd.Series)):
+        m = pd.Series(budget)
+        m.index = m.index.astype(str)
+        missing = [t for t in idx if t not in m.index]
+        if missing:
+            raise CranfieldError(f"no budget for topic(s) {', '.join(map(str, missing[:10]))}"
+                                 + (" ..." if len(missing) > 10 else "")
+                                 + "; give every pooled topic a budget or target")
+        out = m.reindex(idx).astype(float)
+    else:
+        b = float(budget)
+        if b <= 0:
+            raise CranfieldError(f"budget must be positive, got {budget}")
+        if b < 1:
+            out = pd.Series(np.maximum(1, np.round(b * pool_sizes.to_numpy(float))), index=idx)
+        else:
+            if b != int(b):
+                raise CranfieldError(f"budget {budget}: give a whole number of documents or a fraction below 1")
+            out = pd.Series(b, index=idx)
+    if (out < 0).any() or out.isna().any():
+        raise CranfieldError("budgets must be non-negative integers")
+    return out.astype(np.int64)
+
+
+def parse_budget(text: str | None):
+    """CLI budget text: '50' (per topic), '0.05' or '5%' (of each depth pool)."""
+    if text is None:
+        return None
+    t = str(text).strip()
+    try:
+        if t.endswith("%"):
+            return float(t[:-1]) / 100.0
+        v = float(t)
+    except ValueError:
+        raise CranfieldError(f"--budget {text!r}: use a count per topic (50), a fraction (0.05) or a "
+                             f"percentage (5%), or 'targets' for the campaign's per-topic targets") from None
+    return int(v) if v >= 1 and v == int(v) else v
+
+
+def assign_targets(topics, levels=MQ_TARGETS, seed: int = 0) -> pd.Series:
+    """Million Query design: per-topic judgment targets, the number of topics per level inversely
+    proportional to the level (equal total effort per level: 16:8:4:2:1 for 8..128), shuffled."""
+    topics = [str(t) for t in topics]
+    lv = np.asarray(levels, dtype=np.int64)
+    share = (1.0 / lv) / (1.0 / lv).sum() * len(topics)
+    counts = np.floor(share).astype(np.int64)
+    rem = len(topics) - counts.sum()
+    counts[np.argsort(-(share - counts), kind="stable")[:rem]] += 1
+    values = np.repeat(lv, counts)
+    rng = np.random.default_rng(seed)
+    rng.shuffle(values)
+    return pd.Series(values, index=pd.Index(topics, name="topic"), name="target")
+
+
+def derive_targets(counts: pd.Series, levels=MQ_TARGETS) -> pd.Series:
+    """A topic's judgment target read from its judgment count: the smallest level >= the count
+    (collisions between selection methods only ever lower a count below its target)."""
+    lv = np.asarray(sorted(levels), dtype=np.int64)
+    i = np.minimum(np.searchsorted(lv, counts.to_numpy(np.int64), side="left"), len(lv) - 1)
+    return pd.Series(lv[i], index=counts.index, name="target")
+
+
+def build_pool(runs: pd.DataFrame, strategy: str, budget=None, *, depth: int = 100, seed: int = 0,
+               pooled: list[str] | None = None, oracle: pd.DataFrame | None = None, rel_level: int = 1,
+               topics: list[str] | None = None, **params) -> Pool:
+    """Build a pool of the `pooled` runs (default: all) cut at `depth` with `strategy` and per-topic
+    `budget` (see `resolve_budgets`). Reproducible from (runs, strategy, budget, depth, seed, params)."""
+    if strategy not in STRATEGIES:
+        raise CranfieldError(f"unknown pool strategy {strategy!r}; choose one of {', '.join(STRATEGIES)}")
+    if depth is None or int(depth) < 1:
+        raise CranfieldError("pool depth must be a positive integer")
+    depth = int(depth)
+    rr = ranked_runs(runs, depth, pooled)
+    if topics is not None:
+        rr = rr[rr["topic"].isin(set(map(str, topics)))]
+    cand = pool_candidates(rr, depth)
+    sizes = cand.groupby("topic", sort=False).size()
+    budgets = resolve_budgets(budget, sizes)
+    rng = np.random.default_rng(seed)
+    spec = {"strategy": strategy, "budget": _jsonable(budget), "depth": depth, "seed": int(seed),
+            "params": _jsonable(params), "pooled": sorted(rr["run"].unique().tolist()) if pooled else None,
+            "rel_level": rel_level}
+    if strategy in STATIC:
+        row_budget = None if budgets is None else cand["topic"].map(budgets).to_numpy(np.int64)
+        sel, stratum, prob = STATIC[strategy](cand, row_budget, rng=rng, **params)
+        codes, _ = group_codes(cand["topic"])
+        order = np.where(sel, rank_within(np.where(sel, codes, -1 - codes)) + 1, 0)
+        keep = sel | (strategy in SAMPLING)
+        table = pd.DataFrame({"topic": cand["topic"].to_numpy(object), "doc": cand["doc"].to_numpy(object),
+                              "stratum": np.asarray(stratum, np.int64), "prob": np.asarray(prob, np.float64),
+                              "method": strategy, "order": order.astype(np.int64)})[keep]
+        return Pool(table.reset_index(drop=True), spec)
+    if oracle is None:
+        raise CranfieldError(f"strategy {strategy} is online: it needs judgments as they arrive. Judge with "
+                             f"`cranfield judgments next`, or replay known judgments (--oracle truth)")
+    if budgets is None:
+        budgets = sizes
+    known = _grade_lookup(oracle)
+    frames = []
+    for topic, rows in rr.groupby("topic", sort=False):
+        sel_ = SELECTORS[strategy](rows, depth, **params)
+        grades = known.get(topic, {})
+        picked = []
+        for _ in range(int(budgets.get(topic, 0))):
+            i = sel_.next()
+            if i is None:
+                break
+            d = sel_.docs[i]
+            sel_.update(i, grades.get(d, 0) >= rel_level)
+            picked.append(d)
+        frames.append(pd.DataFrame({"topic": topic, "doc": np.asarray(picked, dtype=object)}))
+    table = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame({"topic": [], "doc": []})
+    table["stratum"] = np.int64(1)
+    table["prob"] = 1.0
+    table["method"] = strategy
+    table["order"] = (table.groupby("topic", sort=False).cumcount() + 1).astype(np.int64)
+    return Pool(table[POOL_COLUMNS], spec)
+
+
+def _grade_lookup(qrels: pd.DataFrame) -> dict:
+    out: dict = {}
+    for t, g in qrels.groupby(qrels["topic"].astype(str), sort=False):
+        out[t] = dict(zip(g["doc"].astype(str), g["grade"].astype(int)))
+    return out
+
+
+def _jsonable(v):
+    if isinstance(v, pd.Series):
+        return {str(k): int(x) for k, x in v.items()}
+    if isinstance(v, dict):
+        return {str(k): _jsonable(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_jsonable(x) for x in v]
+    if isinstance(v, (np.integer,)):
+        return int(v)
+    if isinstance(v, (np.floating,)):
+        return float(v)
+    return v
+
+
+# ---------------------------------------------------------------------------- storage
+
+def pool_path(root, name: str) -> Path:
+    return Path(root) / "pools" / f"pool-{name}.tsv"
+
+
+def write_pool(root, name: str, pool: Pool) -> Path:
+    """Write pools/pool-NAME.tsv (header + rows) and append the spec to pools/pools.log.jsonl."""
+    from ..formats import write_text
+    from ..judging import append_records
+
+    if not name or any(c in name for c in "/\\ \t"):
+        raise CranfieldError(f"pool name {name!r}: use letters, digits, '-' or '_'")
+    p = pool_path(root, name)
+    t = pool.table[POOL_COLUMNS].copy()
+    t["prob"] = t["prob"].map(lambda x: f"{x:.10g}")
+    write_text(p, t.to_csv(sep="\t", index=False))
+    rec = {"op": "pool", "name": name, "file": str(p.relative_to(Path(root))),
+           "ts": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+           "documents": int((pool.table["order"] > 0).sum()), "topics": int(pool.table["topic"].nunique()),
+           **pool.spec}
+    append_records(Path(root) / "pools" / "pools.log.jsonl", [rec])
+    return p
+
+
+def read_pool(path) -> pd.DataFrame:
+    """Read a pool TSV written by `write_pool`."""
+    p = Path(path)
+    try:
+        df = pd.read_csv(p, sep="\t", dtype={"topic": str, "doc": str, "method": str}, keep_default_na=False)
+    except FileNotFoundError:
+        raise FormatError(Problem(str(p), None, "pool file not found"),
+                          hint="build one with `cranfield pool CAMPAIGN --strategy ... --name NAME`") from None
+    missing = [c for c in POOL_COLUMNS if c not in df.columns]
+    if missing:
+        raise FormatError(Problem(str(p), 1, f"pool header lacks column(s) {', '.join(missing)}"),
+                          hint="the header reads: " + "\t".join(POOL_COLUMNS))
+    try:
+        df["stratum"] = df["stratum"].astype(np.int64)
+        df["order"] = df["order"].astype(np.int64)
+        df["prob"] = df["prob"].astype(np.float64)
+    except (ValueError, TypeError) as exc:
+        raise FormatError(Problem(str(p), None, f"stratum/order must be integers and prob a number ({exc})")) from None
+    return df[POOL_COLUMNS]
+
+
+def pool_log(root) -> list[dict]:
+    """The pools log records (one per pool built)."""
+    p = Path(root) / "pools" / "pools.log.jsonl"
+    if not p.exists():
+        return []
+    out = []
+    for line in p.read_text(encoding="utf-8").splitlines():
+        try:
+            out.append(json.loads(line))
+        except json.JSONDecodeError:
+            continue
+    return out
+
+
+__all__ = ["Pool", "build_pool", "resolve_budgets", "parse_budget", "assign_targets", "derive_targets",
+           "write_pool", "read_pool", "pool_log", "pool_path", "STRATEGIES", "ONLINE", "MQ_TARGETS",
+           "POOL_COLUMNS", "ap_prior", "ranked_runs", "pool_candidates"]

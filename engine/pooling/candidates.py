@@ -1,0 +1,84 @@
+"""The candidate documents of a pool: per (topic, doc) best rank over the pooled runs and priors.
+
+Ranks are recomputed in trec_eval order (score descending, ties by document id descending), so a
+run file's own rank column is never trusted.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..errors import CranfieldError
+
+
+def ranked_runs(runs: pd.DataFrame, depth: int | None = None,
+                pooled: list[str] | None = None) -> pd.DataFrame:
+    """Run rows (run, topic, doc, rank) with trec_eval-order ranks, cut at `depth`, pooled runs only."""
+    df = runs
+    if pooled is not None:
+        missing = sorted(set(pooled) - set(runs["run"].astype(str).unique()))
+        if missing:
+            raise CranfieldError(f"pooled runs not found among the runs: {', '.join(missing[:10])}")
+        df = df[df["run"].astype(str).isin(set(pooled))]
+    if len(df) == 0:
+        raise CranfieldError("no run results to pool (check the runs and the pooled-run selection)")
+    run = df["run"].astype(str).to_numpy(object)
+    topic = df["topic"].astype(str).to_numpy(object)
+    doc = df["doc"].astype(str).to_numpy(object)
+    score = df["score"].to_numpy(np.float64)
+    rc, _ = pd.factorize(run)
+    tc, _ = pd.factorize(topic)
+    dcode, _ = pd.factorize(doc, sort=True)
+    order = np.lexsort((-dcode, -score, tc, rc))
+    g = (rc * (tc.max() + 1) + tc)[order]
+    starts = np.flatnonzero(np.concatenate(([True], g[1:] != g[:-1])))
+    lens = np.diff(np.concatenate((starts, [len(g)])))
+    rank = np.arange(len(g)) - np.repeat(starts, lens) + 1
+    out = pd.DataFrame({"run": run[order], "topic": topic[order], "doc": doc[order],
+                        "rank": rank.astype(np.int64)})
+    if depth is not None:
+        out = out[out["rank"] <= depth]
+    return out.reset_index(drop=True)
+
+
+def ap_prior(rank: np.ndarray, depth: int) -> np.ndarray:
+    """The average-precision prior of a rank in a list of length `depth`: (1 + H_depth - H_{rank-1}) / (2 depth).
+
+    It sums to 1 over ranks 1..depth and decreases with rank (Aslam, Pavlu and Yilmaz).
+    """
+    h = np.concatenate(([0.0], np.cumsum(1.0 / np.arange(1, depth + 1))))
+    r = np.asarray(rank, dtype=np.int64)
+    return (1.0 + h[depth] - h[r - 1]) / (2.0 * depth)
+
+
+def pool_candidates(rr: pd.DataFrame, depth: int) -> pd.DataFrame:
+    """Per (topic, doc) of the depth pool: best rank, runs retrieving it, the run order index of
+    the first run reaching the best rank, and the statAP prior (mean AP prior over pooled runs)."""
+    n_runs = rr.groupby("topic", sort=False)["run"].nunique()
+    run_idx, _ = pd.factorize(rr["run"], sort=True)
+    tmp = rr.assign(_prior=ap_prior(rr["rank"].to_numpy(), depth), _run=run_idx)
+    tmp = tmp.sort_values(["topic", "doc", "rank", "_run"], kind="mergesort")
+    g = tmp.groupby(["topic", "doc"], sort=False)
+    cand = pd.DataFrame({"best_rank": g["rank"].first(), "first_run": g["_run"].first(),
+                         "n_runs": g["run"].size(), "prior": g["_prior"].sum()}).reset_index()
+    cand["prior"] = cand["prior"] / cand["topic"].map(n_runs).to_numpy(np.float64)
+    # canonical order: topic, best rank, round-robin over runs, doc
+    cand = cand.sort_values(["topic", "best_rank", "first_run", "doc"], kind="mergesort")
+    return cand.reset_index(drop=True)
+
+
+def group_codes(topics: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """Integer topic codes (in order of appearance) and the unique topics."""
+    codes, uniq = pd.factorize(topics.astype(str).to_numpy(object), sort=False)
+    return codes.astype(np.int64), np.asarray(uniq, dtype=object)
+
+
+def rank_within(codes: np.ndarray) -> np.ndarray:
+    """0-based position of each row within its (contiguous or not) group, in row order."""
+    order = np.argsort(codes, kind="stable")
+    c = codes[order]
+    starts = np.flatnonzero(np.concatenate(([True], c[1:] != c[:-1]))) if len(c) else np.zeros(0, np.int64)
+    lens = np.diff(np.concatenate((starts, [len(c)])))
+    pos = np.empty(len(codes), np.int64)
+    pos[order] = np.arange(len(c)) - np.repeat(starts, lens)
+    return pos

@@ -1,0 +1,466 @@
+"""What the screens show, as plain tables: a thin layer over the engine (no Textual imports).
+
+Scores come from `engine.evaluate.compute` (summaries from `engine.summarize`); this module only
+arranges them: run x topic matrices, intervals of the mean, adjacent-run paired tests, judged@10,
+and per-document contributions read off the engine's ranked lists.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+
+from engine.errors import CranfieldError, Warnings
+from engine.evaluate import compute, summarize, to_long
+from engine.measures import load_all, resolve
+from engine.measures.registry import REGISTRY
+from engine.ranking import EvalOptions
+
+from .source import Opened, load_docs, open_campaign
+
+DEFAULT_MEASURES = ["map", "P.10", "ndcg_cut.10", "bpref"]
+
+
+def output_names(spec: str) -> list[str]:
+    """Output names of one measure spec (P.10 -> P_10)."""
+    return [n for req in resolve([spec]) for n in req.names]
+
+
+def measure_choices() -> list[str]:
+    """Specs a user can pick: every per-topic float measure, one entry per default cut-off."""
+    load_all()
+    out = []
+    for m in sorted(REGISTRY.values(), key=lambda m: m.order):
+        if m.value_kind != "float" or not m.per_topic or not m.summary or m.aggregate != "mean":
+            continue
+        if m.param_kind in ("int_cut", "float_cut") and m.params:
+            out += [f"{m.name}.{p:g}" if isinstance(p, float) else f"{m.name}.{p}" for p in m.params]
+        elif m.param_kind == "none" or m.params:
+            out.append(m.name)
+    return out
+
+
+@dataclass
+class Scores:
+    """Every (run, topic) value of the chosen measures, as matrices."""
+
+    measures: list[str]                 # output names, in the user's order
+    runs: list[str]
+    topics: list[str]
+    matrix: dict[str, np.ndarray]       # measure -> (n_runs, n_topics); NaN where the run has no list
+    means: pd.DataFrame                 # run x measure summaries (engine.summarize)
+    judged10: np.ndarray                # per run: mean share of the top 10 that is judged
+    ranked: object                      # engine Ranked (row data for drill-downs)
+    group_of: np.ndarray                # (n_runs, n_topics) group index or -1
+
+
+class CampaignModel:
+    """A loaded campaign plus its evaluation, shared by every screen."""
+
+    def __init__(self, opened: Opened):
+        self.o = opened
+        self.root = opened.root
+        self.config = opened.config
+        self.name = opened.name
+        self.runs = opened.runs
+        self.qrels = opened.qrels
+        self.topics = opened.topics
+        self.run_meta = opened.run_meta.set_index("run")
+        self.warnings: Warnings = opened.warnings
+        ev = self.config.get("evaluation") or {}
+        rel = self.config.get("relevance") or {}
+        self.options = EvalOptions(rel_level=int(rel.get("binary_threshold", 1)),
+                                   max_depth=int(ev["depth"]) if ev.get("depth") else None)
+        self.default_measures = [str(m) for m in (ev.get("measures") or DEFAULT_MEASURES)]
+        self.scores: Scores | None = None
+        self._docs: dict | None = None
+        self._pools: pd.DataFrame | None = None
+
+    @classmethod
+    def load(cls, root: Path) -> "CampaignModel":
+        return cls(open_campaign(root))
+
+    # ------------------------------------------------------------------ evaluation
+    def usable_measures(self, specs: list[str]) -> tuple[list[str], list[str]]:
+        """(specs the engine knows, unknown specs with the reason)."""
+        ok, bad = [], []
+        for s in specs:
+            try:
+                output_names(s)
+                ok.append(s)
+            except CranfieldError as exc:
+                bad.append(f"{s}: {exc}")
+        return ok, bad
+
+    def evaluate(self, specs: list[str]) -> Scores:
+        """Evaluate `specs` on all runs and topics (one vectorized engine pass)."""
+        if len(self.runs) == 0:
+            raise CranfieldError(f"{self.root}/runs: the campaign has no runs")
+        if len(self.qrels) == 0:
+            raise CranfieldError(f"{self.root}/judgments: the campaign has no judgments yet")
+        names: list[str] = []
+        for s in specs:
+            names += [n for n in output_names(s) if n not in names]
+        c = compute(self.qrels, self.runs, specs, self.options)
+        r = c.ranked
+        long = to_long(c)
+        means = summarize(long)
+        run_names = list(r.run_names)
+        topic_names = list(r.topic_names)
+        n_r, n_t = len(run_names), len(topic_names)
+        group_of = np.full((n_r, n_t), -1, dtype=np.int64)
+        group_of[r.g_run, r.g_topic] = np.arange(r.n_groups)
+        present = group_of >= 0
+        if r.g_missing is not None:
+            present[r.g_run[r.g_missing], r.g_topic[r.g_missing]] = False
+        matrix = {}
+        for n in names:
+            m = np.full((n_r, n_t), np.nan)
+            m[r.g_run, r.g_topic] = np.asarray(c.values[n], dtype=np.float64)
+            m[~present] = np.nan
+            matrix[n] = m
+        top = r.rank <= 10
+        judged = r.seg_sum(top & (r.rel >= 0)).astype(float)
+        denom = np.minimum(r.num_ret, 10).astype(float)
+        share = np.divide(judged, denom, out=np.ones_like(judged), where=denom > 0)
+        j10 = np.full((n_r, n_t), np.nan)
+        j10[r.g_run, r.g_topic] = share
+        j10[~present] = np.nan
+        with np.errstate(invalid="ignore"):
+            judged10 = np.nanmean(np.where(np.isnan(j10), np.nan, j10), axis=1) if n_t else np.zeros(n_r)
+        self.scores = Scores(names, run_names, topic_names, matrix, means.reindex(columns=names),
+                             np.nan_to_num(judged10, nan=1.0), r, group_of)
+        return self.scores
+
+    # ------------------------------------------------------------------ leaderboard
+    def leaderboard(self, sort: str | None = None, descending: bool = True, filt: tuple[str, str] | None = None,
+                    sig_measure: str | None = None, alpha: float = 0.05) -> pd.DataFrame:
+        """One row per run: metadata, per measure mean and 95% half-width, judged@10, and whether the
+        run is significantly different (paired t-test over topics) from the run listed above it."""
+        s = self._need()
+        idx = np.arange(len(s.runs))
+        meta = self.run_meta.reindex(s.runs)
+        df = pd.DataFrame({"run": s.runs, "group": meta["group"].fillna("").to_numpy(),
+                           "type": meta["type"].fillna("automatic").to_numpy(),
+                           "pooled": meta["pooled"].fillna(False).astype(bool).to_numpy()}, index=idx)
+        for n in s.measures:
+            mean, half = mean_ci(s.matrix[n])
+            df[n] = s.means[n].reindex(s.runs).to_numpy(np.float64)
+            df[n + " ±"] = half
+        df["judged@10"] = s.judged10
+        if filt is not None:
+            df = df[filter_mask(df, filt)]
+        if sort is None:
+            sort = s.measures[0] if s.measures else "run"
+        df = df.sort_values([sort, "run"], ascending=[not descending, True], kind="mergesort")
+        sm = sig_measure if sig_measure in s.matrix else (sort if sort in s.matrix else (s.measures[0] if s.measures else None))
+        p = np.full(len(df), np.nan)
+        if sm is not None and len(df) > 1:
+            p[1:] = adjacent_paired_p(s.matrix[sm][df.index.to_numpy()])
+        df["p_above"] = p
+        df["same_as_above"] = p >= alpha
+        df.attrs["sig_measure"] = sm
+        return df
+
+    def filters(self) -> list[tuple[str, str, str]]:
+        """(kind, value, label) of every leaderboard filter."""
+        out = [("all", "", "all runs"), ("pooled", "yes", "pooled runs"), ("pooled", "no", "runs not pooled"),
+               ("type", "manual", "manual runs"), ("type", "automatic", "automatic runs")]
+        for g in sorted(set(self.run_meta["group"].dropna().astype(str)) - {""}):
+            out.append(("group", g, f"group {g}"))
+        return out
+
+    # ------------------------------------------------------------------ per-topic matrix
+    def topic_table(self, measure: str) -> pd.DataFrame:
+        """One row per topic: title, category, R, judged, judged depth, mean/min/max of `measure`."""
+        s = self._need()
+        r = s.ranked
+        m = s.matrix[measure]
+        titles = dict(zip(self.topics["topic"].astype(str), self.topics["title"].astype(str)))
+        cats = self.o.categories()
+        # judged depth: deepest k with every run's top k judged, per topic
+        unj = r.rel < 0
+        first_unj = np.full(r.n_groups, np.iinfo(np.int64).max)
+        if r.n_rows:
+            rows = np.flatnonzero(unj)
+            np.minimum.at(first_unj, r.row_group[rows], r.rank[rows])
+        depth_g = np.minimum(first_unj - 1, r.num_ret)
+        depth_t = np.full(len(s.topics), np.iinfo(np.int64).max)
+        np.minimum.at(depth_t, r.g_topic, depth_g)
+        depth_t[depth_t == np.iinfo(np.int64).max] = 0
+        judged = self.qrels[self.qrels["grade"] >= 0].groupby("topic").size()
+        with np.errstate(invalid="ignore"), _quiet():
+            df = pd.DataFrame({
+                "topic": s.topics,
+                "title": [titles.get(t, "") for t in s.topics],
+                "category": [cats.get(t, "") for t in s.topics],
+                "R": np.asarray(r.t_num_rel, dtype=np.int64),
+                "judged": judged.reindex(s.topics).fillna(0).astype(np.int64).to_numpy(),
+                "depth": depth_t.astype(np.int64),
+                "mean": np.nanmean(m, axis=0), "min": np.nanmin(m, axis=0), "max": np.nanmax(m, axis=0),
+            })
+        return df
+
+    # ------------------------------------------------------------------ drill-downs
+    def ranked_list(self, run: str, topic: str, measure: str | None = None, limit: int = 100) -> pd.DataFrame:
+        """One run's ranked list for a topic: rank, doc, grade (or -1 not pooled, -2 pooled unjudged),
+        pool method/stratum, and each document's contribution to `measure` when it is additive."""
+        s = self._need()
+        ri, ti = s.runs.index(run), s.topics.index(topic)
+        g = s.group_of[ri, ti]
+        cols = ["rank", "doc", "grade", "source", "contribution"]
+        if g < 0:
+            return pd.DataFrame({c: [] for c in cols})
+        r = s.ranked
+        a, b = r.offsets[g], r.offsets[g + 1]
+        df = pd.DataFrame({"rank": r.rank[a:b], "doc": r.doc[a:b], "grade": r.rel[a:b]})
+        contrib = None
+        if measure is not None:
+            contrib = contributions(r, g, measure, self.config)
+            if contrib is not None:
+                value = s.matrix[measure][ri, ti]
+                if not np.isfinite(value) or abs(contrib.sum() - value) > 1e-6:
+                    contrib = None  # not additive as computed: show nothing rather than a wrong split
+        df["contribution"] = contrib if contrib is not None else np.nan
+        src = self.pool_sources(topic)
+        df["source"] = df["doc"].map(src).fillna("") if len(src) else ""
+        return df.iloc[:limit][cols]
+
+    def pool_sources(self, topic: str) -> pd.Series:
+        """doc -> 'method/stratum' for the topic's pooled documents (from qrels columns and pools/)."""
+        parts = []
+        q = self.qrels
+        if "method" in q.columns or "stratum" in q.columns:
+            sub = q[q["topic"] == topic]
+            lab = sub["method"].astype(str) if "method" in sub else pd.Series("", index=sub.index)
+            if "stratum" in sub:
+                lab = lab + "/s" + sub["stratum"].astype(str)
+            parts.append(pd.Series(lab.to_numpy(), index=sub["doc"].to_numpy()))
+        pools = self.pools()
+        if len(pools):
+            sub = pools[pools["topic"] == topic]
+            lab = sub["method"].astype(str) + "/s" + sub["stratum"].astype(str)
+            parts.append(pd.Series(lab.to_numpy(), index=sub["doc"].to_numpy()))
+        if not parts:
+            return pd.Series(dtype=object)
+        out = pd.concat(parts)
+        return out[~out.index.duplicated(keep="last")]
+
+    def pools(self) -> pd.DataFrame:
+        """Every pool file in pools/ (topic, doc, stratum, prob, method, order, pool)."""
+        if self._pools is None:
+            frames = []
+            pdir = self.root / "pools"
+            if pdir.is_dir():
+                for p in sorted(pdir.glob("pool-*.tsv")):
+                    try:
+                        f = pd.read_csv(p, sep="\t", dtype={"topic": str, "doc": str}, comment="#")
+                    except (ValueError, OSError) as exc:
+                        self.warnings.add(str(p), None, f"unreadable pool file ({exc})")
+                        continue
+                    if "topic" not in f.columns:
+                        f = pd.read_csv(p, sep="\t", header=None, dtype=str, comment="#",
+                                        names=["topic", "doc", "stratum", "prob", "method", "order"])
+                    f["pool"] = p.stem[5:]
+                    frames.append(f)
+            self._pools = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(
+                columns=["topic", "doc", "stratum", "prob", "method", "order", "pool"])
+        return self._pools
+
+    def run_topics(self, run: str) -> pd.DataFrame:
+        """One run's per-topic values of every measure, with the topic median of the first measure."""
+        s = self._need()
+        ri = s.runs.index(run)
+        df = pd.DataFrame({"topic": s.topics})
+        for n in s.measures:
+            df[n] = s.matrix[n][ri]
+        if s.measures:
+            with _quiet():
+                df["median"] = np.nanmedian(s.matrix[s.measures[0]], axis=0)
+            df["vs median"] = df[s.measures[0]] - df["median"]
+        return df
+
+    def docs(self) -> dict:
+        if self._docs is None:
+            self._docs = load_docs(self.root)
+        return self._docs
+
+    # ------------------------------------------------------------------ home
+    def home_facts(self) -> dict:
+        """Counts shown on the campaign home screen."""
+        q = self.qrels
+        judged = q[q["grade"] >= 0]
+        rel_level = self.options.rel_level
+        return {"name": self.name, "description": str(self.config.get("description") or ""),
+                "root": str(self.root), "runs": int(self.runs["run"].nunique()) if len(self.runs) else 0,
+                "topics": int(len(set(self.topics["topic"]) | set(q["topic"]))),
+                "judged": int(len(judged)), "relevant": int((judged["grade"] >= rel_level).sum()),
+                "unjudged_pooled": int((q["grade"] < 0).sum()),
+                "groups": int(self.run_meta["group"].replace("", np.nan).nunique()),
+                "manual": int((self.run_meta["type"] == "manual").sum()),
+                "pooled": int(self.run_meta["pooled"].sum())}
+
+    def pool_progress(self) -> pd.DataFrame:
+        """Per topic: judged, pooled-but-unjudged, target (campaign target, else the pool size), share done."""
+        q = self.qrels
+        topics = sorted(set(self.topics["topic"]) | set(q["topic"]), key=_topic_key)
+        judged = q[q["grade"] >= 0].groupby("topic").size().reindex(topics).fillna(0).astype(np.int64)
+        waiting = q[q["grade"] < 0].groupby("topic").size().reindex(topics).fillna(0).astype(np.int64)
+        pools = self.pools()
+        if len(pools):
+            pooled = pools.drop_duplicates(["topic", "doc"]).groupby("topic").size().reindex(topics).fillna(0)
+            waiting = np.maximum(waiting, pooled.astype(np.int64) - judged)
+        tg = self.o.targets()
+        target = pd.Series([tg.get(t, 0) for t in topics], index=topics, dtype=np.int64)
+        target = target.where(target > 0, judged + waiting)
+        rel = q[q["grade"] >= self.options.rel_level].groupby("topic").size().reindex(topics).fillna(0)
+        done = np.divide(judged.to_numpy(float), target.to_numpy(float), out=np.ones(len(topics)),
+                         where=target.to_numpy() > 0)
+        return pd.DataFrame({"topic": topics, "judged": judged.to_numpy(), "target": target.to_numpy(),
+                             "relevant": rel.astype(np.int64).to_numpy(), "done": np.minimum(done, 1.0)})
+
+    def problems(self, limit: int = 200) -> list[str]:
+        """Warnings for the home screen: file problems, runs with unjudged top-10 holes, topics with R = 0."""
+        out = [str(p) for p in list(self.warnings)[:limit]]
+        s = self.scores
+        if s is not None:
+            r = s.ranked
+            top = r.rank <= 10
+            holes = r.seg_sum(top & (r.rel < 0))
+            per_run = np.bincount(r.g_run, weights=holes, minlength=len(s.runs)).astype(int)
+            n_top = np.bincount(r.g_run, weights=np.minimum(r.num_ret, 10), minlength=len(s.runs)).astype(int)
+            for i in np.argsort(-per_run, kind="stable"):
+                if per_run[i] > 0:
+                    out.append(f"run {s.runs[i]}: {per_run[i]} of its {n_top[i]} top-10 documents are unjudged")
+            no_rel = [t for t, n in zip(s.topics, r.t_num_rel) if n == 0]
+            if no_rel:
+                out.append(f"{len(no_rel)} topic(s) without relevant documents: {', '.join(no_rel[:12])}"
+                           + (" ..." if len(no_rel) > 12 else ""))
+        return out
+
+    def _need(self) -> Scores:
+        if self.scores is None:
+            raise CranfieldError("the campaign has not been evaluated yet")
+        return self.scores
+
+
+# ---------------------------------------------------------------------- small pure helpers
+
+class _quiet:
+    def __enter__(self):
+        import warnings
+        self._w = warnings.catch_warnings()
+        self._w.__enter__()
+        warnings.simplefilter("ignore", RuntimeWarning)
+
+    def __exit__(self, *exc):
+        self._w.__exit__(*exc)
+
+
+def _topic_key(t: str):
+    return (0, int(t), t) if str(t).isdigit() else (1, 0, str(t))
+
+
+def mean_ci(m: np.ndarray, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+    """Per row (run): mean over present topics and the half-width of the t interval of the mean."""
+    from scipy import stats
+    n = np.sum(~np.isnan(m), axis=1)
+    with _quiet():
+        mean = np.nanmean(m, axis=1)
+        sd = np.nanstd(m, axis=1, ddof=1)
+        tq = stats.t.ppf(0.5 + level / 2, np.maximum(n - 1, 1))
+    half = np.where(n > 1, tq * sd / np.sqrt(np.maximum(n, 1)), np.nan)
+    return mean, half
+
+
+def adjacent_paired_p(m: np.ndarray) -> np.ndarray:
+    """Two-sided paired t-test p-values of each row (run) against the row before it, over the topics
+    both have; 1.0 when the differences are all zero."""
+    from scipy import stats
+    d = m[1:] - m[:-1]
+    n = np.sum(~np.isnan(d), axis=1)
+    with _quiet():
+        mean = np.nanmean(d, axis=1)
+        sd = np.nanstd(d, axis=1, ddof=1)
+        t = mean / (sd / np.sqrt(n))
+        p = 2 * stats.t.sf(np.abs(t), np.maximum(n - 1, 1))
+    p = np.where(sd > 0, p, np.where(np.abs(np.nan_to_num(mean)) > 0, 0.0, 1.0))
+    return np.where(n > 1, p, np.nan)
+
+
+def filter_mask(df: pd.DataFrame, filt: tuple[str, str]) -> np.ndarray:
+    kind, value = filt
+    if kind == "pooled":
+        return (df["pooled"] == (value == "yes")).to_numpy()
+    if kind in ("type", "group"):
+        return (df[kind].astype(str) == value).to_numpy()
+    return np.ones(len(df), dtype=bool)
+
+
+def contributions(r, g: int, measure: str, config: dict) -> np.ndarray | None:
+    """Per-document share of an additive measure in group g (AP, P@k, recall@k, nDCG@k), or None."""
+    a, b = r.offsets[g], r.offsets[g + 1]
+    rel = r.is_rel[a:b]
+    rank = r.rank[a:b].astype(np.float64)
+    R = float(r.num_rel[g])
+    base, _, k = measure.partition("_")
+    if measure == "map":
+        if R == 0:
+            return np.zeros(b - a)
+        return np.where(rel, r.cum_rel[a:b] / rank, 0.0) / R
+    if base in ("P", "recall") and k.isdigit():
+        k = int(k)
+        hit = rel & (rank <= k)
+        if base == "P":
+            return hit / k
+        return hit / R if R else np.zeros(b - a)
+    if measure.startswith("ndcg_cut_") and measure[9:].isdigit():
+        k = int(measure[9:])
+        scale = ((config.get("relevance") or {}).get("scale") or {})
+        grades = np.maximum(r.rel[a:b], 0)
+        gains_map = {int(gr): float((v or {}).get("gain", gr)) for gr, v in scale.items()} if scale else {}
+        gain = np.array([gains_map.get(int(x), float(x)) for x in grades]) if gains_map else grades.astype(float)
+        gain = np.where(r.rel[a:b] >= 0, gain, 0.0)
+        disc = 1.0 / np.log2(rank + 1.0)
+        dcg = np.where(rank <= k, gain * disc, 0.0)
+        tg = r.t_grades[r.t_grades_offsets[r.g_topic[g]]:r.t_grades_offsets[r.g_topic[g] + 1]][:k]
+        ig = np.array([gains_map.get(int(x), float(x)) for x in tg]) if gains_map else tg.astype(float)
+        idcg = float(np.sum(ig / np.log2(np.arange(1, len(ig) + 1) + 1.0)))
+        return dcg / idcg if idcg > 0 else np.zeros(b - a)
+    return None
+
+
+# ---------------------------------------------------------------------- pools and cost (engine parts)
+
+def cost_model(config: dict):
+    """The campaign's assessor-time model (engine.cost defaults with campaign.yaml overrides)."""
+    from engine.cost import model_from_config
+    return model_from_config(config.get("cost") or None)
+
+
+def pool_preview(model: "CampaignModel", table: pd.DataFrame) -> pd.DataFrame:
+    """Per topic of a built pool: frame size, documents to judge, already judged, new, expected hours."""
+    cm = cost_model(model.config)
+    cats = model.o.categories()
+    sel = table[table["order"] > 0]
+    judged = model.qrels[model.qrels["grade"] >= 0]
+    key = sel["topic"].astype(str) + "\x00" + sel["doc"].astype(str)
+    jkey = set(judged["topic"].astype(str) + "\x00" + judged["doc"].astype(str))
+    sel = sel.assign(known=key.isin(jkey).to_numpy())
+    topics = sorted(table["topic"].astype(str).unique(), key=_topic_key)
+    frame = table.groupby("topic").size().reindex(topics).fillna(0).astype(np.int64)
+    g = sel.groupby("topic")
+    n_sel = g.size().reindex(topics).fillna(0).astype(np.int64)
+    n_known = g["known"].sum().reindex(topics).fillna(0).astype(np.int64)
+    new = n_sel - n_known
+    hours = []
+    for t, n, k in zip(topics, n_sel.to_numpy(), new.to_numpy()):
+        c = cats.get(t)
+        if c is not None and c not in cm.categories:
+            c = None
+        hours.append(cm.query_seconds(max(int(n), 1), c, judged=int(k)) / 3600.0 if k > 0 else 0.0)
+    return pd.DataFrame({"topic": topics, "frame": frame.to_numpy(), "to_judge": n_sel.to_numpy(),
+                         "judged": n_known.to_numpy(), "new": new.to_numpy(), "hours": np.asarray(hours)})

@@ -1,0 +1,125 @@
+"""What every Cranfield screen shares: access to the campaign model, refresh on new data, export."""
+from __future__ import annotations
+
+from typing import Callable
+
+import pandas as pd
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.widgets import Static
+from textual.worker import Worker, WorkerState, get_current_worker
+
+from ..widgets.jobbar import JobBar
+
+
+class Cancelled(Exception):
+    """Raised inside a job when the user pressed escape."""
+
+
+class Unavailable(Static):
+    """A panel standing in for a screen whose engine part has not landed."""
+
+    def __init__(self, what: str, module: str, reason: str = ""):
+        text = (f"[b]{what}[/b] is not available yet.\n\n"
+                f"It needs the engine module [b]{module}[/b], which is not present in this checkout"
+                + (f" ({reason})" if reason else "") + ".\nThe other screens work; press h for home.")
+        super().__init__(text, classes="unavailable")
+
+
+class CranfieldScreen(Screen):
+    """Base screen: `refresh_data()` is called whenever the campaign or its scores change."""
+
+    HELP = ""
+    BINDINGS = [
+        Binding("e", "export", "Export"),
+        Binding("escape", "back", "Back", show=False),
+    ]
+
+    def __init__(self, *args, **kw):
+        super().__init__(*args, **kw)
+        self._seen_version = -1
+        self._jobs: dict[Worker, Callable] = {}
+
+    # ------------------------------------------------------------------ long work
+    def run_job(self, title: str, fn: Callable, done: Callable) -> Worker:
+        """Run fn(progress) in a thread; `progress(fraction, message)` moves the JobBar and stops the
+        work when cancelled; done(result) runs on the UI thread. Errors become notifications."""
+        bars = self.query(JobBar)
+        bar = bars.first() if bars else None
+        if bar is not None:
+            bar.start(title)
+
+        def progress(fraction: float, message: str = "") -> None:
+            w = get_current_worker()
+            if w is not None and w.is_cancelled:
+                raise Cancelled()
+            if bar is not None:
+                self.app.call_from_thread(bar.step, fraction, message)
+
+        def work():
+            return fn(progress)
+        w = self.run_worker(work, thread=True, group="job", exclusive=True, exit_on_error=False)
+        self._jobs[w] = done
+        return w
+
+    def job_running(self) -> bool:
+        return any(w.is_running for w in self._jobs)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        w = event.worker
+        if w not in self._jobs or event.state in (WorkerState.PENDING, WorkerState.RUNNING):
+            return
+        done = self._jobs.pop(w)
+        for bar in self.query(JobBar):
+            bar.stop()
+        if event.state == WorkerState.SUCCESS:
+            try:
+                done(w.result)
+            except Exception as exc:  # formatting errors must not kill the UI either
+                self.app.report_error(exc)
+        elif event.state == WorkerState.ERROR:
+            if isinstance(w.error, Cancelled):
+                self.notify("cancelled", severity="warning")
+            else:
+                self.app.report_error(w.error)
+        elif event.state == WorkerState.CANCELLED:
+            self.notify("cancelled", severity="warning")
+
+    @property
+    def model(self):
+        return self.app.model
+
+    def on_screen_resume(self) -> None:
+        self.sync()
+
+    def sync(self) -> None:
+        """Refresh when the app's data changed since this screen last drew it."""
+        if self.app.model is not None and self.app.data_version != self._seen_version and self.is_mounted:
+            self._seen_version = self.app.data_version
+            try:
+                self.refresh_data()
+            except Exception as exc:  # an engine error must not kill the UI
+                self.app.report_error(exc)
+
+    def refresh_data(self) -> None:  # pragma: no cover - overridden
+        pass
+
+    def export_table(self) -> tuple[str, pd.DataFrame] | None:
+        """(file stem, table) of what the screen shows, for `e`."""
+        return None
+
+    def action_export(self) -> None:
+        t = self.export_table()
+        if t is None:
+            self.notify("Nothing to export on this screen", severity="warning")
+            return
+        self.app.export(*t)
+
+    def action_back(self) -> None:
+        running = [w for w in self._jobs if w.is_running]
+        if running:
+            for w in running:
+                w.cancel()
+            return
+        if len(self.app.screen_stack) > 1:
+            self.app.pop_screen()

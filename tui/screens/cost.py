@@ -1,0 +1,206 @@
+"""Cost-benefit: assessor hours against judgments per query, and the cheapest design for a target."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.widgets import DataTable, Footer, Header, Input, Label, Static, TabbedContent, TabPane
+
+from engine.errors import CranfieldError
+
+from ..model import cost_model
+from ..widgets.cells import num
+from ..widgets.jobbar import JobBar
+from .base import CranfieldScreen, Unavailable
+from .choice import ChoiceScreen
+
+
+def _engine():
+    try:
+        import engine.cost  # noqa: F401
+        import engine.planning as planning
+        return planning, None
+    except ImportError as exc:
+        return None, str(exc)
+
+
+def _f(v, d=1) -> str:
+    return "—" if v is None or not np.isfinite(v) else f"{v:.{d}f}"
+
+
+class CostScreen(CranfieldScreen):
+    TITLE = "Cost-benefit"
+    HELP = """Plans a judging effort from this campaign's runs and judgments (engine.planning): for designs of Q
+queries x j judgments per query, the assessor hours (engine.cost, thesis Table 3.4 times unless
+campaign.yaml overrides them) and the expected Kendall tau against the full ranking (subsampling
+topics and judgments), plus the Phi of the D-study. The targets are editable: type a value and press
+enter (tau target, Phi target, trials). b recomputes; a picks the measure; 1-3 switch tabs.
+The cheapest design per criterion is shown on top. 'Current effort' prices the judgments made so far."""
+    BINDINGS = [Binding("b", "plan", "Plan"), Binding("a", "choose_measure", "Measure")] + [
+        Binding(str(i + 1), f"tab('{t}')", f"Tab {t[4:]}", show=False)
+        for i, t in enumerate(["tab-designs", "tab-hours", "tab-effort"])]
+
+    def __init__(self):
+        super().__init__()
+        self.measure: str | None = None
+        self.result = None
+        self.tables: dict[str, pd.DataFrame] = {}
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        planning, err = _engine()
+        if planning is None:
+            yield Unavailable("Cost-benefit planning", "engine.planning / engine.cost", err)
+        else:
+            with Horizontal(classes="form"):
+                yield Label("tau target")
+                yield Input(value="0.9", id="cost-tau", compact=True)
+                yield Label("Phi target")
+                yield Input(value="0.95", id="cost-phi", compact=True)
+                yield Label("trials")
+                yield Input(value="50", id="cost-trials", compact=True)
+            yield Static("b plans (runs in the background).", id="cost-title", classes="title")
+            yield JobBar()
+            with TabbedContent(id="cost-tabs"):
+                with TabPane("Designs", id="tab-designs"):
+                    yield DataTable(id="cost-designs", cursor_type="row")
+                with TabPane("Hours vs j", id="tab-hours"):
+                    try:
+                        from textual_plotext import PlotextPlot
+                        yield PlotextPlot(id="cost-plot", classes="plot")
+                    except ImportError:
+                        yield Static("(textual-plotext is not installed: no plot)", id="cost-plot")
+                with TabPane("Current effort", id="tab-effort"):
+                    yield Static("", id="cost-effort-text")
+                    yield DataTable(id="cost-effort", cursor_type="row")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.sync()
+
+    def refresh_data(self) -> None:
+        if _engine()[0] is None:
+            return
+        s = self.model.scores
+        if self.measure not in s.measures:
+            self.measure = s.measures[0] if s.measures else "map"
+        self.show_effort()
+        self.action_plan()
+        self.query_one("#cost-designs", DataTable).focus()
+
+    def show_effort(self) -> None:
+        from engine.cost import effort_by_target, judging_effort
+        m = self.model
+        judged = m.qrels[m.qrels["grade"] >= 0]
+        if len(judged) == 0:
+            return
+        eff = judging_effort(judged, cost_model(m.config), m.o.categories() or None, m.o.targets() or None)
+        tab = effort_by_target(eff)
+        self.tables["effort"] = tab
+        self.query_one("#cost-effort-text", Static).update(
+            f"The {len(judged)} judgments made so far cost about [b]{eff['seconds'].sum() / 3600:.1f} h[/b] "
+            f"of assessor time ({cost_model(m.config).source}).")
+        t = self.query_one("#cost-effort", DataTable)
+        t.clear(columns=True)
+        for c in tab.columns:
+            t.add_column(str(c))
+        for r in tab.itertuples(index=False):
+            t.add_row(*[num(v, 2) if isinstance(v, float) else str(v) for v in r])
+
+    def _targets(self) -> tuple[float, float, int]:
+        try:
+            tau = float(self.query_one("#cost-tau", Input).value)
+            phi = float(self.query_one("#cost-phi", Input).value)
+            trials = int(self.query_one("#cost-trials", Input).value)
+        except ValueError:
+            raise CranfieldError("targets are numbers in (0, 1) and trials a whole number") from None
+        if not (0 < tau < 1 and 0 < phi < 1) or trials < 5:
+            raise CranfieldError("targets must be in (0, 1) and trials at least 5")
+        return tau, phi, trials
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        self.action_plan()
+
+    def action_plan(self) -> None:
+        planning, _ = _engine()
+        if planning is None or self.model is None or self.model.scores is None:
+            return
+        try:
+            tau, phi, trials = self._targets()
+        except CranfieldError as exc:
+            self.app.report_error(exc)
+            return
+        m = self.model
+        measure = self.measure
+        cm = cost_model(m.config)
+        qrels = m.qrels[m.qrels["grade"] >= 0]
+
+        def work(progress):
+            return planning.plan(qrels, m.runs, measure=measure, trials=trials, model=cm, target_tau=tau,
+                                 target_phi=phi, progress=progress)
+
+        self.run_job(f"planning designs for {measure}", work, self._show)
+
+    def _show(self, res) -> None:
+        self.result = res
+        d = res.designs
+        self.tables["designs"] = d
+        t = self.query_one("#cost-designs", DataTable)
+        t.clear(columns=True)
+        for c in ("j", "h/query", f"Q tau>={res.target_tau}", "hours", "Q 95%", "hours",
+                  f"Q Phi>={res.target_phi}", "hours"):
+            t.add_column(c)
+        for r in d.itertuples(index=False):
+            t.add_row(str(r.j), _f(r.hours_per_query, 3), _f(r.queries_tau_mean, 0), _f(r.hours_tau_mean),
+                      _f(r.queries_tau_p95, 0), _f(r.hours_tau_p95), _f(r.queries_phi, 0), _f(r.hours_phi))
+        best = []
+        for crit, lab in (("tau_mean", f"E\\[tau]>={res.target_tau}"), ("tau_p95", f"tau>={res.target_tau} w.p. 95%"),
+                          ("phi", f"Phi>={res.target_phi}")):
+            try:
+                b = res.cheapest(crit)
+                q = b[{"tau_mean": "queries_tau_mean", "tau_p95": "queries_tau_p95", "phi": "queries_phi"}[crit]]
+                h = b[{"tau_mean": "hours_tau_mean", "tau_p95": "hours_tau_p95", "phi": "hours_phi"}[crit]]
+                best.append(f"{lab}: {math.ceil(q)} queries x {int(b['j'])} judgments = {h:.1f} h")
+            except CranfieldError:
+                best.append(f"{lab}: out of reach")
+        self.query_one("#cost-title", Static).update(
+            f"[b]{res.measure}[/b] on {res.n_topics} topics · cheapest: " + " · ".join(best))
+        w = self.query_one("#cost-plot")
+        if hasattr(w, "plt"):
+            plt = w.plt
+            plt.clear_data()
+            js = d["j"].to_numpy(float)
+            for col, lab, mk in (("hours_tau_mean", f"E[tau]>={res.target_tau}", "braille"),
+                                 ("hours_tau_p95", "95%", "dot"), ("hours_phi", f"Phi>={res.target_phi}", "·")):
+                y = d[col].to_numpy(float)
+                ok = np.isfinite(y)
+                if ok.any():
+                    plt.plot(js[ok].tolist(), y[ok].tolist(), label=lab, marker=mk)
+            plt.xscale("log")
+            plt.title("assessor hours to reach the target vs judgments per query")
+            plt.xlabel("judgments per query (j)")
+            w.refresh()
+
+    def action_tab(self, tab: str) -> None:
+        if self.query("#cost-tabs"):
+            self.query_one("#cost-tabs", TabbedContent).active = tab
+
+    def action_choose_measure(self) -> None:
+        if self.model is None or self.model.scores is None:
+            return
+
+        def done(choice) -> None:
+            if choice:
+                self.measure = choice
+                self.action_plan()
+        ms = self.model.scores.measures
+        self.app.push_screen(ChoiceScreen("Measure", [(x, x) for x in ms]), done)
+
+    def export_table(self):
+        active = self.query_one("#cost-tabs", TabbedContent).active if self.query("#cost-tabs") else ""
+        key = "effort" if active == "tab-effort" else "designs"
+        return (f"cost-{key}", self.tables[key]) if key in self.tables else None

@@ -1,0 +1,188 @@
+"""Leaderboard: runs x measures, means with 95% intervals, one-key sorting, filters, significance."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.widgets import DataTable, Footer, Header, Static
+
+from ..model import measure_choices
+from ..widgets.cells import num
+from .base import CranfieldScreen
+from .choice import ChoiceScreen
+
+SIG_MARK = "≈"
+
+
+class LeaderboardScreen(CranfieldScreen):
+    TITLE = "Leaderboard"
+    HELP = f"""Every run's mean over topics for each chosen measure with the half-width of its 95% t interval,
+and judged@10 (share of each top 10 that is judged). {SIG_MARK} marks a run NOT significantly different from
+the run listed above it (paired t-test over topics, p >= 0.05, on the sort measure, or the first
+measure when sorting by a non-measure column). Digits 1-9 sort by that column (numbers in the header);
+s moves the sort to the next column; r reverses. Enter opens the run."""
+    BINDINGS = [
+        Binding("enter", "open_run", "Open run", show=False),
+        Binding("s", "next_sort", "Sort next"),
+        Binding("r", "reverse", "Reverse"),
+        Binding("f", "filter", "Filter"),
+        Binding("a", "choose_measures", "Measures"),
+    ] + [Binding(str(i), f"sort_col({i})", f"Sort by column {i}", show=False) for i in range(1, 10)]
+
+    def __init__(self):
+        super().__init__()
+        self.sort_key: str | None = None
+        self.descending = True
+        self.filt: tuple[str, str] = ("all", "")
+        self.filt_label = "all runs"
+        self.frame: pd.DataFrame | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static("", id="lb-title", classes="title")
+        yield DataTable(id="lb", cursor_type="row", zebra_stripes=True)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#lb-title", Static).update("Loading…")
+        self.sync()
+
+    # sortable columns: run, group, measures..., judged@10
+    def sort_columns(self) -> list[str]:
+        s = self.model.scores
+        return ["run", "group"] + list(s.measures) + ["judged@10"]
+
+    def refresh_data(self) -> None:
+        cols = self.sort_columns()
+        if self.sort_key not in cols:
+            self.sort_key = self.model.scores.measures[0] if self.model.scores.measures else "run"
+            self.descending = True
+        self.redraw()
+
+    def redraw(self) -> None:
+        """Rebuild the table for the current sort and filter (the hot path of the sort benchmark)."""
+        m = self.model
+        s = m.scores
+        df = m.leaderboard(sort=self.sort_key, descending=self.descending, filt=self.filt)
+        self.frame = df
+        t = self.query_one("#lb", DataTable)
+        cursor_run = None
+        if t.row_count and t.cursor_row is not None and t.cursor_row < t.row_count:
+            try:
+                cursor_run = t.coordinate_to_cell_key(t.cursor_coordinate).row_key.value
+            except Exception:
+                cursor_run = None
+        t.clear(columns=True)
+        arrow = "▼" if self.descending else "▲"
+        sortable = self.sort_columns()
+
+        def label(name: str, text: str | None = None) -> str:
+            i = sortable.index(name) + 1
+            return f"{i}:{text or name}" + (arrow if name == self.sort_key else "")
+
+        t.add_column("#", key="pos")
+        t.add_column(SIG_MARK, key="sig")
+        t.add_column(label("run"), key="run")
+        t.add_column(label("group", "grp"), key="group")
+        t.add_column("MP", key="flags")
+        for n in s.measures:
+            t.add_column(label(n), key=n)
+        t.add_column(label("judged@10", "j@10"), key="judged@10")
+        rows = []
+        runs = df["run"].to_numpy()
+        groups = df["group"].to_numpy()
+        flags = (np.where(df["type"].to_numpy() == "manual", "M", "·").astype(object)
+                 + np.where(df["pooled"].to_numpy(bool), "P", "·").astype(object))
+        same = df["same_as_above"].to_numpy(bool)
+        cells = {n: [f"{v:.4f}±{h:.3f}".replace("±0.", "±.") if np.isfinite(h) else f"{v:.4f}"
+                     for v, h in zip(df[n].to_numpy(), df[n + " ±"].to_numpy())] for n in s.measures}
+        j10 = [f"{v:.2f}" for v in df["judged@10"].to_numpy()]
+        for i in range(len(df)):
+            rows.append([str(i + 1), SIG_MARK if same[i] else "", runs[i], groups[i], flags[i],
+                         *[cells[n][i] for n in s.measures], j10[i]])
+        for i, r in enumerate(rows):
+            t.add_row(*r, key=runs[i])
+        if cursor_run is not None and cursor_run in set(runs):
+            t.move_cursor(row=t.get_row_index(cursor_run), animate=False)
+        sm = df.attrs.get("sig_measure")
+        self.query_one("#lb-title", Static).update(Text.from_markup(
+            f"[b]{Text(m.name).markup}[/b] · {len(df)}/{len(s.runs)} runs"
+            + ("" if self.filt[0] == "all" else f" ({self.filt_label})")
+            + f" · by {self.sort_key} {arrow} · {SIG_MARK} = n.s. vs run above ({sm})"))
+
+    # ------------------------------------------------------------------ actions
+    def action_sort_col(self, i: int) -> None:
+        if self.model is None or self.model.scores is None:
+            return
+        cols = self.sort_columns()
+        if i > len(cols):
+            self.notify(f"there is no column {i}", severity="warning")
+            return
+        self.set_sort(cols[i - 1])
+
+    def set_sort(self, key: str) -> None:
+        if key == self.sort_key:
+            self.descending = not self.descending
+        else:
+            self.sort_key = key
+            self.descending = key not in ("run", "group")
+        self.redraw()
+
+    def action_next_sort(self) -> None:
+        if self.model is None or self.model.scores is None:
+            return
+        cols = self.sort_columns()
+        i = cols.index(self.sort_key) if self.sort_key in cols else -1
+        self.sort_key = cols[(i + 1) % len(cols)]
+        self.descending = self.sort_key not in ("run", "group")
+        self.redraw()
+
+    def action_reverse(self) -> None:
+        if self.frame is not None:
+            self.descending = not self.descending
+            self.redraw()
+
+    def action_filter(self) -> None:
+        if self.model is None:
+            return
+        opts = [(label, (kind, value, label)) for kind, value, label in self.model.filters()]
+
+        def done(choice) -> None:
+            if choice is not None:
+                kind, value, label = choice
+                self.filt, self.filt_label = (kind, value), label
+                self.redraw()
+        self.app.push_screen(ChoiceScreen("Show which runs?", opts), done)
+
+    def action_choose_measures(self) -> None:
+        if self.model is None:
+            return
+        current = list(self.app.measures)
+        choices = list(dict.fromkeys(current + measure_choices()))
+
+        def done(chosen) -> None:
+            if chosen:
+                self.app.set_measures(chosen)
+        self.app.push_screen(ChoiceScreen("Measures (columns)", [(c, c) for c in choices], multi=True,
+                                          selected=current), done)
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        self.open_run(event.row_key.value)
+
+    def action_open_run(self) -> None:
+        t = self.query_one("#lb", DataTable)
+        if t.row_count:
+            self.open_run(t.coordinate_to_cell_key(t.cursor_coordinate).row_key.value)
+
+    def open_run(self, run: str) -> None:
+        from .run import RunScreen
+        self.app.push_screen(RunScreen(run))
+
+    def export_table(self):
+        if self.frame is None:
+            return None
+        df = self.frame.drop(columns=["same_as_above"]).copy()
+        df.insert(0, "position", np.arange(1, len(df) + 1))
+        return "leaderboard", df

@@ -1,0 +1,44 @@
+"""Picker shown when the directory given holds several campaigns."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.widgets import Footer, Header, OptionList, Static
+from textual.widgets.option_list import Option
+
+
+def _label(p: Path) -> str:
+    import yaml
+    try:
+        cfg = yaml.safe_load((p / "campaign.yaml").read_text(encoding="utf-8")) or {}
+        name = str(cfg.get("name") or p.name)
+    except Exception:  # a broken campaign.yaml still shows, by folder name
+        name = p.name + "  (campaign.yaml unreadable)"
+    n_runs = len(list((p / "runs").glob("*"))) if (p / "runs").is_dir() else 0
+    return f"{name}  —  {p.name}/, {n_runs} run files"
+
+
+class PickerScreen(Screen):
+    """Choose one campaign of a folder."""
+
+    TITLE = "Choose a campaign"
+    BINDINGS = [Binding("q,escape", "quit_picker", "Quit")]
+
+    def __init__(self, campaigns: list[Path]):
+        super().__init__()
+        self.campaigns = campaigns
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static(f"{len(self.campaigns)} campaigns here; enter opens one.", classes="title")
+        yield OptionList(*[Option(_label(p), id=str(i)) for i, p in enumerate(self.campaigns)], id="picker")
+        yield Footer()
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        self.dismiss(self.campaigns[int(event.option.id)])
+
+    def action_quit_picker(self) -> None:
+        self.dismiss(None)

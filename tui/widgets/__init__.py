@@ -1,0 +1,1 @@
+"""Small reusable widgets and cell formatters."""

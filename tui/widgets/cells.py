@@ -1,0 +1,58 @@
+"""Cell formatting: heat-map cells readable in 256 colours and in monochrome (NO_COLOR), grade marks."""
+from __future__ import annotations
+
+import math
+
+from rich.text import Text
+
+# a sequential ramp of xterm-256 colours (dark blue -> teal -> yellow): exact in 256-colour terminals
+RAMP = [17, 18, 24, 30, 36, 72, 108, 144, 180, 186, 222, 228]
+# shade glyphs carry the level when colours are stripped
+GLYPHS = " ░▒▓█"
+
+
+def level(v: float, lo: float, hi: float, n: int) -> int:
+    if not math.isfinite(v):
+        return -1
+    if hi <= lo:
+        return n - 1
+    return max(0, min(n - 1, int((v - lo) / (hi - lo) * n)))
+
+
+def heat(v: float, lo: float = 0.0, hi: float = 1.0, width: int = 5) -> Text:
+    """A heat-map cell: shade glyph + value on a background from RAMP."""
+    if v is None or not math.isfinite(v):
+        return Text("  —".ljust(width), style="dim")
+    k = level(v, lo, hi, len(RAMP))
+    g = GLYPHS[level(v, lo, hi, len(GLYPHS))]
+    fg = "color(16)" if k >= 6 else "color(231)"
+    s = f"{v:.3f}"[1:] if 0 <= v < 1 else f"{v:.2f}"
+    return Text(f"{g}{s}".ljust(width), style=f"{fg} on color({RAMP[k]})")
+
+
+def grade_mark(grade: int, rel_level: int = 1) -> Text:
+    """Grade as shown in ranked lists: the grade, '?' pooled but unjudged, '·' never pooled."""
+    if grade == -2:
+        return Text("?", style="bold yellow")
+    if grade < 0:
+        return Text("·", style="dim")
+    if grade >= rel_level:
+        return Text(str(grade), style="bold green")
+    return Text(str(grade), style="dim")
+
+
+def num(v, digits: int = 4) -> str:
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return str(v)
+    if not math.isfinite(f):
+        return "—"
+    return f"{f:.{digits}f}"
+
+
+def bar(frac: float, width: int = 10) -> Text:
+    """A progress bar drawn with block glyphs (visible without colour)."""
+    frac = 0.0 if not math.isfinite(frac) else max(0.0, min(1.0, frac))
+    full = int(round(frac * width))
+    return Text("█" * full, style="green") + Text("░" * (width - full), style="dim")
