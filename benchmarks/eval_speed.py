@@ -14,8 +14,9 @@ recall_100: 32 values per run and topic. ranx has no gm_map, iprec_at_recall or 
 computes its nearest set: map, mrr, r-precision, bpref, precision@5..1000, ndcg, ndcg@10, recall@100,
 hits (17 values).
 
-Peak memory is measured per tool in a child process (resource.getrusage max RSS, minus the RSS after
-imports and warm-up), so the tools do not share a high-water mark.
+Peak memory is measured per tool in a child process: the peak resident set size (Linux VmHWM, reset
+after imports and warm-up) minus the RSS at that point, so the tools do not share a high-water mark
+and C/Arrow allocations (invisible to tracemalloc) are counted.
 """
 from __future__ import annotations
 
@@ -110,8 +111,26 @@ def _rss_now_mb() -> float:
         return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
-def _maxrss_mb() -> float:
+def _hwm_mb() -> float:
+    """Peak RSS of this process image (VmHWM; unlike ru_maxrss it is not inherited from the parent)."""
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB
+
+
+def _reset_hwm() -> bool:
+    """Reset the peak-RSS mark (Linux: write 5 to /proc/self/clear_refs)."""
+    try:
+        with open("/proc/self/clear_refs", "w") as fh:
+            fh.write("5")
+        return True
+    except OSError:
+        return False
 
 
 def warm_up(tmp: Path, tools) -> dict[str, float]:
@@ -130,14 +149,16 @@ def child(tool: str, directory: Path) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         warm_up(Path(tmp), [tool])
     gc.collect()
+    _reset_hwm()
     base = _rss_now_mb()
     q = directory / "judgments" / "qrels.txt"
     rp = sorted((directory / "runs").glob("*.txt"))
     t0 = time.perf_counter()
     TOOLS[tool](q, rp)
     dt = time.perf_counter() - t0
-    print(json.dumps({"tool": tool, "peak_rss_mb": _maxrss_mb(), "base_rss_mb": base,
-                      "peak_increase_mb": _maxrss_mb() - base, "seconds": dt}))
+    peak = _hwm_mb()
+    print(json.dumps({"tool": tool, "peak_rss_mb": peak, "base_rss_mb": base,
+                      "peak_increase_mb": peak - base, "seconds": dt}))
 
 
 def main() -> None:

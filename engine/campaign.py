@@ -135,7 +135,9 @@ class _Validator:
             return value
         if kind == "str":
             if isinstance(value, bool) or not isinstance(value, (str, int, float)):
-                self.err(kp, f"must be {_KIND_TEXT['str']}, got {_type_name(value)}")
+                extra = (" (YAML reads unquoted yes/no/on/off/true/false as a boolean: quote the text, "
+                         "e.g. 'no')" if isinstance(value, bool) else "")
+                self.err(kp, f"must be {_KIND_TEXT['str']}, got {_type_name(value)}{extra}")
                 return ""
             value = str(value)
             if node.get("nonempty") and not value.strip():

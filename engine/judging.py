@@ -191,8 +191,7 @@ def next_documents(runs: pd.DataFrame, judged: pd.DataFrame, topic, strategy: st
     jt = judged[judged["topic"].astype(str) == topic] if len(judged) else judged
     done = set(jt["doc"].astype(str)) if len(jt) else set()
     if strategy in ONLINE:
-        rr = ranked_runs(runs, depth, pooled)
-        rows = rr[rr["topic"] == topic]
+        rows = ranked_runs(runs, depth, pooled, topics=[topic])
         if len(rows) == 0:
             raise CranfieldError(f"topic {topic}: no pooled run retrieved anything")
         sel = SELECTORS[strategy](rows, depth, **params)

@@ -111,20 +111,33 @@ def _solve_hours(a: float, b: float, target: float) -> float:
 
 
 def tau_draws(mat: np.ndarray, baseline: np.ndarray, q: int, trials: int, rng: np.random.Generator,
-              strata: np.ndarray | None = None, shares: Mapping[int, float] | None = None) -> np.ndarray:
-    """Kendall tau of the mean over `trials` random Q-topic subsets against the baseline scores."""
+              strata: np.ndarray | None = None, shares: Mapping[int, float] | None = None,
+              replace: bool = True) -> np.ndarray:
+    """Kendall tau of the mean over `trials` random Q-topic draws against the baseline scores.
+
+    replace=True draws topics with replacement (a bootstrap of the topic population, valid for any Q);
+    replace=False draws distinct topics (the thesis's subsets, Q up to the topics available).
+    """
     n_t = mat.shape[0]
     if strata is None or not shares:
-        keys = rng.random((trials, n_t))
-        idx = np.argpartition(keys, q - 1, axis=1)[:, :q] if q < n_t else np.tile(np.arange(n_t), (trials, 1))
+        if replace:
+            idx = rng.integers(0, n_t, size=(trials, q))
+        else:
+            if q > n_t:
+                raise CranfieldError(f"cannot draw {q} distinct topics from {n_t}; use the bootstrap draws")
+            keys = rng.random((trials, n_t))
+            idx = np.argpartition(keys, q - 1, axis=1)[:, :q] if q < n_t else np.tile(np.arange(n_t), (trials, 1))
     else:
         parts = []
         for s, share in shares.items():
             members = np.flatnonzero(strata == s)
             k = int(round(q * share))
-            if k > len(members):
+            if k > len(members) and not replace:
                 raise CranfieldError(f"category mix needs {k} topics of a category that has {len(members)}")
             if k == 0:
+                continue
+            if replace:
+                parts.append(members[rng.integers(0, len(members), size=(trials, k))])
                 continue
             keys = rng.random((trials, len(members)))
             parts.append(members[np.argpartition(keys, k - 1, axis=1)[:, :k]])
@@ -133,22 +146,49 @@ def tau_draws(mat: np.ndarray, baseline: np.ndarray, q: int, trials: int, rng: n
     return kendall_tau(means, baseline)
 
 
+def shrink_systems(full: np.ndarray) -> np.ndarray:
+    """Per-system shifts that shrink observed system effects to the G-study's system variance.
+
+    Means over n topics scatter by var_system + var_residual / n; the population's systems scatter by
+    var_system only. Drawing topics from the observed data as if it were the population would make
+    systems look better separated than they are (optimistic tau); shifting every column by
+    -(1 - k) * (mean_s - grand), k = sqrt(var_system / (var_system + var_residual / n)), removes that.
+    """
+    from .stability.gtheory import g_study
+    g = g_study(full)
+    n = full.shape[0]
+    tot = g.var_system + g.var_residual / n
+    k = np.sqrt(g.var_system / tot) if tot > 0 else 1.0
+    dev = full.mean(axis=0) - full.mean()
+    return -(1.0 - k) * dev
+
+
 def plan(qrels: pd.DataFrame, runs: pd.DataFrame, *, measure: str = "map", js: Sequence[int] = (8, 16, 32, 64, 128),
          qs: Sequence[int] | None = None, trials: int = 100, selection: str = "depth", seed: int = 0,
          model: CostModel | None = None, target_tau: float = 0.9, target_phi: float = 0.95,
-         progress: Progress = None) -> PlanResult:
-    """Estimate hours and stability for Q x j designs from a campaign's runs and judgments."""
+         method: str = "bootstrap", progress: Progress = None) -> PlanResult:
+    """Estimate hours and stability for Q x j designs from a campaign's runs and judgments.
+
+    method 'bootstrap' (default) draws Q topics with replacement from the available ones after
+    shrinking system effects to the G-study's system variance (`shrink_systems`), so any Q can be
+    assessed and the spread stays honest when Q nears the topics available; 'subsample' is the thesis's
+    Figure 3.14 method (distinct topics, Q up to the topics available, tau against the full-data ranking).
+    """
     from .stability.gtheory import d_study, g_study, topics_needed
 
+    if method not in ("bootstrap", "subsample"):
+        raise CranfieldError(f"unknown planner method {method!r} (bootstrap or subsample)")
     model = model or CostModel()
     rng = np.random.default_rng(seed)
     full = score_matrix(qrels, runs, measure)
     if full.shape[1] < 3:
         raise CranfieldError("the planner needs at least 3 runs to rank")
-    baseline = full.mean(axis=0)
     n_t = full.shape[0]
+    shift = shrink_systems(full.to_numpy()) if method == "bootstrap" else np.zeros(full.shape[1])
+    baseline = full.mean(axis=0) + shift
     if qs is None:
-        qs = sorted(set(int(x) for x in np.unique(np.geomspace(5, n_t, num=8).round()) if 2 <= x <= n_t))
+        hi = n_t if method == "subsample" else max(4 * n_t, 200)
+        qs = sorted(set(int(x) for x in np.unique(np.geomspace(5, hi, num=10).round()) if 2 <= x <= hi))
     curves, rows, design_rows = [], [], []
     steps = len(js)
     for si, j in enumerate(js):
@@ -156,12 +196,13 @@ def plan(qrels: pd.DataFrame, runs: pd.DataFrame, *, measure: str = "map", js: S
             progress(si / steps, f"evaluating with {j} judgments per topic")
         red = reduce_judgments(qrels, runs, j, selection=selection, seed=seed + j)
         mat = score_matrix(red, runs, measure).reindex(index=full.index, columns=full.columns).fillna(0.0)
-        m = mat.to_numpy()
-        taus = np.stack([tau_draws(m, baseline.to_numpy(), q, trials, rng) for q in qs])
+        m = mat.to_numpy() + shift
+        taus = np.stack([tau_draws(m, baseline.to_numpy(), q, trials, rng, replace=method == "bootstrap")
+                         for q in qs])
         hours = np.array([model.design_hours(q, j) for q in qs])
         fit = _fit_log(hours, taus.mean(axis=1))
         fit_sd = _fit_log(hours, taus.std(axis=1, ddof=1))
-        g = g_study(m)
+        g = g_study(mat.to_numpy())
         curves.append(DesignCurve(j, np.asarray(qs), taus, hours, fit, fit_sd, g))
         for q, t, h in zip(qs, taus, hours):
             d = d_study(g, q)

@@ -69,20 +69,9 @@ def _vocabulary(n: int, seed: int) -> np.ndarray:
     return np.asarray(words, dtype=object)
 
 
-def _str_column(values, codes: np.ndarray) -> pd.api.extensions.ExtensionArray | np.ndarray:
-    """values[codes] as pandas' default string column (built by Arrow, no Python string objects)."""
-    try:
-        import pyarrow as pa
-        import pyarrow.compute as pc
-        from pandas.arrays import ArrowStringArray
-
-        arr = pc.take(pa.array(np.asarray(values, dtype=object), type=pa.large_string()), pa.array(codes))
-        col = ArrowStringArray(arr)
-        if col.dtype == pd.Series(["x"]).dtype:
-            return col
-    except Exception:  # pragma: no cover - pandas without Arrow strings
-        pass
-    return np.asarray(values, dtype=object)[codes]
+def _str_column(values, codes: np.ndarray) -> pd.Series:
+    """values[codes] as an object column of str (the readers' representation; values shared, not copied)."""
+    return pd.Series(np.asarray(values, dtype=object)[codes], dtype=object)
 
 
 _GROUPS = ["aster", "birch", "cedar", "delta", "ember", "fjord", "garnet", "heron", "iris", "juniper",

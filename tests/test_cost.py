@@ -85,3 +85,18 @@ def test_cli_design(capsys):
     assert "15.33 assessor hours" in capsys.readouterr().out
     assert main(["cost", "--mix", "short=x", "--queries", "1", "--per-query", "8"]) == 3
     assert "--mix" in capsys.readouterr().err
+
+
+def test_mq2008_judging_effort(capsys):
+    from conftest import shared_path
+    prels = shared_path("collections", "prels.mq2008.10001-20000.txt")
+    assert main(["cost", "--judgments", str(prels), "--format", "csv"]) == 0
+    out = capsys.readouterr().out
+    rows = {ln.split(",")[0]: ln.split(",") for ln in out.splitlines() if ln and ln[0].isdigit() or ln.startswith("total")}
+    # Table 3.2 topic counts per target, recovered from per-topic judgment counts
+    assert [int(rows[t][1]) for t in ("8", "16", "32", "64", "128")] == [403, 204, 102, 50, 25]
+    # hand total: 784 topics x 136.02 s overhead = 106,639.68 s; judgments at the per-target medians:
+    # 3148*15 + 3148*13 + 3074*15 + 2939*11 + 2902*9 = 47,220 + 40,924 + 46,110 + 32,329 + 26,118 = 192,701 s
+    # total 299,340.68 s = 83.15 h
+    assert float(rows["total"][4]) == pytest.approx(299340.68 / 3600)
+    assert int(rows["total"][2]) == 15211

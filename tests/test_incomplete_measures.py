@@ -287,3 +287,24 @@ def test_condensed_variant_names_and_errors():
         engine.evaluate(QA, RA, ["Q.gamma=2"])
     with pytest.raises(MeasureError):
         engine.evaluate(QA, RA, ["nosuch@cond"])
+
+
+def test_bpref_10_uses_r_plus_10_nonrelevant():
+    # R = 1 (a), N = 20 (n0..n19); run: n0..n4, a -> 5 judged non-relevant above a
+    q = pd.DataFrame({"topic": "t", "doc": ["a"] + [f"n{i}" for i in range(20)], "grade": [1] + [0] * 20})
+    run = pd.DataFrame({"run": "r", "topic": "t", "doc": [f"n{i}" for i in range(5)] + ["a"],
+                        "score": [6, 5, 4, 3, 2, 1]})
+    v = values(q, run, ["bpref", "bpref_10", "bpref_N", "RankEff"])
+    assert v["bpref"] == pytest.approx(0.0)              # 1 - min(5, 1)/min(20, 1)
+    assert v["bpref_10"] == pytest.approx(1 - 5 / 11)    # 1 - min(5, 11)/min(20, 11)
+    assert v["bpref_N"] == pytest.approx(1 - 5 / 20)     # 1 - 5/20
+    assert v["RankEff"] == pytest.approx(15 / 20)        # 15 non-relevant below a, / (R N)
+
+
+def test_bpref_family_agrees_with_trec_eval_bpref(sim):
+    # bpref_10 with N <= R + 10 for every topic reduces to min(., N) normalisation; the generic
+    # capped kernel with extra 0 must reproduce trec_eval's bpref everywhere
+    from engine.estimators.preference import bpref_capped
+    q = sim.truth.sample(frac=0.5, random_state=3)
+    c = engine.compute(q, sim.runs, ["bpref"])
+    assert np.abs(bpref_capped(c.ranked, 0.0) - c.values["bpref"]).max() < 1e-12

@@ -196,6 +196,9 @@ def test_next_document_static_and_move_to_front():
     judged2 = pd.concat([judged, pd.DataFrame({"topic": ["1"], "doc": ["b"], "grade": [0]})])
     # b non-relevant: A goes to the back, B's first unjudged document is c
     assert next_documents(RUNS, judged2, "1", "mtf", depth=4) == ["c"]
+    judged3 = pd.concat([judged2, pd.DataFrame({"topic": ["1"], "doc": ["c"], "grade": [1]})])
+    # c relevant: stay on B -> e (A, were it still in front, would offer d)
+    assert next_documents(RUNS, judged3, "1", "mtf", depth=4) == ["e"]
 
 
 def test_batch_export_and_sample_qrels(tmp_path):

@@ -83,8 +83,8 @@ def _sim_runs(n_runs=8, n_topics=3, n_docs=60, depth=30, seed=5):
 def _replicate(cand: pd.DataFrame, reps: int) -> pd.DataFrame:
     """The candidate table of one topic repeated as `reps` independent topics."""
     one = cand[cand["topic"] == cand["topic"].iat[0]]
-    big = pd.concat([one] * reps, ignore_index=True)
-    big["topic"] = np.repeat(np.arange(reps).astype(str), len(one))
+    big = one.iloc[np.tile(np.arange(len(one)), reps)].reset_index(drop=True)
+    big["topic"] = np.repeat(np.arange(reps), len(one)).astype(str).astype(object)
     return big, one
 
 
@@ -165,3 +165,32 @@ def test_online_pool_with_oracle_and_reproducible_storage(tmp_path):
     again = build_pool(runs, rec["strategy"], rec["budget"], depth=rec["depth"], seed=rec["seed"], **rec["params"])
     assert again.table["order"].tolist() == p.table["order"].tolist()
     assert json.loads((tmp_path / "pools" / "pools.log.jsonl").read_text().splitlines()[-1])["name"] == "s"
+
+
+def test_cli_pool_next_batch_export_on_simulated_campaign(tmp_path, capsys):
+    from engine.cli import main
+    from engine.simulate import simulate, write_campaign
+    camp = tmp_path / "c"
+    write_campaign(simulate(n_runs=6, n_topics=3, depth=40, seed=2), camp, pool_depth=5)
+    assert main(["pool", str(camp), "--strategy", "statap", "--budget", "8", "--depth", "40",
+                 "--seed", "4", "--name", "st"]) == 0
+    t = read_pool(camp / "pools" / "pool-st.tsv")
+    assert (t[t["order"] > 0].groupby("topic").size() == 8).all()
+    rec = pool_log(camp)[-1]
+    assert (rec["name"], rec["strategy"], rec["budget"], rec["seed"]) == ("st", "statap", 8, 4)
+    assert main(["pool", str(camp), "--strategy", "mtc", "--budget", "4", "--depth", "40"]) == 3  # online, no oracle
+    assert main(["pool", str(camp), "--strategy", "mtc", "--budget", "4", "--depth", "40", "--oracle", "truth"]) == 0
+    topic = t["topic"].iat[0]
+    capsys.readouterr()
+    assert main(["judgments", "next", str(camp), "--topic", topic, "--pool", "st", "-k", "2"]) == 0
+    first = capsys.readouterr().out.split()[1]
+    assert main(["judgments", "add", str(camp), topic, first, "2", "--assessor", "ann"]) == 0
+    capsys.readouterr()
+    assert main(["judgments", "next", str(camp), "--topic", topic, "--pool", "st"]) == 0
+    assert capsys.readouterr().out.split()[1] != first          # judged documents are skipped
+    assert main(["judgments", "batch", str(camp), "--pool", "st", "--out", str(tmp_path / "b.jsonl")]) == 0
+    assert first not in (tmp_path / "b.jsonl").read_text()
+    assert main(["judgments", "export", str(camp), "--format", "sample", "--pool", "st",
+                 "--out", str(tmp_path / "s.sample")]) == 0
+    lines = [ln.split() for ln in (tmp_path / "s.sample").read_text().splitlines()]
+    assert [x for x in lines if x[2] == first][0][4] == "2" and any(x[4] == "-1" for x in lines)

@@ -6,8 +6,9 @@ flags -l, -J, -M, -c, plus gain parameters (`ndcg.1=3,2=0.5`) and cut-offs. Ever
 every measure both sides compute must agree within 1e-9 (NaN matches NaN).
 
 pytrec_eval has no -M or -c: -M is applied by truncating each ranking in trec_eval order before it
-is handed over, and -c by giving it an empty ranking for each judged topic a run lacks (which is what
-trec_eval -c evaluates). pytrec_eval is trec_eval 9.x, so iprec_at_recall and 11pt_avg are compared
+is handed over, and -c by giving it trec_eval's stand-in ranking (one unjudged document
+"ceci_nest_pas_un_docno", score 1.0) for each judged topic a run lacks, then resetting to 0 the
+values trec_eval resets for such topics (num_ret, utility; unj and rbp_resid are not in pytrec_eval). pytrec_eval is trec_eval 9.x, so iprec_at_recall and 11pt_avg are compared
 with EvalOptions(trec_eval_version="9").
 """
 from __future__ import annotations
@@ -35,6 +36,8 @@ V9_MEASURES = {"iprec_at_recall", "11pt_avg"}      # cut-off rounding changed in
 PAIR_MEASURES = ("ndcg", "ndcg_rel", "Rndcg", "G")  # take `level=gain` parameters
 CUT_MEASURES = ("P", "recall", "ndcg_cut", "map_cut", "relative_P", "success")
 
+BOGUS_DOC = "ceci_nest_pas_un_docno"               # trec_eval -c stand-in for a missing ranking
+RESET_FOR_STAND_IN = {"num_ret", "utility"}
 TOPICS = ["1", "10", "2", "301", "a"]              # strcmp order differs from numeric order
 DOCS = [f"d{i}" for i in range(14)] + ["D3", "d03", "x", "X1", "doc-9"]
 GRADES = [0, 0, 0, 1, 1, 2, 3, -1, -2]
@@ -109,15 +112,20 @@ def pytrec_values(qrels, runs, measures, params, opts) -> dict:
                 rd.setdefault(t, {})[d] = float(s)
         if opts["max_depth"] is not None:
             rd = {t: dict(_trec_order(docs)[: opts["max_depth"]]) for t, docs in rd.items()}
+        stand_in = set()
         if opts["complete"]:
             for t in qd:
-                rd.setdefault(t, {})
+                if t not in rd:
+                    rd[t] = {BOGUS_DOC: 1.0}
+                    stand_in.add(t)
         for t, vals in ev.evaluate(rd).items():
             for key, v in vals.items():
                 base = key if key in measures else key.rsplit("_", 1)[0]
                 out_name = f"{base}_{params[base]}" if base in PAIR_MEASURES and base in params else key
                 if base.startswith("gm_"):
                     v = math.exp(v)      # trec_eval keeps log(max(value, 1e-5)) per topic
+                if t in stand_in and key in RESET_FOR_STAND_IN:
+                    v = 0.0
                 out[(name, t, out_name)] = v
     return out
 
@@ -184,8 +192,8 @@ def test_engine_matches_pytrec_eval(case):
     assert check_case(qrels, runs, params, opts) > 0
 
 
-def test_complete_fills_missing_topics_with_empty_rankings():
-    """-c: a judged topic the run lacks is evaluated as an empty ranking (num_rel kept, scores 0)."""
+def test_complete_fills_missing_topics_with_stand_in_ranking():
+    """-c: a judged topic the run lacks is evaluated on trec_eval's one-unjudged-document ranking."""
     qrels = [("1", "a", 1), ("1", "b", 2), ("2", "c", 1), ("2", "d", 0)]
     runs = [("A", "1", "a", 1.0), ("A", "1", "x", 0.5)]
     opts = dict(rel_level=1, judged_only=False, max_depth=None, complete=True)

@@ -80,3 +80,12 @@ def test_discrimination_extremes():
     assert asl[("s1", "s2")] == 1.0          # identical systems: never significant
     assert asl[("s1", "s3")] == 0.0          # a huge constant shift: always significant
     assert np.all(np.diff(d.asl_curve()) >= 0)
+
+
+def test_wilcoxon_with_ties_and_zeros_matches_scipy():
+    from engine.stability.significance import wilcoxon_p
+    rng = np.random.default_rng(0)
+    d = np.round(rng.normal(size=(30, 20)), 1)
+    d[:5] = 0.0                                   # zero differences are dropped (Wilcoxon's method)
+    want = [stats.wilcoxon(d[:, j], method="approx", correction=False).pvalue for j in range(20)]
+    np.testing.assert_allclose(wilcoxon_p(d), want, rtol=1e-12)

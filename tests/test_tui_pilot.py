@@ -376,10 +376,16 @@ async def test_picker_for_a_folder_of_campaigns(tmp_path):
 def test_cli_routes_to_the_tui(monkeypatch, tmp_path):
     import tui.app
     from engine.cli import main
+    from engine.errors import CranfieldError
+    real_run_app = tui.app.run_app
+    with pytest.raises(CranfieldError, match="no such directory"):
+        real_run_app(tmp_path / "missing")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(CranfieldError, match="holds no campaign"):
+        real_run_app(tmp_path / "empty")
     seen = []
     monkeypatch.setattr(tui.app, "run_app", lambda target: seen.append(Path(target)) or 0)
     assert main([]) == 0
     assert main([str(DEMO)]) == 0
     assert main(["tui", str(DEMO)]) == 0
     assert seen == [DEMO, DEMO, DEMO]
-    assert main(["tui", str(tmp_path / "missing")]) != 0 or True

@@ -37,15 +37,15 @@ class CranfieldApp(App):
     DEFAULT_MODE = "home"
 
     BINDINGS = [
-        Binding("h", "goto('home')", "Home"),
-        Binding("l", "goto('leaderboard')", "Leaderboard"),
-        Binding("m", "goto('matrix')", "Matrix"),
-        Binding("p", "goto('pool')", "Pool"),
-        Binding("j", "goto('judge')", "Judge"),
-        Binding("v", "goto('stability')", "Stability"),
-        Binding("c", "goto('cost')", "Cost"),
+        Binding("h", "goto('home')", show=False, description="Home"),
+        Binding("l", "goto('leaderboard')", show=False, description="Leaderboard"),
+        Binding("m", "goto('matrix')", show=False, description="Matrix"),
+        Binding("p", "goto('pool')", show=False, description="Pool"),
+        Binding("j", "goto('judge')", show=False, description="Judge"),
+        Binding("v", "goto('stability')", show=False, description="Stability"),
+        Binding("c", "goto('cost')", show=False, description="Cost"),
         Binding("question_mark", "help", "Help", key_display="?"),
-        Binding("ctrl+r", "reload", "Reload campaign"),
+        Binding("ctrl+r", "reload", "Reload campaign", show=False),
         Binding("q", "quit", "Quit"),
     ]
 

@@ -31,6 +31,13 @@ def register(sub) -> None:
     p.add_argument("--selection", choices=["depth", "random"], default="depth",
                    help="which judged documents a smaller budget keeps (default: pool depth order)")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--mixes", action="store_true",
+                   help="with --plan: tau and hours when each query category is sampled at 25/50/75%% "
+                        "(thesis Figure 3.15)")
+    p.add_argument("--mix-queries", type=int, default=40, dest="mix_queries",
+                   help="queries per design for --mixes (default 40)")
+    p.add_argument("--mix-judgments", type=int, default=32, dest="mix_judgments",
+                   help="judgments per query for --mixes (default 32)")
     p.add_argument("--plot", action="store_true", help="draw hours versus judgments per query in the terminal")
     p.add_argument("--format", choices=["text", "markdown", "csv", "tsv", "latex", "json"], default="text")
     p.set_defaults(func=run)
@@ -49,16 +56,6 @@ def _parse_mix(text: str | None) -> dict[str, float] | None:
         if not sep or out[k.strip()] < 0:
             raise CranfieldError(f"--mix: {part!r} is not category=share with a share >= 0")
     return out
-
-
-def _read_judgments(path: str, w: Warnings):
-    from .. import formats
-    text = Path(path).read_bytes()[:4096] if Path(path).exists() else b""
-    first = next((ln for ln in text.splitlines() if ln.strip() and not ln.startswith(b"#")), b"")
-    nf = len(first.split())
-    if nf == 5 and hasattr(formats, "read_prels"):
-        return formats.read_prels(path, w)
-    return formats.read_qrels(path, w)
 
 
 def run(args) -> int:
@@ -88,7 +85,8 @@ def run(args) -> int:
     out = sys.stdout
     did = False
     if args.judgments:
-        j = _read_judgments(args.judgments, w)
+        from ..formats import read_judgments
+        j = read_judgments(args.judgments, w)
         eff = judging_effort(j, model, categories, targets)
         table = effort_by_target(eff)
         out.write(f"Estimated assessor time for {args.judgments} ({model.source}; "
@@ -131,6 +129,21 @@ def run(args) -> int:
                 out.write(f"cheapest for {label}: {exc}\n")
         if args.plot:
             out.write(_plot(res.designs) + "\n")
+        if args.mixes:
+            from ..planning import category_mixes
+            if not categories:
+                raise CranfieldError("--mixes needs query categories (topics.categories in campaign.yaml)")
+            mixes = category_mixes(camp.qrels(), camp.runs(), categories, measure=args.measure,
+                                   j=args.mix_judgments, q=args.mix_queries, trials=args.trials,
+                                   model=model, seed=args.seed, selection=args.selection)
+            out.write(f"Category mixes ({args.mix_queries} queries x {args.mix_judgments} judgments; share = "
+                      f"fraction of queries drawn from the category):\n")
+            out.write(format_table(mixes, args.format, ".3f"))
+            ok = mixes.dropna(subset=["tau_mean"])
+            if not ok.empty:
+                b = ok.loc[ok["tau_mean"].idxmax()]
+                out.write(f"most stable mix: {b['share']:.0%} {b['category']} (tau {b['tau_mean']:.3f}, "
+                          f"{b['hours']:.1f} hours)\n")
         did = True
     if not did:
         raise CranfieldError("say what to estimate: --judgments FILE, --queries Q --per-query J, "
@@ -154,4 +167,8 @@ def _plot(designs) -> str:
     plt.xlabel("judgments per query")
     plt.ylabel("assessor hours")
     plt.theme("clear")
-    return plt.build()
+    text = plt.build()
+    import os
+    if os.environ.get("NO_COLOR") or not sys.stdout.isatty():
+        text = plt.uncolorize(text)
+    return text

@@ -49,6 +49,7 @@ def register(sub) -> None:
     n.add_argument("--pool", default=None, help="follow pools/pool-NAME.tsv")
     n.add_argument("--depth", type=int, default=None)
     n.add_argument("--seed", type=int, default=0)
+    n.add_argument("--budget", default=None, help="per-topic budget for sampling strategies without --pool")
     n.add_argument("-k", type=int, default=1, help="how many (static strategies)")
     n.set_defaults(func=run_next)
 
@@ -209,8 +210,9 @@ def run_next(args) -> int:
     pooled = None
     if meta is not None and len(meta) and "pooled" in meta:
         pooled = meta.loc[meta["pooled"].astype(bool), "run"].astype(str).tolist() or None
+    from ..pooling import parse_budget
     docs = next_documents(camp.runs(), _campaign_judged(camp), args.topic, strategy, k=args.k, pool=pool,
-                          depth=depth, pooled=pooled, seed=args.seed)
+                          depth=depth, pooled=pooled, seed=args.seed, budget=parse_budget(args.budget))
     _warn(w)
     if not docs:
         print(f"topic {args.topic}: nothing left to judge under {strategy}")

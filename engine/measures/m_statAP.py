@@ -10,5 +10,5 @@ from .registry import measure
 
 @measure("statAP", order=220, extension=True, nicknames={"incomplete"})
 def statAP(r, params=()):
-    """Generalized ratio estimate of AP: sum of estimated precisions / pi over sampled relevant / R_hat."""
+    """Estimated AP: generalized ratio estimate (sum of PC_hat/pi over sampled relevant / R_hat), bias-corrected."""
     return statap_terms(r)["statAP"]

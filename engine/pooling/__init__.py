@@ -131,9 +131,7 @@ def build_pool(runs: pd.DataFrame, strategy: str, budget=None, *, depth: int = 1
     if depth is None or int(depth) < 1:
         raise CranfieldError("pool depth must be a positive integer")
     depth = int(depth)
-    rr = ranked_runs(runs, depth, pooled)
-    if topics is not None:
-        rr = rr[rr["topic"].isin(set(map(str, topics)))]
+    rr = ranked_runs(runs, depth, pooled, topics)
     cand = pool_candidates(rr, depth)
     sizes = cand.groupby("topic", sort=False).size()
     budgets = resolve_budgets(budget, sizes)
@@ -214,7 +212,7 @@ def write_pool(root, name: str, pool: Pool) -> Path:
         raise CranfieldError(f"pool name {name!r}: use letters, digits, '-' or '_'")
     p = pool_path(root, name)
     t = pool.table[POOL_COLUMNS].copy()
-    t["prob"] = t["prob"].map(lambda x: f"{x:.10g}")
+    t["prob"] = t["prob"].map(repr)  # exact round trip
     write_text(p, t.to_csv(sep="\t", index=False))
     rec = {"op": "pool", "name": name, "file": str(p.relative_to(Path(root))),
            "ts": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),

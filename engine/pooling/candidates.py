@@ -12,14 +12,17 @@ from ..errors import CranfieldError
 
 
 def ranked_runs(runs: pd.DataFrame, depth: int | None = None,
-                pooled: list[str] | None = None) -> pd.DataFrame:
-    """Run rows (run, topic, doc, rank) with trec_eval-order ranks, cut at `depth`, pooled runs only."""
+                pooled: list[str] | None = None, topics: list[str] | None = None) -> pd.DataFrame:
+    """Run rows (run, topic, doc, rank) with trec_eval-order ranks, cut at `depth`, pooled runs only
+    (and only `topics` when given)."""
     df = runs
     if pooled is not None:
         missing = sorted(set(pooled) - set(runs["run"].astype(str).unique()))
         if missing:
             raise CranfieldError(f"pooled runs not found among the runs: {', '.join(missing[:10])}")
         df = df[df["run"].astype(str).isin(set(pooled))]
+    if topics is not None:
+        df = df[df["topic"].astype(str).isin(set(map(str, topics)))]
     if len(df) == 0:
         raise CranfieldError("no run results to pool (check the runs and the pooled-run selection)")
     run = df["run"].astype(str).to_numpy(object)

@@ -105,6 +105,17 @@ class MoveToFront(_Selector):
         super().update(i, relevant)
         if not relevant and self.queue and self.last_run == self.queue[0]:
             self.queue.append(self.queue.pop(0))
+        self.last_run = None
+
+    def observe(self, doc, relevant):
+        """Replay a judgment: when it is the document the front run offers, the queue moves as if
+        it had been judged here; otherwise it is only marked judged."""
+        i = self.doc_index.get(doc)
+        if i is None or self.judged[i]:
+            return
+        if self.next() != i:
+            self.last_run = None
+        self.update(i, relevant)
 
 
 class Hedge(_Selector):

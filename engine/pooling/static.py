@@ -116,7 +116,7 @@ def stratified(cand: pd.DataFrame, budget: np.ndarray | None, rng=None, bounds=N
     """Stratified random sampling with strata by rank depth (the xinfAP / infNDCG design).
 
     Strata: with `bounds` [b1, b2, ...], stratum s holds the documents whose best rank is in
-    (b_{s-1}, b_s]. Without bounds, stratum 1 is the largest depth-k pool (k chosen per topic) of
+    (b_{s-1}, b_s] (the last stratum also holds any deeper documents of the pool). Without bounds, stratum 1 is the largest depth-k pool (k chosen per topic) of
     at most `first_share` x budget documents, fully judged, and the rest of the pool is cut by rank
     into len(weights) strata of about equal size (thesis 3.1.5: 4 strata). Sample sizes: `rates`
     per stratum, or the budget left after stratum 1 split over the other strata by `weights`

@@ -75,7 +75,7 @@ def discriminative_power(scores, *, n_bootstrap: int = 1000, alpha: float = 0.05
     tobs = np.empty(m)
     need = np.empty(m)
     kth = max(1, int(round(B * alpha)))
-    chunk = max(1, int(8_000_000 // max(B, n)))
+    chunk = max(1, int(1_000_000 // max(B, n)))
     for s in range(0, m, chunk):
         e = min(m, s + chunk)
         z = x[:, ia[s:e]] - x[:, ib[s:e]]
@@ -84,15 +84,18 @@ def discriminative_power(scores, *, n_bootstrap: int = 1000, alpha: float = 0.05
         with np.errstate(divide="ignore", invalid="ignore"):
             t = np.where(sd > 0, mz / (sd / np.sqrt(n)), np.where(mz == 0, 0.0, np.inf))
         w = z - mz
-        s1 = counts @ w / n                                   # bootstrap means, B x pairs
-        s2 = counts @ (w * w)                                 # bootstrap sums of squares
-        var = np.maximum(s2 - n * s1 * s1, 0.0) / (n - 1)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            tb = np.abs(np.where(var > 0, s1 / np.sqrt(var / n), 0.0))
-        asl[s:e] = (tb >= np.abs(t)[None, :] - 1e-12).sum(axis=0) / B
+        msq = counts @ w                                      # bootstrap sums, B x pairs
+        msq *= 1.0 / n
+        msq *= msq                                            # squared bootstrap means
+        t2 = counts @ (w * w)                                 # bootstrap sums of squares
+        t2 -= n * msq
+        t2 *= 1.0 / ((n - 1) * n)                             # variance of the mean
+        np.divide(msq, t2, out=t2, where=t2 > 1e-300)         # squared bootstrap t statistics
+        t2[~(t2 > 0)] = 0.0
+        asl[s:e] = (t2 >= (t * t)[None, :] * (1 - 1e-12)).sum(axis=0) / B
         tobs[s:e] = t
-        pos = np.argpartition(-tb, kth - 1, axis=0)[kth - 1]   # the (B*alpha)-th largest |t*|
-        need[s:e] = np.abs(s1[pos, np.arange(e - s)])
+        pos = np.argpartition(t2, B - kth, axis=0)[B - kth]   # the (B*alpha)-th largest |t*|
+        need[s:e] = np.sqrt(msq[pos, np.arange(e - s)])
         report(progress, e / m, f"bootstrap: {e}/{m} pairs")
     diff = x.mean(axis=0)[ia] - x.mean(axis=0)[ib]
     sig = asl < alpha

@@ -46,32 +46,33 @@ def paired_t(d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def wilcoxon_p(d: np.ndarray) -> np.ndarray:
-    """Two-sided Wilcoxon signed-rank p-values (normal approximation with tie and zero corrections,
-    zeros dropped as Wilcoxon's method) per column of d."""
-    n_all = d.shape[0]
-    a = np.abs(d)
-    nz = a > 0
-    # rank |d| among non-zero differences per column; zeros get rank 0 via masking
-    big = np.where(nz, a, np.inf)
-    r = stats.rankdata(big, axis=0, method="average")
-    r = np.where(nz, r, 0.0)
-    n = nz.sum(axis=0).astype(float)
-    w_plus = (r * (d > 0)).sum(axis=0)
+    """Two-sided Wilcoxon signed-rank p-values (normal approximation with tie correction, zero
+    differences dropped as Wilcoxon's method) per column of d; one sort per column."""
+    d = np.ascontiguousarray(np.asarray(d, float).T)      # pairs x topics: sort along contiguous rows
+    n_all = d.shape[1]
+    big = np.where(d != 0, np.abs(d), np.inf)
+    order = np.argsort(big, axis=1)
+    srt = np.take_along_axis(big, order, axis=1)
+    pos = np.take_along_axis(d > 0, order, axis=1)
+    start = np.ones(srt.shape, bool)
+    start[:, 1:] = srt[:, 1:] != srt[:, :-1]
+    end = np.ones(srt.shape, bool)
+    end[:, :-1] = start[:, 1:]
+    idx = np.arange(n_all, dtype=np.int32)[None, :]
+    first = np.maximum.accumulate(np.where(start, idx, 0), axis=1)
+    last = np.minimum.accumulate(np.where(end, idx, n_all)[:, ::-1], axis=1)[:, ::-1]
+    fin = np.isfinite(srt)
+    avg_rank = (first + last) / 2.0 + 1.0                 # average rank of each tie group
+    w_plus = (avg_rank * pos).sum(axis=1)
+    size = (last - first + 1).astype(float)
+    tie_term = (np.where(fin, size * size - 1.0, 0.0)).sum(axis=1) / 48.0   # sum_groups (t^3 - t) / 48
+    n = fin.sum(axis=1).astype(float)
     mean = n * (n + 1) / 4
-    # tie correction: sum over tie groups of (t^3 - t)/48
-    srt = np.sort(np.where(nz, a, np.nan), axis=0)
-    tie_term = np.zeros(d.shape[1])
-    if n_all > 1:
-        same = (srt[1:] == srt[:-1])
-        # run lengths of equal values per column
-        for c in np.flatnonzero(same.any(axis=0)):
-            _, counts = np.unique(srt[~np.isnan(srt[:, c]), c], return_counts=True)
-            tie_term[c] = ((counts ** 3 - counts).sum()) / 48.0
     var = n * (n + 1) * (2 * n + 1) / 24 - tie_term
     with np.errstate(divide="ignore", invalid="ignore"):
         z = (w_plus - mean) / np.sqrt(var)
     p = 2 * stats.norm.sf(np.abs(z))
-    return np.where(n > 0, np.minimum(p, 1.0), 1.0)
+    return np.where((n > 0) & (var > 0), np.minimum(p, 1.0), 1.0)
 
 
 def randomization_p(d: np.ndarray, n_perm: int = 10000, seed: int = 0, chunk: int = 2000) -> np.ndarray:
@@ -93,10 +94,13 @@ def randomization_p(d: np.ndarray, n_perm: int = 10000, seed: int = 0, chunk: in
 
 def _tukey_p(q: np.ndarray, k: int, df: int) -> np.ndarray:
     """Studentized-range tail probabilities, interpolated on a grid (the exact integral is slow)."""
+    df = min(df, 100000)
+    if len(q) <= 40:
+        return np.asarray(stats.studentized_range.sf(q, k, df), float)
     qmax = float(np.max(q)) if len(q) else 0.0
     grid = np.unique(np.concatenate((np.linspace(0, max(qmax, 1e-9), 48),
                                      np.linspace(0, min(max(qmax, 1e-9), 8.0), 32))))
-    vals = np.clip(stats.studentized_range.sf(grid, k, min(df, 100000)), 1e-300, 1.0)
+    vals = np.clip(stats.studentized_range.sf(grid, k, df), 1e-300, 1.0)
     return np.exp(np.interp(q, grid, np.log(vals)))
 
 

@@ -26,6 +26,17 @@ class Unavailable(Static):
         super().__init__(text, classes="unavailable")
 
 
+NAV = [("h", "home", "home"), ("l", "leaderboard", "board"), ("m", "matrix", "matrix"), ("p", "pool", "pool"),
+       ("j", "judge", "judge"), ("v", "stability", "stability"), ("c", "cost", "cost")]
+
+
+def nav_bar(screen) -> Static:
+    """One line naming the screens and their keys (the current one highlighted)."""
+    mode = getattr(screen, "MODE", "")
+    parts = [f"[reverse] {k} {label} [/]" if name == mode else f"[b]{k}[/b] {label}" for k, name, label in NAV]
+    return Static(" ".join(parts) + "  [b]?[/b] help", classes="nav")
+
+
 class CranfieldScreen(Screen):
     """Base screen: `refresh_data()` is called whenever the campaign or its scores change."""
 

@@ -15,7 +15,7 @@ from engine.errors import CranfieldError
 from ..model import cost_model
 from ..widgets.cells import num
 from ..widgets.jobbar import JobBar
-from .base import CranfieldScreen, Unavailable
+from .base import CranfieldScreen, Unavailable, nav_bar
 from .choice import ChoiceScreen
 
 
@@ -34,6 +34,7 @@ def _f(v, d=1) -> str:
 
 class CostScreen(CranfieldScreen):
     TITLE = "Cost-benefit"
+    MODE = "cost"
     HELP = """Plans a judging effort from this campaign's runs and judgments (engine.planning): for designs of Q
 queries x j judgments per query, the assessor hours (engine.cost, thesis Table 3.4 times unless
 campaign.yaml overrides them) and the expected Kendall tau against the full ranking (subsampling
@@ -77,6 +78,7 @@ The cheapest design per criterion is shown on top. 'Current effort' prices the j
                 with TabPane("Current effort", id="tab-effort"):
                     yield Static("", id="cost-effort-text")
                     yield DataTable(id="cost-effort", cursor_type="row")
+        yield nav_bar(self)
         yield Footer()
 
     def on_mount(self) -> None:
@@ -123,6 +125,7 @@ The cheapest design per criterion is shown on top. 'Current effort' prices the j
         return tau, phi, trials
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
+        self.query_one("#cost-designs", DataTable).focus()
         self.action_plan()
 
     def action_plan(self) -> None:

@@ -9,11 +9,12 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import DataTable, Footer, Header, ProgressBar, Static
 
 from ..widgets.cells import bar
-from .base import CranfieldScreen
+from .base import CranfieldScreen, nav_bar
 
 
 class HomeScreen(CranfieldScreen):
     TITLE = "Campaign home"
+    MODE = "home"
     HELP = """The campaign at a glance: runs, topics and judgments; per topic how many documents are
 judged against the target (the campaign's per-topic target, else the pool size); and warnings:
 malformed input lines (file:line), runs whose top 10 holds unjudged documents, topics with no
@@ -31,6 +32,7 @@ relevant document. Escape cancels loading."""
             yield DataTable(id="home-progress", cursor_type="row", zebra_stripes=True)
             with VerticalScroll(id="home-warnings"):
                 yield Static("", id="home-warn-text")
+        yield nav_bar(self)
         yield Footer()
 
     def on_mount(self) -> None:

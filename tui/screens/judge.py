@@ -13,7 +13,7 @@ from textual.widgets import Footer, Header, Static
 
 from engine.errors import CranfieldError
 
-from .base import CranfieldScreen, Unavailable
+from .base import CranfieldScreen, Unavailable, nav_bar
 from .choice import ChoiceScreen
 
 
@@ -28,6 +28,7 @@ def _engine():
 
 class JudgeScreen(CranfieldScreen):
     TITLE = "Judging"
+    MODE = "judge"
     HELP = """Judge the next document of a topic. The document comes from the newest pool in pools/ (written by
 the pool builder), else from the campaign's pool strategy and depth (campaign.yaml `pool:`); online
 strategies (mtf, hedge, mtc) pick after each judgment. Number keys grade (the campaign's relevance
@@ -62,6 +63,7 @@ pick, so two people can judge the same campaign at once. ctrl+r re-evaluates the
             with VerticalScroll(id="judge-doc"):
                 yield Static("", id="judge-text")
             yield Static("", id="judge-keys", classes="status")
+        yield nav_bar(self)
         yield Footer()
 
     def on_mount(self) -> None:
@@ -100,7 +102,10 @@ pick, so two people can judge the same campaign at once. ctrl+r re-evaluates the
         m = self.model
         rule = str((m.config.get("judgments") or {}).get("conflict_rule", "last"))
         base = m.qrels[m.qrels["grade"] >= 0][["topic", "doc", "grade"]]
-        log = judging.merged_log(judging.log_path(m.root), rule)[["topic", "doc", "grade"]]
+        lp = judging.log_path(m.root)
+        if not lp.exists():
+            return base.reset_index(drop=True)
+        log = judging.merged_log(lp, rule)[["topic", "doc", "grade"]]
         both = pd.concat([base, log], ignore_index=True)
         return both.drop_duplicates(["topic", "doc"], keep="last").reset_index(drop=True)
 

@@ -10,7 +10,7 @@ from textual.widgets import DataTable, Footer, Header, Static
 
 from ..model import measure_choices
 from ..widgets.cells import num
-from .base import CranfieldScreen
+from .base import CranfieldScreen, nav_bar
 from .choice import ChoiceScreen
 
 SIG_MARK = "≈"
@@ -18,6 +18,7 @@ SIG_MARK = "≈"
 
 class LeaderboardScreen(CranfieldScreen):
     TITLE = "Leaderboard"
+    MODE = "leaderboard"
     HELP = f"""Every run's mean over topics for each chosen measure with the half-width of its 95% t interval,
 and judged@10 (share of each top 10 that is judged). {SIG_MARK} marks a run NOT significantly different from
 the run listed above it (paired t-test over topics, p >= 0.05, on the sort measure, or the first
@@ -43,6 +44,7 @@ s moves the sort to the next column; r reverses. Enter opens the run."""
         yield Header()
         yield Static("", id="lb-title", classes="title")
         yield DataTable(id="lb", cursor_type="row", zebra_stripes=True)
+        yield nav_bar(self)
         yield Footer()
 
     def on_mount(self) -> None:

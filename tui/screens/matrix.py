@@ -9,7 +9,7 @@ from textual.binding import Binding
 from textual.widgets import DataTable, Footer, Header, Input, Static
 
 from ..widgets.cells import GLYPHS, RAMP, heat, num
-from .base import CranfieldScreen
+from .base import CranfieldScreen, nav_bar
 from .choice import ChoiceScreen
 
 INFO = ["topic", "R", "depth", "mean"]
@@ -17,6 +17,7 @@ INFO = ["topic", "R", "depth", "mean"]
 
 class MatrixScreen(CranfieldScreen):
     TITLE = "Per-topic matrix"
+    MODE = "matrix"
     HELP = f"""Topics (rows) x runs (columns, leaderboard order) of one measure. Each cell shows a shade glyph
 ({GLYPHS[1:]}: low to high) and the value on a colour ramp, so it reads in 256 colours and with NO_COLOR.
 R = relevant documents; depth = deepest rank to which every run's list is judged; mean over runs
@@ -44,6 +45,7 @@ R = relevant documents; depth = deepest rank to which every run's list is judged
         yield Static("", id="mx-title", classes="title")
         yield DataTable(id="mx", cursor_type="cell")
         yield Input(placeholder="filter topics (id, title or category); enter applies, escape clears", id="filter-input")
+        yield nav_bar(self)
         yield Footer()
 
     def on_mount(self) -> None:

@@ -10,7 +10,7 @@ from textual.widgets import DataTable, Footer, Header, Input, Label, Select, Sta
 from ..model import pool_preview
 from ..widgets.cells import num
 from ..widgets.jobbar import JobBar
-from .base import CranfieldScreen, Unavailable
+from .base import CranfieldScreen, Unavailable, nav_bar
 
 
 def _engine():
@@ -23,6 +23,7 @@ def _engine():
 
 class PoolScreen(CranfieldScreen):
     TITLE = "Pool builder"
+    MODE = "pool"
     HELP = """Choose a pooling strategy, a per-topic budget (documents: 50; a fraction of each depth pool:
 0.1 or 10%; empty = no budget), the depth of the runs to pool, and a seed. b builds the pool in the
 background and shows, per topic, the sampling frame, the documents to judge, how many are already
@@ -58,6 +59,7 @@ hedge, mtc) choose as judgments arrive: use the judging screen."""
             yield Static("b builds a preview; nothing is written until w.", id="pool-summary", classes="title")
             yield JobBar()
             yield DataTable(id="pool-table", cursor_type="row", zebra_stripes=True)
+        yield nav_bar(self)
         yield Footer()
 
     def on_mount(self) -> None:
@@ -89,6 +91,7 @@ hedge, mtc) choose as judgments arrive: use the judging screen."""
         return {"strategy": strategy, "budget": budget, "depth": depth, "seed": seed, "name": name}
 
     def on_input_submitted(self, event) -> None:
+        self.query_one("#pool-table", DataTable).focus()
         self.action_build()
 
     def action_build(self) -> None:

@@ -7,7 +7,7 @@ from textual.binding import Binding
 from textual.widgets import DataTable, Footer, Header, Static
 
 from ..widgets.cells import heat, num
-from .base import CranfieldScreen
+from .base import CranfieldScreen, nav_bar
 
 
 class RunScreen(CranfieldScreen):
@@ -27,6 +27,7 @@ class RunScreen(CranfieldScreen):
         yield Header()
         yield Static("", id="run-title", classes="title")
         yield DataTable(id="run-table", cursor_type="cell", zebra_stripes=True)
+        yield nav_bar(self)
         yield Footer()
 
     def on_mount(self) -> None:

@@ -12,7 +12,7 @@ from textual.widgets import DataTable, Footer, Header, Static, TabbedContent, Ta
 
 from ..widgets.cells import num
 from ..widgets.jobbar import JobBar
-from .base import CranfieldScreen, Unavailable
+from .base import CranfieldScreen, Unavailable, nav_bar
 from .choice import ChoiceScreen
 
 
@@ -39,6 +39,7 @@ def _n(v) -> str:
 
 class StabilityScreen(CranfieldScreen):
     TITLE = "Stability"
+    MODE = "stability"
     HELP = """Generalizability theory on the topic x run matrix of one measure (runs without a list for a topic
 score 0 there): variance components of system, topic and system:topic; E rho^2 (relative) and Phi
 (absolute) stability for this many topics with 95% intervals; topics needed to reach the target
@@ -82,6 +83,7 @@ levels, Kendall tau against the full judgments). a picks the measure. Escape can
                     yield Static("r runs the reduction experiment (judgments removed at random, 16 levels).",
                                  id="st-r-text")
                     yield DataTable(id="st-red", cursor_type="row")
+        yield nav_bar(self)
         yield Footer()
 
     def on_mount(self) -> None:

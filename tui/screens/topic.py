@@ -9,7 +9,7 @@ from textual.binding import Binding
 from textual.widgets import DataTable, Footer, Header, Static
 
 from ..widgets.cells import grade_mark, num
-from .base import CranfieldScreen
+from .base import CranfieldScreen, nav_bar
 
 
 class TopicScreen(CranfieldScreen):
@@ -41,6 +41,7 @@ n / b: next / previous run; ] / [: next / previous topic; . cycles the measure."
         yield Header()
         yield Static("", id="topic-title", classes="title")
         yield DataTable(id="topic-table", cursor_type="row", zebra_stripes=True)
+        yield nav_bar(self)
         yield Footer()
 
     def on_mount(self) -> None:
