@@ -174,18 +174,56 @@ def _byte_rank(names: np.ndarray) -> np.ndarray:
 
 
 def trec_order(run_code, t_code, score, d_rank, n_topics, n_docs) -> np.ndarray:
-    """Row order (run, topic, score desc, docno desc) with one int64 argsort when it fits."""
+    """Row order (run, topic, score desc, docno desc).
+
+    Run files are nearly always in this order already except among tied scores: then only the tied
+    rows are re-sorted (by docno). Otherwise one int64 argsort of a composite key, or lexsort if the
+    key could overflow.
+    """
     n = len(score)
     if n == 0:
         return np.zeros(0, np.int64)
+    gid = run_code * max(n_topics, 1) + t_code
+    d_desc = (n_docs - 1 - d_rank).astype(np.int64)
+    same_g = gid[1:] == gid[:-1]
+    if (gid[1:] >= gid[:-1]).all() and (~same_g | (score[1:] <= score[:-1])).all():
+        tie = same_g & (score[1:] == score[:-1])          # row i+1 tied with row i
+        order = np.arange(n, dtype=np.int64)
+        if tie.any():
+            in_tie = np.zeros(n, bool)
+            in_tie[1:] |= tie
+            in_tie[:-1] |= tie
+            idx = np.flatnonzero(in_tie)
+            tied_to_prev = np.concatenate(([False], tie))[idx]
+            seg = np.cumsum(~tied_to_prev)
+            order[idx] = idx[np.lexsort((d_desc[idx], seg))]
+        return order
     uniq, inv = np.unique(score, return_inverse=True)
     s_desc = (len(uniq) - 1 - inv).astype(np.int64)
-    d_desc = (n_docs - 1 - d_rank).astype(np.int64)
     n_g = (int(run_code.max()) + 1) * max(n_topics, 1)
     if float(n_g) * len(uniq) * n_docs < 2.0 ** 62:
-        key = ((run_code * max(n_topics, 1) + t_code) * len(uniq) + s_desc) * n_docs + d_desc
+        key = (gid * len(uniq) + s_desc) * n_docs + d_desc
         return np.argsort(key, kind="stable")
     return np.lexsort((d_desc, s_desc, t_code, run_code))
+
+
+def lookup_rel(q_tcode, q_dcode, q_grade, t_code, r_dcode, n_topics, n_docs) -> np.ndarray:
+    """Per run row: its judgment grade, RELVALUE_UNJUDGED (grade < 0) or RELVALUE_NONPOOL."""
+    g = np.where(q_grade < 0, RELVALUE_UNJUDGED, q_grade)
+    if n_topics * n_docs <= 30_000_000 and (len(g) == 0 or (g.min() >= -128 and g.max() <= 127)):
+        lut = np.full(n_topics * n_docs, RELVALUE_NONPOOL, dtype=np.int8)   # dense (topic, doc) table
+        lut[q_tcode * n_docs + q_dcode] = g      # duplicates were resolved by the reader (last wins here)
+        return lut[t_code * n_docs + r_dcode].astype(np.int64)
+    q_key = q_tcode * n_docs + q_dcode
+    srt = np.argsort(q_key, kind="stable")
+    q_key_s, g_s = q_key[srt], g[srt]
+    r_key = t_code * n_docs + r_dcode
+    rel = np.full(len(r_key), RELVALUE_NONPOOL, dtype=np.int64)
+    if len(r_key) and len(q_key_s):
+        pos = np.minimum(np.searchsorted(q_key_s, r_key), len(q_key_s) - 1)
+        found = q_key_s[pos] == r_key
+        rel[found] = g_s[pos[found]]
+    return rel
 
 
 def build_ranked_fast(qrels: pd.DataFrame, runs: pd.DataFrame, options: EvalOptions | None = None,
@@ -230,7 +268,7 @@ def build_ranked_fast(qrels: pd.DataFrame, runs: pd.DataFrame, options: EvalOpti
     if isinstance(q_doc.dtype, pd.CategoricalDtype):
         q_doc = q_doc.astype(object)
     q_doc = q_doc.to_numpy(object)
-    if not all(type(x) is str for x in q_doc[:1000]):
+    if not all(type(x) is str for x in q_doc):
         q_doc = np.asarray([str(x) for x in q_doc], dtype=object)
     idx = pd.Index(rd_names).get_indexer(q_doc) if len(rd_names) else np.full(len(q_doc), -1)
     extra = q_doc[idx < 0]
@@ -250,7 +288,7 @@ def build_ranked_fast(qrels: pd.DataFrame, runs: pd.DataFrame, options: EvalOpti
             rd_codes = np.concatenate((rd_codes, np.full(len(missing), len(vocab) - 1, np.int64)))
             r_score = np.concatenate((r_score, np.ones(len(missing))))
             notes["topics_filled_by_c"] = int(len(missing))
-    # BOGUS_DOCNO may also be a real document: give equal strings one code
+    # BOGUS_DOCNO may also be a real document: equal strings get one code
     if len(vocab) != len(set(vocab.tolist())):
         vc, vu = pd.factorize(vocab)
     else:
@@ -262,8 +300,7 @@ def build_ranked_fast(qrels: pd.DataFrame, runs: pd.DataFrame, options: EvalOpti
     q_dcode = rank_of[q_dcode_raw] if len(q_dcode_raw) else q_dcode_raw
     doc_by_rank = np.empty(len(vu), dtype=object)
     doc_by_rank[rank_u] = vu
-    vocab = vu
-    n_docs = max(len(vocab), 1)
+    n_docs = max(len(vu), 1)
 
     order = trec_order(run_code, t_code, r_score, r_dcode, n_topics, n_docs)
     run_code, t_code, r_dcode, r_score = run_code[order], t_code[order], r_dcode[order], r_score[order]
@@ -274,17 +311,7 @@ def build_ranked_fast(qrels: pd.DataFrame, runs: pd.DataFrame, options: EvalOpti
     g_gid = gid[starts] if len(gid) else np.zeros(0, np.int64)
     lens = np.diff(np.concatenate((starts, [len(gid)]))).astype(np.int64)
 
-    q_key = q_tcode * n_docs + q_dcode
-    q_sort = np.argsort(q_key, kind="stable")
-    q_key_s, q_grade_s = q_key[q_sort], q_grade[q_sort]
-    r_key = t_code * n_docs + r_dcode
-    pos = np.searchsorted(q_key_s, r_key)
-    pos_c = np.minimum(pos, max(len(q_key_s) - 1, 0))
-    found = (len(q_key_s) > 0) & (q_key_s[pos_c] == r_key) if len(r_key) else np.zeros(0, bool)
-    rel = np.full(len(r_key), RELVALUE_NONPOOL, dtype=np.int64)
-    if len(r_key):
-        g = q_grade_s[pos_c]
-        rel[found] = np.where(g[found] < 0, RELVALUE_UNJUDGED, g[found])
+    rel = lookup_rel(q_tcode, q_dcode, q_grade, t_code, r_dcode, n_topics, n_docs)
 
     if (opt.max_depth is not None or opt.judged_only) and len(gid):
         keep = np.ones(len(gid), bool)

@@ -587,7 +587,7 @@ class Campaign:
             if _base_suffix(p) in suffixes:
                 out.append(p)
             elif p.name.lower() not in IGNORED_NAMES and not p.name.lower().endswith(".md"):
-                self._warn_once(f"{folder}/{p.name}", None,
+                self._warn_once(str(p), None,
                                 f"not read as {what} (expected a name ending in "
                                 f"{', '.join(sorted(s for s in suffixes if s))}, optionally .gz); ignored")
         return out
@@ -769,9 +769,14 @@ class Campaign:
 
 def _first_tag(path: Path) -> str | None:
     """The tag (6th field) of a run file's first data line, or None."""
+    import gzip
     try:
-        data = read_bytes(path)[:4096]
-    except FormatError:
+        with open(path, "rb") as fh:
+            data = fh.read(4096)
+        if data[:2] == b"\x1f\x8b":
+            with gzip.open(path, "rb") as fh:
+                data = fh.read(4096)
+    except (OSError, EOFError):
         return None
     for ln in data.split(b"\n"):
         t = ln.split()

@@ -56,6 +56,8 @@ def read_bytes(path: PathLike) -> bytes:
     elif p.suffix == ".gz" and data:
         raise FormatError(Problem(str(path), None, "name ends in .gz but the content is not gzip data"),
                           hint="rename the file without .gz or compress it with gzip")
+    if data[:3] == b"\xef\xbb\xbf":  # a UTF-8 byte order mark would become part of the first topic id
+        data = data[3:]
     return data
 
 
@@ -97,7 +99,10 @@ def _convert(kind: str, token: str):
     if kind == "str":
         return token
     if kind == "int":
-        return int(token)
+        v = int(token)
+        if not -2**63 <= v < 2**63:
+            raise ValueError("out of range")
+        return v
     if kind == "float":
         v = float(token)
         if v != v:  # NaN
@@ -224,7 +229,7 @@ def _raise_rows(spath: str, df: pd.DataFrame, bad: np.ndarray, message: Callable
 
 
 def _str_series(values) -> pd.Series:
-    return pd.Series(values, dtype=object)
+    return pd.Series(values, dtype=object, copy=False)
 
 
 # --------------------------------------------------------------------------- runs
@@ -297,7 +302,7 @@ def _run_frame(parts: list[dict]) -> pd.DataFrame:
     cat = (lambda k: parts[0][k] if len(parts) == 1 else np.concatenate([p[k] for p in parts]))
     return pd.DataFrame({"run": _str_series(np.repeat(tags, lens)), "topic": _str_series(cat("topic")),
                          "doc": _str_series(cat("doc")), "rank": cat("rank"), "score": cat("score"),
-                         "line": cat("line")})
+                         "line": cat("line")}, copy=False)  # fresh arrays: no need to consolidate copies
 
 
 def _empty_run() -> pd.DataFrame:
@@ -465,7 +470,7 @@ def _judgment_table(df: pd.DataFrame, extra: tuple[str, ...] = ()) -> pd.DataFra
         else:
             out[c] = _str_series(df[c].astype(str).to_numpy(object))
     out["line"] = df["line"].to_numpy(np.int64)
-    return pd.DataFrame(out)
+    return pd.DataFrame(out, copy=False)
 
 
 def _require_rows(spath: str, df: pd.DataFrame, label: str) -> None:
@@ -618,8 +623,12 @@ def warn_unknown_topics(runs: pd.DataFrame, topics, warnings: Warnings, source: 
     known = set(map(str, topics))
     if not known or len(runs) == 0:
         return []
-    pairs = runs[["run", "topic"]].drop_duplicates()
-    bad = pairs[~pairs["topic"].astype(str).isin(known)]
+    tcodes, tu = pd.factorize(runs["topic"].to_numpy(object))
+    unknown_codes = np.flatnonzero(~pd.Series(np.asarray(tu, dtype=object)).astype(str).isin(known).to_numpy())
+    if len(unknown_codes) == 0:
+        return []
+    sub = runs[np.isin(tcodes, unknown_codes)]
+    bad = sub[["run", "topic"]].drop_duplicates()
     for run, grp in bad.groupby("run", sort=False):
         ts = sorted(grp["topic"].astype(str))
         warnings.add(source, None, f"run {run} has results for {len(ts)} topic(s) not in the topics file: "

@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .errors import CranfieldError, FormatError, Problem, Warnings
+from .errors import CranfieldError, Warnings
 
 CONFLICT_RULES = ("last", "max", "majority")
 LOG_NAME = "log.jsonl"
@@ -111,6 +111,8 @@ def judgment_record(topic, doc, grade: int, assessor: str = "", seconds: float |
     for k in ("topic", "doc"):
         if not rec[k] or any(c.isspace() for c in rec[k]):
             raise CranfieldError(f"{k} {rec[k]!r}: must be non-empty without white space")
+    if op == "undo":
+        del rec["grade"]
     return rec
 
 

@@ -11,6 +11,8 @@ from functools import cached_property
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from .errors import CranfieldError
 
@@ -142,6 +144,17 @@ class Ranked:
         base = np.concatenate(([0], c))[self.offsets[:-1]]
         return c - np.repeat(base, self.num_ret)
 
+    def seg_cumsum_at(self, mask: np.ndarray, idx: np.ndarray) -> np.ndarray:
+        """Count of `mask` rows at or above each row in `idx`, within its group."""
+        c = np.cumsum(mask, dtype=np.int64)
+        base = np.concatenate(([0], c))[self.offsets[:-1]]
+        return c[idx] - base[self.row_group[idx]]
+
+    @cached_property
+    def rel_idx(self) -> np.ndarray:
+        """Row indices of the relevant retrieved documents (rank order within each group)."""
+        return np.flatnonzero(self.is_rel)
+
     @cached_property
     def cum_rel(self) -> np.ndarray:
         """Per row: relevant documents at or above this rank."""
@@ -251,6 +264,46 @@ class Ranked:
         return self.t_grades_offsets, g
 
 
+def _factorize_str(col) -> tuple[np.ndarray, list[str]]:
+    """Per-row codes and the distinct values as strings, in order of first appearance."""
+    codes, uniq = pd.factorize(col)
+    names = [str(u) for u in uniq]
+    if len(set(names)) != len(names):     # e.g. 1 and "1" in one column: same identifier
+        canon: dict[str, int] = {}
+        remap = np.array([canon.setdefault(n, len(canon)) for n in names], dtype=np.int64)
+        return remap[codes], list(canon)
+    return codes.astype(np.int64), names
+
+
+def _trec_order(gid: np.ndarray, score: np.ndarray, dcode: np.ndarray, n_docs: int) -> np.ndarray:
+    """Row order by group, then score descending, then document id descending (one integer sort)."""
+    if len(gid) == 0:
+        return np.zeros(0, np.int64)
+    _, srank = np.unique(score, return_inverse=True)
+    n_s = int(srank.max()) + 1
+    span = n_s * n_docs
+    if (int(gid.max()) + 1) * span < 2 ** 62:
+        key = gid * span + (n_s - 1 - srank.astype(np.int64)) * n_docs + (n_docs - 1 - dcode)
+        return np.argsort(key)          # keys are distinct unless a document repeats in a group
+    return np.lexsort((-dcode, -score, gid))
+
+
+def _doc_vocabulary(run_docs, qrel_docs) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted document ids (strcmp order) and the per-row codes of run rows then qrels rows."""
+    def arr(col):
+        a = pa.array(col.astype(str) if getattr(col, "dtype", None) != "str" else col, from_pandas=True)
+        chunks = a.chunks if isinstance(a, pa.ChunkedArray) else [a]
+        return [c.cast(pa.large_string()) for c in chunks]
+    both = pa.concat_arrays([*arr(run_docs), *arr(qrel_docs)] or [pa.array([], pa.large_string())])
+    enc = both.dictionary_encode()
+    order = pc.array_sort_indices(enc.dictionary).to_numpy()   # byte order == strcmp order
+    rank = np.empty(len(order), np.int64)
+    rank[order] = np.arange(len(order))
+    codes = rank[enc.indices.to_numpy(zero_copy_only=False)] if len(both) else np.zeros(0, np.int64)
+    vocab = enc.dictionary.take(pa.array(order)).to_numpy(zero_copy_only=False).astype(object)
+    return vocab, codes
+
+
 def build_ranked(qrels: pd.DataFrame, runs: pd.DataFrame, options: EvalOptions | None = None,
                  run_order: list[str] | None = None) -> tuple[Ranked, dict]:
     """Join runs with qrels into a `Ranked` structure.
@@ -265,33 +318,33 @@ def build_ranked(qrels: pd.DataFrame, runs: pd.DataFrame, options: EvalOptions |
     if opt.max_depth is not None and opt.max_depth < 0:
         raise CranfieldError(f"-M {opt.max_depth}: the evaluation depth must be >= 0")
     notes: dict = {}
-    q_topic = qrels["topic"].astype(str).to_numpy(object)
-    q_doc = qrels["doc"].astype(str).to_numpy(object)
+    q_tc, q_tnames = _factorize_str(qrels["topic"])
     q_grade = qrels["grade"].to_numpy(np.int64)
-    topic_names = sorted(set(q_topic.tolist()), key=lambda s: s.encode("utf-8"))
+    topic_names = sorted(q_tnames, key=lambda s: s.encode("utf-8"))   # strcmp order
     topic_index = {t: i for i, t in enumerate(topic_names)}
     n_topics = len(topic_names)
+    q_tcode = np.array([topic_index[t] for t in q_tnames], dtype=np.int64)[q_tc] if len(q_tc) else q_tc
 
-    r_run = runs["run"].astype(str).to_numpy(object)
-    r_topic = runs["topic"].astype(str).to_numpy(object)
-    r_doc = runs["doc"].astype(str).to_numpy(object)
+    rc, r_rnames = _factorize_str(runs["run"])
+    rt, r_tnames = _factorize_str(runs["topic"])
     r_score = runs["score"].to_numpy(np.float64)
-
-    if run_order is None:
-        run_names = list(dict.fromkeys(r_run.tolist()))
-    else:
-        run_names = list(run_order)
+    run_names = list(r_rnames) if run_order is None else list(run_order)
     run_index = {r: i for i, r in enumerate(run_names)}
+    run_code = np.array([run_index.get(r, -1) for r in r_rnames], dtype=np.int64)[rc] if len(rc) else rc
+    t_code = np.array([topic_index.get(t, -1) for t in r_tnames], dtype=np.int64)[rt] if len(rt) else rt
+    if (run_code < 0).any():
+        raise CranfieldError(f"run {r_rnames[int(rc[np.argmax(run_code < 0)])]!r} is not in run_order")
+
+    # one document vocabulary in strcmp (byte) order, shared by runs and qrels
+    vocab, dcodes = _doc_vocabulary(runs["doc"], qrels["doc"])
+    r_dcode, q_dcode = dcodes[: len(runs)], dcodes[len(runs):]
+    n_docs = max(len(vocab), 1)
 
     # topics of runs that have no judgments are not evaluated (as trec_eval)
-    rt_codes = pd.Series(r_topic).map(topic_index)
-    known = rt_codes.notna().to_numpy()
+    known = t_code >= 0
     if not known.all():
-        notes["topics_without_judgments"] = sorted(set(r_topic[~known].tolist()))
-        r_run, r_topic, r_doc, r_score = r_run[known], r_topic[known], r_doc[known], r_score[known]
-        rt_codes = rt_codes[known]
-    t_code = rt_codes.to_numpy(np.int64) if len(rt_codes) else np.zeros(0, np.int64)
-    run_code = pd.Series(r_run).map(run_index).to_numpy(np.int64) if len(r_run) else np.zeros(0, np.int64)
+        notes["topics_without_judgments"] = sorted({r_tnames[i] for i in np.unique(rt[~known])})
+        run_code, t_code, r_dcode, r_score = run_code[known], t_code[known], r_dcode[known], r_score[known]
 
     # -c: a (run, judged topic) pair without results is evaluated on trec_eval's stand-in ranking,
     # one document BOGUS_DOCNO with score 1.0 (measures that count it are reset by `complete_fill`)
@@ -301,46 +354,47 @@ def build_ranked(qrels: pd.DataFrame, runs: pd.DataFrame, options: EvalOptions |
         missing = np.setdiff1d(np.arange(len(run_names) * n_topics, dtype=np.int64), present,
                                assume_unique=True)
         if len(missing):
+            pos_b = int(np.searchsorted(vocab, BOGUS_DOCNO))
+            if pos_b < len(vocab) and vocab[pos_b] == BOGUS_DOCNO:
+                bogus_code = pos_b
+            else:   # add it to the vocabulary, keeping codes in strcmp order
+                vocab = np.insert(vocab, pos_b, BOGUS_DOCNO)
+                r_dcode = r_dcode + (r_dcode >= pos_b)
+                q_dcode = q_dcode + (q_dcode >= pos_b)
+                bogus_code = pos_b
+                n_docs = len(vocab)
             run_code = np.concatenate((run_code, missing // n_topics))
             t_code = np.concatenate((t_code, missing % n_topics))
-            r_doc = np.concatenate((r_doc, np.full(len(missing), BOGUS_DOCNO, dtype=object)))
+            r_dcode = np.concatenate((r_dcode, np.full(len(missing), bogus_code, dtype=np.int64)))
             r_score = np.concatenate((r_score, np.ones(len(missing))))
             notes["topics_filled_by_c"] = int(len(missing))
 
-    # one document vocabulary in strcmp order, shared by runs and qrels
-    all_docs = np.concatenate((r_doc, q_doc))
-    codes, uniques = pd.factorize(all_docs, sort=False)
-    # strcmp order == UTF-8 byte order == Python code point order
-    order_u = np.argsort(np.asarray(uniques, dtype=object).astype(str), kind="stable") if len(uniques) else np.zeros(0, np.int64)
-    rank_of_u = np.empty(len(uniques), np.int64)
-    rank_of_u[order_u] = np.arange(len(uniques))
-    dcodes = rank_of_u[codes] if len(codes) else codes.astype(np.int64)
-    r_dcode, q_dcode = dcodes[: len(r_doc)], dcodes[len(r_doc):]
-    n_docs = max(len(uniques), 1)
-
     # trec_eval order: score desc, then docno desc
-    order = np.lexsort((-r_dcode, -r_score, t_code, run_code))
+    order = _trec_order(run_code * max(n_topics, 1) + t_code, r_score, r_dcode, n_docs)
     run_code, t_code, r_dcode, r_score = run_code[order], t_code[order], r_dcode[order], r_score[order]
-    r_doc = r_doc[order]
+    r_doc = vocab[r_dcode]
 
     gid = run_code * n_topics + t_code
     starts = _seg_starts(gid)
     g_gid = gid[starts] if len(gid) else np.zeros(0, np.int64)
     lens = np.diff(np.concatenate((starts, [len(gid)]))).astype(np.int64)
 
-    # relevance per row: look up (topic, doc) in the judgments
-    q_tcode = pd.Series(q_topic).map(topic_index).to_numpy(np.int64)
+    # relevance per row: look up (topic, doc) in the judgments (a dense table when it is small)
     q_key = q_tcode * n_docs + q_dcode
-    q_sort = np.argsort(q_key, kind="stable")
-    q_key_s, q_grade_s = q_key[q_sort], q_grade[q_sort]
     r_key = t_code * n_docs + r_dcode
-    pos = np.searchsorted(q_key_s, r_key)
-    pos_c = np.minimum(pos, max(len(q_key_s) - 1, 0))
-    found = (len(q_key_s) > 0) & (q_key_s[pos_c] == r_key) if len(r_key) else np.zeros(0, bool)
-    rel = np.full(len(r_key), RELVALUE_NONPOOL, dtype=np.int64)
-    if len(r_key):
-        g = q_grade_s[pos_c]
-        rel[found] = np.where(g[found] < 0, RELVALUE_UNJUDGED, g[found])
+    q_rel = np.where(q_grade < 0, RELVALUE_UNJUDGED, q_grade)
+    if n_topics * n_docs <= 4 * len(r_key) + 1_000_000:
+        table = np.full(n_topics * n_docs, RELVALUE_NONPOOL, dtype=np.int64)
+        table[q_key[::-1]] = q_rel[::-1]            # the first judgment of a repeated pair wins
+        rel = table[r_key]
+    else:
+        q_sort = np.argsort(q_key, kind="stable")
+        q_key_s, q_rel_s = q_key[q_sort], q_rel[q_sort]
+        pos = np.minimum(np.searchsorted(q_key_s, r_key), max(len(q_key_s) - 1, 0))
+        rel = np.full(len(r_key), RELVALUE_NONPOOL, dtype=np.int64)
+        if len(q_key_s) and len(r_key):
+            found = q_key_s[pos] == r_key
+            rel[found] = q_rel_s[pos[found]]
 
     # -M keeps the first max_depth documents, then -J drops unjudged ones (trec_eval's order);
     # groups keep existing even when emptied

@@ -5,19 +5,40 @@ import numpy as np
 import pandas as pd
 
 
-def trec_order(runs: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray]:
-    """Runs sorted as trec_eval ranks them (run, topic, score desc, doc id desc) and each row's rank."""
-    if len(runs) == 0:
-        return runs, np.zeros(0, np.int64)
-    rc, _ = pd.factorize(runs["run"].to_numpy(object))
-    tc, _ = pd.factorize(runs["topic"].to_numpy(object))
-    dc, _ = pd.factorize(runs["doc"].to_numpy(object), sort=True)  # code order = string order
-    order = np.lexsort((-dc, -runs["score"].to_numpy(np.float64), tc, rc))
-    g = (rc.astype(np.int64) * (tc.max() + 1) + tc)[order]
-    starts = np.flatnonzero(np.concatenate(([True], g[1:] != g[:-1])))
-    lens = np.diff(np.concatenate((starts, [len(g)])))
-    rank = np.arange(len(g)) - np.repeat(starts, lens) + 1
-    return runs.iloc[order], rank
+def _objects(s: pd.Series) -> np.ndarray:
+    """A column as an object array of str without a round trip through pandas' string dtype."""
+    a = s.to_numpy(object)
+    return a if s.dtype == object else a.astype(str).astype(object)
+
+
+def top_ranks(runs: pd.DataFrame, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Rows of each (run, topic) ranked within the top `k` in trec_eval order (score descending, ties by
+    document id descending): (row indices in rank order, their 1-based ranks)."""
+    n = len(runs)
+    if n == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    rc, _ = pd.factorize(_objects(runs["run"]))
+    tc, tu = pd.factorize(_objects(runs["topic"]))
+    g = rc.astype(np.int64) * (len(tu) + 1) + tc
+    score = runs["score"].to_numpy(np.float64)
+    # by score only first: a row whose tie block starts beyond k cannot reach the top k
+    order = np.lexsort((-score, g))
+    gs, ss = g[order], score[order]
+    new_g = np.concatenate(([True], gs[1:] != gs[:-1]))
+    new_block = new_g | np.concatenate(([True], ss[1:] != ss[:-1]))
+    g_start = np.maximum.accumulate(np.where(new_g, np.arange(n), 0))
+    b_start = np.maximum.accumulate(np.where(new_block, np.arange(n), 0))
+    cand = order[b_start - g_start < k]
+    # exact order among the candidates: ties broken by document id, descending
+    dc, _ = pd.factorize(_objects(runs["doc"].iloc[cand]), sort=True)  # code order = string order
+    o2 = np.lexsort((-dc, -score[cand], g[cand]))
+    cand = cand[o2]
+    gc = g[cand]
+    first = np.concatenate(([True], gc[1:] != gc[:-1]))
+    starts = np.maximum.accumulate(np.where(first, np.arange(len(gc)), 0))
+    rank = np.arange(len(gc)) - starts + 1
+    keep = rank <= k
+    return cand[keep], rank[keep]
 
 
 def judged_at_depth(runs: pd.DataFrame, qrels: pd.DataFrame, depths: tuple[int, ...] = (10, 100)) -> pd.DataFrame:
@@ -26,21 +47,23 @@ def judged_at_depth(runs: pd.DataFrame, qrels: pd.DataFrame, depths: tuple[int, 
     cols = ["run", "topics", "retrieved"] + [f"judged@{k}" for k in depths]
     if len(runs) == 0:
         return pd.DataFrame({c: pd.Series([], dtype=object if c == "run" else float) for c in cols})
-    ordered, rank = trec_order(runs)
-    judged_keys = qrels.loc[qrels["grade"] >= 0, ["topic", "doc"]] if len(qrels) else qrels[["topic", "doc"]]
-    key = pd.MultiIndex.from_arrays([ordered["topic"].astype(str).to_numpy(object),
-                                     ordered["doc"].astype(str).to_numpy(object)])
-    jk = pd.MultiIndex.from_arrays([judged_keys["topic"].astype(str).to_numpy(object),
-                                    judged_keys["doc"].astype(str).to_numpy(object)])
-    judged = key.isin(jk)
-    run = ordered["run"].to_numpy(object)
-    out = pd.DataFrame({"run": run, "topic": ordered["topic"].to_numpy(object)})
-    base = out.groupby("run", sort=False).agg(topics=("topic", "nunique"), retrieved=("topic", "size"))
+    run = _objects(runs["run"])
+    rc, names = pd.factorize(run)
+    base = pd.DataFrame({"run": np.asarray(names, dtype=object),
+                         "topics": pd.Series(_objects(runs["topic"])).groupby(rc).nunique().to_numpy(),
+                         "retrieved": np.bincount(rc, minlength=len(names))})
+    rows, rank = top_ranks(runs, max(depths))
+    judged_q = qrels[qrels["grade"] >= 0]
+    jk = pd.MultiIndex.from_arrays([_objects(judged_q["topic"]), _objects(judged_q["doc"])])
+    key = pd.MultiIndex.from_arrays([_objects(runs["topic"].iloc[rows]), _objects(runs["doc"].iloc[rows])])
+    judged = key.isin(jk).astype(np.float64)
+    rr = rc[rows]
     for k in depths:
         sel = rank <= k
-        frac = pd.Series(judged[sel].astype(np.float64)).groupby(run[sel], sort=False).mean()
-        base[f"judged@{k}"] = frac.reindex(base.index).to_numpy()
-    base = base.reset_index().rename(columns={"index": "run"})
+        num = np.bincount(rr[sel], weights=judged[sel], minlength=len(names))
+        den = np.bincount(rr[sel], minlength=len(names))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            base[f"judged@{k}"] = np.where(den > 0, num / np.maximum(den, 1), np.nan)
     return base[cols]
 
 

@@ -101,7 +101,7 @@ def test_unrecognised_files_and_unknown_topics_are_reported(tmp_path):
     c = load_campaign(root, w)
     assert "gamma" in set(c.runs()["run"])
     msgs = [str(p) for p in w]
-    assert f"runs/notes.docx: not read as a run (expected a name ending in .res, .run, .runs, .trec, .txt, " \
+    assert f"{root / 'runs' / 'notes.docx'}: not read as a run (expected a name ending in .res, .run, .runs, .trec, .txt, " \
            f"optionally .gz); ignored" in msgs
     assert f"{root / 'runs'}: run gamma has results for 1 topic(s) not in the topics file: 3" in msgs
 
@@ -426,3 +426,21 @@ def test_status_rich_output(tmp_path):
     render(status_tables(load_campaign(root)), buf, rich=True)
     out = buf.getvalue()
     assert "┃ run " in out and "0.300" in out and "Test track" in out
+
+
+def test_top_ranks_matches_a_full_sort():
+    import numpy as np
+
+    from engine.status import top_ranks
+    rng = np.random.default_rng(11)
+    n = 4000
+    runs = pd.DataFrame({"run": rng.choice(["a", "b", "c"], n), "topic": rng.choice(["1", "2", "10"], n),
+                         "doc": [f"D{i}" for i in rng.permutation(n)],
+                         "score": rng.integers(0, 40, n).astype(float)})  # many ties
+    rows, rank = top_ranks(runs, 25)
+    full = runs.sort_values(["run", "topic", "score", "doc"], ascending=[True, True, False, False])
+    full["rank"] = full.groupby(["run", "topic"]).cumcount() + 1
+    want = full[full["rank"] <= 25]
+    got = runs.iloc[rows].assign(rank=rank)
+    key = ["run", "topic", "rank"]
+    assert got.sort_values(key)[key + ["doc"]].values.tolist() == want.sort_values(key)[key + ["doc"]].values.tolist()

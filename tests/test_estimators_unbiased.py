@@ -25,7 +25,7 @@ from engine.simulate import simulate
 def result():
     sim = simulate(10, 30, 100, seed=1)
     return run_experiment(sim, n_trials=200, rate=0.2, min_rel=40, seed=0, top=10, mix=1.0,
-                          dependent_var=True)
+                          var_method="linear")
 
 
 def test_design_sizes(result):

@@ -150,6 +150,13 @@ def test_run_errors_name_file_and_line(tmp_path):
     assert "each line must read: topic Q0 doc rank score tag" in str(e.value)
 
 
+def test_run_huge_rank_is_an_error(tmp_path):
+    f = put(tmp_path / "r.txt", "1 Q0 a 1 1.0 r\n1 Q0 b 99999999999999999999 0.5 r\n")
+    with pytest.raises(FormatError) as e:
+        read_run(f)
+    assert problems(e) == [f"{f}:2: rank must be an integer, found '99999999999999999999'"]
+
+
 def test_run_nan_score_is_an_error(tmp_path):
     f = put(tmp_path / "r.txt", "1 Q0 a 1 1.0 r\n1 Q0 b 2 nan r\n")
     with pytest.raises(FormatError) as e:
@@ -207,6 +214,11 @@ def test_corrupt_gzip_and_fake_gz(tmp_path):
     with pytest.raises(FormatError) as e:
         read_run(g)
     assert problems(e) == [f"{g}: name ends in .gz but the content is not gzip data"]
+
+
+def test_utf8_bom_is_not_part_of_the_first_topic(tmp_path):
+    f = put(tmp_path / "q.txt", b"\xef\xbb\xbf801 0 d1 1\n")
+    assert read_qrels(f)["topic"].tolist() == ["801"]
 
 
 def test_missing_file(tmp_path):

@@ -139,6 +139,17 @@ def test_infap_variance_second_stage():
     assert v["infAP_var"] == pytest.approx(v1 + v2, abs=1e-6)
 
 
+def test_infap_linearized_variance():
+    # same lists as above: a(1, rel) b(2, non-rel) u1(3, unjudged) c(4, rel); p = 3/6; R = 2;
+    # PC(a) = 1, PC(c) = 0.625, infAP = 0.8125. For c: |d| = 3, n = 2, q = 1/2: c_d = 3/(4*2) = 0.375
+    # influence: a: (1 - 0.8125) + 0.375 - 0.375*0.5 = 0.375; b: -0.375*0.5 = -0.1875;
+    #            c: 0.625 - 0.8125 = -0.1875.   var = (1 - p)/R^2 * (0.140625 + 2 * 0.03515625)
+    q = pd.DataFrame({"topic": "t", "doc": ["a", "b", "c", "u1", "u2", "u3"], "grade": [1, 0, 1, -1, -1, -1]})
+    run = pd.DataFrame({"run": "r", "topic": "t", "doc": ["a", "b", "u1", "c"], "score": [4, 3, 2, 1]})
+    v = values(q, run, ["infAP_varlin"])
+    assert v["infAP_varlin"] == pytest.approx(0.5 * 0.2109375 / 4, abs=1e-5)
+
+
 def test_mean_ci():
     df = pd.DataFrame({"run": ["r"] * 4, "topic": ["1", "2", "1", "2"],
                        "measure": ["infAP", "infAP", "infAP_var", "infAP_var"],

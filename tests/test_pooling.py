@@ -43,6 +43,8 @@ def test_depth_and_take_n_hand_checked():
         build_pool(RUNS, "take_n", None, depth=4)
     with pytest.raises(CranfieldError):
         build_pool(RUNS, "nope", 3)
+    with pytest.raises(CranfieldError, match="unknown parameter"):
+        build_pool(RUNS, "depth", depth=4, kk=2)
 
 
 def test_ap_prior_values():

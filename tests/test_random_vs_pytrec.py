@@ -3,7 +3,7 @@
 Hypothesis generates graded qrels (grades 0..3 plus negative "pooled, unjudged" grades), runs with
 score ties, topics missing from runs or from the qrels, topics whose run empties under -J, and the
 flags -l, -J, -M, -c, plus gain parameters (`ndcg.1=3,2=0.5`) and cut-offs. Every per-topic value of
-every measure both sides compute must agree within 1e-9 (NaN matches NaN).
+every measure both sides compute must agree within 1e-9 (NaN matches NaN; relative for values > 1).
 
 pytrec_eval has no -M or -c: -M is applied by truncating each ranking in trec_eval order before it
 is handed over, and -c by giving it trec_eval's stand-in ranking (one unjudged document
@@ -18,7 +18,7 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
@@ -92,7 +92,8 @@ def cases(draw):
 
 def _trec_order(docs: dict) -> list[tuple[str, float]]:
     """A topic's ranking in trec_eval order: score descending, then document id descending."""
-    return sorted(docs.items(), key=lambda kv: (-kv[1], tuple(-b for b in kv[0].encode())))
+    by_doc = sorted(docs.items(), key=lambda kv: kv[0].encode(), reverse=True)
+    return sorted(by_doc, key=lambda kv: -kv[1])        # stable: ties stay in doc-descending order
 
 
 def pytrec_values(qrels, runs, measures, params, opts) -> dict:
@@ -144,7 +145,7 @@ def _close(a: float, b: float) -> bool:
         return math.isnan(a) and math.isnan(b)
     if math.isinf(a) or math.isinf(b):
         return a == b
-    return abs(a - b) <= TOL
+    return abs(a - b) <= TOL * max(1.0, abs(b))    # relative only beyond 1 (huge gain parameters)
 
 
 def check_case(qrels, runs, params, opts) -> int:
@@ -184,7 +185,10 @@ def check_case(qrels, runs, params, opts) -> int:
     return len(want)
 
 
+# No shrinking: a failure reports the generated case as is (with the differing values), in seconds
+# rather than the minutes shrinking through engine calls takes.
 @settings(max_examples=60, deadline=None, derandomize=True, database=None,
+          phases=[Phase.explicit, Phase.generate], report_multiple_bugs=False,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(cases())
 def test_engine_matches_pytrec_eval(case):

@@ -89,3 +89,11 @@ def test_wilcoxon_with_ties_and_zeros_matches_scipy():
     d[:5] = 0.0                                   # zero differences are dropped (Wilcoxon's method)
     want = [stats.wilcoxon(d[:, j], method="approx", correction=False).pvalue for j in range(20)]
     np.testing.assert_allclose(wilcoxon_p(d), want, rtol=1e-12)
+
+
+def test_long_analyses_stream_progress(scores):
+    for fn in (lambda cb: discriminative_power(scores, n_bootstrap=50, progress=cb),
+               lambda cb: pairwise(scores, ("t",), progress=cb)):
+        seen = []
+        fn(lambda f, m: seen.append((f, m)))
+        assert seen and seen[-1][0] == 1.0 and all(isinstance(m, str) for _, m in seen)

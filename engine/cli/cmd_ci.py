@@ -19,8 +19,9 @@ def register(sub) -> None:
     p.add_argument("-m", "--measure", default="infAP", choices=sorted(ESTIMATORS),
                    help="estimator (default infAP)")
     p.add_argument("--level", type=float, default=0.95, help="confidence level (default 0.95)")
-    p.add_argument("--dependent", action="store_true",
-                   help="infAP: include Appendix A's covariances between cut-offs")
+    p.add_argument("--variance", choices=["appendix", "dependent", "linear"], default="appendix",
+                   help="infAP variance: thesis Appendix A with independent cut-offs (default), with its "
+                        "covariances, or the linearization estimator (closest to the observed spread)")
     p.add_argument("--format", choices=["text", "csv", "json"], default="text")
     p.set_defaults(func=run)
 
@@ -50,9 +51,9 @@ def run(args) -> int:
     c = compute(qrels, runs, measures)
     if c.ranked.n_groups == 0:
         raise CranfieldError("no topics with both results and judgments")
-    if args.measure == "infAP" and args.dependent:
-        from ..estimators.infap import infap_variance
-        c.values[var_name] = infap_variance(c.ranked, dependent=True)
+    if args.measure == "infAP" and args.variance != "appendix":
+        from ..estimators.experiment import VAR_METHODS
+        c.values[var_name] = VAR_METHODS[args.variance](c.ranked)
     table = mean_ci(to_long(c), args.measure, var_name, level=args.level)
     if args.format == "csv":
         sys.stdout.write(table.to_csv(index=False))

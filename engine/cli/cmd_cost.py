@@ -30,6 +30,8 @@ def register(sub) -> None:
     p.add_argument("--trials", type=int, default=100)
     p.add_argument("--selection", choices=["depth", "random"], default="depth",
                    help="which judged documents a smaller budget keeps (default: pool depth order)")
+    p.add_argument("--method", choices=["bootstrap", "subsample"], default="bootstrap",
+                   help="topic draws: with replacement after shrinkage (default) or distinct topics (thesis)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--mixes", action="store_true",
                    help="with --plan: tau and hours when each query category is sampled at 25/50/75%% "
@@ -114,7 +116,7 @@ def run(args) -> int:
 
         res = plan(camp.qrels(), camp.runs(), measure=args.measure, js=js, trials=args.trials,
                    selection=args.selection, seed=args.seed, model=model, target_tau=args.target_tau,
-                   target_phi=args.target_phi, progress=progress)
+                   target_phi=args.target_phi, method=args.method, progress=progress)
         out.write(f"Designs reaching tau >= {args.target_tau} (expected, and with 95% probability) and "
                   f"Phi >= {args.target_phi}, measure {args.measure}, {res.n_topics} topics available:\n")
         out.write(format_table(res.designs, args.format, ".2f"))

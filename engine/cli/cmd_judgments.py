@@ -88,7 +88,6 @@ def _levels(text: str) -> tuple[int, ...]:
 def run_summary(args) -> int:
     from ..judging import judgment_summary, read_judgment_file
     from ..pooling import derive_targets
-    import pandas as pd
 
     w = Warnings()
     src = Path(args.source)

@@ -20,22 +20,24 @@ def row_index(r: Ranked) -> np.ndarray:
     if "row_index" in cache:
         return cache["row_index"]
     q = _qrels(r)
-    tn = np.asarray(r.topic_names, dtype=object)
     if r.n_rows == 0 or len(q) == 0:
         out = np.full(r.n_rows, -1, np.int64)
     else:
-        qi = pd.MultiIndex.from_arrays([q["topic"].astype(str).to_numpy(object),
-                                        q["doc"].astype(str).to_numpy(object)])
-        if not qi.is_unique:
-            # duplicates resolved upstream keep the last row, as the qrels readers do
-            keep = ~qi.duplicated(keep="last")
-            pos = np.flatnonzero(keep)
-            qi = qi[keep]
-        else:
-            pos = np.arange(len(qi))
-        ri = pd.MultiIndex.from_arrays([tn[r.g_topic[r.row_group]], np.asarray(r.doc, dtype=object)])
-        idx = qi.get_indexer(ri)
-        out = np.where(idx >= 0, pos[np.maximum(idx, 0)], -1).astype(np.int64)
+        qt = topic_codes(r)
+        codes, uniq = pd.factorize(np.concatenate((np.asarray(r.doc, dtype=object),
+                                                   q["doc"].astype(str).to_numpy(object))))
+        nd = max(len(uniq), 1)
+        rkey = r.g_topic[r.row_group].astype(np.int64) * nd + codes[: r.n_rows]
+        qkey = np.where(qt >= 0, qt * nd + codes[r.n_rows:], -1)
+        # duplicates keep the last row, as the qrels readers resolve them
+        order = np.argsort(qkey, kind="stable")
+        ks = qkey[order]
+        last = np.concatenate((ks[1:] != ks[:-1], [True]))
+        ks, pos_of = ks[last], order[last]
+        p = np.searchsorted(ks, rkey)
+        pc = np.minimum(p, len(ks) - 1)
+        hit = ks[pc] == rkey
+        out = np.where(hit, pos_of[pc], -1).astype(np.int64)
     cache["row_index"] = out
     return out
 

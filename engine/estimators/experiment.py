@@ -21,6 +21,13 @@ from scipy.stats import norm
 from . import infap, samplers, statap, trials, xinfap
 
 
+VAR_METHODS = {
+    "appendix": lambda r: infap.infap_variance(r, dependent=False),
+    "dependent": lambda r: infap.infap_variance(r, dependent=True),
+    "linear": infap.infap_variance_linearized,
+}
+
+
 @dataclass
 class ExperimentResult:
     runs: list[str]
@@ -60,9 +67,15 @@ def prepare(sim, depth: int = 100, min_rel: int = 0):
 
 
 def run_experiment(sim, n_trials: int = 200, rate: float = 0.2, depth: int = 100, top: int = 10,
-                   mix: float = 1.0, min_rel: int = 0, seed: int = 0, dependent_var: bool = False,
+                   mix: float = 1.0, min_rel: int = 0, seed: int = 0, var_method: str = "appendix",
                    level: float = 0.95) -> ExperimentResult:
-    """Draw `n_trials` samples per design and evaluate every run on each (see module doc)."""
+    """Draw `n_trials` samples per design and evaluate every run on each (see module doc).
+
+    var_method: infAP variance used for the intervals -- "appendix" (thesis eq. 3.1.1), "dependent"
+    (Appendix A with covariances) or "linear" (linearization, infap_variance_linearized).
+    """
+    if var_method not in VAR_METHODS:
+        raise ValueError(f"var_method must be one of {', '.join(VAR_METHODS)}")
     from ..measures.m_map import map_
     pool, runs = prepare(sim, depth, min_rel)
     base = trials.base_ranked(pool[["topic", "doc", "grade"]], runs)
@@ -99,7 +112,7 @@ def run_experiment(sim, n_trials: int = 200, rate: float = 0.2, depth: int = 100
         sel = samplers.srs_mask(codes, n_u, rng)
         r1 = trials.with_judgments(base, np.where(sel, grade, -1))
         m = per_run(infap.infap_terms(r1)["infAP"])
-        v = np.bincount(base.g_run, weights=infap.infap_variance(r1, dependent_var), minlength=nr) / cnt ** 2
+        v = np.bincount(base.g_run, weights=VAR_METHODS[var_method](r1), minlength=nr) / cnt ** 2
         est["infAP"][t] = m
         se[t] = np.sqrt(v)
         covered[t] = np.abs(m - true_map) <= z * se[t]

@@ -113,3 +113,36 @@ def mean_ci(df: pd.DataFrame, measure: str = "infAP", var_measure: str | None = 
                         "lo": mean - z * se, "hi": mean + z * se})
     out.index.name = "run"
     return out.reset_index()
+
+
+def infap_variance_linearized(r: Ranked) -> np.ndarray:
+    """Per group: linearization (delta-method) variance of infAP under Bernoulli sampling at rate p.
+
+    infAP is a smooth function of the sample indicators of the pool documents; its influence value
+    for a judged document j of the list is
+        z_j = rel_j (PC(j) - infAP) + sum over judged relevant d ranked below j of
+              (|d|_d / k_d) (rel_j - q_d) / n_d              (q_d = r/n above d)
+    (a judged relevant document the run did not retrieve has z = -infAP), and
+        var = (1 - p) / R^2 * sum_j z_j^2.
+    Unlike Appendix A it keeps the covariances between the precision estimates and the choice of
+    cut-offs (both depend on the same sampled documents); smoothing is ignored.
+    """
+    t = infap_terms(r)
+    pc, ap, R = t["pc"], t["infAP"], t["R"]
+    rel = r.is_rel
+    judged = r.rel >= 0
+    d, n, ra = t["d_above"].astype(np.float64), t["n_above"].astype(np.float64), t["r_above"].astype(np.float64)
+    q = np.divide(ra, n, out=np.zeros_like(ra), where=n > 0)
+    k = r.rank.astype(np.float64)
+    c = np.where(rel & (n > 0), d / (k * np.maximum(n, 1.0)), 0.0)
+    cq = c * q
+    # sums over rows strictly below each row
+    A = r.seg_sum(c)[r.row_group] - r.seg_cumsum(c)
+    B = r.seg_sum(cq)[r.row_group] - r.seg_cumsum(cq)
+    gi = r.row_group
+    z = np.where(rel, pc - ap[gi] + A, 0.0) - B
+    z = np.where(judged, z, 0.0)
+    ss = r.seg_sum(z ** 2) + (R - r.num_rel_ret) * ap ** 2
+    pool, jcount = _pool_counts(r)
+    p = np.divide(jcount, pool, out=np.ones_like(pool), where=pool > 0)[r.g_topic]
+    return np.divide((1.0 - p) * ss, R ** 2, out=np.zeros(r.n_groups), where=R > 0)

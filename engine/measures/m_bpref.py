@@ -7,13 +7,14 @@ from .registry import measure
 def bpref_values(r) -> np.ndarray:
     """Per group bpref; unjudged and non-pool documents are skipped."""
     R = r.num_rel
-    nonrel_before = r.seg_cumsum(r.is_nonrel_judged)          # judged non-relevant at or above
-    rel_rows = r.is_rel & r.is_judged
-    R_row = np.repeat(R, r.num_ret)
-    denom = np.minimum(np.repeat(r.num_nonrel, r.num_ret), R_row)
+    idx = r.rel_idx                                   # relevant rows are judged (level >= 0)
+    g = r.row_group[idx]
+    nonrel_before = r.seg_cumsum_at(r.is_nonrel_judged, idx)
+    R_row = R[g]
+    denom = np.minimum(r.num_nonrel[g], R_row)
     with np.errstate(divide="ignore", invalid="ignore"):
         pen = np.where(nonrel_before > 0, 1.0 - np.minimum(nonrel_before, R_row) / denom, 1.0)
-    s = r.seg_sum(np.where(rel_rows, pen, 0.0))
+    s = np.bincount(g, weights=pen, minlength=r.n_groups).astype(np.float64)
     return np.divide(s, R, out=s.copy(), where=R > 0)
 
 

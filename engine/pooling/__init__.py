@@ -17,7 +17,6 @@ Online strategies need the judgments as they arrive: `build_pool(..., oracle=qre
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -131,6 +130,7 @@ def build_pool(runs: pd.DataFrame, strategy: str, budget=None, *, depth: int = 1
     if depth is None or int(depth) < 1:
         raise CranfieldError("pool depth must be a positive integer")
     depth = int(depth)
+    _check_params(strategy, params)
     rr = ranked_runs(runs, depth, pooled, topics)
     cand = pool_candidates(rr, depth)
     sizes = cand.groupby("topic", sort=False).size()
@@ -174,6 +174,19 @@ def build_pool(runs: pd.DataFrame, strategy: str, budget=None, *, depth: int = 1
     table["method"] = strategy
     table["order"] = (table.groupby("topic", sort=False).cumcount() + 1).astype(np.int64)
     return Pool(table[POOL_COLUMNS], spec)
+
+
+def _check_params(strategy: str, params: dict) -> None:
+    """Unknown strategy parameters are an error, not silently ignored."""
+    import inspect
+    fn = STATIC[strategy] if strategy in STATIC else SELECTORS[strategy].__init__
+    names = [p.name for p in inspect.signature(fn).parameters.values()
+             if p.kind is p.POSITIONAL_OR_KEYWORD or p.kind is p.KEYWORD_ONLY]
+    known = set(names) - {"self", "cand", "budget", "rng", "rows", "depth"}
+    bad = sorted(set(params) - known)
+    if bad:
+        raise CranfieldError(f"strategy {strategy}: unknown parameter(s) {', '.join(bad)}; "
+                             f"it takes {', '.join(sorted(known)) or 'none'}")
 
 
 def _grade_lookup(qrels: pd.DataFrame) -> dict:

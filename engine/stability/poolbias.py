@@ -106,14 +106,12 @@ def leave_group_out(qrels: pd.DataFrame, runs: pd.DataFrame, run_meta: pd.DataFr
         for name in rj.names:
             a, b = full[name].mean(axis=0), new[name].mean(axis=0)
             ra, rb = rank_positions(a), rank_positions(b)
-            d = new[name][:, sel] - full[name][:, sel]
             for j, run in zip(np.flatnonzero(sel), np.asarray(rj.runs)[sel]):
                 dj = new[name][:, j] - full[name][:, j]
                 p = stats.ttest_rel(new[name][:, j], full[name][:, j]).pvalue if dj.std() > 0 else (1.0 if not dj.any() else 0.0)
                 detail.append({"measure": name, "group": grp, "run": run, "removed": int(rm.sum()),
                                "old_rank": int(ra[j]), "new_rank": int(rb[j]), "rank_change": int(rb[j] - ra[j]),
                                "old": float(a[j]), "new": float(b[j]), "p": float(p)})
-            del d
         report(progress, (gi + 1) / len(groups), f"left out group {grp} ({gi + 1}/{len(groups)})")
     det = pd.DataFrame(detail)
     rows = []

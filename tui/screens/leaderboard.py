@@ -6,10 +6,11 @@ import pandas as pd
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.widgets import Footer, Header, Static
 
 from ..model import measure_choices
 from ..widgets.cells import num
+from ..widgets.fasttable import FastTable
 from .base import CranfieldScreen, nav_bar
 from .choice import ChoiceScreen
 
@@ -39,11 +40,12 @@ s moves the sort to the next column; r reverses. Enter opens the run."""
         self.filt: tuple[str, str] = ("all", "")
         self.filt_label = "all runs"
         self.frame: pd.DataFrame | None = None
+        self._row_runs: list[str] = []
 
     def compose(self) -> ComposeResult:
         yield Header()
         yield Static("", id="lb-title", classes="title")
-        yield DataTable(id="lb", cursor_type="row", zebra_stripes=True)
+        yield FastTable(id="lb")
         yield nav_bar(self)
         yield Footer()
 
@@ -69,14 +71,8 @@ s moves the sort to the next column; r reverses. Enter opens the run."""
         s = m.scores
         df = m.leaderboard(sort=self.sort_key, descending=self.descending, filt=self.filt)
         self.frame = df
-        t = self.query_one("#lb", DataTable)
-        cursor_run = None
-        if t.row_count and t.cursor_row is not None and t.cursor_row < t.row_count:
-            try:
-                cursor_run = t.coordinate_to_cell_key(t.cursor_coordinate).row_key.value
-            except Exception:
-                cursor_run = None
-        t.clear(columns=True)
+        t = self.query_one("#lb", FastTable)
+        cursor_run = self._row_runs[t.cursor_row] if t.cursor_row < len(self._row_runs) else None
         arrow = "▼" if self.descending else "▲"
         sortable = self.sort_columns()
 
@@ -84,15 +80,6 @@ s moves the sort to the next column; r reverses. Enter opens the run."""
             i = sortable.index(name) + 1
             return f"{i}:{text or name}" + (arrow if name == self.sort_key else "")
 
-        t.add_column("#", key="pos")
-        t.add_column(SIG_MARK, key="sig")
-        t.add_column(label("run"), key="run")
-        t.add_column(label("group", "grp"), key="group")
-        t.add_column("MP", key="flags")
-        for n in s.measures:
-            t.add_column(label(n), key=n)
-        t.add_column(label("judged@10", "j@10"), key="judged@10")
-        rows = []
         runs = df["run"].to_numpy()
         groups = df["group"].to_numpy()
         flags = (np.where(df["type"].to_numpy() == "manual", "M", "·").astype(object)
@@ -101,13 +88,19 @@ s moves the sort to the next column; r reverses. Enter opens the run."""
         cells = {n: [f"{v:.4f}±{h:.3f}".replace("±0.", "±.") if np.isfinite(h) else f"{v:.4f}"
                      for v, h in zip(df[n].to_numpy(), df[n + " ±"].to_numpy())] for n in s.measures}
         j10 = [f"{v:.2f}" for v in df["judged@10"].to_numpy()]
-        for i in range(len(df)):
-            rows.append([str(i + 1), SIG_MARK if same[i] else "", runs[i], groups[i], flags[i],
-                         *[cells[n][i] for n in s.measures], j10[i]])
-        for i, r in enumerate(rows):
-            t.add_row(*r, key=runs[i])
-        if cursor_run is not None and cursor_run in set(runs):
-            t.move_cursor(row=t.get_row_index(cursor_run), animate=False)
+        pos = [str(i + 1) for i in range(len(df))]
+        sig = [SIG_MARK if x else "" for x in same]
+        # columns: (key, header, values) of plain strings; FastTable joins each row into one line
+        cols = [("pos", "#", pos), ("sig", SIG_MARK, sig), ("run", label("run"), list(runs)),
+                ("group", label("group", "grp"), list(groups)), ("flags", "MP", list(flags))]
+        cols += [(n, label(n), cells[n]) for n in s.measures]
+        cols.append(("judged@10", label("judged@10", "j@10"), j10))
+        t.set_data([c[0] for c in cols], [c[1] for c in cols],
+                   [[c[2][i] for c in cols] for i in range(len(df))],
+                   right=[k in ("pos",) for k, _, _ in cols])
+        self._row_runs = list(runs)
+        if cursor_run is not None and cursor_run in self._row_runs:
+            t.move_cursor(self._row_runs.index(cursor_run))
         sm = df.attrs.get("sig_measure")
         self.query_one("#lb-title", Static).update(Text.from_markup(
             f"[b]{Text(m.name).markup}[/b] · {len(df)}/{len(s.runs)} runs"
@@ -170,13 +163,13 @@ s moves the sort to the next column; r reverses. Enter opens the run."""
         self.app.push_screen(ChoiceScreen("Measures (columns)", [(c, c) for c in choices], multi=True,
                                           selected=current), done)
 
-    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
-        self.open_run(event.row_key.value)
+    def on_fast_table_row_selected(self, event: FastTable.RowSelected) -> None:
+        self.open_run(self._row_runs[event.cursor_row])
 
     def action_open_run(self) -> None:
-        t = self.query_one("#lb", DataTable)
+        t = self.query_one("#lb", FastTable)
         if t.row_count:
-            self.open_run(t.coordinate_to_cell_key(t.cursor_coordinate).row_key.value)
+            self.open_run(self._row_runs[t.cursor_row])
 
     def open_run(self, run: str) -> None:
         from .run import RunScreen
