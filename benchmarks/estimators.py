@@ -4,8 +4,8 @@ simulated campaign's truth (issue 3; thesis Figures 3.1-3.2 style).
     python3 benchmarks/estimators.py [--runs 20] [--topics 50] [--trials 400] [--rates 0.2,0.4] [--min-rel 40]
 
 Designs per trial (all `rate` of the depth-100 pool, per topic): infAP -- simple random sample;
-xinfAP -- documents that reached rank <= 10 in some run fully judged, the rest sampled to fill the
-rate; statAP -- Poisson sample, probability proportional to AP-prior weight + uniform share.
+xinfAP -- strata by the best rank a document reached (1-5 fully judged; 6-20, 21-50, 51-100 at
+rates in the ratio 3 : 1.5 : 1, thesis 3.1.5); statAP -- Poisson sample, probability proportional to AP-prior weight + uniform share.
 True AP = AP with the whole depth-100 pool judged. Prints per-run and summary tables (markdown).
 """
 from __future__ import annotations

@@ -50,7 +50,7 @@ def available(names: list[str]) -> list[str]:
 def md(df: pd.DataFrame, fmt: str = "{:.3f}") -> str:
     cols = list(df.columns)
     lines = ["| " + " | ".join(str(c) for c in cols) + " |", "|" + "---|" * len(cols)]
-    for _, r in df.iterrows():
+    for r in df.itertuples(index=False):
         cells = [fmt.format(v) if isinstance(v, (float, np.floating)) else str(v) for v in r]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
@@ -115,6 +115,24 @@ def main() -> None:
     print("### leave one group out (buttcher Table 2 layout), depth-50 pool\n")
     print(md(summ_g[["measure", "mean_abs_rank_change", "mean_rank_change", "max_up", "max_down", "rms",
                      "share_significant"]]))
+
+    # ---------------------------------------------------------------- stability-optimal nDCG
+    from engine.stability.optimal_ndcg import compare, grade_ranks
+    gr_all = grade_ranks(sim.truth, sim.runs, 100)
+    rows_d, rows_g = [], []
+    for k in (10, 20, 100):
+        res = compare(gr_all.truncate(k))
+        td = res["discount_table"].set_index("function")["topics_needed"]
+        tg = res["gain_table"].set_index("function")["topics_needed"]
+        rows_d.append({"nDCG@": k, **{c: int(td[c]) for c in ("zipf", "linear", "log", "optimal")}})
+        rows_g.append({"nDCG@": k, **{c: int(tg[c]) for c in ("exp", "linear", "optimal")},
+                       "optimal hrel/rel gain": res["gain_ratios"][0] if res["gain_ratios"] else float("nan")})
+    print("\n### stability-optimal nDCG on the complete truth (thesis Tables 5.1 / 5.3 layout): "
+          "topics needed for Phi >= 0.95\n")
+    print("discounts (linear gains):\n")
+    print(md(pd.DataFrame(rows_d)))
+    print("\ngains (log discount):\n")
+    print(md(pd.DataFrame(rows_g), "{:.2f}"))
     print(f"\n(total {time.perf_counter() - t0:.0f} s)")
 
 

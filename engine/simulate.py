@@ -11,7 +11,10 @@ relevant), b[s,t] = run quality + topic easiness + a system x topic interaction,
 attractiveness, e[g,...] the group's noise (the group's base ranking) and e[s,...] the run's own
 perturbation. A run retrieves its top `depth` documents. With `manual_bias`, a share of the
 relevant documents is "hard": automatic runs see them with a strongly reduced signal, manual runs
-do not, so manual runs find relevant documents the automatic runs rarely retrieve. Some relevant
+do not, so manual runs find relevant documents the automatic runs rarely retrieve; and manual runs
+see document attractiveness mostly through their own (shared manual) view, so they also retrieve
+non-relevant documents the automatic runs do not. Leaving manual runs out of the pool then moves
+them down by AP and P@k and up by bpref, as buttcher-et-al-2007 report for TREC 2006 Terabyte. Some relevant
 documents are beyond every run (they exist only in the truth). Scores are quantized to 1e-6 (exact
 through a TREC text round trip) and a share of them is tied to the previous score, so trec_eval's
 tie-break by document id matters.
@@ -31,6 +34,17 @@ import yaml
 from .errors import CranfieldError
 
 SCORE_QUANTUM = 1_000_000  # scores are integers / 1e6
+
+MODEL = {
+    "sigma_group": 0.9,        # noise shared by a group's runs (its base ranking)
+    "sigma_run": 0.55,         # each run's own perturbation
+    "base_b": 2.2,             # weight of the relevance signal for an average system on an average topic
+    "hard_share": 0.12,        # share of relevant docs automatic runs rarely retrieve (manual_bias)
+    "hard_penalty": 2.0,       # how much automatic runs under-see those documents
+    "unfindable_share": 0.06,  # share of relevant docs no run retrieves
+    "manual_rho": 0.2,         # correlation of manual runs' document attractiveness with the automatic one
+}
+"""Constants of the score model (recorded in truth.yaml); change only for experiments."""
 
 
 @dataclass
@@ -166,11 +180,13 @@ def simulate(n_runs: int = 40, n_topics: int = 50, depth: int = 1000, seed: int 
     gp = gp / gp.sum()
     grade_weight = 1.0 + 0.45 * np.arange(len(pos_grades))   # higher grades are easier to find
 
-    sigma_group, sigma_run = 0.9, 0.55
-    base_b = 2.2
-    hard_share = 0.22 if manual_bias else 0.0
-    hard_penalty = 2.6
-    unfindable_share = 0.06
+    sigma_group, sigma_run = MODEL["sigma_group"], MODEL["sigma_run"]
+    base_b = MODEL["base_b"]
+    hard_share = MODEL["hard_share"] if manual_bias else 0.0
+    hard_penalty = MODEL["hard_penalty"]
+    unfindable_share = MODEL["unfindable_share"]
+    manual_rho = MODEL["manual_rho"]
+    manual_rho_c = float(np.sqrt(1.0 - manual_rho ** 2))
 
     run_cols = []   # per topic: (doc index matrix (n_runs, depth), score matrix)
     truth_parts = []
@@ -191,6 +207,7 @@ def simulate(n_runs: int = 40, n_topics: int = 50, depth: int = 1000, seed: int 
         v = np.zeros(M, dtype=np.float32)
         v[:R] = grade_weight[gidx] + rng.normal(0.0, 0.55, R)
         attract = rng.normal(0.0, 1.0, M).astype(np.float32)
+        attract_manual = rng.normal(0.0, 1.0, M).astype(np.float32)   # how manual queries see the docs
         hard = np.zeros(M, dtype=bool)
         unfindable = np.zeros(M, dtype=bool)
         u = rng.random(R)
@@ -199,6 +216,7 @@ def simulate(n_runs: int = 40, n_topics: int = 50, depth: int = 1000, seed: int 
         if R >= 3 and not unfindable.any():
             unfindable[R - 1] = True
         attract[unfindable] -= 6.0
+        attract_manual[unfindable] -= 6.0
         v[unfindable] = 0.0
         b = np.maximum(0.05, base_b + quality + difficulty[t] + interaction[:, t]).astype(np.float32)
         eg = rng.standard_normal((n_groups, M), dtype=np.float32)
@@ -207,7 +225,11 @@ def simulate(n_runs: int = 40, n_topics: int = 50, depth: int = 1000, seed: int 
         if hard.any():
             auto = ~is_manual
             vv[np.ix_(auto, hard)] -= hard_penalty
-        x = b[:, None] * vv + attract[None, :] + sigma_group * eg[run_group] + sigma_run * er
+        look = np.broadcast_to(attract, (n_runs, M))
+        if manual_bias and is_manual.any():
+            look = look.copy()
+            look[is_manual] = manual_rho * attract + manual_rho_c * attract_manual
+        x = b[:, None] * vv + look + sigma_group * eg[run_group] + sigma_run * er
         # top-depth per run, sorted by latent score
         top = np.argpartition(-x, depth - 1, axis=1)[:, :depth]
         xt = np.take_along_axis(x, top, axis=1)
@@ -264,7 +286,7 @@ def simulate(n_runs: int = 40, n_topics: int = 50, depth: int = 1000, seed: int 
               "ties": ties, "categories": list(categories),
               "model": {"sigma_group": sigma_group, "sigma_run": sigma_run, "base_b": base_b,
                         "hard_share": hard_share, "hard_penalty": hard_penalty,
-                        "unfindable_share": unfindable_share, "nonrel_per_topic": max(4 * depth, 200)}}
+                        "unfindable_share": unfindable_share, "manual_rho": manual_rho, "nonrel_per_topic": max(4 * depth, 200)}}
     return Simulation(runs, truth, run_meta, topics, params, topic_meta)
 
 

@@ -6,11 +6,17 @@ Topics with fewer than 40 relevant documents in the pool are left out: at 20% su
 yields a sample with no relevant document at all, every estimator then returns 0 for it and the
 mean is biased by design, not by the estimator (see docs/incomplete-judgments.md).
 
+Designs (engine.estimators.experiment): infAP simple random sample; xinfAP strata by best pool rank
+(1-5 fully judged, 6-20 / 21-50 / 51-100 at rates 3 : 1.5 : 1); statAP Poisson, probability
+proportional to AP-prior weight + uniform share.
+
 Measured with this seed (10 systems x 17 topics, 240 pool documents and 77 relevant per topic):
-statAP max |bias| 0.0036; xinfAP bias in [-0.011, 0.010]; infAP 95% CI coverage 0.675-0.78.
-The issue's targets are statAP and xinfAP within 0.005 and coverage 90-99%; statAP meets it here,
-xinfAP and the infAP intervals do not (sample_eval.pl's and trec_eval's fixed Lidstone smoothing bias
-the estimates at small per-stratum samples) -- the assertions below pin the measured behaviour.
+statAP max |bias| 0.0036; xinfAP bias in [-0.0097, +0.0062] (mean +0.0012; the two manual runs are
+the -0.007 / -0.0097 ones); infAP 95% CI coverage 0.72-0.785 (linearized variance; infAP bias
+-0.026 to -0.033). The issue's targets are statAP and xinfAP within 0.005 and coverage 90-99%:
+statAP meets it, xinfAP does on average and for the automatic runs, the infAP intervals do not
+(trec_eval's infAP smoothing biases it low at small samples) -- the assertions pin the measured
+behaviour; benchmarks/estimators.py reports the larger experiment.
 """
 from __future__ import annotations
 
@@ -24,7 +30,7 @@ from engine.simulate import simulate
 @pytest.fixture(scope="module")
 def result():
     sim = simulate(10, 30, 100, seed=1)
-    return run_experiment(sim, n_trials=200, rate=0.2, min_rel=40, seed=0, top=10, mix=1.0,
+    return run_experiment(sim, n_trials=200, rate=0.2, min_rel=40, seed=0, mix=1.0,
                           var_method="linear")
 
 
@@ -41,7 +47,7 @@ def test_statap_unbiased(result):
 
 def test_xinfap_close_to_ap(result):
     t = result.table()
-    assert t["xinfAP_bias"].abs().max() <= 0.015
+    assert t["xinfAP_bias"].abs().max() <= 0.012
     assert abs(t["xinfAP_bias"].mean()) <= 0.005
 
 

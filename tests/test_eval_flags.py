@@ -265,3 +265,15 @@ def test_cli_flags_parse(tmp_path, capsys):
     out = capsys.readouterr().out.splitlines()
     # T1 with -M 3 then -J: c b retrieved, R = 1 at -l 2, rel_ret 1: d term = 100 + 1 - 2 - 1
     assert "utility_0,0,0,1       \tT1\t98.0000" in out
+
+
+def test_no_relevant_document_retrieved_anywhere():
+    # one topic, one judged non-relevant document retrieved: no relevant row exists at all, so every
+    # measure summing over relevant rows sums nothing (R = 0 -> 0; bpref, infAP divide only when R > 0)
+    q = pd.DataFrame([("1", "d0", 0)], columns=["topic", "doc", "grade"])
+    r = pd.DataFrame([("A", "1", "d0", 1.0)], columns=["run", "topic", "doc", "score"])
+    c = compute(q, r, ["bpref", "infAP", "gm_bpref", "map", "iprec_at_recall.0", "11pt_avg",
+                       "num_nonrel_judged_ret", "relstring"])
+    got = {n: v[0] for n, v in c.values.items()}
+    assert got == {"bpref": 0.0, "infAP": 0.0, "gm_bpref": 0.0, "map": 0.0, "iprec_at_recall_0.00": 0.0,
+                   "11pt_avg": 0.0, "num_nonrel_judged_ret": 1, "relstring": "0"}

@@ -240,3 +240,14 @@ def test_reference_output_lines(trec_eval_dir):
         got = [ln for ln in buf.getvalue().splitlines() if ln.strip() and mine(ln)]
         want = [ln for ln in (trec_eval_dir / ref).read_text().splitlines() if mine(ln)]
         assert got == want and len(want) >= 19
+
+
+def test_segment_sums_do_not_leak_between_groups():
+    # a group of huge gains next to a group of small ones: the small group's running sums must be
+    # exactly its own sequential sums (a global cumsum minus a base would lose ~1e-6 here)
+    from engine.measures._gains import seg_cumsum_float
+    v = np.array([1e10, 3e10, 0.1, 0.2, 0.3, 5.0, 1e-3])
+    off = np.array([0, 2, 2, 5, 7])                      # lengths 2, 0, 3, 2
+    got = seg_cumsum_float(v, off)
+    want = [1e10, 1e10 + 3e10, 0.1, 0.1 + 0.2, (0.1 + 0.2) + 0.3, 5.0, 5.0 + 1e-3]
+    assert got.tolist() == want                          # bit-identical, sequential order

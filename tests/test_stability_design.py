@@ -110,3 +110,30 @@ def test_cli_discrim_and_significance_on_csv(capsys):
     rc, out, _ = _run(capsys, "stability", "significance", "--csv", path, "--json", "--tests", "t")
     rows = json.loads(out)
     assert rc == 0 and len(rows) == 40 * 39 // 2 and "p_t_holm" in rows[0] and "p_tukey" in rows[0]
+
+
+@pytest.fixture(scope="module")
+def campaign_dir(tmp_path_factory):
+    from engine.simulate import write_campaign
+    d = tmp_path_factory.mktemp("camp")
+    write_campaign(simulate(12, 10, 80, seed=9), d, pool_depth=20)
+    return str(d)
+
+
+def test_cli_on_a_campaign(campaign_dir, capsys):
+    rc, out, _ = _run(capsys, "stability", "gstudy", "--campaign", campaign_dir, "-m", "map", "--json")
+    assert rc == 0 and json.loads(out)["n_systems"] == 12 and json.loads(out)["n_topics"] == 10
+    rc, out, _ = _run(capsys, "stability", "reduction", "--campaign", campaign_dir, "-m", "map", "-m", "bpref",
+                      "--method", "bv", "--trials", "1", "--levels", "50", "--json")
+    rows = json.loads(out)
+    assert rc == 0 and rows[0]["level"] == 50.0 and set(rows[0]) == {"level", "map", "bpref"}
+    for mode in ("group", "manual"):
+        rc, out, _ = _run(capsys, "stability", "poolbias", "--campaign", campaign_dir, "-m", "map",
+                          "--mode", mode, "--depth", "20", "--json")
+        assert rc == 0 and json.loads(out)[0]["measure"] == "map"
+    rc, out, _ = _run(capsys, "stability", "optimal-ndcg", "--campaign", campaign_dir, "--truth",
+                      "--cutoff", "5", "--json")
+    res = json.loads(out)
+    assert rc == 0 and len(res["optimal_discount"]) == 5
+    rc, out, _ = _run(capsys, "stability", "stratified", "--campaign", campaign_dir, "--json")
+    assert rc == 0 and len(json.loads(out)["weighted_means"]) == 12

@@ -126,3 +126,13 @@ def test_score_matrix_pivots_long_table():
     with pytest.raises(CranfieldError):
         score_matrix(df.iloc[:3], "map")
     assert score_matrix(df.iloc[:3], "map", fill=0.0).loc["2", "b"] == 0.0
+
+
+def test_tau_ap_hand_example():
+    from engine.stability import kendall_tau, tau_ap
+    truth = np.array([3.0, 2.0, 1.0])                   # A > B > C
+    # estimated order A, C, B: C has 1/1 correct above it, B has 1/2 -> 2/2 * (1 + 0.5) - 1 = 0.5
+    assert tau_ap(truth, np.array([3.0, 1.0, 2.0])) == pytest.approx(0.5)
+    assert tau_ap(truth, truth) == pytest.approx(1.0)
+    assert tau_ap(truth, -truth) == pytest.approx(-1.0)
+    assert kendall_tau(truth, np.array([3.0, 1.0, 2.0])) == pytest.approx(1 / 3)

@@ -65,8 +65,13 @@ def row(t, i: int) -> list[str]:
     return [str(c) for c in t.get_row_at(i)]
 
 
+def keys(t) -> list[str]:
+    """Column keys of a DataTable or of the leaderboard's FastTable."""
+    return list(t.column_keys) if hasattr(t, "column_keys") else [c.value for c in t.columns.keys()]
+
+
 def column_index(t, key: str) -> int:
-    return [c.value for c in t.columns.keys()].index(key)
+    return keys(t).index(key)
 
 
 @run_async
@@ -152,7 +157,7 @@ async def test_choose_measures_reevaluates(tmp_path):
         await settle(pilot)
         assert app.measures == ["P.10", "ndcg_cut.10", "bpref"]
         t = table(app, "#lb")
-        assert [c.value for c in t.columns.keys()][5] == "P_10"
+        assert keys(t)[5] == "P_10"
         assert app.screen.sort_key == "P_10"
         # an unknown measure becomes a notification, the app keeps running
         app.set_measures(["nosuchmeasure"])
@@ -187,7 +192,7 @@ async def test_run_and_topic_drilldown_contributions(engine_map, tmp_path):
         await press(pilot, "t")          # side by side
         assert not scr.single
         tt = table(app, "#topic-table")
-        assert [c.value for c in tt.columns.keys()][1] == best
+        assert keys(tt)[1] == best
         await press(pilot, "right_square_bracket")
         assert scr.topic != first_topic
         await press(pilot, "t", "n")
@@ -384,8 +389,9 @@ def test_cli_routes_to_the_tui(monkeypatch, tmp_path):
     with pytest.raises(CranfieldError, match="holds no campaign"):
         real_run_app(tmp_path / "empty")
     seen = []
-    monkeypatch.setattr(tui.app, "run_app", lambda target: seen.append(Path(target)) or 0)
+    monkeypatch.setattr(tui.app, "run_app", lambda target, **kw: seen.append((Path(target), kw)) or 0)
     assert main([]) == 0
     assert main([str(DEMO)]) == 0
-    assert main(["tui", str(DEMO)]) == 0
-    assert seen == [DEMO, DEMO, DEMO]
+    assert main(["tui", str(DEMO), "--measures", "map,P.10", "--assessor", "ann"]) == 0
+    assert [p for p, _ in seen] == [DEMO, DEMO, DEMO]
+    assert seen[2][1] == {"measures": ["map", "P.10"], "assessor": "ann"}

@@ -232,13 +232,15 @@ class CranfieldApp(App):
         return paths
 
 
-def run_app(target: Path) -> int:
-    """Open the UI on a campaign directory (or a folder of campaigns: a picker opens first)."""
+def run_app(target: Path, **options) -> int:
+    """Open the UI on a campaign directory (or a folder of campaigns: a picker opens first).
+
+    options: measures (list of specs), assessor (name), export_dir (Path)."""
     target = Path(target)
     if not target.exists():
         raise CranfieldError(f"{target}: no such directory; give a campaign directory "
                              f"(with campaign.yaml) or a folder of campaigns")
     if not is_campaign(target) and not find_campaigns(target):
         raise CranfieldError(f"{target}: not a campaign (no campaign.yaml) and holds no campaign directories")
-    CranfieldApp(target).run()
+    CranfieldApp(target, **options).run()
     return 0

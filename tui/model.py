@@ -6,7 +6,7 @@ and per-document contributions read off the engine's ranked lists.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -141,16 +141,7 @@ class CampaignModel:
         """One row per run: metadata, per measure mean and 95% half-width, judged@10, and whether the
         run is significantly different (paired t-test over topics) from the run listed above it."""
         s = self._need()
-        idx = np.arange(len(s.runs))
-        meta = self.run_meta.reindex(s.runs)
-        df = pd.DataFrame({"run": s.runs, "group": meta["group"].fillna("").to_numpy(),
-                           "type": meta["type"].fillna("automatic").to_numpy(),
-                           "pooled": meta["pooled"].fillna(False).astype(bool).to_numpy()}, index=idx)
-        for n in s.measures:
-            mean, half = mean_ci(s.matrix[n])
-            df[n] = s.means[n].reindex(s.runs).to_numpy(np.float64)
-            df[n + " ±"] = half
-        df["judged@10"] = s.judged10
+        df = self._board_base(s)
         if filt is not None:
             df = df[filter_mask(df, filt)]
         if sort is None:
@@ -163,6 +154,24 @@ class CampaignModel:
         df["p_above"] = p
         df["same_as_above"] = p >= alpha
         df.attrs["sig_measure"] = sm
+        return df
+
+    def _board_base(self, s: Scores) -> pd.DataFrame:
+        """The unsorted leaderboard of the current scores (cached: sorting only reorders it)."""
+        cached = getattr(self, "_board_cache", None)
+        if cached is not None and cached[0] is s:
+            return cached[1]
+        meta = self.run_meta.reindex(s.runs)
+        cols = {"run": s.runs, "group": meta["group"].fillna("").to_numpy(),
+                "type": meta["type"].fillna("automatic").to_numpy(),
+                "pooled": meta["pooled"].fillna(False).astype(bool).to_numpy()}
+        for n in s.measures:
+            _, half = mean_ci(s.matrix[n])
+            cols[n] = s.means[n].reindex(s.runs).to_numpy(np.float64)
+            cols[n + " ±"] = half
+        cols["judged@10"] = s.judged10
+        df = pd.DataFrame(cols, index=np.arange(len(s.runs)))
+        self._board_cache = (s, df)
         return df
 
     def filters(self) -> list[tuple[str, str, str]]:

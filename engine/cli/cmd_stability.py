@@ -21,7 +21,7 @@ def _progress(args):
     return cb
 
 
-def _add_source(p, measure_required: bool = True, multi: bool = False) -> None:
+def _add_source(p, multi: bool = False) -> None:
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--csv", help="score matrix CSV: topics as rows, systems as columns "
                                    "(an optional first column of topic ids)")

@@ -81,22 +81,3 @@ def topic_codes(r: Ranked, q: pd.DataFrame | None = None) -> np.ndarray:
     if own:
         cache["qrels_topics"] = out
     return out
-
-
-def group_first_rows(r: Ranked) -> np.ndarray:
-    return r.offsets[:-1]
-
-
-def exclusive_cumsum(r: Ranked, values: np.ndarray) -> np.ndarray:
-    """Per row: sum of `values` strictly above it in its list."""
-    v = np.asarray(values)
-    if v.dtype == bool:
-        v = v.astype(np.int64)
-    return r.seg_cumsum(v) - v
-
-
-def cutoff_mask(r: Ranked, depth: int | None) -> np.ndarray:
-    """Per row: True within the first `depth` ranks (all rows when depth is None)."""
-    if depth is None:
-        return np.ones(r.n_rows, bool)
-    return r.rank <= depth

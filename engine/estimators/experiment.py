@@ -5,8 +5,9 @@ True AP is AP with every document of the depth-`depth` pool judged (the thesis' 
 complete judgments are the depth-100 pool). Each trial draws, per topic, independent samples for the
 three designs, all of `rate` of the pool:
   infAP  : simple random sample of the pool;
-  xinfAP : two strata by the best rank a document reached in any run: ranks <= `top` fully judged,
-           the rest sampled at the rate that makes the total `rate`;
+  xinfAP : strata by the best rank a document reached in any run (thesis 3.1.5): ranks <= 5 fully
+           judged, ranks 6-20, 21-50 and 51-100 sampled at rates in the ratio 3 : 1.5 : 1 that make
+           the total `rate` (`bounds`, `weights`);
   statAP : Poisson sample with inclusion probability proportional to AP-prior weight mixed with a
            uniform share (`mix`), expected size `rate` of the pool.
 """
@@ -66,8 +67,29 @@ def prepare(sim, depth: int = 100, min_rel: int = 0):
     return pool, runs
 
 
-def run_experiment(sim, n_trials: int = 200, rate: float = 0.2, depth: int = 100, top: int = 10,
-                   mix: float = 1.0, min_rel: int = 0, seed: int = 0, var_method: str = "appendix",
+def stratum_rates(sizes: np.ndarray, total: float, weights) -> np.ndarray:
+    """Rates per stratum: the first stratum fully judged (or at `total`/size if it alone exceeds the
+    budget), the others in the ratio `weights`, all together `total` documents (rates capped at 1)."""
+    sizes = np.asarray(sizes, np.float64)
+    rates = np.zeros(len(sizes))
+    rates[0] = 1.0 if total >= sizes[0] else total / max(sizes[0], 1.0)
+    left = max(total - rates[0] * sizes[0], 0.0)
+    w = np.asarray(weights, np.float64)[: len(sizes) - 1]
+    for _ in range(len(sizes)):                          # redistribute what capping at 1 frees
+        free = rates[1:] < 1.0
+        denom = (w * sizes[1:] * free).sum()
+        if denom <= 0:
+            break
+        c = (left - (rates[1:] * sizes[1:] * ~free).sum()) / denom
+        new = np.where(free, np.minimum(c * w, 1.0), rates[1:])
+        if np.allclose(new, rates[1:]):
+            break
+        rates[1:] = new
+    return rates
+
+
+def run_experiment(sim, n_trials: int = 200, rate: float = 0.2, depth: int = 100,
+                   bounds=(5, 20, 50), weights=(3.0, 1.5, 1.0), mix: float = 1.0, min_rel: int = 0, seed: int = 0, var_method: str = "appendix",
                    level: float = 0.95) -> ExperimentResult:
     """Draw `n_trials` samples per design and evaluate every run on each (see module doc).
 
@@ -91,13 +113,12 @@ def run_experiment(sim, n_trials: int = 200, rate: float = 0.2, depth: int = 100
     size = np.bincount(codes)
     # infAP design
     n_u = samplers.srs_sizes(codes, rate)
-    # xinfAP design: top stratum fully judged, the rest at the rate completing `rate`
-    strata = (pool["min_rank"].to_numpy() > top).astype(np.int64)
-    sz = np.bincount(strata, minlength=2).astype(float)
-    rest = max(rate * len(pool) - sz[0], 0.0) / sz[1] if sz[1] else 0.0
-    r_top = 1.0 if rate * len(pool) >= sz[0] else rate * len(pool) / sz[0]
-    scode = codes * 2 + strata
-    n_s = samplers.srs_sizes(scode, np.tile([r_top, min(rest, 1.0)], codes.max() + 1))
+    # xinfAP design: strata by best pool rank, top fully judged, the rest in ratio `weights`
+    S = len(bounds) + 1
+    strata = np.searchsorted(np.asarray(bounds), pool["min_rank"].to_numpy(), side="left").astype(np.int64)
+    rates = stratum_rates(np.bincount(strata, minlength=S), rate * len(pool), weights)
+    scode = codes * S + strata
+    n_s = samplers.srs_sizes(scode, np.tile(rates, codes.max() + 1))
     # statAP design
     wt = pool["weight"].to_numpy(np.float64)
     wt = wt / np.bincount(codes, weights=wt)[codes] + mix / size[codes]

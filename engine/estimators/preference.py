@@ -80,8 +80,7 @@ def graded_terms(r: Ranked, gains: np.ndarray | None = None):
     g_tab = gains_per_grade(r, gains)
     g = row_gains(c, g_tab)
     # penalty(r') = sum over documents above with smaller gain of (g(r') - g(i')) / g(r')
-    levels = np.unique(g_tab[: max(c.max_grade + 1, 1)]) if c.n_rows else np.zeros(0)
-    levels = np.union1d(levels, np.unique(g)) if len(g) else levels
+    levels = np.unique(g)                               # gain values present in the condensed lists
     pen = np.zeros(c.n_rows)
     for lv in levels:
         is_l = g == lv

@@ -14,6 +14,7 @@ loops run only over the few distinct entry lists (one per distinct num_rel_level
 """
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -121,14 +122,51 @@ def topic_num_rel_levels(r) -> np.ndarray:
     return np.where(nz.any(axis=1), last + 1, 0).astype(np.int64)
 
 
+_LOG2 = np.array([-np.inf, 0.0])
+
+
+def log2_table(n: int) -> np.ndarray:
+    """log2(k) for k = 0..n, from the C library's log2 (as trec_eval), computed once per length."""
+    global _LOG2
+    if len(_LOG2) <= n:
+        m = max(n + 1, 2 * len(_LOG2))
+        _LOG2 = np.concatenate((_LOG2, np.fromiter((math.log2(k) for k in range(len(_LOG2), m)),
+                                                   np.float64, m - len(_LOG2))))
+    return _LOG2
+
+
+def log2_of(k: np.ndarray) -> np.ndarray:
+    """log2 of positive integers, element-wise, bit-identical to C's log2."""
+    k = np.asarray(k, dtype=np.int64)
+    if k.size == 0:
+        return np.zeros(0)
+    return log2_table(int(k.max()))[k]
+
+
+def powers(p: float, n: int) -> np.ndarray:
+    """p^0 .. p^n by repeated multiplication, as trec_eval accumulates them."""
+    return np.cumprod(np.concatenate(([1.0], np.full(n, p))))
+
+
 def seg_cumsum_float(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
-    """Cumulative sums restarting at each segment of a CSR layout."""
-    if len(values) == 0:
-        return values.astype(np.float64)
-    c = np.cumsum(values, dtype=np.float64)
+    """Cumulative sums restarting at each segment of a CSR layout, summed in order within the segment
+    only: bit-identical to a sequential C loop, with no cancellation against other segments.
+
+    Vectorized over segments, one step per position (rank): step j adds the j-th value of every
+    segment longer than j.
+    """
+    v = np.asarray(values, dtype=np.float64)
+    out = v.copy()
+    if len(v) == 0:
+        return out
     lens = np.diff(offsets)
-    base = np.concatenate(([0.0], c))[offsets[:-1]]
-    return c - np.repeat(base, lens)
+    order = np.argsort(-lens, kind="stable")           # longest first: active segments are a prefix
+    starts, lens_sorted = offsets[:-1][order], lens[order]
+    n_active = np.searchsorted(-lens_sorted, -np.arange(int(lens_sorted[0])), side="left")
+    for j in range(1, int(lens_sorted[0])):
+        idx = starts[: n_active[j]] + j                 # n_active[j]: segments longer than j
+        out[idx] += out[idx - 1]
+    return out
 
 
 def _cache(r) -> dict:
@@ -147,8 +185,13 @@ def discount(r) -> np.ndarray:
     """Per row: log2(rank + 1)."""
     c = _cache(r)
     if "discount" not in c:
-        c["discount"] = np.log2(r.rank + 1.0)
+        c["discount"] = log2_of(r.rank + 1)
     return c["discount"]
+
+
+def seg_cumsum_rows(r, values: np.ndarray) -> np.ndarray:
+    """Per row: in-order cumulative sum of `values` within its (run, topic) group."""
+    return seg_cumsum_float(values, r.offsets)
 
 
 def gain_model(r, pairs: tuple = (), normalize: bool = False) -> GainModel:
@@ -201,7 +244,7 @@ def gain_model(r, pairs: tuple = (), normalize: bool = False) -> GainModel:
         t_len = np.zeros(n_topics, np.int64)
     t_off = np.concatenate(([0], np.cumsum(t_len))).astype(np.int64)
     pos = np.arange(len(ideal_gain)) - np.repeat(t_off[:-1], t_len)
-    cum_idcg = seg_cumsum_float(ideal_gain / np.log2(pos + 2.0), t_off)
+    cum_idcg = seg_cumsum_float(ideal_gain / log2_of(pos + 2), t_off)
     cum_sum = seg_cumsum_float(ideal_gain, t_off)
     last = t_off[1:] - 1
     has = t_len > 0
@@ -218,7 +261,7 @@ def gain_model(r, pairs: tuple = (), normalize: bool = False) -> GainModel:
 def results_dcg(r, model: GainModel) -> np.ndarray:
     """Per row: the run's DCG through this rank (gain / log2(rank + 1), summed in rank order)."""
     with np.errstate(divide="ignore", invalid="ignore"):
-        return r.seg_cumsum(model.row_gain / discount(r))
+        return seg_cumsum_rows(r, model.row_gain / discount(r))
 
 
 def group_value_at(r, per_row: np.ndarray, g: np.ndarray, k: np.ndarray, before: float = 0.0) -> np.ndarray:

@@ -1,5 +1,4 @@
 """iprec_at_recall: interpolated precision at recall levels (the recall-precision graph)."""
-import numpy as np
 
 from .registry import measure
 

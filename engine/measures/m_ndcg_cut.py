@@ -1,7 +1,7 @@
 """ndcg_cut: ndcg at fixed cut-offs, gains = the judged grades (no gain parameters)."""
 import numpy as np
 
-from ._gains import discount, seg_cumsum_float
+from ._gains import discount, log2_of, seg_cumsum_float, seg_cumsum_rows
 from .registry import measure
 
 
@@ -17,7 +17,7 @@ def _ideal_grade_dcg(r) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         n_pos = np.bincount(t_of, minlength=n_t).astype(np.int64)
         off = np.concatenate(([0], np.cumsum(n_pos))).astype(np.int64)
         pos = np.arange(len(g)) - np.repeat(off[:-1], n_pos)
-        c["ideal_grades"] = (off, seg_cumsum_float(g / np.log2(pos + 2.0), off), n_pos)
+        c["ideal_grades"] = (off, seg_cumsum_float(g / log2_of(pos + 2), off), n_pos)
     return c["ideal_grades"]
 
 
@@ -26,7 +26,7 @@ def _ideal_grade_dcg(r) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 def ndcg_cut(r, params):
     """DCG of the first k documents over the DCG of the first k ideal documents (grade as gain)."""
     gain = np.where(r.rel > 0, r.rel, 0).astype(np.float64)
-    cum = r.seg_cumsum(gain / discount(r))
+    cum = seg_cumsum_rows(r, gain / discount(r))
     off, icum, n_pos = _ideal_grade_dcg(r)
     t = r.g_topic
     out = np.empty((r.n_groups, len(params)))

@@ -1,7 +1,5 @@
 """rbp: rank-biased precision (Moffat & Zobel 2008), persistence `-m rbp.p=0.95` (default 0.9)."""
-import numpy as np
-
-from ._gains import gain_model, pair_param
+from ._gains import gain_model, pair_param, powers
 from .registry import measure
 
 
@@ -10,5 +8,5 @@ def rbp(r, params=()):
     """(1 - p) * sum of gain * p^(rank - 1); gains as ndcg's, rescaled to [0, 1] when outside it."""
     p = pair_param(params, "p", 0.9)
     m = gain_model(r, params, normalize=True)
-    w = np.power(p, (r.rank - 1).astype(np.float64))
+    w = powers(p, int(r.num_ret.max(initial=0)))[r.rank - 1]
     return (1.0 - p) * r.seg_sum(m.row_gain * w)

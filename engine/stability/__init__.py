@@ -55,11 +55,17 @@ def score_matrix(df: pd.DataFrame, measure: str, *, fill: float | None = None) -
 def as_matrix(scores) -> tuple[np.ndarray, list[str], list[str]]:
     """(values topics x systems, topic names, system names) from an ndarray or DataFrame; checks it."""
     if isinstance(scores, pd.DataFrame):
-        x = scores.to_numpy(dtype=np.float64)
+        try:
+            x = scores.to_numpy(dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise CranfieldError(f"score matrix has non-numeric values ({exc})") from None
         topics = [str(t) for t in scores.index]
         systems = [str(s) for s in scores.columns]
     else:
-        x = np.asarray(scores, dtype=np.float64)
+        try:
+            x = np.asarray(scores, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise CranfieldError(f"score matrix has non-numeric values ({exc})") from None
         if x.ndim != 2:
             raise CranfieldError(f"a score matrix must be 2-D (topics x systems), got shape {x.shape}")
         topics = [str(i + 1) for i in range(x.shape[0])]

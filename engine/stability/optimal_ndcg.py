@@ -36,6 +36,13 @@ class GradeRanks:
     run_counts: np.ndarray     # (grades 1..K, topics * runs, N): 1 where the doc at rank r has grade k
     ideal_counts: np.ndarray   # (grades 1..K, topics, N)
 
+    def truncate(self, cutoff: int) -> "GradeRanks":
+        """The same lists cut at a smaller rank."""
+        if not 1 <= cutoff <= self.cutoff:
+            raise CranfieldError(f"cut-off {cutoff} is outside 1..{self.cutoff}")
+        return GradeRanks(self.runs, self.topics, cutoff, self.max_grade,
+                          self.run_counts[:, :, :cutoff], self.ideal_counts[:, :, :cutoff])
+
     def ndcg(self, gains: np.ndarray, disc: np.ndarray) -> np.ndarray:
         """topics x runs nDCG@N for gains (K values for grades 1..K) and discounts (N values)."""
         num = np.tensordot(gains, self.run_counts @ disc, axes=1)
@@ -108,10 +115,11 @@ def gains(kind: str, k: int) -> np.ndarray:
     return v / v.sum()
 
 
-def _slsqp(f, x0: np.ndarray, increasing: bool, maxiter: int, progress: Progress, what: str) -> np.ndarray:
+def _slsqp(f, x0: np.ndarray, increasing: bool, maxiter: int, progress: Progress, what: str,
+           monotone: bool = True) -> np.ndarray:
     n = len(x0)
     cons = [{"type": "eq", "fun": lambda x: np.sum(x) - 1.0, "jac": lambda x: np.ones_like(x)}]
-    if n > 1:
+    if n > 1 and monotone:
         D = np.zeros((n - 1, n))
         D[np.arange(n - 1), np.arange(n - 1)] = -1.0 if increasing else 1.0
         D[np.arange(n - 1), np.arange(1, n)] = 1.0 if increasing else -1.0
@@ -129,19 +137,23 @@ def _slsqp(f, x0: np.ndarray, increasing: bool, maxiter: int, progress: Progress
 
 
 def optimal_discount(gr: GradeRanks, gain: np.ndarray | None = None, maxiter: int = 200,
-                     progress: Progress = None) -> np.ndarray:
-    """Phi-optimal non-increasing discounts (sum 1) for the given gains (default linear)."""
+                     progress: Progress = None, monotone: bool = True) -> np.ndarray:
+    """Phi-optimal discounts (sum 1; non-increasing unless monotone=False, thesis Fig. 5.3) for the
+    given gains (default linear)."""
     gain = gains("linear", gr.max_grade) if gain is None else np.asarray(gain, float)
-    return _slsqp(lambda d: phi1(gr.ndcg(gain, d)), discounts("log", gr.cutoff), False, maxiter, progress, "discounts")
+    return _slsqp(lambda d: phi1(gr.ndcg(gain, d)), discounts("log", gr.cutoff), False, maxiter, progress,
+                  "discounts", monotone)
 
 
 def optimal_gain(gr: GradeRanks, disc: np.ndarray | None = None, maxiter: int = 200,
-                 progress: Progress = None) -> np.ndarray:
-    """Phi-optimal non-decreasing gains (sum 1) for grades 1..K given discounts (default log)."""
+                 progress: Progress = None, monotone: bool = True) -> np.ndarray:
+    """Phi-optimal gains (sum 1; non-decreasing with the grade unless monotone=False, thesis Table 5.2)
+    for grades 1..K given discounts (default log)."""
     disc = discounts("log", gr.cutoff) if disc is None else np.asarray(disc, float)
     if gr.max_grade == 1:
         return np.ones(1)
-    return _slsqp(lambda g: phi1(gr.ndcg(g, disc)), gains("linear", gr.max_grade), True, maxiter, progress, "gains")
+    return _slsqp(lambda g: phi1(gr.ndcg(g, disc)), gains("linear", gr.max_grade), True, maxiter, progress,
+                  "gains", monotone)
 
 
 def _row(name: str, x: np.ndarray, target: float, ref: np.ndarray | None) -> dict:

@@ -29,7 +29,7 @@ def _class_ranks(qrels: pd.DataFrame, rng: np.random.Generator, rel_level: int =
     t = pd.factorize(qrels["topic"].astype(str))[0].astype(np.int64)
     g = qrels["grade"].to_numpy(np.int64)
     judged = g >= 0
-    cls = t * 2 + (g >= rel_level)
+    cls = t * 3 + np.where(judged, (g >= rel_level).astype(np.int64), 2)   # non-relevant, relevant, unjudged
     key = rng.random(len(qrels))
     order = np.lexsort((key, cls))
     cs = cls[order]

@@ -9,7 +9,6 @@ from textual.binding import Binding
 from textual.widgets import Footer, Header, Static
 
 from ..model import measure_choices
-from ..widgets.cells import num
 from ..widgets.fasttable import FastTable
 from .base import CranfieldScreen, nav_bar
 from .choice import ChoiceScreen
@@ -105,7 +104,7 @@ s moves the sort to the next column; r reverses. Enter opens the run."""
         self.query_one("#lb-title", Static).update(Text.from_markup(
             f"[b]{Text(m.name).markup}[/b] · {len(df)}/{len(s.runs)} runs"
             + ("" if self.filt[0] == "all" else f" ({self.filt_label})")
-            + f" · by {self.sort_key} {arrow} · {SIG_MARK} = n.s. vs run above ({sm})"))
+            + f" · by {self.sort_key} {arrow} · {SIG_MARK} = n.s. vs run above ({sm})"), layout=False)
 
     # ------------------------------------------------------------------ actions
     def action_sort_col(self, i: int) -> None:

@@ -6,9 +6,10 @@ import pandas as pd
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.widgets import DataTable, Footer, Header, Input, Static
+from textual.widgets import Footer, Header, Input, Static
 
-from ..widgets.cells import GLYPHS, RAMP, heat, num
+from ..widgets.cells import GLYPHS, RAMP, heat_part, num
+from ..widgets.fasttable import GridTable
 from .base import CranfieldScreen, nav_bar
 from .choice import ChoiceScreen
 
@@ -43,7 +44,7 @@ R = relevant documents; depth = deepest rank to which every run's list is judged
     def compose(self) -> ComposeResult:
         yield Header()
         yield Static("", id="mx-title", classes="title")
-        yield DataTable(id="mx", cursor_type="cell")
+        yield GridTable(id="mx", fixed=1)
         yield Input(placeholder="filter topics (id, title or category); enter applies, escape clears", id="filter-input")
         yield nav_bar(self)
         yield Footer()
@@ -79,31 +80,28 @@ R = relevant documents; depth = deepest rank to which every run's list is judged
         self.columns = list(self.frame.columns)
         finite = mat[np.isfinite(mat)]
         lo, hi = (float(finite.min()), float(finite.max())) if len(finite) else (0.0, 1.0)
-        t = self.query_one("#mx", DataTable)
-        coord = t.cursor_coordinate
-        t.clear(columns=True)
-        for c in self.columns:
-            lab = c if len(c) <= 8 else c[:7] + "…"
-            t.add_column(lab + (("▼" if self.desc else "▲") if c == self.sort_col else ""), key=c)
+        t = self.query_one("#mx", GridTable)
         vals = self.frame[runs].to_numpy()
+        rows = []
         for i, row in enumerate(self.frame.itertuples(index=False)):
-            cells = [row[0], str(row[1]), str(row[2]), num(row[3], 3)]
-            cells += [heat(v, lo, hi, 5) for v in vals[i]]
-            t.add_row(*cells, key=row[0])
-        if t.row_count:
-            t.move_cursor(row=min(coord.row, t.row_count - 1), column=min(coord.column, len(self.columns) - 1),
-                          animate=False)
-        legend = Text(" low ")
-        for k, c in enumerate(RAMP):
-            legend += Text(GLYPHS[min(len(GLYPHS) - 1, k * len(GLYPHS) // len(RAMP))], style=f"on color({c})")
-        legend += Text(" high")
+            cells = [(row[0], None), (str(row[1]), None), (str(row[2]), None), (num(row[3], 3), None)]
+            cells += [heat_part(v, lo, hi) for v in vals[i]]
+            rows.append(cells)
+        heads = [(c if len(c) <= 8 else c[:7] + "…") + (("▼" if self.desc else "▲") if c == self.sort_col else "")
+                 for c in self.columns]
+        t.set_data(self.columns, heads, rows)
+        legend = Text(f" {lo:.2f}")
+        for k in range(0, len(RAMP), 2):
+            legend += Text(GLYPHS[min(len(GLYPHS) - 1, k * len(GLYPHS) // len(RAMP))], style=f"on color({RAMP[k]})")
+        legend += Text(f"{hi:.2f}")
+        arrow = "▼" if self.desc else "▲"
         head = Text.from_markup(f"[b]{meas}[/b] · {len(self.frame)}/{len(s.topics)} topics x {len(runs)} runs"
                                 + (f" · filter '{Text(self.query_text).markup}'" if self.query_text else "")
-                                + f" · sorted by {self.sort_col} ·")
-        self.query_one("#mx-title", Static).update(head + legend + Text(f" {lo:.2f}..{hi:.2f}"))
+                                + f" · by {self.sort_col} {arrow} ·")
+        self.query_one("#mx-title", Static).update(head + legend)
 
     def action_sort(self) -> None:
-        t = self.query_one("#mx", DataTable)
+        t = self.query_one("#mx", GridTable)
         col = self.columns[t.cursor_column]
         self.desc = (not self.desc) if col == self.sort_col else col != "topic"
         self.sort_col = col
@@ -121,7 +119,7 @@ R = relevant documents; depth = deepest rank to which every run's list is judged
     def on_input_submitted(self, event: Input.Submitted) -> None:
         self.query_text = event.value.strip()
         event.input.remove_class("shown")
-        self.query_one("#mx", DataTable).focus()
+        self.query_one("#mx", GridTable).focus()
         self.draw()
 
     def on_key(self, event) -> None:
@@ -131,7 +129,7 @@ R = relevant documents; depth = deepest rank to which every run's list is judged
             inp.value = ""
             inp.remove_class("shown")
             self.query_text = ""
-            self.query_one("#mx", DataTable).focus()
+            self.query_one("#mx", GridTable).focus()
             self.draw()
 
     def action_choose_measure(self) -> None:
@@ -143,13 +141,13 @@ R = relevant documents; depth = deepest rank to which every run's list is judged
                 self.draw()
         self.app.push_screen(ChoiceScreen("Measure for the matrix", [(x, x) for x in ms]), done)
 
-    def on_data_table_cell_selected(self, event: DataTable.CellSelected) -> None:
-        self.open(event.cell_key.row_key.value, event.cell_key.column_key.value)
+    def on_grid_table_cell_selected(self, event: GridTable.CellSelected) -> None:
+        self.open(str(self.frame["topic"].iloc[event.row]), self.columns[event.column])
 
     def action_open_topic(self) -> None:
-        t = self.query_one("#mx", DataTable)
-        ck = t.coordinate_to_cell_key(t.cursor_coordinate)
-        self.open(ck.row_key.value, ck.column_key.value)
+        t = self.query_one("#mx", GridTable)
+        if t.row_count:
+            self.open(str(self.frame["topic"].iloc[t.cursor_row]), self.columns[t.cursor_column])
 
     def open(self, topic: str, column: str) -> None:
         from .topic import TopicScreen

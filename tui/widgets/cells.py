@@ -30,6 +30,23 @@ def heat(v: float, lo: float = 0.0, hi: float = 1.0, width: int = 5) -> Text:
     return Text(f"{g}{s}".ljust(width), style=f"{fg} on color({RAMP[k]})")
 
 
+_STYLE_CACHE: dict = {}
+
+
+def heat_part(v: float, lo: float = 0.0, hi: float = 1.0):
+    """(text, rich Style) of a heat-map cell for GridTable: shade glyph + value on the RAMP colour."""
+    from rich.style import Style
+    if v is None or not math.isfinite(v):
+        return "  —", None
+    k = level(v, lo, hi, len(RAMP))
+    g = GLYPHS[level(v, lo, hi, len(GLYPHS))]
+    st = _STYLE_CACHE.get(k)
+    if st is None:
+        st = _STYLE_CACHE[k] = Style.parse(f"{'color(16)' if k >= 6 else 'color(231)'} on color({RAMP[k]})")
+    s = f"{v:.3f}"[1:] if 0 <= v < 1 else f"{v:.2f}"
+    return f"{g}{s}", st
+
+
 def grade_mark(grade: int, rel_level: int = 1) -> Text:
     """Grade as shown in ranked lists: the grade, '?' pooled but unjudged, '·' never pooled."""
     if grade == -2:

@@ -69,7 +69,9 @@ class FastTable(ScrollView, can_focus=True):
         self._cells = rows
         self._header = " " + " ".join(_fit(h, w, rt) for h, w, rt in zip(headers, widths, right)) + " "
         self._lines = [" " + " ".join(_fit(c, w, rt) for c, w, rt in zip(r, widths, right)) + " " for r in rows]
-        self.virtual_size = Size(len(self._header), len(self._lines) + 1)
+        size = Size(len(self._header), len(self._lines) + 1)
+        if size != self.virtual_size:
+            self.virtual_size = size
         if self.cursor_row >= len(self._lines):
             self.cursor_row = max(0, len(self._lines) - 1)
         self.refresh()
@@ -139,3 +141,156 @@ class FastTable(ScrollView, can_focus=True):
     def on_click(self, event) -> None:
         if event.y >= 1:
             self.move_cursor(self.scroll_offset.y + event.y - 1)
+
+
+class GridTable(ScrollView, can_focus=True):
+    """A styled grid with a cell cursor and fixed leading columns (the per-topic heat map).
+
+    Cells are (text, style) pairs padded once when the data is set; a frame draws only the visible
+    lines, so re-sorting 50 topics x 200 runs costs one rebuild of the cell list."""
+
+    DEFAULT_CSS = """
+    GridTable { height: 1fr; }
+    GridTable > .gridtable--header { text-style: bold; background: $panel; }
+    GridTable > .gridtable--cursor { background: $block-cursor-background; color: $block-cursor-foreground; text-style: bold; }
+    """
+    COMPONENT_CLASSES = {"gridtable--header", "gridtable--cursor"}
+    BINDINGS = [
+        Binding("up", "move(-1, 0)", "Up", show=False),
+        Binding("down", "move(1, 0)", "Down", show=False),
+        Binding("left", "move(0, -1)", "Left", show=False),
+        Binding("right", "move(0, 1)", "Right", show=False),
+        Binding("pageup", "page(-1)", "Page up", show=False),
+        Binding("pagedown", "page(1)", "Page down", show=False),
+        Binding("home", "edge(0)", "First column", show=False),
+        Binding("end", "edge(1)", "Last column", show=False),
+        Binding("enter", "select", "Open", show=False),
+    ]
+
+    cursor_row = reactive(0)
+    cursor_column = reactive(0)
+
+    class CellSelected(Message):
+        def __init__(self, table: "GridTable", row: int, column: int) -> None:
+            super().__init__()
+            self.table = table
+            self.row = row
+            self.column = column
+
+    def __init__(self, *, fixed: int = 1, id: str | None = None, classes: str | None = None):
+        super().__init__(id=id, classes=classes)
+        self.fixed = fixed
+        self.column_keys: list[str] = []
+        self._headers: list[str] = []
+        self._widths: list[int] = []
+        self._x: list[int] = []
+        self._rows: list[list[tuple[str, Style | None]]] = []
+
+    def set_data(self, keys: list[str], headers: list[str], rows: list[list[tuple[str, Style | None]]]) -> None:
+        n = len(keys)
+        widths = [max([len(headers[j])] + [len(r[j][0]) for r in rows]) + 1 for j in range(n)]
+        self.column_keys, self._headers, self._widths = list(keys), list(headers), widths
+        self._x = [0]
+        for w in widths:
+            self._x.append(self._x[-1] + w)
+        self._rows = [[(_fit(t, w - 1, False) + " ", st) for (t, st), w in zip(r, widths)] for r in rows]
+        size = Size(self._x[-1] + 1, len(rows) + 1)
+        if size != self.virtual_size:
+            self.virtual_size = size
+        self.cursor_row = min(self.cursor_row, max(0, len(rows) - 1))
+        self.cursor_column = min(self.cursor_column, max(0, n - 1))
+        self.refresh()
+
+    @property
+    def row_count(self) -> int:
+        return len(self._rows)
+
+    def get_row_at(self, i: int) -> list[str]:
+        return [t.rstrip() for t, _ in self._rows[i]]
+
+    def render_line(self, y: int) -> Strip:
+        width = self.size.width
+        sx, sy = self.scroll_offset
+        base = self.rich_style
+        if y == 0:
+            st = base + self.get_component_rich_style("gridtable--header")
+            cells = [(_fit(h, w - 1, False) + " ", None) for h, w in zip(self._headers, self._widths)]
+            cur = -1
+        else:
+            i = sy + y - 1
+            if i >= len(self._rows):
+                return Strip.blank(width, base)
+            st = base
+            cells = self._rows[i]
+            cur = self.cursor_column if i == self.cursor_row else -1
+        cstyle = base + self.get_component_rich_style("gridtable--cursor")
+        segs = [Segment(" ", st)]
+        for j, (text, style) in enumerate(cells):
+            s = cstyle if j == cur and self.has_focus else (st + style if style is not None else st)
+            if j == cur and not self.has_focus:
+                s = s + Style(reverse=True)
+            segs.append(Segment(text, s))
+        strip = Strip(segs)
+        fixed_w = 1 + self._x[min(self.fixed, len(self._widths))]
+        left = strip.crop(0, fixed_w)
+        right = strip.crop(fixed_w + sx, fixed_w + sx + max(0, width - fixed_w))
+        return Strip.join([left, right]).extend_cell_length(width, base).crop(0, width)
+
+    def _visible(self) -> None:
+        h = max(1, self.size.height - 1)
+        r = self.cursor_row
+        if r < self.scroll_offset.y:
+            self.scroll_to(y=r, animate=False)
+        elif r >= self.scroll_offset.y + h:
+            self.scroll_to(y=r - h + 1, animate=False)
+        c = self.cursor_column
+        if c >= self.fixed and self._x:
+            fixed_w = 1 + self._x[self.fixed]
+            view = max(1, self.size.width - fixed_w)
+            x0 = self._x[c] - self._x[self.fixed]
+            x1 = self._x[c + 1] - self._x[self.fixed]
+            if x0 < self.scroll_offset.x:
+                self.scroll_to(x=x0, animate=False)
+            elif x1 > self.scroll_offset.x + view:
+                self.scroll_to(x=x1 - view, animate=False)
+        self.refresh()
+
+    def watch_cursor_row(self) -> None:
+        self._visible()
+
+    def watch_cursor_column(self) -> None:
+        self._visible()
+
+    def on_focus(self) -> None:
+        self.refresh()
+
+    def on_blur(self) -> None:
+        self.refresh()
+
+    def move_cursor(self, row: int | None = None, column: int | None = None) -> None:
+        if row is not None and self._rows:
+            self.cursor_row = max(0, min(len(self._rows) - 1, row))
+        if column is not None and self._widths:
+            self.cursor_column = max(0, min(len(self._widths) - 1, column))
+
+    def action_move(self, dr: int, dc: int) -> None:
+        self.move_cursor(self.cursor_row + dr, self.cursor_column + dc)
+
+    def action_page(self, step: int) -> None:
+        self.move_cursor(self.cursor_row + step * max(1, self.size.height - 2))
+
+    def action_edge(self, last: int) -> None:
+        self.move_cursor(column=len(self._widths) - 1 if last else 0)
+
+    def action_select(self) -> None:
+        if self._rows:
+            self.post_message(self.CellSelected(self, self.cursor_row, self.cursor_column))
+
+    def on_click(self, event) -> None:
+        if event.y >= 1 and self._x:
+            x = event.x - 1
+            fixed_w = self._x[self.fixed]
+            if x >= fixed_w:
+                x += self.scroll_offset.x
+            col = max(0, min(len(self._widths) - 1, sum(1 for v in self._x[1:] if v <= x)))
+            self.move_cursor(self.scroll_offset.y + event.y - 1, col)
