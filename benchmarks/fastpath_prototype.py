@@ -37,10 +37,9 @@ from engine.ranking import (BOGUS_DOCNO, RELVALUE_NONPOOL, RELVALUE_UNJUDGED, Cr
 # ----------------------------------------------------------------------------- reading
 
 def _clean_for_arrow(data: bytes) -> bool:
-    """True when every line is `a b c d e f` with single spaces (Arrow's single-char delimiter)."""
-    return (b"\t" not in data and b"  " not in data and b"\r" not in data and b"#" not in data
-            and b"\n\n" not in data and not data.startswith((b" ", b"\n")) and b" \n" not in data
-            and b"\n " not in data and len(data) > 0)
+    """No tab, CR or comment (one-byte scans). Double, leading or trailing spaces need no scan: they
+    make extra columns, which Arrow rejects; blank lines are caught by the row count."""
+    return len(data) > 0 and b"\t" not in data and b"\r" not in data and b"#" not in data
 
 
 def _arrow_table(data: bytes):
@@ -73,6 +72,54 @@ def _sorted_categorical(chunked) -> pd.Categorical:
     return pd.Categorical.from_codes(codes, categories=pd.Index(cats, dtype=object), validate=False)
 
 
+def _grouped_categorical(chunked) -> pd.Categorical:
+    """Like _sorted_categorical for a column made of long runs of equal values (topic ids in run
+    files): only the first value of each run of equal values is hashed."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    arr = chunked.combine_chunks() if isinstance(chunked, pa.ChunkedArray) else chunked
+    n = len(arr)
+    if n == 0:
+        return _sorted_categorical(arr)
+    change = np.ones(n, bool)
+    change[1:] = pc.not_equal(arr.slice(1), arr.slice(0, n - 1)).to_numpy(zero_copy_only=False)
+    heads = np.flatnonzero(change)
+    cat = _sorted_categorical(arr.take(pa.array(heads)))
+    codes = np.repeat(np.asarray(cat.codes), np.diff(np.append(heads, n)))
+    return pd.Categorical.from_codes(codes, dtype=cat.dtype, validate=False)
+
+
+def _duplicate_rows(run_c: np.ndarray, topic_c: np.ndarray, doc_c: np.ndarray, n_topics: int,
+                    n_docs: int) -> np.ndarray:
+    """Rows whose (run, topic, doc) occurred before. Rows of a run are contiguous (one file each):
+    per run, a scatter/gather in one reusable (topic, doc) table finds whether anything repeats;
+    only then the hash-based check runs."""
+    n = len(doc_c)
+    if n == 0:
+        return np.zeros(0, bool)
+    size = n_topics * n_docs
+    if size > 50_000_000:
+        key = (run_c.astype(np.int64) * n_topics + topic_c) * n_docs + doc_c
+        return pd.Series(key).duplicated(keep="first").to_numpy()
+    buf = np.full(size, -1, dtype=np.int32)
+    starts = np.flatnonzero(np.concatenate(([True], run_c[1:] != run_c[:-1])))
+    ends = np.append(starts[1:], n)
+    any_dup = False
+    for a, b in zip(starts, ends):
+        k = topic_c[a:b].astype(np.int64) * n_docs + doc_c[a:b]
+        buf[k] = np.arange(b - a, dtype=np.int32)          # a repeated key keeps its last row
+        if not np.array_equal(buf[k], np.arange(b - a, dtype=np.int32)):
+            any_dup = True
+        buf[k] = -1
+        if any_dup:
+            break
+    if not any_dup:
+        return np.zeros(n, bool)
+    key = (run_c.astype(np.int64) * n_topics + topic_c) * n_docs + doc_c
+    return pd.Series(key).duplicated(keep="first").to_numpy()
+
+
 def read_runs_fast(paths, warnings: Warnings | None = None) -> pd.DataFrame:
     """Same table as engine.read_runs (plus categorical string columns), faster on clean files."""
     import pyarrow as pa
@@ -89,8 +136,9 @@ def read_runs_fast(paths, warnings: Warnings | None = None) -> pd.DataFrame:
                 tab = _arrow_table(data)
             except Exception:  # malformed: the validating reader reports it
                 tab = None
-            if tab is not None and tab.column("score").null_count:
-                tab = None
+            n_lines = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+            if tab is not None and (tab.column("score").null_count or len(tab) != n_lines):
+                tab = None  # NaN/empty scores or blank lines: the validating reader words it
         if tab is None or len(tab) == 0:
             slow.append(p)
             continue
@@ -117,7 +165,7 @@ def read_runs_fast(paths, warnings: Warnings | None = None) -> pd.DataFrame:
     if tables:
         lens = [len(t) for _, _, t in tables]
         big = pa.concat_tables([t for _, _, t in tables])
-        topic = _sorted_categorical(big.column("topic"))
+        topic = _grouped_categorical(big.column("topic"))
         doc = _sorted_categorical(big.column("doc"))
         run_names = [tag for _, tag, _ in tables]
         run = pd.Categorical.from_codes(np.repeat(np.arange(len(run_names), dtype=np.int32), lens),
@@ -127,14 +175,13 @@ def read_runs_fast(paths, warnings: Warnings | None = None) -> pd.DataFrame:
                            "rank": big.column("rank").to_numpy(), "score": big.column("score").to_numpy(),
                            "line": line})
         # a document twice in a run's topic: first kept, repeat reported (as the reader does)
-        key = ((df["run"].cat.codes.to_numpy(np.int64) * len(topic.categories)
-                + df["topic"].cat.codes.to_numpy(np.int64)) * len(doc.categories)
-               + df["doc"].cat.codes.to_numpy(np.int64))
-        dup = pd.Series(key).duplicated(keep="first").to_numpy()
+        dup = _duplicate_rows(np.asarray(run.codes), np.asarray(topic.codes), np.asarray(doc.codes),
+                              len(topic.categories), len(doc.categories))
         if dup.any():
+            path_of = {tag: str(p) for p, tag, _ in tables}
             for i in np.flatnonzero(dup)[:50]:
                 r = df.iloc[i]
-                w.add(f"runs/{r['run']}", int(r["line"]), f"document {r['doc']} retrieved twice for topic "
+                w.add(path_of[r["run"]], int(r["line"]), f"document {r['doc']} retrieved twice for topic "
                       f"{r['topic']}; rule: the first occurrence is kept, this one is ignored")
             df = df[~dup]
         frames.append(df)

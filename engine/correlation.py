@@ -26,27 +26,3 @@ def kendall_tau(x: np.ndarray, y: np.ndarray) -> np.ndarray | float:
     with np.errstate(invalid="ignore", divide="ignore"):
         tau = np.where(den > 0, num / den, np.nan)
     return float(tau[0]) if single else tau
-
-
-def tau_ap(x: np.ndarray, truth: np.ndarray) -> np.ndarray | float:
-    """Yilmaz et al.'s AP rank correlation of the ranking by x against the ranking by truth.
-
-    tau_AP = 2/(n-1) * sum_{i=2..n} C(i)/(i-1) - 1, where items are ordered by x (best first) and C(i)
-    counts items above position i that truth also ranks above item i. Not symmetric: errors at the top
-    of x's ranking weigh more.
-    """
-    x = np.asarray(x, dtype=float)
-    single = x.ndim == 1
-    x2 = np.atleast_2d(x)
-    t = np.asarray(truth, dtype=float)
-    t2 = np.broadcast_to(np.atleast_2d(t), x2.shape)
-    n = x2.shape[1]
-    if n < 2:
-        return np.nan if single else np.full(len(x2), np.nan)
-    order = np.argsort(-x2, axis=1, kind="stable")
-    ts = np.take_along_axis(t2, order, axis=1)          # truth scores in x's order
-    above = ts[:, None, :] > ts[:, :, None]              # [k, i, j]: item j scores higher in truth than i
-    tri = np.tril(np.ones((n, n), bool), -1)             # j above i in x's order
-    c = (above & tri).sum(axis=2)[:, 1:]                 # C(i) for i = 2..n
-    res = 2.0 / (n - 1) * (c / np.arange(1, n)).sum(axis=1) - 1.0
-    return float(res[0]) if single else res

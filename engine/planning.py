@@ -52,12 +52,12 @@ def reduce_judgments(qrels: pd.DataFrame, runs: pd.DataFrame, j: int, selection:
 
 
 def score_matrix(qrels: pd.DataFrame, runs: pd.DataFrame, measure: str) -> pd.DataFrame:
-    """Topic x run matrix of one measure (topics without judgments left out)."""
+    """Topic x run matrix of one measure (0 where a run retrieved nothing for a judged topic)."""
     from .evaluate import evaluate
+    from .stability import score_matrix as matrix_of
     df = evaluate(qrels, runs, [measure])
-    name = df["measure"].cat.categories[0] if len(df) else measure
-    mat = df[df["measure"] == name].pivot(index="topic", columns="run", values="value")
-    return mat.fillna(0.0)
+    name = str(df["measure"].cat.categories[0]) if len(df) else measure
+    return matrix_of(df, name, fill=0.0)
 
 
 @dataclass

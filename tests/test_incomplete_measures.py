@@ -78,6 +78,7 @@ def test_q_measure_example_a():
     ("ndcgx", (2 + 1 / math.log2(5)) / (2 + 1 / math.log2(3) + 1 / math.log2(4))),
     # thesis 3.1.4: 1/log_b(r + b - 1) with b = 10
     ("ndcgx.disc=log,b=10", (2 + 1 / math.log10(13)) / (2 + 1 / math.log10(11) + 1 / math.log10(12))),
+    ("ndcgx.disc=log10", (2 + 1 / math.log10(13)) / (2 + 1 / math.log10(11) + 1 / math.log10(12))),
     # Sakai eq. 22, a = 2: no discount for r <= 2, 1/log2(r) after
     ("ndcgx.disc=sakai,a=2", (2 + 1 / math.log2(4)) / (2 + 1 + 1 / math.log2(3))),
     ("ndcgx.disc=zipf", (2 + 1 / 4) / (2 + 1 / 2 + 1 / 3)),
@@ -319,3 +320,11 @@ def test_bpref_family_agrees_with_trec_eval_bpref(sim):
     q = sim.truth.sample(frac=0.5, random_state=3)
     c = engine.compute(q, sim.runs, ["bpref"])
     assert np.abs(bpref_capped(c.ranked, 0.0) - c.values["bpref"]).max() < 1e-12
+
+
+def test_rankeff_is_bpref_allnonrel(sim):
+    # RankEff = 1/(R N) sum_ret (N - nonrel_above) = 1/R sum_ret (1 - nonrel_above/N) = bpref_N
+    # (Buttcher et al.'s form 1 - sum |n above r| / (R (|J| - R)) with unretrieved relevant below all)
+    q = sim.truth.sample(frac=0.3, random_state=4)
+    w = _wide(engine.evaluate(q, sim.runs, ["RankEff", "bpref_N"]))
+    assert np.abs(w["RankEff"] - w["bpref_N"]).max() < 1e-12

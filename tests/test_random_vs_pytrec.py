@@ -8,8 +8,12 @@ every measure both sides compute must agree within 1e-9 (NaN matches NaN; relati
 pytrec_eval has no -M or -c: -M is applied by truncating each ranking in trec_eval order before it
 is handed over, and -c by giving it trec_eval's stand-in ranking (one unjudged document
 "ceci_nest_pas_un_docno", score 1.0) for each judged topic a run lacks, then resetting to 0 the
-values trec_eval resets for such topics (num_ret, utility; unj and rbp_resid are not in pytrec_eval). pytrec_eval is trec_eval 9.x, so iprec_at_recall and 11pt_avg are compared
-with EvalOptions(trec_eval_version="9").
+values trec_eval resets for such topics (num_ret, utility; unj and rbp_resid are not in pytrec_eval).
+pytrec_eval is trec_eval 9.x, so iprec_at_recall and 11pt_avg are compared with
+EvalOptions(trec_eval_version="9"). gm_map and gm_bpref: trec_eval keeps log(max(v, 1e-5)) per
+topic, so both sides are compared as max(v, 1e-5). pytrec_eval refuses -l 0 (see
+tests/test_gain_measures.py for -l 0 cases). Topics judged only with negative grades are not
+generated: trec_eval keeps stale per-topic state for them (docs/trec_eval-gain.md).
 """
 from __future__ import annotations
 

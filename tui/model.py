@@ -6,6 +6,7 @@ and per-document contributions read off the engine's ranked lists.
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -81,7 +82,16 @@ class CampaignModel:
 
     @classmethod
     def load(cls, root: Path) -> "CampaignModel":
-        return cls(open_campaign(root))
+        """Open a campaign; an unchanged campaign (same files, sizes, times) reuses this process's last read."""
+        key = (str(Path(root).resolve()), _fingerprint(Path(root)))
+        hit = _OPENED.get(key)
+        if hit is None:
+            hit = _OPENED[key] = (open_campaign(root), {})
+            while len(_OPENED) > 4:
+                _OPENED.pop(next(iter(_OPENED)))
+        model = cls(hit[0])
+        model._score_cache = hit[1]
+        return model
 
     # ------------------------------------------------------------------ evaluation
     def usable_measures(self, specs: list[str]) -> tuple[list[str], list[str]]:
@@ -101,6 +111,10 @@ class CampaignModel:
             raise CranfieldError(f"{self.root}/runs: the campaign has no runs")
         if len(self.qrels) == 0:
             raise CranfieldError(f"{self.root}/judgments: the campaign has no judgments yet")
+        cache = getattr(self, "_score_cache", None)
+        if cache is not None and tuple(specs) in cache:
+            self.scores = cache[tuple(specs)]
+            return self.scores
         names: list[str] = []
         for s in specs:
             names += [n for n in output_names(s) if n not in names]
@@ -133,6 +147,8 @@ class CampaignModel:
             judged10 = np.nanmean(np.where(np.isnan(j10), np.nan, j10), axis=1) if n_t else np.zeros(n_r)
         self.scores = Scores(names, run_names, topic_names, matrix, means.reindex(columns=names),
                              np.nan_to_num(judged10, nan=1.0), r, group_of)
+        if cache is not None:
+            cache[tuple(specs)] = self.scores
         return self.scores
 
     # ------------------------------------------------------------------ leaderboard
@@ -357,6 +373,20 @@ class CampaignModel:
 
 
 # ---------------------------------------------------------------------- small pure helpers
+
+_OPENED: dict = {}  # (root, fingerprint) -> (Opened, {measure specs: Scores}); newest last
+
+
+def _fingerprint(root: Path) -> tuple:
+    """Names, sizes and modification times of a campaign's input files (caches are hidden folders)."""
+    out = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        for f in sorted(filenames):
+            st = os.stat(os.path.join(dirpath, f))
+            out.append((os.path.relpath(os.path.join(dirpath, f), root), st.st_size, st.st_mtime_ns))
+    return tuple(out)
+
 
 class _quiet:
     def __enter__(self):

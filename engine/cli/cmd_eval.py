@@ -18,7 +18,8 @@ def register(sub) -> None:
     p.add_argument("-c", action="store_true", dest="complete",
                    help="average over all judged topics; a topic a run misses scores 0")
     p.add_argument("-M", type=int, dest="max_depth", help="use only the first N documents per topic")
-    p.add_argument("-l", type=int, dest="rel_level", default=1, help="minimum grade counted relevant (default 1)")
+    p.add_argument("-l", type=int, dest="rel_level", default=None,
+                   help="minimum grade counted relevant (default 1, or the campaign's binary_threshold)")
     p.add_argument("-J", action="store_true", dest="judged_only", help="evaluate over judged documents only")
     p.add_argument("-N", type=int, dest="num_docs_in_coll",
                    help="number of documents in the collection (utility's d coefficient; default 0)")
@@ -30,26 +31,31 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from ..evaluate import compute, to_long, trec_eval_lines, summarize
-    from ..formats import read_qrels, read_runs
+    from ..evaluate import compute, summarize, to_long, trec_eval_lines
+    from ..formats import read_judgments, read_runs
     from ..ranking import EvalOptions
+    from ..report import format_table
 
     w = Warnings()
     if args.campaign:
         from ..campaign import load_campaign
         camp = load_campaign(args.campaign, warnings=w)
         qrels, runs = camp.qrels(), camp.runs()
-        measures = args.measures or camp.config.get("measures") or None
+        measures = args.measures or camp.measures() or None
     else:
         if len(args.files) < 2:
             raise CranfieldError("eval needs a qrels file and at least one run file "
                                  "(cranfield eval QRELS RUN [RUN ...]) or --campaign DIR")
-        qrels = read_qrels(args.files[0], w)
+        qrels = read_judgments(args.files[0], w)
         runs = read_runs(args.files[1:], w)
         measures = args.measures
-    opt = EvalOptions(rel_level=args.rel_level, max_depth=args.max_depth, judged_only=args.judged_only,
-                      complete=args.complete, num_docs_in_coll=args.num_docs_in_coll,
-                      trec_eval_version="9" if args.compat == "9" else "10.0")
+    flags = dict(rel_level=args.rel_level, max_depth=args.max_depth, judged_only=args.judged_only,
+                 complete=args.complete, num_docs_in_coll=args.num_docs_in_coll,
+                 trec_eval_version="9" if args.compat == "9" else "10.0")
+    if args.campaign:
+        opt = camp.eval_options(**flags)   # campaign depth and threshold unless a flag overrides them
+    else:
+        opt = EvalOptions(**{k: v for k, v in flags.items() if v is not None})
     c = compute(qrels, runs, measures, opt)
     for p in w:
         print(f"warning: {p}", file=sys.stderr)
@@ -72,12 +78,5 @@ def run(args) -> int:
         table = df.pivot_table(index=["run", "topic"], columns="measure", values="value",
                                observed=True, sort=False).reset_index()
         table.columns.name = None
-    if args.format == "csv":
-        out.write(table.to_csv(index=False))
-    elif args.format == "tsv":
-        out.write(table.to_csv(index=False, sep="\t"))
-    elif args.format == "json":
-        out.write(table.to_json(orient="records", indent=1) + "\n")
-    else:
-        out.write(table.to_markdown(index=False, floatfmt=".4f") + "\n")
+    out.write(format_table(table, args.format, ".4f"))
     return 0

@@ -6,7 +6,7 @@ names parameterised measures (ndcg_p.1=3,2=9 -> ndcg_p_1=3,2=9).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 

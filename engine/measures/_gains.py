@@ -86,7 +86,8 @@ def normalized(entries: tuple) -> tuple:
     gains = [e[1] for e in entries]
     lo, hi = min(gains), max(gains)
     if lo < 0 or hi > 1:
-        return tuple((e[0], (e[1] - lo) / (hi - lo), e[2]) for e in entries)
+        span = hi - lo
+        return tuple((e[0], (e[1] - lo) / span if span else math.nan, e[2]) for e in entries)
     return entries
 
 

@@ -3,6 +3,7 @@
 Parameters (all optional), e.g. `ndcgx.disc=sakai,a=2,gains=0:1:2:3,k=1000`:
   gains=g0:g1:...   gain per grade (default: campaign.yaml relevance.scale gains, else the grade)
   disc=log          1/log_b(r + b - 1), base b=2 (thesis 3.1.4; b=2 is 1/log2(r+1))   [default]
+                    (disc=log2, disc=log10 are shorthands for disc=log,b=2 / b=10)
   disc=sakai        1 for r <= a, 1/log_a(r) after, base a=2 (Sakai 2007 eq. 22)
   disc=zipf         1/r
   disc=linear       (k + 1 - r)/k, needs k
@@ -10,6 +11,8 @@ Parameters (all optional), e.g. `ndcgx.disc=sakai,a=2,gains=0:1:2:3,k=1000`:
   k=N               cut-off: DCG and ideal DCG over the first N ranks (default: whole list)
 The ideal list orders every judged document of the topic by gain, highest first.
 """
+import re
+
 import numpy as np
 
 from ..estimators.graded import discount, gains_per_grade, ideal_gains, row_gains
@@ -19,9 +22,12 @@ from .registry import MeasureError
 
 def _disc_args(d: dict) -> dict:
     kind = d.get("disc", "log")
+    b = get_float("ndcgx", d, "b", 2.0)
+    m = re.fullmatch(r"log(\d+(?:\.\d+)?)", kind)
+    if m:                                   # disc=log2, disc=log10: shorthand for disc=log,b=...
+        kind, b = "log", float(m.group(1))
     k = get_int("ndcgx", d, "k", None)
-    return {"kind": kind, "b": get_float("ndcgx", d, "b", 2.0), "a": get_float("ndcgx", d, "a", 2.0),
-            "k": k, "vec": get_list("ndcgx", d, "dvec")}
+    return {"kind": kind, "b": b, "a": get_float("ndcgx", d, "a", 2.0), "k": k, "vec": get_list("ndcgx", d, "dvec")}
 
 
 @kv_measure("ndcgx", keys=("gains", "disc", "b", "a", "k", "dvec"), order=211, nicknames={"incomplete"})

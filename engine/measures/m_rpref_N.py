@@ -6,7 +6,7 @@ from ..estimators import preference
 from ..estimators.params import as_dict, get_list, kv_measure
 
 
-@kv_measure("rpref_N", keys=("gains",), order=204, nicknames={"incomplete"} if "rpref_N" == "rpref_relative2" else set())
+@kv_measure("rpref_N", keys=("gains",), order=204)
 def rpref_N(r, params=()):
     """Sakai 2007 eq. 16: 1/cg_I(R) sum g(r') (1 - penalty(r') / N')."""
     d = as_dict(params)

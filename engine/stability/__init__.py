@@ -11,6 +11,7 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
+from ..correlation import kendall_tau  # noqa: F401  (one implementation, re-exported)
 from ..errors import CranfieldError
 
 Progress = Callable[[float, str], None] | None
@@ -77,15 +78,6 @@ def as_matrix(scores) -> tuple[np.ndarray, list[str], list[str]]:
         raise CranfieldError(f"score matrix has {int((~np.isfinite(x)).sum())} missing or non-finite values "
                              f"(first: topic {topics[r]!r}, system {systems[c]!r}); fill or drop them first")
     return x, topics, systems
-
-
-def kendall_tau(a: np.ndarray, b: np.ndarray) -> float:
-    """Kendall's tau-b between two score vectors (same systems)."""
-    from scipy.stats import kendalltau
-    a, b = np.asarray(a, float), np.asarray(b, float)
-    if len(a) < 2:
-        return float("nan")
-    return float(kendalltau(a, b).statistic)
 
 
 def tau_ap(truth: np.ndarray, est: np.ndarray) -> float:

@@ -105,12 +105,16 @@ class CranfieldScreen(Screen):
 
     def sync(self) -> None:
         """Refresh when the app's data changed since this screen last drew it."""
-        if self.app.model is not None and self.app.data_version != self._seen_version and self.is_mounted:
+        if self.app.model is not None and self.app.data_version != self._seen_version and self.composed():
             self._seen_version = self.app.data_version
             try:
                 self.refresh_data()
             except Exception as exc:  # an engine error must not kill the UI
                 self.app.report_error(exc)
+
+    def composed(self) -> bool:
+        """The screen's widgets exist (compose ran), even while its Mount event is still running."""
+        return bool(self.query("Footer"))
 
     def refresh_data(self) -> None:  # pragma: no cover - overridden
         pass

@@ -40,7 +40,7 @@ relevant document. Escape cancels loading."""
         self.sync()
 
     def show_status(self) -> None:
-        if not self.is_mounted:
+        if not self.composed():
             return
         app = self.app
         load = self.query_one("#home-load")
@@ -58,6 +58,7 @@ relevant document. Escape cancels loading."""
             self.query_one("#home-facts", Static).update(msg)
 
     def refresh_data(self) -> None:
+        self.show_status()
         m = self.model
         f = m.home_facts()
         measures = ", ".join(self.app.measures)
