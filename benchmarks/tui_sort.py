@@ -5,7 +5,8 @@
 Simulates a campaign (engine.simulate) into a temporary directory, opens it in the TUI headless
 (App.run_test at 120x40), opens the leaderboard and switches the sort column with one key, again and
 again. Reports, per switch: the handler (new order + significance markers + table rebuild) and the
-time from the key press until the new frame is composed (handler + layout + render).
+time from the key press until the first frame holding the new order is written (the redraw time),
+plus the pilot's round-trip times for reference.
 """
 from __future__ import annotations
 
@@ -38,8 +39,23 @@ async def measure(campaign: Path, repeat: int) -> dict:
         await press(pilot, "l")
         scr = app.screen
         n_rows = scr.query_one("#lb").row_count
+        # every frame the app writes to the terminal is timed: key press -> first frame after the handler
+        frames: list[float] = []
+        real_display = app._display
+
+        def display(screen, renderable):
+            real_display(screen, renderable)
+            frames.append(time.perf_counter())
+        app._display = display
+        ends: list[float] = []
+        real_redraw = scr.redraw
+
+        def redraw():
+            real_redraw()
+            ends.append(time.perf_counter())
+        scr.redraw = redraw
         keys = ["3", "4", "5", "6", "7", "1", "2"]
-        handler, frame, cpu = [], [], []
+        handler, frame, cpu, shown = [], [], [], []
         for i in range(repeat):
             key = keys[i % len(keys)]
             t, c = time.perf_counter(), time.process_time()
@@ -48,8 +64,11 @@ async def measure(campaign: Path, repeat: int) -> dict:
             scr._compositor.render_update(full=True)     # compose the whole new frame
             frame.append(time.perf_counter() - t)
             cpu.append(time.process_time() - c)
+            after = [f for f in frames if f >= ends[-1]]
+            if after:
+                shown.append(after[0] - t)
             t = time.perf_counter()
-            scr.redraw()                                 # the handler alone, same sort state
+            real_redraw()                                # the handler alone, same sort state
             handler.append(time.perf_counter() - t)
         idle = []
         for _ in range(repeat):                          # harness latency: a key with no binding
@@ -59,7 +78,7 @@ async def measure(campaign: Path, repeat: int) -> dict:
             scr._compositor.render_update(full=True)
             idle.append(time.perf_counter() - t)
         await pilot.pause()
-        return {"idle": idle, "rows": n_rows, "load_s": load, "handler": handler, "frame": frame, "cpu": cpu}
+        return {"shown": shown, "idle": idle, "rows": n_rows, "load_s": load, "handler": handler, "frame": frame, "cpu": cpu}
 
 
 def main(argv=None) -> int:
@@ -78,13 +97,14 @@ def main(argv=None) -> int:
         return f"median {1000 * statistics.median(xs):.1f} ms, max {1000 * max(xs):.1f} ms"
     print(f"leaderboard of {r['rows']} runs x {a.topics} topics (campaign loaded and evaluated in {r['load_s']:.1f} s)")
     print(f"  sort handler (order, markers, table rebuild): {ms(r['handler'])}")
+    print(f"  key press -> first frame written with the new order: {ms(r['shown'])}  <- the redraw time")
     print(f"  key press -> new frame composed, wall time:   {ms(r['frame'])}")
     print(f"  key press -> new frame composed, CPU time:    {ms(r['cpu'])}")
     print(f"  same for a key with no binding (harness):     {ms(r['idle'])}")
-    print("  (wall time includes the test pilot's idle waits between frames; on a busy machine it also")
-    print("   includes waiting for a CPU: compare with the CPU time and the machine's load average)")
-    ok = statistics.median(r["frame"]) < 0.100
-    print(f"  target < 100 ms (median wall): {'met' if ok else 'NOT met'}")
+    print("  (the pilot's own round trip adds idle waits to the wall time; on a busy machine every wall")
+    print("   time also includes waiting for a CPU: compare with the CPU time and the load average)")
+    ok = statistics.median(r["shown"]) < 0.100
+    print(f"  target < 100 ms (median key press -> frame written): {'met' if ok else 'NOT met'}")
     return 0
 
 

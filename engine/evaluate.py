@@ -134,7 +134,10 @@ def _fmt(kind: str, value, text_format: str = "{}") -> str:
         return text_format.format(value)
     if kind == "long":
         return str(int(value))
-    return f"{float(value):6.4f}"
+    v = float(value)
+    if v != v:  # NaN: printf prints the sign bit, as trec_eval does for its 0/0 cases
+        return ("-nan" if np.signbit(v) else "nan").rjust(6)
+    return f"{v:6.4f}"
 
 
 def trec_eval_lines(c: Computed, per_query: bool = False) -> list[str]:

@@ -311,37 +311,198 @@ def _empty_run() -> pd.DataFrame:
                          "score": pd.Series([], dtype="float64"), "line": pd.Series([], dtype="int64")})
 
 
+# Fast path for clean run files (single spaces, no tab, CR or comment): Arrow's CSV reader, string
+# columns returned as Categoricals with byte-order sorted categories. Anything Arrow rejects, or whose
+# row count differs from its line count, goes through the validating reader, so messages are the same.
+
+def _clean_for_arrow(data: bytes) -> bool:
+    """No tab, CR or comment (one-byte scans). Double, leading or trailing spaces need no scan: they
+    make extra columns, which Arrow rejects; blank lines are caught by the row count."""
+    return len(data) > 0 and b"\t" not in data and b"\r" not in data and b"#" not in data
+
+
+def _arrow_table(data: bytes):
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    names = ["topic", "q0", "doc", "rank", "score", "tag"]
+    types = {"topic": pa.string(), "q0": pa.string(), "doc": pa.string(), "rank": pa.int64(),
+             "score": pa.float64(), "tag": pa.string()}
+    return pacsv.read_csv(io.BytesIO(data), read_options=pacsv.ReadOptions(column_names=names, use_threads=False),
+                          parse_options=pacsv.ParseOptions(delimiter=" ", quote_char=False,
+                                                           double_quote=False),
+                          convert_options=pacsv.ConvertOptions(column_types=types, strings_can_be_null=False,
+                                                               quoted_strings_can_be_null=False))
+
+
+def _sorted_categorical(chunked) -> pd.Categorical:
+    """An Arrow string column as a Categorical with lexically (byte-order) sorted categories."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    arr = chunked.combine_chunks() if isinstance(chunked, pa.ChunkedArray) else chunked
+    de = arr.dictionary_encode()
+    dic = de.dictionary
+    order = pc.array_sort_indices(dic).to_numpy()
+    rank = np.empty(len(order), np.int32)
+    rank[order] = np.arange(len(order), dtype=np.int32)
+    codes = rank[de.indices.to_numpy()]
+    cats = np.asarray(dic.take(pa.array(order)).to_numpy(zero_copy_only=False), dtype=object)
+    return pd.Categorical.from_codes(codes, categories=pd.Index(cats, dtype=object), validate=False)
+
+
+def _grouped_categorical(chunked) -> pd.Categorical:
+    """Like _sorted_categorical for a column made of long runs of equal values (topic ids in run
+    files): only the first value of each run of equal values is hashed."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    arr = chunked.combine_chunks() if isinstance(chunked, pa.ChunkedArray) else chunked
+    n = len(arr)
+    if n == 0:
+        return _sorted_categorical(arr)
+    change = np.ones(n, bool)
+    change[1:] = pc.not_equal(arr.slice(1), arr.slice(0, n - 1)).to_numpy(zero_copy_only=False)
+    heads = np.flatnonzero(change)
+    cat = _sorted_categorical(arr.take(pa.array(heads)))
+    codes = np.repeat(np.asarray(cat.codes), np.diff(np.append(heads, n)))
+    return pd.Categorical.from_codes(codes, dtype=cat.dtype, validate=False)
+
+
+def _duplicate_rows(run_c: np.ndarray, topic_c: np.ndarray, doc_c: np.ndarray, n_topics: int,
+                    n_docs: int) -> np.ndarray:
+    """Rows whose (run, topic, doc) occurred before. Rows of a run are contiguous (one file each):
+    per run, a scatter/gather in one reusable (topic, doc) table finds whether anything repeats;
+    only then the hash-based check runs."""
+    n = len(doc_c)
+    if n == 0:
+        return np.zeros(0, bool)
+    size = n_topics * n_docs
+    if size > 50_000_000:
+        key = (run_c.astype(np.int64) * n_topics + topic_c) * n_docs + doc_c
+        return pd.Series(key).duplicated(keep="first").to_numpy()
+    buf = np.full(size, -1, dtype=np.int32)
+    starts = np.flatnonzero(np.concatenate(([True], run_c[1:] != run_c[:-1])))
+    ends = np.append(starts[1:], n)
+    any_dup = False
+    for a, b in zip(starts, ends):
+        k = topic_c[a:b].astype(np.int64) * n_docs + doc_c[a:b]
+        buf[k] = np.arange(b - a, dtype=np.int32)          # a repeated key keeps its last row
+        if not np.array_equal(buf[k], np.arange(b - a, dtype=np.int32)):
+            any_dup = True
+        buf[k] = -1
+        if any_dup:
+            break
+    if not any_dup:
+        return np.zeros(n, bool)
+    key = (run_c.astype(np.int64) * n_topics + topic_c) * n_docs + doc_c
+    return pd.Series(key).duplicated(keep="first").to_numpy()
+
+
+def _arrow_run(p: PathLike, data: bytes):
+    """(tag, table) when a run file is clean and Arrow parses it whole with one tag, else None."""
+    import pyarrow.compute as pc
+    if not _clean_for_arrow(data):
+        return None
+    try:
+        tab = _arrow_table(data)
+    except Exception:  # malformed: the validating reader reports it
+        return None
+    n_lines = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+    if len(tab) == 0 or tab.column("score").null_count or len(tab) != n_lines:
+        return None
+    tags = tab.column("tag")
+    tag = tags[0].as_py()
+    if not pc.all(pc.equal(tags, tag)).as_py():
+        return None  # the validating reader words the warning
+    return tag, tab
+
+
+def _arrow_frame(items: list[tuple[str, str, object]], w: Warnings) -> pd.DataFrame:
+    """The run table of clean files parsed by Arrow, with categorical run/topic/doc columns."""
+    import pyarrow as pa
+    lens = [len(t) for _, _, t in items]
+    big = pa.concat_tables([t for _, _, t in items])
+    topic = _grouped_categorical(big.column("topic"))
+    doc = _sorted_categorical(big.column("doc"))
+    run_names = [tag for _, tag, _ in items]
+    run = pd.Categorical.from_codes(np.repeat(np.arange(len(run_names), dtype=np.int32), lens),
+                                    categories=pd.Index(run_names, dtype=object), validate=False)
+    line = np.concatenate([np.arange(1, n + 1, dtype=np.int64) for n in lens])
+    df = pd.DataFrame({"run": run, "topic": topic, "doc": doc, "rank": big.column("rank").to_numpy(),
+                       "score": big.column("score").to_numpy(), "line": line})
+    dup = _duplicate_rows(np.asarray(run.codes), np.asarray(topic.codes), np.asarray(doc.codes),
+                          len(topic.categories), len(doc.categories))
+    if dup.any():
+        path_of = {tag: p for p, tag, _ in items}
+        key = pd.Series(list(zip(df["run"].astype(object), df["topic"].astype(object), df["doc"].astype(object))))
+        first_line = dict(zip(key[~dup], df["line"][~dup]))
+        idx = np.flatnonzero(dup)
+        for i in idx[:50]:
+            r = df.iloc[i]
+            w.add(path_of[r["run"]], int(r["line"]),
+                  f"document {r['doc']} retrieved twice for topic {r['topic']} (first at line "
+                  f"{int(first_line[key[i]])}); rule: the first occurrence is kept, this one is ignored")
+        if len(idx) > 50:
+            w.add(path_of[df.iloc[idx[50]]["run"]], None,
+                  f"{len(idx) - 50} more repeated documents ignored by the same rule")
+        df = df[~dup].reset_index(drop=True)
+    return df
+
+
 def read_runs(paths: list[PathLike], warnings: Warnings | None = None) -> pd.DataFrame:
     """Read several run files into one table; two files with the same tag are an error (rename one).
 
-    Every file is parsed and every problem of every file is reported together.
+    Every file is parsed and every problem of every file is reported together. When every file is
+    clean, run/topic/doc come back as Categoricals (byte-order categories) from the Arrow fast path.
     """
     w = warnings if warnings is not None else Warnings()
-    parts: list[dict] = []
+    items: list[tuple[str, object]] = []   # ("arrow", (path, tag, table)) or ("slow", dict)
     seen: dict[str, str] = {}
     problems: list[Problem] = []
     hints: list[str] = []
     for p in paths:
         try:
-            a = _read_run_arrays(p, w)
+            data = read_bytes(p)
+            fast = _arrow_run(p, data)
+            if fast is not None:
+                tag, first_line = fast[0], 1
+                item = ("arrow", (str(p), fast[0], fast[1]))
+            else:
+                a = _read_run_arrays(p, w, data=data)
+                if a is None:
+                    continue
+                tag, first_line = a["run"], int(a["line"][0])
+                item = ("slow", a)
         except FormatError as exc:
             problems.extend(exc.problems)
             if exc.hint and exc.hint not in hints:
                 hints.append(exc.hint)
             continue
-        if a is None:
-            continue
-        if a["run"] in seen:
-            problems.append(Problem(str(p), int(a["line"][0]), f"run tag {a['run']!r} is also the tag of "
-                                                               f"{seen[a['run']]}"))
+        if tag in seen:
+            problems.append(Problem(str(p), first_line, f"run tag {tag!r} is also the tag of {seen[tag]}"))
             if "every run needs a distinct tag" not in " ".join(hints):
                 hints.append("every run needs a distinct tag; edit the 6th column of one file")
             continue
-        seen[a["run"]] = str(p)
-        parts.append(a)
+        seen[tag] = str(p)
+        items.append(item)
     if problems:
         raise FormatError(problems, hint="; ".join(hints) or None)
-    return _run_frame(parts) if parts else _empty_run()
+    if not items:
+        return _empty_run()
+    if all(kind == "arrow" for kind, _ in items):
+        return _arrow_frame([it for _, it in items], w)
+    parts = []
+    for kind, it in items:
+        if kind == "slow":
+            parts.append(it)
+            continue
+        p, tag, tab = it
+        df = _arrow_frame([(p, tag, tab)], w)
+        parts.append({"run": tag, "topic": df["topic"].to_numpy(object), "doc": df["doc"].to_numpy(object),
+                      "rank": df["rank"].to_numpy(np.int64), "score": df["score"].to_numpy(np.float64),
+                      "line": df["line"].to_numpy(np.int64)})
+    return _run_frame(parts)
 
 
 def write_run(path: PathLike, run: pd.DataFrame, tag: str | None = None) -> None:

@@ -256,6 +256,11 @@ class Ranked:
             ended |= ~skipping & ~served
             level = np.where(served, c, level)
             out[:, j] = np.where(skipping, 0.0, np.where(served, self.interpolated_precision(c), at_end))
+        # An empty ranking (after -J or -M 0): trec_eval's precision is 0/0, a negative NaN on x86, and
+        # the cut-offs at 0 relevant documents receive it (printed "-nan"); the others stay 0.
+        empty = self.num_ret == 0
+        if empty.any():
+            out[empty] = np.where(cutoffs[empty] <= 0, -np.nan, out[empty])
         return out
 
     def topic_ideal_gains(self, gains_per_grade: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -264,49 +269,89 @@ class Ranked:
         return self.t_grades_offsets, g
 
 
-def _factorize_str(col) -> tuple[np.ndarray, list[str]]:
-    """Per-row codes and the distinct values as strings, in order of first appearance."""
-    codes, uniq = pd.factorize(col)
-    names = [str(u) for u in uniq]
-    if len(set(names)) != len(names):     # e.g. 1 and "1" in one column: same identifier
-        canon: dict[str, int] = {}
-        remap = np.array([canon.setdefault(n, len(canon)) for n in names], dtype=np.int64)
-        return remap[codes], list(canon)
-    return codes.astype(np.int64), names
+def _str_codes(col: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """(codes, names): integer codes per row and the distinct names as str, without per-row hashing
+    when the column is categorical."""
+    if isinstance(col.dtype, pd.CategoricalDtype):
+        codes = col.cat.codes.to_numpy(np.int64)
+        names = np.asarray(col.cat.categories, dtype=object)
+    else:
+        vals = col.to_numpy(object)
+        codes, names = pd.factorize(vals, sort=False)
+        codes = codes.astype(np.int64)
+        names = np.asarray(names, dtype=object)
+    if not all(type(x) is str for x in names):  # e.g. integer topic ids: same text, same code
+        s = np.asarray([str(x) for x in names], dtype=object)
+        c2, names = pd.factorize(s, sort=False)
+        codes = c2[codes].astype(np.int64)
+        names = np.asarray(names, dtype=object)
+    return codes, names
 
 
-def _trec_order(gid: np.ndarray, score: np.ndarray, dcode: np.ndarray, n_docs: int) -> np.ndarray:
-    """Row order by group, then score descending, then document id descending (one integer sort)."""
-    if len(gid) == 0:
+def _byte_rank(names: np.ndarray) -> np.ndarray:
+    """Rank of each name in strcmp (UTF-8 byte = code point) order."""
+    order = np.argsort(names.astype(str), kind="stable") if len(names) else np.zeros(0, np.int64)
+    rank = np.empty(len(names), np.int64)
+    rank[order] = np.arange(len(names))
+    return rank
+
+
+def trec_order(run_code, t_code, score, d_rank, n_topics, n_docs) -> np.ndarray:
+    """Row order (run, topic, score desc, docno desc).
+
+    Run files are nearly always in this order already except among tied scores: then only the tied
+    rows are re-sorted (by docno). Otherwise one int64 argsort of a composite key, or lexsort if the
+    key could overflow.
+    """
+    n = len(score)
+    if n == 0:
         return np.zeros(0, np.int64)
-    _, srank = np.unique(score, return_inverse=True)
-    n_s = int(srank.max()) + 1
-    span = n_s * n_docs
-    if (int(gid.max()) + 1) * span < 2 ** 62:
-        key = gid * span + (n_s - 1 - srank.astype(np.int64)) * n_docs + (n_docs - 1 - dcode)
-        return np.argsort(key)          # keys are distinct unless a document repeats in a group
-    return np.lexsort((-dcode, -score, gid))
+    gid = run_code * max(n_topics, 1) + t_code
+    d_desc = (n_docs - 1 - d_rank).astype(np.int64)
+    same_g = gid[1:] == gid[:-1]
+    if (gid[1:] >= gid[:-1]).all() and (~same_g | (score[1:] <= score[:-1])).all():
+        tie = same_g & (score[1:] == score[:-1])          # row i+1 tied with row i
+        order = np.arange(n, dtype=np.int64)
+        if tie.any():
+            in_tie = np.zeros(n, bool)
+            in_tie[1:] |= tie
+            in_tie[:-1] |= tie
+            idx = np.flatnonzero(in_tie)
+            tied_to_prev = np.concatenate(([False], tie))[idx]
+            seg = np.cumsum(~tied_to_prev)
+            order[idx] = idx[np.lexsort((d_desc[idx], seg))]
+        return order
+    uniq, inv = np.unique(score, return_inverse=True)
+    s_desc = (len(uniq) - 1 - inv).astype(np.int64)
+    n_g = (int(run_code.max()) + 1) * max(n_topics, 1)
+    if float(n_g) * len(uniq) * n_docs < 2.0 ** 62:
+        key = (gid * len(uniq) + s_desc) * n_docs + d_desc
+        return np.argsort(key, kind="stable")
+    return np.lexsort((d_desc, s_desc, t_code, run_code))
 
 
-def _doc_vocabulary(run_docs, qrel_docs) -> tuple[np.ndarray, np.ndarray]:
-    """Sorted document ids (strcmp order) and the per-row codes of run rows then qrels rows."""
-    def arr(col):
-        a = pa.array(col.astype(str) if getattr(col, "dtype", None) != "str" else col, from_pandas=True)
-        chunks = a.chunks if isinstance(a, pa.ChunkedArray) else [a]
-        return [c.cast(pa.large_string()) for c in chunks]
-    both = pa.concat_arrays([*arr(run_docs), *arr(qrel_docs)] or [pa.array([], pa.large_string())])
-    enc = both.dictionary_encode()
-    order = pc.array_sort_indices(enc.dictionary).to_numpy()   # byte order == strcmp order
-    rank = np.empty(len(order), np.int64)
-    rank[order] = np.arange(len(order))
-    codes = rank[enc.indices.to_numpy(zero_copy_only=False)] if len(both) else np.zeros(0, np.int64)
-    vocab = enc.dictionary.take(pa.array(order)).to_numpy(zero_copy_only=False).astype(object)
-    return vocab, codes
+def lookup_rel(q_tcode, q_dcode, q_grade, t_code, r_dcode, n_topics, n_docs) -> np.ndarray:
+    """Per run row: its judgment grade, RELVALUE_UNJUDGED (grade < 0) or RELVALUE_NONPOOL."""
+    g = np.where(q_grade < 0, RELVALUE_UNJUDGED, q_grade)
+    if n_topics * n_docs <= 30_000_000 and (len(g) == 0 or (g.min() >= -128 and g.max() <= 127)):
+        lut = np.full(n_topics * n_docs, RELVALUE_NONPOOL, dtype=np.int8)   # dense (topic, doc) table
+        lut[q_tcode * n_docs + q_dcode] = g      # duplicates were resolved by the reader (last wins here)
+        return lut[t_code * n_docs + r_dcode].astype(np.int64)
+    q_key = q_tcode * n_docs + q_dcode
+    srt = np.argsort(q_key, kind="stable")
+    q_key_s, g_s = q_key[srt], g[srt]
+    r_key = t_code * n_docs + r_dcode
+    rel = np.full(len(r_key), RELVALUE_NONPOOL, dtype=np.int64)
+    if len(r_key) and len(q_key_s):
+        pos = np.minimum(np.searchsorted(q_key_s, r_key), len(q_key_s) - 1)
+        found = q_key_s[pos] == r_key
+        rel[found] = g_s[pos[found]]
+    return rel
 
 
 def build_ranked(qrels: pd.DataFrame, runs: pd.DataFrame, options: EvalOptions | None = None,
                  run_order: list[str] | None = None) -> tuple[Ranked, dict]:
-    """Join runs with qrels into a `Ranked` structure.
+    """Join runs with qrels into a `Ranked` structure, with integer codes throughout.
 
     Returns the structure and a notes dict (topics ignored because they have no judgments, etc.)
     so the caller can report what was left out.
@@ -318,86 +363,86 @@ def build_ranked(qrels: pd.DataFrame, runs: pd.DataFrame, options: EvalOptions |
     if opt.max_depth is not None and opt.max_depth < 0:
         raise CranfieldError(f"-M {opt.max_depth}: the evaluation depth must be >= 0")
     notes: dict = {}
-    q_tc, q_tnames = _factorize_str(qrels["topic"])
+    qt_codes, qt_names = _str_codes(qrels["topic"])
     q_grade = qrels["grade"].to_numpy(np.int64)
-    topic_names = sorted(q_tnames, key=lambda s: s.encode("utf-8"))   # strcmp order
+    topic_names = sorted(set(qt_names.tolist()), key=lambda s: s.encode("utf-8"))
     topic_index = {t: i for i, t in enumerate(topic_names)}
     n_topics = len(topic_names)
-    q_tcode = np.array([topic_index[t] for t in q_tnames], dtype=np.int64)[q_tc] if len(q_tc) else q_tc
+    q_tcode = np.asarray([topic_index[t] for t in qt_names], np.int64)[qt_codes] if len(qt_codes) else qt_codes
 
-    rc, r_rnames = _factorize_str(runs["run"])
-    rt, r_tnames = _factorize_str(runs["topic"])
+    rr_codes, rr_names = _str_codes(runs["run"])
+    rt_codes, rt_names = _str_codes(runs["topic"])
+    rd_codes, rd_names = _str_codes(runs["doc"])
     r_score = runs["score"].to_numpy(np.float64)
-    run_names = list(r_rnames) if run_order is None else list(run_order)
+
+    if run_order is None:
+        first = pd.unique(rr_codes) if len(rr_codes) else np.zeros(0, np.int64)
+        run_names = [rr_names[i] for i in first]
+    else:
+        run_names = list(run_order)
     run_index = {r: i for i, r in enumerate(run_names)}
-    run_code = np.array([run_index.get(r, -1) for r in r_rnames], dtype=np.int64)[rc] if len(rc) else rc
-    t_code = np.array([topic_index.get(t, -1) for t in r_tnames], dtype=np.int64)[rt] if len(rt) else rt
+    run_lut = np.asarray([run_index.get(r, -1) for r in rr_names], np.int64)
+    run_code = run_lut[rr_codes] if len(rr_codes) else rr_codes
     if (run_code < 0).any():
-        raise CranfieldError(f"run {r_rnames[int(rc[np.argmax(run_code < 0)])]!r} is not in run_order")
+        raise CranfieldError(f"run {rr_names[int(rr_codes[np.argmax(run_code < 0)])]!r} is not in run_order")
 
-    # one document vocabulary in strcmp (byte) order, shared by runs and qrels
-    vocab, dcodes = _doc_vocabulary(runs["doc"], qrels["doc"])
-    r_dcode, q_dcode = dcodes[: len(runs)], dcodes[len(runs):]
-    n_docs = max(len(vocab), 1)
-
-    # topics of runs that have no judgments are not evaluated (as trec_eval)
+    t_lut = np.asarray([topic_index.get(t, -1) for t in rt_names], np.int64)
+    t_code = t_lut[rt_codes] if len(rt_codes) else rt_codes
     known = t_code >= 0
     if not known.all():
-        notes["topics_without_judgments"] = sorted({r_tnames[i] for i in np.unique(rt[~known])})
-        run_code, t_code, r_dcode, r_score = run_code[known], t_code[known], r_dcode[known], r_score[known]
+        notes["topics_without_judgments"] = sorted(set(rt_names[np.unique(rt_codes[~known])].tolist()))
+        run_code, t_code, rd_codes, r_score = run_code[known], t_code[known], rd_codes[known], r_score[known]
 
-    # -c: a (run, judged topic) pair without results is evaluated on trec_eval's stand-in ranking,
-    # one document BOGUS_DOCNO with score 1.0 (measures that count it are reset by `complete_fill`)
+    # documents: the runs' vocabulary plus judged documents no run retrieved
+    q_doc = qrels["doc"]
+    if isinstance(q_doc.dtype, pd.CategoricalDtype):
+        q_doc = q_doc.astype(object)
+    q_doc = q_doc.to_numpy(object)
+    if not all(type(x) is str for x in q_doc):
+        q_doc = np.asarray([str(x) for x in q_doc], dtype=object)
+    idx = pd.Index(rd_names).get_indexer(q_doc) if len(rd_names) else np.full(len(q_doc), -1)
+    extra = q_doc[idx < 0]
+    ec, eu = pd.factorize(extra) if len(extra) else (np.zeros(0, np.int64), np.zeros(0, object))
+    q_dcode_raw = idx.astype(np.int64)
+    q_dcode_raw[idx < 0] = len(rd_names) + ec
+    vocab = np.concatenate((rd_names, np.asarray(eu, dtype=object)))
+
     missing = np.zeros(0, np.int64)
     if opt.complete and n_topics and run_names:
         present = np.unique(run_code * n_topics + t_code)
-        missing = np.setdiff1d(np.arange(len(run_names) * n_topics, dtype=np.int64), present,
-                               assume_unique=True)
+        missing = np.setdiff1d(np.arange(len(run_names) * n_topics, dtype=np.int64), present, assume_unique=True)
         if len(missing):
-            pos_b = int(np.searchsorted(vocab, BOGUS_DOCNO))
-            if pos_b < len(vocab) and vocab[pos_b] == BOGUS_DOCNO:
-                bogus_code = pos_b
-            else:   # add it to the vocabulary, keeping codes in strcmp order
-                vocab = np.insert(vocab, pos_b, BOGUS_DOCNO)
-                r_dcode = r_dcode + (r_dcode >= pos_b)
-                q_dcode = q_dcode + (q_dcode >= pos_b)
-                bogus_code = pos_b
-                n_docs = len(vocab)
+            vocab = np.append(vocab, BOGUS_DOCNO)
             run_code = np.concatenate((run_code, missing // n_topics))
             t_code = np.concatenate((t_code, missing % n_topics))
-            r_dcode = np.concatenate((r_dcode, np.full(len(missing), bogus_code, dtype=np.int64)))
+            rd_codes = np.concatenate((rd_codes, np.full(len(missing), len(vocab) - 1, np.int64)))
             r_score = np.concatenate((r_score, np.ones(len(missing))))
             notes["topics_filled_by_c"] = int(len(missing))
+    # BOGUS_DOCNO may also be a real document: equal strings get one code
+    if len(vocab) != len(set(vocab.tolist())):
+        vc, vu = pd.factorize(vocab)
+    else:
+        vc, vu = np.arange(len(vocab)), vocab
+    vu = np.asarray(vu, dtype=object)
+    rank_u = _byte_rank(vu)
+    rank_of = rank_u[vc]                      # raw vocabulary index -> strcmp rank
+    r_dcode = rank_of[rd_codes] if len(rd_codes) else rd_codes
+    q_dcode = rank_of[q_dcode_raw] if len(q_dcode_raw) else q_dcode_raw
+    doc_by_rank = np.empty(len(vu), dtype=object)
+    doc_by_rank[rank_u] = vu
+    n_docs = max(len(vu), 1)
 
-    # trec_eval order: score desc, then docno desc
-    order = _trec_order(run_code * max(n_topics, 1) + t_code, r_score, r_dcode, n_docs)
+    order = trec_order(run_code, t_code, r_score, r_dcode, n_topics, n_docs)
     run_code, t_code, r_dcode, r_score = run_code[order], t_code[order], r_dcode[order], r_score[order]
-    r_doc = vocab[r_dcode]
+    r_doc = doc_by_rank[r_dcode]
 
     gid = run_code * n_topics + t_code
     starts = _seg_starts(gid)
     g_gid = gid[starts] if len(gid) else np.zeros(0, np.int64)
     lens = np.diff(np.concatenate((starts, [len(gid)]))).astype(np.int64)
 
-    # relevance per row: look up (topic, doc) in the judgments (a dense table when it is small)
-    q_key = q_tcode * n_docs + q_dcode
-    r_key = t_code * n_docs + r_dcode
-    q_rel = np.where(q_grade < 0, RELVALUE_UNJUDGED, q_grade)
-    if n_topics * n_docs <= 4 * len(r_key) + 1_000_000:
-        table = np.full(n_topics * n_docs, RELVALUE_NONPOOL, dtype=np.int64)
-        table[q_key[::-1]] = q_rel[::-1]            # the first judgment of a repeated pair wins
-        rel = table[r_key]
-    else:
-        q_sort = np.argsort(q_key, kind="stable")
-        q_key_s, q_rel_s = q_key[q_sort], q_rel[q_sort]
-        pos = np.minimum(np.searchsorted(q_key_s, r_key), max(len(q_key_s) - 1, 0))
-        rel = np.full(len(r_key), RELVALUE_NONPOOL, dtype=np.int64)
-        if len(q_key_s) and len(r_key):
-            found = q_key_s[pos] == r_key
-            rel[found] = q_rel_s[pos[found]]
+    rel = lookup_rel(q_tcode, q_dcode, q_grade, t_code, r_dcode, n_topics, n_docs)
 
-    # -M keeps the first max_depth documents, then -J drops unjudged ones (trec_eval's order);
-    # groups keep existing even when emptied
     if (opt.max_depth is not None or opt.judged_only) and len(gid):
         keep = np.ones(len(gid), bool)
         if opt.max_depth is not None:
@@ -414,7 +459,6 @@ def build_ranked(qrels: pd.DataFrame, runs: pd.DataFrame, options: EvalOptions |
     g_topic = g_gid % max(n_topics, 1)
     g_missing = np.isin(g_gid, missing) if len(missing) else np.zeros(len(g_gid), bool)
 
-    # per-topic judgment levels and sorted grades (for ideal rankings)
     judged = q_grade >= 0
     max_grade = int(q_grade[judged].max()) if judged.any() else 0
     t_levels = np.zeros((n_topics, max_grade + 1), dtype=np.int64)

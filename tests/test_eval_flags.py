@@ -233,15 +233,19 @@ def test_judged_only():
 
 
 def test_empty_ranking_after_judged_only():
-    # T5 retrieved only zz (not judged): -J leaves an empty list; every measure is a number
-    # (trec_eval 10.0 divides 0 by 0 in iprec_at_recall/11pt_avg here; we report 0, see docs)
+    # T5 retrieved only zz (not judged): -J leaves an empty list. trec_eval 10.0 divides 0 by 0 in
+    # iprec_at_recall: every cut-off at 0 relevant documents gets NaN, printed "-nan". R = 1, so the
+    # levels 0.0 .. 0.4 round to lround(x * 1) = 0 and 0.5 .. 1.0 to 1 (lround rounds halves away from
+    # zero); 11pt_avg sums those cut-offs and is NaN as well.
     v = values(["num_ret", "map", "P.5", "Rprec", "bpref", "recip_rank", "iprec_at_recall", "11pt_avg",
                 "set_P", "set_F", "infAP", "Rprec_mult", "relative_P.5", "utility", "relstring"],
                "T5", judged_only=True)
     assert v.pop("relstring") == ""
     assert v.pop("utility") == 0.0              # 0 rel_ret, 0 non-rel retrieved
     assert v.pop("num_ret") == 0
-    assert all(x == 0.0 for x in v.values()), v
+    nan = {k for k, x in v.items() if x != x}
+    assert nan == {f"iprec_at_recall_0.{i}0" for i in range(5)} | {"11pt_avg"}, nan
+    assert all(x == 0.0 for k, x in v.items() if k not in nan), v
 
 
 def test_rel_level():

@@ -83,6 +83,7 @@ levels, Kendall tau against the full judgments). a picks the measure. Escape can
                     yield Static("r runs the reduction experiment (judgments removed at random, 16 levels).",
                                  id="st-r-text")
                     yield DataTable(id="st-red", cursor_type="row")
+                    yield _plot_widget("st-red-plot")
         yield nav_bar(self)
         yield Footer()
 
@@ -147,7 +148,7 @@ levels, Kendall tau against the full judgments). a picks the measure. Escape can
         warn = f" · {'; '.join(p.message for p in g.warnings)}" if len(g.warnings) else ""
         self.query_one("#st-title", Static).update(
             f"[b]{self.measure}[/b] · {g.n_systems} runs x {g.n_topics} topics · Phi={num(d.phi, 3)} "
-            f"E rho^2={num(d.erho2, 3)} · Phi>={self.target:.2f} needs {_n(need_phi[0])} topics{warn}")
+            f"Eρ²={num(d.erho2, 3)} · Phi≥{self.target:.2f}: {_n(need_phi[0])} topics{warn}")
         self.draw_plot(dall)
 
     def draw_plot(self, dall) -> None:
@@ -242,6 +243,17 @@ levels, Kendall tau against the full judgments). a picks the measure. Escape can
             t.add_column(str(c))
         for r in tab.itertuples(index=False):
             t.add_row(f"{r[0]:g}%", *[num(v, 3) for v in r[1:]])
+        w = self.query_one("#st-red-plot")
+        if hasattr(w, "plt"):
+            plt = w.plt
+            plt.clear_data()
+            levels = tab["level"].to_numpy(float).tolist()
+            markers = ["braille", "dot", "·", "+", "x", "o"]
+            for k, col in enumerate(tab.columns[1:]):
+                plt.plot(levels, tab[col].to_numpy(float).tolist(), label=str(col), marker=markers[k % len(markers)])
+            plt.title("Kendall tau vs % of judgments kept")
+            plt.xlabel("% judgments kept")
+            w.refresh()
 
     def export_table(self):
         active = self.query_one("#st-tabs", TabbedContent).active if self.query("#st-tabs") else ""
