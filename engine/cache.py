@@ -118,6 +118,9 @@ def cached_evaluate(campaign, measures, options) -> pd.DataFrame:
     """`engine.evaluate` over a campaign's runs and merged judgments, through the cache."""
     from .evaluate import evaluate
 
-    key = cache_key(campaign.input_files(), list(measures) if measures is not None else None, options)
+    gains = campaign.gains()
+    key = cache_key(campaign.input_files(), list(measures) if measures is not None else None, options,
+                    extra={"gains": sorted(gains.items())})
     return load_or_compute(campaign.root, key,
-                           lambda: evaluate(campaign.qrels(), campaign.runs(), measures, options=options))
+                           lambda: evaluate(campaign.qrels(), campaign.runs(), measures, options=options,
+                                            gains=gains))

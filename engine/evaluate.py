@@ -61,15 +61,17 @@ def compute(qrels: pd.DataFrame, runs: pd.DataFrame, measures=None, options: Eva
 def evaluate(qrels: pd.DataFrame, runs: pd.DataFrame, measures=None, *,
              options: EvalOptions | None = None, rel_level: int | None = None,
              max_depth: int | None = None, judged_only: bool | None = None,
-             complete: bool | None = None) -> pd.DataFrame:
+             complete: bool | None = None, gains: dict | None = None) -> pd.DataFrame:
     """Per-topic values of `measures` for all runs, long form: run, topic, measure, value.
 
     `qrels` has columns topic, doc, grade (plus optional stratum/prob columns used by sampling
     estimators); `runs` has run, topic, doc, score. Options follow trec_eval's -l, -M, -J, -c.
+    `gains` (grade -> gain, e.g. a campaign's relevance scale) feeds the graded Cranfield measures
+    (ndcgx, Q, rpref, GAP) that take no explicit gains; trec_eval's own measures keep their semantics.
     """
     opt = _options(options, rel_level=rel_level, max_depth=max_depth, judged_only=judged_only,
                    complete=complete)
-    c = compute(qrels, runs, measures, opt)
+    c = compute(qrels, runs, measures, opt, extra={"gains": dict(gains)} if gains else None)
     return to_long(c)
 
 

@@ -9,7 +9,7 @@ from engine.experiments import simulated_pool_experiment
 def test_five_percent_budget_ordering():
     # thesis 3.1.3-3.1.5: xinfAP on stratified samples beats infAP on uniform samples, which beats
     # plain AP computed on the same (uniform) judgments
-    r = simulated_pool_experiment(n_runs=24, n_topics=40, sim_seed=8, trials=2, budget=0.05, depth=100,
+    r = simulated_pool_experiment(n_runs=24, n_topics=40, sim_seed=8, trials=4, budget=0.05, depth=100,
                                   designs=("xinfAP@stratified", "infAP@uniform", "AP@uniform"))
     s = r.summary.set_index(["systems", "design"])
     assert r.params["contributing"] < r.params["runs"]          # both system sets are present
@@ -25,4 +25,4 @@ def test_five_percent_budget_ordering():
     assert min(x["rho"], i["rho"]) > a["rho"] + 0.1 and abs(x["rho"] - i["rho"]) < 0.02
     # estimates are per run and per trial, truth is shared
     sc = r.scores
-    assert len(sc) == 2 * 3 * r.params["runs"] and sc.groupby("run")["truth"].nunique().max() == 1
+    assert len(sc) == 4 * 3 * r.params["runs"] and sc.groupby("run")["truth"].nunique().max() == 1

@@ -395,3 +395,25 @@ def test_cli_routes_to_the_tui(monkeypatch, tmp_path):
     assert main(["tui", str(DEMO), "--measures", "map,P.10", "--assessor", "ann"]) == 0
     assert [p for p, _ in seen] == [DEMO, DEMO, DEMO]
     assert seen[2][1] == {"measures": ["map", "P.10"], "assessor": "ann"}
+
+
+@run_async
+async def test_campaign_without_judgments_can_be_judged(tmp_path, demo_copy):
+    (demo_copy / "judgments" / "qrels.txt").unlink()
+    app = CranfieldApp(demo_copy, export_dir=tmp_path, assessor="ann")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        assert app.status == "ready" and app.model.scores is None
+        assert any("no judgments yet" in n.message for n in app._notifications)
+        assert "0 judged" in screen_text(app)
+        await press(pilot, "l")          # needs scores: says so instead of failing
+        assert any(n.message.startswith("Leaderboard: nothing to show") for n in app._notifications)
+        await press(pilot, "j")
+        doc = app.screen.doc
+        # the campaign's depth-50 strategy offers the best-ranked document of the pooled runs first
+        assert doc is not None and f"document {doc}" in screen_text(app)
+        await press(pilot, "2", "ctrl+r")
+        await settle(pilot)
+        assert app.model.scores is not None
+        q = app.model.qrels
+        assert list(q[["doc", "grade"]].itertuples(index=False, name=None)) == [(doc, 2)]

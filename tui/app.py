@@ -141,6 +141,11 @@ class CranfieldApp(App):
         if not specs:
             specs, _ = model.usable_measures(["map", "P.10"])
         self.call_from_thread(self._set_progress, 1, 3, f"evaluating {', '.join(specs)}")
+        if len(model.qrels) == 0 or not (model.qrels["grade"] >= 0).any():
+            # a new campaign: nothing to score yet, but pools can be built and documents judged
+            bad = bad + ["no judgments yet: the leaderboard, matrix, stability and cost screens need some; "
+                         "build a pool (p) and judge (j), then ctrl+r"]
+            return model, specs, bad
         model.evaluate(specs)
         check_cancel()
         return model, specs, bad
@@ -184,7 +189,8 @@ class CranfieldApp(App):
             self.status = "ready"
             self.data_version += 1
             for b in bad:
-                self.notify(f"measure skipped: {b}", severity="warning", timeout=8)
+                self.notify(b if b.startswith("no judgments") else f"measure skipped: {b}",
+                            severity="warning", timeout=12)
             self._refresh_current()
         elif event.state == WorkerState.ERROR:
             self.status = "error" if self.model is None else "ready"

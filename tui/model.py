@@ -342,7 +342,7 @@ class CampaignModel:
         target = pd.Series([tg.get(t, 0) for t in topics], index=topics, dtype=np.int64)
         target = target.where(target > 0, judged + waiting)
         rel = q[q["grade"] >= self.options.rel_level].groupby("topic").size().reindex(topics).fillna(0)
-        done = np.divide(judged.to_numpy(float), target.to_numpy(float), out=np.ones(len(topics)),
+        done = np.divide(judged.to_numpy(float), target.to_numpy(float), out=np.zeros(len(topics)),
                          where=target.to_numpy() > 0)
         return pd.DataFrame({"topic": topics, "judged": judged.to_numpy(), "target": target.to_numpy(),
                              "relevant": rel.astype(np.int64).to_numpy(), "done": np.minimum(done, 1.0)})

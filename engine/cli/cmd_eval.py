@@ -56,7 +56,8 @@ def run(args) -> int:
         opt = camp.eval_options(**flags)   # campaign depth and threshold unless a flag overrides them
     else:
         opt = EvalOptions(**{k: v for k, v in flags.items() if v is not None})
-    c = compute(qrels, runs, measures, opt)
+    extra = {"gains": camp.gains()} if args.campaign else None   # campaign.yaml relevance.scale gains
+    c = compute(qrels, runs, measures, opt, extra=extra)
     for p in w:
         print(f"warning: {p}", file=sys.stderr)
     if c.notes.get("topics_without_judgments"):

@@ -41,6 +41,7 @@ class CranfieldScreen(Screen):
     """Base screen: `refresh_data()` is called whenever the campaign or its scores change."""
 
     HELP = ""
+    NEEDS_SCORES = True   # False for screens that work before anything is judged (home, pool, judge)
     BINDINGS = [
         Binding("e", "export", "Export"),
         Binding("escape", "back", "Back", show=False),
@@ -106,6 +107,10 @@ class CranfieldScreen(Screen):
     def sync(self) -> None:
         """Refresh when the app's data changed since this screen last drew it."""
         if self.app.model is not None and self.app.data_version != self._seen_version and self.composed():
+            if self.NEEDS_SCORES and self.app.model.scores is None:
+                self.notify(f"{self.TITLE}: nothing to show until the campaign has judgments "
+                            f"(p builds a pool, j judges; ctrl+r re-evaluates)", severity="warning")
+                return
             self._seen_version = self.app.data_version
             try:
                 self.refresh_data()

@@ -13,6 +13,7 @@ from .base import CranfieldScreen, nav_bar
 
 
 class HomeScreen(CranfieldScreen):
+    NEEDS_SCORES = False
     TITLE = "Campaign home"
     MODE = "home"
     HELP = """The campaign at a glance: runs, topics and judgments; per topic how many documents are

@@ -27,6 +27,7 @@ def _engine():
 
 
 class JudgeScreen(CranfieldScreen):
+    NEEDS_SCORES = False
     TITLE = "Judging"
     MODE = "judge"
     HELP = """Judge the next document of a topic. The document comes from the newest pool in pools/ (written by

@@ -22,6 +22,7 @@ def _engine():
 
 
 class PoolScreen(CranfieldScreen):
+    NEEDS_SCORES = False
     TITLE = "Pool builder"
     MODE = "pool"
     HELP = """Choose a pooling strategy, a per-topic budget (documents: 50; a fraction of each depth pool:
