@@ -330,7 +330,7 @@ def _arrow_table(data: bytes):
              "score": pa.float64(), "tag": pa.string()}
     return pacsv.read_csv(io.BytesIO(data), read_options=pacsv.ReadOptions(column_names=names, use_threads=False),
                           parse_options=pacsv.ParseOptions(delimiter=" ", quote_char=False,
-                                                           double_quote=False),
+                                                           double_quote=False, ignore_empty_lines=False),
                           convert_options=pacsv.ConvertOptions(column_types=types, strings_can_be_null=False,
                                                                quoted_strings_can_be_null=False))
 
@@ -408,8 +408,8 @@ def _arrow_run(p: PathLike, data: bytes):
         tab = _arrow_table(data)
     except Exception:  # malformed: the validating reader reports it
         return None
-    n_lines = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
-    if len(tab) == 0 or tab.column("score").null_count or len(tab) != n_lines:
+    # blank lines are errors for Arrow here (ignore_empty_lines=False), so rows are lines 1..n
+    if len(tab) == 0 or tab.column("score").null_count:
         return None
     tags = tab.column("tag")
     tag = tags[0].as_py()
@@ -430,7 +430,7 @@ def _arrow_frame(items: list[tuple[str, str, object]], w: Warnings) -> pd.DataFr
                                     categories=pd.Index(run_names, dtype=object), validate=False)
     line = np.concatenate([np.arange(1, n + 1, dtype=np.int64) for n in lens])
     df = pd.DataFrame({"run": run, "topic": topic, "doc": doc, "rank": big.column("rank").to_numpy(),
-                       "score": big.column("score").to_numpy(), "line": line})
+                       "score": big.column("score").to_numpy(), "line": line}, copy=False)
     dup = _duplicate_rows(np.asarray(run.codes), np.asarray(topic.codes), np.asarray(doc.codes),
                           len(topic.categories), len(doc.categories))
     if dup.any():
@@ -461,10 +461,28 @@ def read_runs(paths: list[PathLike], warnings: Warnings | None = None) -> pd.Dat
     seen: dict[str, str] = {}
     problems: list[Problem] = []
     hints: list[str] = []
+    blobs: list[tuple[PathLike, bytes | None]] = []
     for p in paths:
         try:
-            data = read_bytes(p)
-            fast = _arrow_run(p, data)
+            blobs.append((p, read_bytes(p)))
+        except FormatError as exc:
+            problems.extend(exc.problems)
+            if exc.hint and exc.hint not in hints:
+                hints.append(exc.hint)
+            blobs.append((p, None))
+    # Arrow releases the GIL while parsing: clean files are parsed on all cores (Python threads, each
+    # parse single-threaded, so no Arrow thread pool outlives the call)
+    fast_of = (lambda pd_: _arrow_run(pd_[0], pd_[1]) if pd_[1] is not None else None)
+    if len(blobs) > 1 and (os.cpu_count() or 1) > 1:
+        from concurrent.futures import ThreadPoolExecutor
+        with ThreadPoolExecutor(max_workers=min(os.cpu_count() or 1, 8)) as ex:
+            fasts = list(ex.map(fast_of, blobs))
+    else:
+        fasts = [fast_of(b) for b in blobs]
+    for (p, data), fast in zip(blobs, fasts):
+        if data is None:
+            continue
+        try:
             if fast is not None:
                 tag, first_line = fast[0], 1
                 item = ("arrow", (str(p), fast[0], fast[1]))

@@ -39,6 +39,35 @@ def _seg_starts(group_ids: np.ndarray) -> np.ndarray:
     return np.flatnonzero(np.concatenate(([True], group_ids[1:] != group_ids[:-1])))
 
 
+class LazyDocs:
+    """Per-row document ids, materialized only when read (most measures never need the strings)."""
+
+    __slots__ = ("vocab", "codes", "_arr")
+
+    def __init__(self, vocab: np.ndarray, codes: np.ndarray):
+        self.vocab, self.codes, self._arr = vocab, codes, None
+
+    def materialize(self) -> np.ndarray:
+        if self._arr is None:
+            self._arr = self.vocab[self.codes] if len(self.codes) else np.zeros(0, dtype=object)
+        return self._arr
+
+    def __array__(self, dtype=None, copy=None):
+        a = self.materialize()
+        return a if dtype is None else a.astype(dtype, copy=False)
+
+    def __len__(self) -> int:
+        return len(self.codes)
+
+    def __getitem__(self, key):
+        if isinstance(key, (slice, np.ndarray, list)) and self._arr is None:
+            return self.vocab[self.codes[key]]
+        return self.materialize()[key]
+
+    def __iter__(self):
+        return iter(self.materialize())
+
+
 @dataclass
 class Ranked:
     """All (run, topic) ranked lists joined with their judgments, ready for vectorized measures."""
@@ -50,7 +79,7 @@ class Ranked:
     g_topic: np.ndarray                 # per group: topic index
     offsets: np.ndarray                 # per group start into the row arrays; len n_groups + 1
     rel: np.ndarray                     # per row: grade, or RELVALUE_NONPOOL / RELVALUE_UNJUDGED
-    doc: np.ndarray                     # per row: document id (object array)
+    doc: np.ndarray                     # per row: document id (object array, or LazyDocs read on demand)
     score: np.ndarray                   # per row: score
     t_levels: np.ndarray                # per topic x grade (0..max): number of judged docs
     t_grades_offsets: np.ndarray        # CSR per topic into t_grades
@@ -296,31 +325,32 @@ def _byte_rank(names: np.ndarray) -> np.ndarray:
     return rank
 
 
-def trec_order(run_code, t_code, score, d_rank, n_topics, n_docs) -> np.ndarray:
+def trec_order(run_code, t_code, score, d_rank, n_topics, n_docs) -> np.ndarray | tuple[np.ndarray, np.ndarray] | None:
     """Row order (run, topic, score desc, docno desc).
 
-    Run files are nearly always in this order already except among tied scores: then only the tied
-    rows are re-sorted (by docno). Otherwise one int64 argsort of a composite key, or lexsort if the
-    key could overflow.
+    Run files are nearly always in this order already except among tied scores. Then the result is
+    None (identity) or a pair (idx, src): rows idx take the values of rows src (only tied rows move,
+    re-sorted by docno). Otherwise a full permutation: one int64 argsort of a composite key, or lexsort
+    if the key could overflow.
     """
     n = len(score)
     if n == 0:
-        return np.zeros(0, np.int64)
+        return None
     gid = run_code * max(n_topics, 1) + t_code
-    d_desc = (n_docs - 1 - d_rank).astype(np.int64)
     same_g = gid[1:] == gid[:-1]
     if (gid[1:] >= gid[:-1]).all() and (~same_g | (score[1:] <= score[:-1])).all():
         tie = same_g & (score[1:] == score[:-1])          # row i+1 tied with row i
-        order = np.arange(n, dtype=np.int64)
-        if tie.any():
-            in_tie = np.zeros(n, bool)
-            in_tie[1:] |= tie
-            in_tie[:-1] |= tie
-            idx = np.flatnonzero(in_tie)
-            tied_to_prev = np.concatenate(([False], tie))[idx]
-            seg = np.cumsum(~tied_to_prev)
-            order[idx] = idx[np.lexsort((d_desc[idx], seg))]
-        return order
+        if not tie.any():
+            return None
+        in_tie = np.zeros(n, bool)
+        in_tie[1:] |= tie
+        in_tie[:-1] |= tie
+        idx = np.flatnonzero(in_tie)
+        tied_to_prev = np.concatenate(([False], tie))[idx]
+        seg = np.cumsum(~tied_to_prev)
+        d_desc = (n_docs - 1 - d_rank[idx]).astype(np.int64)
+        return idx, idx[np.lexsort((d_desc, seg))]
+    d_desc = (n_docs - 1 - d_rank).astype(np.int64)
     uniq, inv = np.unique(score, return_inverse=True)
     s_desc = (len(uniq) - 1 - inv).astype(np.int64)
     n_g = (int(run_code.max()) + 1) * max(n_topics, 1)
@@ -328,6 +358,21 @@ def trec_order(run_code, t_code, score, d_rank, n_topics, n_docs) -> np.ndarray:
         key = (gid * len(uniq) + s_desc) * n_docs + d_desc
         return np.argsort(key, kind="stable")
     return np.lexsort((d_desc, s_desc, t_code, run_code))
+
+
+def apply_order(order, *arrays: np.ndarray) -> list[np.ndarray]:
+    """Apply a `trec_order` result to per-row arrays (copies only what moves)."""
+    if order is None:
+        return list(arrays)
+    if isinstance(order, tuple):
+        idx, src = order
+        out = []
+        for a in arrays:
+            b = a.copy()
+            b[idx] = a[src]
+            out.append(b)
+        return out
+    return [a[order] for a in arrays]
 
 
 def lookup_rel(q_tcode, q_dcode, q_grade, t_code, r_dcode, n_topics, n_docs) -> np.ndarray:
@@ -433,8 +478,8 @@ def build_ranked(qrels: pd.DataFrame, runs: pd.DataFrame, options: EvalOptions |
     n_docs = max(len(vu), 1)
 
     order = trec_order(run_code, t_code, r_score, r_dcode, n_topics, n_docs)
-    run_code, t_code, r_dcode, r_score = run_code[order], t_code[order], r_dcode[order], r_score[order]
-    r_doc = doc_by_rank[r_dcode]
+    run_code, t_code, r_dcode, r_score = apply_order(order, run_code, t_code, r_dcode, r_score)
+    r_doc = LazyDocs(doc_by_rank, r_dcode)
 
     gid = run_code * n_topics + t_code
     starts = _seg_starts(gid)
@@ -451,7 +496,8 @@ def build_ranked(qrels: pd.DataFrame, runs: pd.DataFrame, options: EvalOptions |
         if opt.judged_only:
             keep &= rel >= 0
         row_g = np.repeat(np.arange(len(starts)), lens)
-        rel, r_doc, r_score = rel[keep], r_doc[keep], r_score[keep]
+        rel, r_score = rel[keep], r_score[keep]
+        r_doc = LazyDocs(doc_by_rank, r_dcode[keep])
         lens = np.bincount(row_g[keep], minlength=len(starts)).astype(np.int64)
     offsets = np.concatenate(([0], np.cumsum(lens))).astype(np.int64)
 

@@ -93,34 +93,17 @@ def stratified_sample(pool: pd.DataFrame, rates, rng: np.random.Generator,
 
 
 def pps_probabilities(weights: np.ndarray, topics: np.ndarray, n_per_topic: np.ndarray) -> np.ndarray:
-    """Inclusion probabilities proportional to weight, capped at 1, summing to n per topic."""
-    codes, _ = pd.factorize(topics)
+    """Inclusion probabilities proportional to weight, capped at 1, summing to n per topic.
+
+    `n_per_topic` is indexed by topic code in order of first appearance. The computation is
+    engine.pooling.samplers.pps_probabilities (one implementation for pools and estimators); weights
+    are floored at 1e-12 here so that every document keeps a positive probability (Horvitz-Thompson
+    estimates need pi > 0 for every unit that can be relevant).
+    """
+    from ..pooling.samplers import pps_probabilities as _pps
+    codes, _ = pd.factorize(np.asarray(topics, dtype=object))
     w = np.maximum(np.asarray(weights, dtype=np.float64), 1e-12)
-    pi = np.zeros(len(w))
-    for t in range(codes.max() + 1 if len(codes) else 0):
-        idx = np.flatnonzero(codes == t)
-        target = float(min(n_per_topic[t], len(idx)))
-        if target <= 0:
-            continue
-        wt = w[idx]
-        order = np.argsort(-wt)
-        ws = wt[order]
-        # find the number m of capped documents: pi = 1 for the m largest, c*w for the rest
-        suffix = np.concatenate((np.cumsum(ws[::-1])[::-1], [0.0]))
-        p = np.empty(len(ws))
-        for m in range(len(ws) + 1):
-            rest = target - m
-            if rest <= 0:
-                p[:] = 0.0
-                p[:m] = 1.0
-                break
-            c = rest / suffix[m] if suffix[m] > 0 else np.inf
-            if m == len(ws) or c * ws[m] <= 1.0:
-                p[:m] = 1.0
-                p[m:] = np.minimum(c * ws[m:], 1.0)
-                break
-        pi[idx[order]] = p
-    return pi
+    return _pps(codes.astype(np.int64), w, np.asarray(n_per_topic, np.float64))
 
 
 def pps_sample(pool: pd.DataFrame, rate: float, rng: np.random.Generator,
@@ -143,10 +126,16 @@ def pps_sample(pool: pd.DataFrame, rate: float, rng: np.random.Generator,
 
 
 def ap_prior_weights(ranks: np.ndarray, depth: int) -> np.ndarray:
-    """Aslam et al.'s AP prior for a document at rank k of a depth-d list: (1 + H_d - H_k) / (2 d)."""
-    H = np.concatenate(([0.0], np.cumsum(1.0 / np.arange(1, depth + 1))))
+    """The AP prior of rank k in a depth-Z list (Aslam, Pavlu and Yilmaz): (1 + H_Z - H_{k-1}) / (2 Z).
+
+    AP = (1/R) sum over pairs j <= i of rel_j rel_i / i; giving rank k its diagonal term 1/k and half of
+    each pair it belongs to yields (1/2)(1 + 1/k + 1/(k+1) + ... + 1/Z), and dividing by Z makes the
+    weights sum to 1 over ranks 1..Z (sum_k (H_Z - H_{k-1}) = Z). Same function as
+    engine.pooling.candidates.ap_prior, which this delegates to.
+    """
+    from ..pooling.candidates import ap_prior
     k = np.clip(np.asarray(ranks, dtype=np.int64), 1, depth)
-    return (1.0 + H[depth] - H[k]) / (2.0 * depth)
+    return ap_prior(k, int(depth))
 
 
 def depth_pool(runs: pd.DataFrame, depth: int) -> pd.DataFrame:

@@ -66,8 +66,22 @@ def _strata(r: Ranked):
     return row_code, N, n, rr, rG, values
 
 
-def xinfap_terms(r: Ranked, cutoff: int = MAX_RESULT_SIZE, gains: np.ndarray | None = None) -> dict:
-    """Per group xinfAP, infNDCG, estimated R and DCG parts (sample_eval.pl semantics)."""
+PRIORS = ("sample_eval", "thesis", "stratum")
+
+
+def xinfap_terms(r: Ranked, cutoff: int = MAX_RESULT_SIZE, gains: np.ndarray | None = None,
+                 prior: str = "sample_eval") -> dict:
+    """Per group xinfAP, infNDCG, estimated R and DCG parts (sample_eval.pl semantics).
+
+    `prior` is the estimate of a stratum's precision above rank k (experiments only; the measures use
+    the default): "sample_eval" (r + eps) / (n + 3 eps), as NIST's script -- 1/3 when no document of
+    the stratum above k was sampled; "thesis" (r + eps) / (n + 2 eps), thesis 3.1.2 and trec_eval's
+    infAP -- 1/2 then; "stratum" as sample_eval when n > 0, else the stratum's sampled proportion
+    relevant over the whole topic (r_s + eps) / (n_s + 3 eps) instead of the fixed 1/3.
+    """
+    if prior not in PRIORS:
+        raise ValueError(f"prior must be one of {', '.join(PRIORS)}")
+    mult = 2.0 if prior == "thesis" else 3.0
     row_code, N, n, rr, rG, values = _strata(r)
     S = N.shape[1]
     lv = max(r.options.rel_level, 1)
@@ -93,7 +107,11 @@ def xinfap_terms(r: Ranked, cutoff: int = MAX_RESULT_SIZE, gains: np.ndarray | N
         Ns = r.seg_cumsum(inp & in_s) - (inp & in_s)
         ns = r.seg_cumsum(sampled & in_s) - (sampled & in_s)
         rs = r.seg_cumsum(rel & in_s) - (rel & in_s)
-        pc_sum += np.where(Ns > 0, Ns * (rs + EPSILON) / (ns + 3 * EPSILON), 0.0)
+        est = (rs + EPSILON) / (ns + mult * EPSILON)
+        if prior == "stratum":             # no sampled document of s above k: the stratum's proportion
+            whole = (rr[topic_row, s] + EPSILON) / (n[topic_row, s] + mult * EPSILON)
+            est = np.where(ns > 0, est, whole)
+        pc_sum += np.where(Ns > 0, Ns * est, 0.0)
         dcg_parts[:, s] = r.seg_sum(np.where(rel & in_s, grow * disc, 0.0))
         ret_pool[:, s] = r.seg_sum(inp & in_s)
         ret_samp[:, s] = r.seg_sum(sampled & in_s)
