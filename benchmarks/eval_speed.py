@@ -91,26 +91,7 @@ def run_ranx(qrels_path: Path, run_paths: list[Path]) -> dict:
     return {"values": n, "mean_map": float(statistics.fmean(maps))}
 
 
-def run_engine_fastpath(qrels_path: Path, run_paths: list[Path]) -> dict:
-    """Our engine with the proposed fast path (benchmarks/fastpath_prototype.py): Arrow run reader
-    and code-based build_ranked patched in; measures unchanged."""
-    import engine
-    import fastpath_prototype as fp
-
-    ev = sys.modules["engine.evaluate"]
-    orig = ev.build_ranked
-    ev.build_ranked = fp.build_ranked_fast
-    try:
-        qrels = engine.read_qrels(qrels_path)
-        runs = fp.read_runs_fast(run_paths)
-        df = engine.evaluate(qrels, runs, ENGINE_MEASURES)
-    finally:
-        ev.build_ranked = orig
-    m = df[df["measure"] == "map"]
-    return {"values": int(len(df)), "mean_map": float(m.groupby("run", observed=True)["value"].mean().mean())}
-
-
-TOOLS = {"engine": run_engine, "engine_fastpath": run_engine_fastpath, "pytrec_eval": run_pytrec_eval,
+TOOLS = {"engine": run_engine, "pytrec_eval": run_pytrec_eval,
          "ranx": run_ranx}
 
 
@@ -189,7 +170,7 @@ def main() -> None:
     ap.add_argument("--depth", type=int, default=1000)
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--reps", type=int, default=3, help="timed repetitions per tool (median reported)")
-    ap.add_argument("--tools", default="engine,engine_fastpath,pytrec_eval,ranx")
+    ap.add_argument("--tools", default="engine,pytrec_eval,ranx")
     ap.add_argument("--ranx-reps", type=int, default=1, help="timed repetitions for ranx (slow; default 1)")
     ap.add_argument("--no-memory", action="store_true", help="skip the per-tool memory probes")
     ap.add_argument("--child", help=argparse.SUPPRESS)
@@ -243,9 +224,6 @@ def main() -> None:
         if ref and "pytrec_eval" in med:
             print(f"\nengine is {med['pytrec_eval'] / ref:.2f}x faster than pytrec_eval end to end "
                   f"(target >= 2x)")
-        if "engine_fastpath" in med and "pytrec_eval" in med:
-            print(f"engine with the proposed fast path is {med['pytrec_eval'] / med['engine_fastpath']:.2f}x "
-                  f"faster than pytrec_eval end to end")
         if ref and "ranx" in med:
             print(f"engine is {med['ranx'] / ref:.2f}x faster than ranx end to end")
         print(f"load average during the run: {os.getloadavg()[0]:.1f} (on {os.cpu_count()} CPUs)")
