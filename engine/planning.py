@@ -104,6 +104,19 @@ def _fit_log(hours: np.ndarray, y: np.ndarray) -> tuple[float, float]:
     return float(a), float(b)
 
 
+def _first_reaching(qs: np.ndarray, values: np.ndarray, target: float) -> float:
+    """Smallest Q (log-interpolated between grid points) where `values` first reaches `target`; NaN if never."""
+    ok = np.flatnonzero(values >= target)
+    if not len(ok):
+        return np.nan
+    i = int(ok[0])
+    if i == 0:
+        return float(qs[0])
+    x0, x1, y0, y1 = np.log(qs[i - 1]), np.log(qs[i]), values[i - 1], values[i]
+    frac = (target - y0) / (y1 - y0) if y1 != y0 else 1.0
+    return float(np.ceil(np.exp(x0 + frac * (x1 - x0))))
+
+
 def _solve_hours(a: float, b: float, target: float) -> float:
     if not np.isfinite(a) or b <= 0:
         return np.nan
@@ -187,8 +200,8 @@ def plan(qrels: pd.DataFrame, runs: pd.DataFrame, *, measure: str = "map", js: S
     shift = shrink_systems(full.to_numpy()) if method == "bootstrap" else np.zeros(full.shape[1])
     baseline = full.mean(axis=0) + shift
     if qs is None:
-        hi = n_t if method == "subsample" else max(4 * n_t, 200)
-        qs = sorted(set(int(x) for x in np.unique(np.geomspace(5, hi, num=10).round()) if 2 <= x <= hi))
+        hi = n_t if method == "subsample" else max(10 * n_t, 500)
+        qs = sorted(set(int(x) for x in np.unique(np.geomspace(5, hi, num=14).round()) if 2 <= x <= hi))
     curves, rows, design_rows = [], [], []
     steps = len(js)
     for si, j in enumerate(js):
@@ -210,13 +223,21 @@ def plan(qrels: pd.DataFrame, runs: pd.DataFrame, *, measure: str = "map", js: S
                          "tau_sd": float(np.nanstd(t, ddof=1)), "tau_p05": float(np.nanpercentile(t, 5)),
                          "tau_p95": float(np.nanpercentile(t, 95)), "phi": d.phi, "erho2": d.erho2})
         # designs reaching the targets
-        h_mean = _solve_hours(fit[0], fit[1], target_tau)
-        # 95% probability: mean - 1.645 sd >= target, sd modelled as c + d ln(h)
-        hh = np.geomspace(0.1, 10000, 4000)
-        lower = fit[0] + fit[1] * np.log(hh) - 1.645 * np.maximum(fit_sd[0] + fit_sd[1] * np.log(hh), 0)
-        ok = np.flatnonzero(lower >= target_tau)
-        h_p95 = float(hh[ok[0]]) if len(ok) else np.nan
         per_q = model.design_hours(1, j)
+        if method == "bootstrap":
+            # measured on the grid (any Q can be drawn): the first Q whose draws reach the target,
+            # interpolated in log Q; unreachable within the grid gives NaN (no extrapolation)
+            q_mean = _first_reaching(np.asarray(qs, float), taus.mean(axis=1), target_tau)
+            q_p95 = _first_reaching(np.asarray(qs, float), np.percentile(taus, 5, axis=1), target_tau)
+            h_mean, h_p95 = q_mean * per_q, q_p95 * per_q
+        else:
+            # thesis Figure 3.14: tau grows with the log of cost; extrapolate the fitted line
+            h_mean = _solve_hours(fit[0], fit[1], target_tau)
+            # 95% probability: mean - 1.645 sd >= target, sd modelled as c + d ln(h)
+            hh = np.geomspace(0.1, 10000, 4000)
+            lower = fit[0] + fit[1] * np.log(hh) - 1.645 * np.maximum(fit_sd[0] + fit_sd[1] * np.log(hh), 0)
+            ok = np.flatnonzero(lower >= target_tau)
+            h_p95 = float(hh[ok[0]]) if len(ok) else np.nan
         n_phi, lo_phi, hi_phi = topics_needed(g, target_phi, coef="phi")
         design_rows.append({"j": j, "hours_per_query": per_q,
                             "queries_tau_mean": h_mean / per_q if np.isfinite(h_mean) else np.nan,
@@ -233,12 +254,19 @@ def plan(qrels: pd.DataFrame, runs: pd.DataFrame, *, measure: str = "map", js: S
 
 
 def predict_tau(result: PlanResult, n_queries: int, j: int) -> tuple[float, float]:
-    """Expected tau and its spread (sd) for a design, from the fitted curves of the nearest j."""
+    """Expected tau and its spread (sd) for a design: the draws at that Q, else interpolated in log Q
+    between grid points, else (beyond the grid) the fitted log-cost curve, for the nearest j."""
     curve = min(result.curves, key=lambda c: abs(np.log2(c.j) - np.log2(j)))
     h = result.model.design_hours(n_queries, curve.j)
     if n_queries in set(curve.qs.tolist()):
         t = curve.taus[list(curve.qs).index(n_queries)]
         return float(np.nanmean(t)), float(np.nanstd(t, ddof=1))
+    qs = curve.qs.astype(float)
+    if qs[0] <= n_queries <= qs[-1]:
+        x = np.log(qs)
+        mean = float(np.interp(np.log(n_queries), x, np.nanmean(curve.taus, axis=1)))
+        sd = float(np.interp(np.log(n_queries), x, np.nanstd(curve.taus, axis=1, ddof=1)))
+        return mean, sd
     mean = curve.fit[0] + curve.fit[1] * np.log(h)
     sd = max(curve.fit_sd[0] + curve.fit_sd[1] * np.log(h), 0.0)
     return float(min(mean, 1.0)), float(sd)

@@ -120,6 +120,8 @@ def run(args) -> int:
         out.write(f"Designs reaching tau >= {args.target_tau} (expected, and with 95% probability) and "
                   f"Phi >= {args.target_phi}, measure {args.measure}, {res.n_topics} topics available:\n")
         out.write(format_table(res.designs, args.format, ".2f"))
+        qmax = max(int(c.qs.max()) for c in res.curves)
+        out.write(f"(blank: the target is not reached with up to {qmax} queries at that j)\n")
         for crit, label in (("tau_mean", "expected tau"), ("tau_p95", "tau with 95% probability"), ("phi", "Phi")):
             try:
                 best = res.cheapest(crit)

@@ -31,6 +31,7 @@ VAR_METHODS = {
     "appendix": lambda r: infap.infap_variance(r, dependent=False),
     "dependent": lambda r: infap.infap_variance(r, dependent=True),
     "linear": infap.infap_variance_linearized,
+    "jackknife": infap.infap_variance_jackknife,
 }
 
 

@@ -11,7 +11,8 @@ Variance (law of total variance, Appendix A, precisions at different cut-offs in
 
     var = (1 - p) s^2 / R  +  sum_k var[PC(k)] / R^2
     s^2 = sum over judged relevant of (PC(k) - infAP)^2 / (R - 1)     (PC = 0 when not retrieved)
-    var[PC(k)] = (|d|/k)^2 * q(1-q)/n * (1 - (n-1)/(|d|-1)),   q = r/n (hypergeometric, no smoothing)
+    var[PC(k)] = (|d|/k)^2 * (1 - n/|d|) q(1-q)/(n-1),   q = r/n   (hypergeometric, no smoothing;
+                 the sample estimate of Appendix A's (p(1-p)/n)(1 - (n-1)/(|d|-1)) for PC above k)
 
 with p the judged fraction of the topic's pool. The mean over T topics has variance sum var / T^2 and a
 normal 95% interval mean +- 1.96 sqrt(var) (`mean_ci`).
@@ -76,9 +77,12 @@ def infap_variance(r: Ranked, dependent: bool = False) -> np.ndarray:
     # second stage: sampling documents above each cut-off
     d, n, ra = t["d_above"].astype(np.float64), t["n_above"].astype(np.float64), t["r_above"].astype(np.float64)
     q = np.divide(ra, n, out=np.zeros_like(ra), where=n > 0)
-    fpc = np.where(d > 1, 1.0 - np.divide(n - 1.0, d - 1.0, out=np.zeros_like(d), where=d > 1), 0.0)
+    # var of the sample proportion q of n of the |d| pool documents above k (hypergeometric): Q(1-Q)/n *
+    # (|d|-n)/(|d|-1) with the population Q; its unbiased estimate from the sample is
+    # (1 - n/|d|) q(1-q)/(n-1) (plugging q into Q(1-Q)/n would be low by (n-1)/n x (|d|-1)/|d|)
+    fpc = np.clip(1.0 - np.divide(n, d, out=np.ones_like(d), where=d > 0), 0.0, 1.0)
     k = r.rank.astype(np.float64)
-    vpc = (d / k) ** 2 * np.divide(q * (1.0 - q), n, out=np.zeros_like(q), where=n > 0) * np.clip(fpc, 0.0, 1.0)
+    vpc = (d / k) ** 2 * np.divide(q * (1.0 - q), n - 1.0, out=np.zeros_like(q), where=n > 1) * fpc
     vpc = np.where(rel & (k > 1), vpc, 0.0)
     tot = r.seg_sum(vpc)
     if dependent:
@@ -146,3 +150,57 @@ def infap_variance_linearized(r: Ranked) -> np.ndarray:
     pool, jcount = _pool_counts(r)
     p = np.divide(jcount, pool, out=np.ones_like(pool), where=pool > 0)[r.g_topic]
     return np.divide((1.0 - p) * ss, R ** 2, out=np.zeros(r.n_groups), where=R > 0)
+
+
+def infap_variance_jackknife(r: Ranked) -> np.ndarray:
+    """Per group: delete-one jackknife variance of infAP over the topic's judged documents.
+
+    The judged documents of a topic are a simple random sample of its pool (rate p = judged / pool).
+    Replicate j re-computes infAP with the topic's j-th judged document turned into a pooled,
+    unjudged one (all topics at once: topics are independent); with n judged documents,
+
+        var = (1 - p) (n - 1)/n * sum_j (infAP_(j) - mean_j infAP_(j))^2.
+
+    Unlike Appendix A it needs no model of how the precision estimates and the sampled cut-offs
+    depend on each other (they share the sampled relevant documents) and it sees the smoothing's
+    jumps (a relevant document with nothing judged above it gets the prior 1/2). Cost: one infAP
+    pass per replicate, i.e. max judged documents per topic (topics fully judged are skipped).
+    """
+    from ._rows import qcol, row_index
+    from .trials import with_judgments
+
+    out = np.zeros(r.n_groups)
+    if r.n_groups == 0 or getattr(r, "qrels", None) is None:
+        return out
+    row_index(r)
+    grade = np.asarray(qcol(r, "grade"), np.int64)
+    tc = topic_codes(r)
+    T = len(r.topic_names)
+    pool, judged = _pool_counts(r)
+    p = np.divide(judged, pool, out=np.ones_like(pool), where=pool > 0)
+    jmask = (grade >= 0) & (tc >= 0)
+    jmask &= (p < 1.0)[np.maximum(tc, 0)]
+    idx = np.flatnonzero(jmask)
+    if len(idx) == 0:
+        return out
+    c = tc[idx]
+    order = np.argsort(c, kind="stable")
+    first = np.searchsorted(c[order], c[order], side="left")
+    pos = np.empty(len(idx), np.int64)
+    pos[order] = np.arange(len(idx)) - first
+    n_t = np.bincount(c, minlength=T).astype(np.float64)
+    n_rep = int(n_t.max())
+    ng = n_t[r.g_topic]
+    s1 = np.zeros(r.n_groups)
+    s2 = np.zeros(r.n_groups)
+    for j in range(n_rep):
+        g = grade.copy()
+        g[idx[pos == j]] = -2          # pooled, not judged
+        v = infap_terms(with_judgments(r, g))["infAP"]
+        valid = j < ng
+        s1 += np.where(valid, v, 0.0)
+        s2 += np.where(valid, v * v, 0.0)
+    mean = np.divide(s1, ng, out=np.zeros(r.n_groups), where=ng > 0)
+    ss = np.maximum(s2 - ng * mean * mean, 0.0)
+    pg = p[r.g_topic]
+    return np.where(ng > 1, (1.0 - pg) * (ng - 1.0) / np.maximum(ng, 1.0) * ss, 0.0)
