@@ -71,8 +71,62 @@ def evaluate(qrels: pd.DataFrame, runs: pd.DataFrame, measures=None, *,
     """
     opt = _options(options, rel_level=rel_level, max_depth=max_depth, judged_only=judged_only,
                    complete=complete)
-    c = compute(qrels, runs, measures, opt, extra={"gains": dict(gains)} if gains else None)
-    return to_long(c)
+    extra = {"gains": dict(gains)} if gains else None
+    batches = run_batches(runs)
+    if len(batches) <= 1:
+        return to_long(compute(qrels, runs, measures, opt, extra=extra))
+    # runs are evaluated independently (as trec_eval does, one run at a time): batches of runs go to
+    # threads (numpy releases the GIL in the array work) and their tables are joined in run order
+    from concurrent.futures import ThreadPoolExecutor
+    with ThreadPoolExecutor(max_workers=len(batches)) as ex:
+        parts = list(ex.map(lambda b: to_long(compute(qrels, b, measures, opt, extra=extra)), batches))
+    return concat_long(parts)
+
+
+PARALLEL_MIN_ROWS = 400_000
+
+
+def run_batches(runs: pd.DataFrame, workers: int | None = None) -> list[pd.DataFrame]:
+    """Split a run table into contiguous batches of whole runs, one per core, when it is large."""
+    import os
+    n_cpu = workers or os.cpu_count() or 1
+    if n_cpu < 2 or len(runs) < PARALLEL_MIN_ROWS:
+        return [runs]
+    col = runs["run"]
+    codes = col.cat.codes.to_numpy() if isinstance(col.dtype, pd.CategoricalDtype) else pd.factorize(col)[0]
+    starts = np.flatnonzero(np.concatenate(([True], codes[1:] != codes[:-1])))
+    if len(np.unique(codes[starts])) != len(starts) or len(starts) < 2:
+        return [runs]          # a run's rows are not contiguous: evaluate in one pass
+    k = min(n_cpu, len(starts))
+    cuts = [int(starts[int(round(i * len(starts) / k))]) for i in range(k)] + [len(runs)]
+    # balance by rows rather than by number of runs
+    target = np.linspace(0, len(runs), k + 1)[1:-1]
+    cuts = [0] + [int(starts[np.searchsorted(starts, t)]) if np.searchsorted(starts, t) < len(starts) else len(runs)
+                  for t in target] + [len(runs)]
+    cuts = sorted(set(cuts))
+    return [runs.iloc[a:b] for a, b in zip(cuts[:-1], cuts[1:]) if b > a]
+
+
+def concat_long(parts: list[pd.DataFrame]) -> pd.DataFrame:
+    """Join long tables of disjoint run batches into the table one pass would give (same order)."""
+    parts = [p for p in parts if len(p)]
+    if not parts:
+        return to_long_empty()
+    runs = list(dict.fromkeys(r for p in parts for r in p["run"].cat.categories))
+    measures = list(parts[0]["measure"].cat.categories)
+    df = pd.concat([p.assign(run=p["run"].astype(object), measure=p["measure"].astype(object)) for p in parts],
+                   ignore_index=True)
+    df["run"] = pd.Categorical(df["run"], categories=runs)
+    df["measure"] = pd.Categorical(df["measure"], categories=measures)
+    order = np.argsort(df["measure"].cat.codes.to_numpy(), kind="stable")   # measure-major, runs in order
+    df = df.iloc[order].reset_index(drop=True)
+    df.attrs["aggregates"] = dict(parts[0].attrs.get("aggregates", {}))
+    return df
+
+
+def to_long_empty() -> pd.DataFrame:
+    return pd.DataFrame({"run": pd.Series([], dtype=object), "topic": pd.Series([], dtype=object),
+                         "measure": pd.Series([], dtype=object), "value": pd.Series([], dtype=float)})
 
 
 def to_long(c: Computed) -> pd.DataFrame:

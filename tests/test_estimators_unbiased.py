@@ -1,70 +1,117 @@
-"""Sampling estimators against the simulator's truth (fixed seed; the larger report is
-benchmarks/estimators.py). 200 trials at 20% of the depth-100 pool; true AP = AP with the whole
-depth-100 pool judged (thesis 3.1 footnote 2).
+"""Sampling estimators against the simulator's truth (fixed seeds; the larger report is
+benchmarks/estimators.py, numbers in docs/incomplete-judgments.md). 200 trials at 20% of the
+depth-100 pool; true AP = AP with the whole depth-100 pool judged (thesis 3.1 footnote 2).
 
 Topics with fewer than 40 relevant documents in the pool are left out: at 20% such a topic often
 yields a sample with no relevant document at all, every estimator then returns 0 for it and the
-mean is biased by design, not by the estimator (see docs/incomplete-judgments.md).
+mean is biased by design, not by the estimator.
 
-Designs (engine.estimators.experiment): infAP simple random sample; xinfAP strata by best pool rank
-(1-5 fully judged, 6-20 / 21-50 / 51-100 at rates 3 : 1.5 : 1); statAP Poisson, probability
-proportional to AP-prior weight + uniform share.
+Designs (engine.estimators.experiment): infAP simple random sample (thesis Figures 3.1-3.2); xinfAP
+the campaign stratified design of engine.pooling (largest depth-k pool within half the budget fully
+judged, three equal strata sharing the rest 3 : 1.5 : 1); statAP Poisson, probability proportional to
+AP prior + uniform share.
 
-With 200 trials the mean of an estimator is known to about sd/sqrt(200) ~ 0.003, so "within 0.005"
-is tested as: mean bias over systems within 0.005 and each system within max(0.005, 3 standard
-errors). Measured (10 systems x 17 topics, ~260 pool documents and ~80 relevant per topic; the
-simulator evolves, so the exact values move): statAP per-system bias -0.001..+0.007 (all within 3
-SE); xinfAP -0.005..+0.007; infAP 95% CI coverage 0.73-0.82 with the linearized variance (infAP is
-biased by -0.02 to -0.03 here). The issue's coverage target (90-99%) is not met -- trec_eval's infAP
-smoothing biases it low at small samples; see docs/incomplete-judgments.md and
-benchmarks/estimators.py for the larger experiment.
+Measured here (10 systems x 17 topics; the simulator's runs have mean P@10 0.82):
+  statAP per-system bias -0.001..+0.007, each within 3 standard errors of its 200-trial mean;
+  xinfAP (sample_eval.pl) -0.006..+0.009 at 20% (the issue's 0.005 is NOT met for every system; its
+    fixed prior 1/3 for strata with nothing sampled above a relevant document), all within 0.005 at 40%;
+  infAP is biased -0.02..-0.03 (trec_eval's prior 1/2 where the runs are ~0.9 precise at the top), so
+    even the jackknife intervals (se/sd 0.95-1.13) cover true MAP in only 84-93% of trials -- the issue's
+    90-99% is NOT met with this simulator; they cover E[infAP] in 92-98%. Appendix A's variance is
+    ~30% low (se/sd 0.65-0.80).
+  With TREC-like precision (MODEL base_b 0.8: P@10 ~0.45) the jackknife intervals cover true MAP in
+    91-97% of trials for every system (the target, asserted).
 """
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
+import engine.simulate as simulate_mod
 from engine.estimators.experiment import run_experiment
 from engine.simulate import simulate
 
+Z95 = 1.959964
+
 
 @pytest.fixture(scope="module")
-def result():
-    sim = simulate(10, 30, 100, seed=1)
+def sim():
+    return simulate(10, 30, 100, seed=1)
+
+
+@pytest.fixture(scope="module")
+def result(sim):
     return run_experiment(sim, n_trials=200, rate=0.2, min_rel=40, seed=0, mix=1.0,
-                          var_method="linear")
+                          var_method="jackknife", var_methods=("appendix", "jackknife"), xinf_design="campaign")
 
 
 def test_design_sizes(result):
     assert result.n_topics >= 10
     for k, f in result.sample_fraction.items():
         assert f == pytest.approx(0.2, abs=0.005), k
+    st = result.strata
+    # stratum 1 (the depth-k pool) fully judged, about half the budget; the other three about equal
+    # in size, sampled at rates in the ratio 3 : 1.5 : 1 (up to rounding of the per-topic sizes)
+    assert st["rate"].iloc[0] == 1.0
+    assert st["sampled"].iloc[0] == pytest.approx(st["sampled"].sum() / 2, rel=0.15)
+    assert st["pool_docs"].iloc[1:].max() / st["pool_docs"].iloc[1:].min() < 1.1
+    r = st["rate"].to_numpy()
+    assert r[1] / r[3] == pytest.approx(3.0, rel=0.1) and r[2] / r[3] == pytest.approx(1.5, rel=0.1)
 
 
-def _within(t, name, n_trials=200):
-    se = t[f"{name}_sd"] / np.sqrt(n_trials)
-    return (t[f"{name}_bias"].abs() <= np.maximum(0.005, 3 * se)).all()
+def _se(t, name, n_trials=200):
+    return t[f"{name}_sd"] / np.sqrt(n_trials)
 
 
 def test_statap_unbiased(result):
     t = result.table()
     assert abs(t["statAP_bias"].mean()) <= 0.005
-    assert _within(t, "statAP")
+    # 0.005 per system, or 3 standard errors of a 200-trial mean where that is larger (~0.008 here)
+    assert (t["statAP_bias"].abs() <= np.maximum(0.005, 3 * _se(t, "statAP"))).all()
 
 
-def test_xinfap_close_to_ap(result):
+def test_xinfap_bias(result, sim):
     t = result.table()
-    assert abs(t["xinfAP_bias"].mean()) <= 0.005
-    assert t["xinfAP_bias"].abs().max() <= 0.012      # per system: not always within 3 SE (see docstring)
+    # 20%: the issue's 0.005 per system is not met (see docstring); pinned at the measured level
+    assert abs(t["xinfAP_bias"].mean()) <= 0.006
+    assert t["xinfAP_bias"].abs().max() <= 0.010
+    assert (t["xinfAP_bias"].abs() > 0.005).sum() >= 3          # would fail if the bias went away
+    # 40%: every system within the issue's 0.005
+    r4 = run_experiment(sim, n_trials=200, rate=0.4, min_rel=40, seed=0, var_methods=("appendix",))
+    assert (r4.table()["xinfAP_bias"].abs() <= 0.005).all()
 
 
 def test_infap_interval_coverage(result):
-    cov = result.table()["infAP_coverage"]
-    assert cov.min() >= 0.6 and cov.max() <= 0.99
-    # the estimated standard error is of the right size (within 35% of the spread over trials)
     t = result.table()
-    ratio = t["infAP_se_est"] / t["infAP_sd"]
-    assert ratio.between(0.65, 1.35).all()
+    # jackknife standard errors match the spread over trials; Appendix A's are ~30% low
+    ratio = t["infAP_se_est_jackknife"] / t["infAP_sd"]
+    assert ratio.between(0.9, 1.2).all()
+    assert (t["infAP_se_est_appendix"] / t["infAP_sd"]).between(0.6, 0.85).all()
+    # around E[infAP] the jackknife intervals have their nominal coverage ...
+    est = result.estimates["infAP"]
+    around = (np.abs(est - est.mean(axis=0)) <= Z95 * result.se_by["jackknife"]).mean(axis=0)
+    assert (around >= 0.9).all() and (around <= 0.99).all()
+    # ... but infAP's bias (-0.02..-0.03 here) pulls coverage of true MAP below the issue's 90%
+    assert (t["infAP_bias"] < -0.015).all()
+    cov = t["infAP_coverage_jackknife"]
+    assert cov.min() >= 0.8 and cov.max() <= 0.95 and cov.min() < 0.9
+    assert (t["infAP_coverage_appendix"] < cov).all()
+
+
+def test_infap_coverage_trec_like_precision():
+    # the thesis' setting (TREC 8: runs far less precise at the top): simulator with base_b 0.8
+    old = dict(simulate_mod.MODEL)
+    simulate_mod.MODEL["base_b"] = 0.8
+    try:
+        s = simulate(10, 30, 100, seed=1)
+    finally:
+        simulate_mod.MODEL.clear()
+        simulate_mod.MODEL.update(old)
+    res = run_experiment(s, n_trials=200, rate=0.2, min_rel=40, seed=0, var_method="jackknife",
+                         var_methods=("jackknife",))
+    t = res.table()
+    assert t["infAP_coverage"].between(0.90, 0.99).all()
+    assert (t["infAP_se_est"] / t["infAP_sd"]).between(0.9, 1.15).all()
 
 
 def test_estimators_track_true_map(result):

@@ -135,9 +135,24 @@ def test_infap_variance_second_stage():
     assert v["infAP"] == pytest.approx(ap, abs=1e-5)
     # p = 3/6. s^2 = ((1-ap)^2 + (0.625-ap)^2)/(2-1); v1 = (1-p) s^2 / 2
     v1 = 0.5 * ((1 - ap) ** 2 + (0.625 - ap) ** 2) / 2
-    # var[PC(c)] = (|d|/k)^2 q(1-q)/n (1 - (n-1)/(|d|-1)) = (3/4)^2 * 0.25/2 * (1 - 1/2); / R^2 = 4
-    v2 = (3 / 4) ** 2 * 0.25 / 2 * 0.5 / 4
-    assert v["infAP_var"] == pytest.approx(v1 + v2, abs=1e-6)
+    # var[PC(c)] = (|d|/k)^2 (1 - n/|d|) q(1-q)/(n-1) = (3/4)^2 * (1 - 2/3) * 0.25/1; / R^2 = 4
+    v2 = (3 / 4) ** 2 * (1 / 3) * 0.25 / 4
+    assert v["infAP_var"] == pytest.approx(v1 + v2, abs=1e-6)          # 0.017578125 + 0.01171875
+
+
+def test_infap_jackknife_variance():
+    # same lists: a(1, rel) b(2, non-rel) u1(3, unjudged) c(4, rel); judged a, b, c of 6 pooled, p = 1/2.
+    # drop a: judged b, c; c: |d| = 3, n = 1, r = 0 -> PC = 1/4 + (3/4)(e/(1+2e)) ~ 0.25; R = 1 -> 0.25
+    # drop b: judged a, c; c: n = 1, r = 1 -> PC = 1/4 + 3/4 = 1; infAP = (1 + 1)/2 = 1
+    # drop c: judged a, b; R = 1 -> infAP = 1
+    # mean 0.75; sum sq = 0.25 + 0.0625 + 0.0625 = 0.375; var = (1 - 1/2) (2/3) 0.375 = 0.125
+    q = pd.DataFrame({"topic": "t", "doc": ["a", "b", "c", "u1", "u2", "u3"], "grade": [1, 0, 1, -1, -1, -1]})
+    run = pd.DataFrame({"run": "r", "topic": "t", "doc": ["a", "b", "u1", "c"], "score": [4, 3, 2, 1]})
+    v = values(q, run, ["infAP_varjack"])
+    assert v["infAP_varjack"] == pytest.approx(0.125, abs=1e-4)
+    # complete judgments: no sampling variance
+    full = q.assign(grade=[1, 0, 1, 0, 0, 0])
+    assert values(full, run, ["infAP_varjack"])["infAP_varjack"] == 0.0
 
 
 def test_infap_linearized_variance():

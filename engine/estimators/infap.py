@@ -42,16 +42,21 @@ def _pool_counts(r: Ranked) -> tuple[np.ndarray, np.ndarray]:
 
 def infap_terms(r: Ranked) -> dict:
     """Per-row precision estimates and per-group infAP (dict of arrays)."""
-    in_pool = r.rel != -1
-    judged = r.rel >= 0
-    rel = r.is_rel
+    return _infap_core(r, r.rel, r.num_rel.astype(np.float64))
+
+
+def _infap_core(r: Ranked, relv: np.ndarray, R: np.ndarray) -> dict:
+    """infAP of r's lists with per-row judgment values `relv` (-1 not pooled, -2 pooled unjudged,
+    else the grade) and per-group judged relevant counts R."""
+    in_pool = relv != -1
+    judged = relv >= 0
+    rel = relv >= r.options.rel_level
     d_above = r.seg_cumsum(in_pool) - in_pool
     n_above = r.seg_cumsum(judged) - judged
     r_above = r.seg_cumsum(rel) - rel
     k = r.rank.astype(np.float64)
     pc = np.where(k == 1, 1.0, 1.0 / k + (d_above / k) * lidstone(r_above, n_above, EPSILON, 2.0))
     pc = np.where(rel, pc, 0.0)
-    R = r.num_rel.astype(np.float64)
     s = r.seg_sum(pc)
     ap = np.divide(s, R, out=np.zeros(r.n_groups), where=R > 0)
     return {"pc": pc, "d_above": d_above, "n_above": n_above, "r_above": r_above, "infAP": ap, "R": R}
@@ -167,12 +172,11 @@ def infap_variance_jackknife(r: Ranked) -> np.ndarray:
     pass per replicate, i.e. max judged documents per topic (topics fully judged are skipped).
     """
     from ._rows import qcol, row_index
-    from .trials import with_judgments
 
     out = np.zeros(r.n_groups)
     if r.n_groups == 0 or getattr(r, "qrels", None) is None:
         return out
-    row_index(r)
+    ri = row_index(r)
     grade = np.asarray(qcol(r, "grade"), np.int64)
     tc = topic_codes(r)
     T = len(r.topic_names)
@@ -188,15 +192,22 @@ def infap_variance_jackknife(r: Ranked) -> np.ndarray:
     first = np.searchsorted(c[order], c[order], side="left")
     pos = np.empty(len(idx), np.int64)
     pos[order] = np.arange(len(idx)) - first
+    rep_q = np.full(len(grade), -1, np.int64)            # replicate that drops each judgment row
+    rep_q[idx] = pos
+    rep_row = np.where(ri >= 0, rep_q[np.maximum(ri, 0)], -1)
+    lv = max(r.options.rel_level, 1)
+    # per topic and replicate: is the dropped document relevant (R falls by one)
     n_t = np.bincount(c, minlength=T).astype(np.float64)
     n_rep = int(n_t.max())
+    drop_rel = np.zeros((n_rep, T))
+    drop_rel[pos, c] = (grade[idx] >= lv).astype(np.float64)
+    R0 = r.num_rel.astype(np.float64)
     ng = n_t[r.g_topic]
     s1 = np.zeros(r.n_groups)
     s2 = np.zeros(r.n_groups)
     for j in range(n_rep):
-        g = grade.copy()
-        g[idx[pos == j]] = -2          # pooled, not judged
-        v = infap_terms(with_judgments(r, g))["infAP"]
+        relv = np.where(rep_row == j, -2, r.rel)          # pooled, not judged
+        v = _infap_core(r, relv, R0 - drop_rel[j][r.g_topic])["infAP"]
         valid = j < ng
         s1 += np.where(valid, v, 0.0)
         s2 += np.where(valid, v * v, 0.0)
