@@ -137,6 +137,10 @@ def test_samplers_have_exact_inclusion_probabilities():
     # topic 1: all 4 of stratum 0, 3 of 6 of stratum 1; topic 2: 2 of 2, round(1.5) = 2 of 3
     assert s.groupby(["topic", "stratum"]).size().to_dict() == {("1", 0): 4, ("1", 1): 3, ("2", 0): 2, ("2", 1): 2}
     assert np.allclose(s.sort_values(["topic", "stratum"])["prob"], [1] * 4 + [0.5] * 3 + [1] * 2 + [2 / 3] * 2)
+    # AP prior of ranks 1..3 in a depth-3 list: (1 + H_3 - H_{k-1}) / 6 = (1 + 11/6)/6, (1 + 5/6)/6, (1 + 1/3)/6
+    w = samplers.ap_prior_weights(np.array([1, 2, 3]), 3)
+    assert np.allclose(w, [17 / 36, 11 / 36, 8 / 36]) and w.sum() == pytest.approx(1.0)
+    assert samplers.ap_prior_weights(np.arange(1, 101), 100).sum() == pytest.approx(1.0)
     # PPS: probabilities proportional to weight, capped at 1, summing to the target per topic
     pi = samplers.pps_probabilities(pool["weight"].to_numpy(), pool["topic"].to_numpy(), np.array([5.0, 2.0]))
     assert pi[:10].sum() == pytest.approx(5.0) and pi[10:].sum() == pytest.approx(2.0)

@@ -343,3 +343,28 @@ def test_rankeff_is_bpref_allnonrel(sim):
     q = sim.truth.sample(frac=0.3, random_state=4)
     w = _wide(engine.evaluate(q, sim.runs, ["RankEff", "bpref_N"]))
     assert np.abs(w["RankEff"] - w["bpref_N"]).max() < 1e-12
+
+
+def test_infap_jackknife_equals_brute_force():
+    # the vectorized jackknife (one replicate per judged position, all topics at once) against
+    # re-evaluating infAP with each judged document of one topic turned into pooled-unjudged
+    from engine.evaluate import compute
+    from engine.estimators.infap import infap_variance_jackknife
+    from engine.simulate import simulate
+    sim = simulate(4, 3, 40, seed=3)
+    pool = sim.pool(40)
+    rng = np.random.default_rng(0)
+    q = pool.copy()
+    q["grade"] = np.where(rng.random(len(pool)) < 0.3, q["grade"], -1)
+    r = compute(q, sim.runs, ["infAP"]).ranked
+    vj = infap_variance_jackknife(r)
+    g = 0
+    topic = str(r.topic_names[r.g_topic[g]])
+    rows = q.index[(q["topic"].astype(str) == topic) & (q["grade"] >= 0)]
+    vals = []
+    for i in rows:
+        vals.append(compute(q.assign(grade=q["grade"].where(q.index != i, -1)), sim.runs, ["infAP"]).values["infAP"][g])
+    vals = np.asarray(vals)
+    n, p = len(rows), len(rows) / (q["topic"].astype(str) == topic).sum()
+    assert vj[g] == pytest.approx((1 - p) * (n - 1) / n * ((vals - vals.mean()) ** 2).sum(), rel=1e-9)
+    assert vj[g] > 0

@@ -19,9 +19,10 @@ def register(sub) -> None:
     p.add_argument("-m", "--measure", default="infAP", choices=sorted(ESTIMATORS),
                    help="estimator (default infAP)")
     p.add_argument("--level", type=float, default=0.95, help="confidence level (default 0.95)")
-    p.add_argument("--variance", choices=["appendix", "dependent", "linear"], default="appendix",
+    p.add_argument("--variance", choices=["appendix", "dependent", "linear", "jackknife"], default="appendix",
                    help="infAP variance: thesis Appendix A with independent cut-offs (default), with its "
-                        "covariances, or the linearization estimator (closest to the observed spread)")
+                        "covariances, the linearization estimator, or the delete-one jackknife (matches the "
+                        "observed spread; see docs/incomplete-judgments.md)")
     p.add_argument("--format", choices=["text", "csv", "json"], default="text")
     p.set_defaults(func=run)
 

@@ -15,7 +15,13 @@ Variance (law of total variance, Appendix A, precisions at different cut-offs in
                  the sample estimate of Appendix A's (p(1-p)/n)(1 - (n-1)/(|d|-1)) for PC above k)
 
 with p the judged fraction of the topic's pool. The mean over T topics has variance sum var / T^2 and a
-normal 95% interval mean +- 1.96 sqrt(var) (`mean_ci`).
+normal 95% interval mean +- 1.96 sqrt(var) (`mean_ci`). Documents outside the pool count as
+non-relevant (in k, not in |d|).
+
+Appendix A's derivation takes E[PC_hat(k) | sampled cut-offs] = PC(k), but the sampled relevant
+documents are both the cut-offs and the relevant documents above them, so the two stages co-vary and
+the estimate is ~30% low in simulation; `infap_variance_jackknife` (delete-one jackknife over the
+judged documents) matches the observed spread (docs/incomplete-judgments.md).
 """
 from __future__ import annotations
 
