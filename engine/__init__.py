@@ -2,13 +2,13 @@
 from __future__ import annotations
 
 from .errors import CranfieldError, FormatError, Problem, Warnings
-from .evaluate import compute, evaluate, per_topic_table, summarize, trec_eval_lines
+from .evaluate import compute, evaluate, evaluate_files, per_topic_table, summarize, trec_eval_lines
 from .formats import read_qrels, read_run, read_runs, write_qrels, write_run
 from .ranking import EvalOptions, build_ranked
 
 __all__ = [
     "CranfieldError", "FormatError", "Problem", "Warnings", "EvalOptions", "build_ranked",
-    "compute", "evaluate", "per_topic_table", "summarize", "trec_eval_lines",
+    "compute", "evaluate", "evaluate_files", "per_topic_table", "summarize", "trec_eval_lines",
     "read_qrels", "read_run", "read_runs", "write_qrels", "write_run",
 ]
 __version__ = "0.1.0"

@@ -86,6 +86,62 @@ def evaluate(qrels: pd.DataFrame, runs: pd.DataFrame, measures=None, *,
 PARALLEL_MIN_ROWS = 400_000
 
 
+def evaluate_files(qrels_path, run_paths: list, measures=None, *, options: EvalOptions | None = None,
+                   warnings=None, gains: dict | None = None, workers: int | None = None) -> pd.DataFrame:
+    """Read judgments and run files and evaluate them, end to end, like `evaluate` on the tables.
+
+    Runs are independent, so the run files are split into one batch per core and each batch is read
+    and evaluated in its own thread (parsing and the array work release the GIL); the tables are joined
+    in file order. Problems in any file are reported together, as `read_runs` does.
+    """
+    import os
+    from concurrent.futures import ThreadPoolExecutor
+
+    from .errors import FormatError, Problem, Warnings
+    from .formats import read_judgments, read_runs
+
+    w = warnings if warnings is not None else Warnings()
+    qrels = read_judgments(qrels_path, w)
+    paths = list(run_paths)
+    k = min(workers or os.cpu_count() or 1, len(paths))
+    opt = options or EvalOptions()
+    extra = {"gains": dict(gains)} if gains else None
+    if k < 2:
+        return to_long(compute(qrels, read_runs(paths, w), measures, opt, extra=extra))
+    sizes = [os.path.getsize(p) if os.path.exists(p) else 0 for p in paths]
+    bounds = np.searchsorted(np.cumsum(sizes), np.linspace(0, sum(sizes), k + 1)[1:-1], side="right")
+    cuts = sorted(set([0, *[int(b) for b in bounds], len(paths)]))
+    batches = [paths[a:b] for a, b in zip(cuts[:-1], cuts[1:]) if b > a]
+    ws = [Warnings() for _ in batches]
+
+    def one(i: int):
+        try:
+            runs = read_runs(batches[i], ws[i])
+        except FormatError as exc:
+            return exc
+        return runs, to_long(compute(qrels, runs, measures, opt, extra=extra))
+
+    with ThreadPoolExecutor(max_workers=len(batches)) as ex:
+        results = list(ex.map(one, range(len(batches))))
+    for x in ws:
+        w.extend(x)
+    errors = [r for r in results if isinstance(r, FormatError)]
+    if errors:
+        raise FormatError([p for e in errors for p in e.problems],
+                          hint="; ".join(dict.fromkeys(e.hint for e in errors if e.hint)) or None)
+    seen: dict[str, int] = {}
+    dup = []
+    for i, (runs, _) in enumerate(results):
+        for name in runs["run"].unique() if len(runs) else []:
+            if name in seen:
+                dup.append(Problem(str(batches[i][0]), None, f"run tag {name!r} is used by files of two batches; "
+                                                              f"every run needs a distinct tag"))
+            seen[str(name)] = i
+    if dup:
+        raise FormatError(dup, hint="every run needs a distinct tag; edit the 6th column of one file")
+    return concat_long([df for _, df in results])
+
+
 def run_batches(runs: pd.DataFrame, workers: int | None = None) -> list[pd.DataFrame]:
     """Split a run table into contiguous batches of whole runs, one per core, when it is large."""
     import os

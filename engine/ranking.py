@@ -302,14 +302,15 @@ def _str_codes(col: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     """(codes, names): integer codes per row and the distinct names as str, without per-row hashing
     when the column is categorical."""
     if isinstance(col.dtype, pd.CategoricalDtype):
-        codes = col.cat.codes.to_numpy(np.int64)
+        codes = np.array(col.cat.codes, dtype=np.int64, copy=True)   # own it: build_ranked reorders in place
         names = np.asarray(col.cat.categories, dtype=object)
     else:
         vals = col.to_numpy(object)
         codes, names = pd.factorize(vals, sort=False)
         codes = codes.astype(np.int64)
         names = np.asarray(names, dtype=object)
-    if not all(type(x) is str for x in names):  # e.g. integer topic ids: same text, same code
+    if len(names) and pd.api.types.infer_dtype(names, skipna=False) != "string":
+        # e.g. integer topic ids: same text, same code
         s = np.asarray([str(x) for x in names], dtype=object)
         c2, names = pd.factorize(s, sort=False)
         codes = c2[codes].astype(np.int64)
@@ -325,14 +326,17 @@ def _byte_rank(names: np.ndarray) -> np.ndarray:
     return rank
 
 
-def trec_order(run_code, t_code, score, d_rank, n_topics, n_docs) -> np.ndarray | tuple[np.ndarray, np.ndarray] | None:
+def trec_order(run_code, t_code, score, d_code, n_topics, n_docs, d_rank_of=None
+               ) -> np.ndarray | tuple[np.ndarray, np.ndarray] | None:
     """Row order (run, topic, score desc, docno desc).
 
     Run files are nearly always in this order already except among tied scores. Then the result is
     None (identity) or a pair (idx, src): rows idx take the values of rows src (only tied rows move,
     re-sorted by docno). Otherwise a full permutation: one int64 argsort of a composite key, or lexsort
-    if the key could overflow.
+    if the key could overflow. `d_rank_of[d_code]` is a document's rank in strcmp order (identity when
+    None); it is looked up only for the rows that need it.
     """
+    rank = (lambda c: c) if d_rank_of is None else (lambda c: d_rank_of[c])
     n = len(score)
     if n == 0:
         return None
@@ -348,9 +352,9 @@ def trec_order(run_code, t_code, score, d_rank, n_topics, n_docs) -> np.ndarray 
         idx = np.flatnonzero(in_tie)
         tied_to_prev = np.concatenate(([False], tie))[idx]
         seg = np.cumsum(~tied_to_prev)
-        d_desc = (n_docs - 1 - d_rank[idx]).astype(np.int64)
+        d_desc = (n_docs - 1 - rank(d_code[idx])).astype(np.int64)
         return idx, idx[np.lexsort((d_desc, seg))]
-    d_desc = (n_docs - 1 - d_rank).astype(np.int64)
+    d_desc = (n_docs - 1 - rank(d_code)).astype(np.int64)
     uniq, inv = np.unique(score, return_inverse=True)
     s_desc = (len(uniq) - 1 - inv).astype(np.int64)
     n_g = (int(run_code.max()) + 1) * max(n_topics, 1)
@@ -361,18 +365,23 @@ def trec_order(run_code, t_code, score, d_rank, n_topics, n_docs) -> np.ndarray 
 
 
 def apply_order(order, *arrays: np.ndarray) -> list[np.ndarray]:
-    """Apply a `trec_order` result to per-row arrays (copies only what moves)."""
+    """Apply a `trec_order` result to per-row arrays. A partial reorder moves only the tied rows, in
+    place: pass arrays the caller owns."""
     if order is None:
         return list(arrays)
     if isinstance(order, tuple):
         idx, src = order
-        out = []
         for a in arrays:
-            b = a.copy()
-            b[idx] = a[src]
-            out.append(b)
-        return out
+            a[idx] = a[src]
+        return list(arrays)
     return [a[order] for a in arrays]
+
+
+def _lut_apply(lut: np.ndarray, codes: np.ndarray) -> np.ndarray:
+    """lut[codes], skipped when the lookup table is the identity (the common case)."""
+    if len(codes) == 0 or (len(lut) and lut[0] == 0 and np.array_equal(lut, np.arange(len(lut)))):
+        return codes
+    return lut[codes]
 
 
 def lookup_rel(q_tcode, q_dcode, q_grade, t_code, r_dcode, n_topics, n_docs) -> np.ndarray:
@@ -427,12 +436,12 @@ def build_ranked(qrels: pd.DataFrame, runs: pd.DataFrame, options: EvalOptions |
         run_names = list(run_order)
     run_index = {r: i for i, r in enumerate(run_names)}
     run_lut = np.asarray([run_index.get(r, -1) for r in rr_names], np.int64)
-    run_code = run_lut[rr_codes] if len(rr_codes) else rr_codes
+    run_code = _lut_apply(run_lut, rr_codes)
     if (run_code < 0).any():
         raise CranfieldError(f"run {rr_names[int(rr_codes[np.argmax(run_code < 0)])]!r} is not in run_order")
 
     t_lut = np.asarray([topic_index.get(t, -1) for t in rt_names], np.int64)
-    t_code = t_lut[rt_codes] if len(rt_codes) else rt_codes
+    t_code = _lut_apply(t_lut, rt_codes)
     known = t_code >= 0
     if not known.all():
         notes["topics_without_judgments"] = sorted(set(rt_names[np.unique(rt_codes[~known])].tolist()))
@@ -466,20 +475,21 @@ def build_ranked(qrels: pd.DataFrame, runs: pd.DataFrame, options: EvalOptions |
     # BOGUS_DOCNO may also be a real document: equal strings get one code
     if len(vocab) != len(set(vocab.tolist())):
         vc, vu = pd.factorize(vocab)
+        r_dcode = vc[rd_codes] if len(rd_codes) else rd_codes
+        q_dcode = vc[q_dcode_raw] if len(q_dcode_raw) else q_dcode_raw
     else:
-        vc, vu = np.arange(len(vocab)), vocab
+        vu, r_dcode, q_dcode = vocab, rd_codes, q_dcode_raw
     vu = np.asarray(vu, dtype=object)
-    rank_u = _byte_rank(vu)
-    rank_of = rank_u[vc]                      # raw vocabulary index -> strcmp rank
-    r_dcode = rank_of[rd_codes] if len(rd_codes) else rd_codes
-    q_dcode = rank_of[q_dcode_raw] if len(q_dcode_raw) else q_dcode_raw
-    doc_by_rank = np.empty(len(vu), dtype=object)
-    doc_by_rank[rank_u] = vu
+    rank_u = _byte_rank(vu)                   # document code -> rank in strcmp order (tie-breaking)
     n_docs = max(len(vu), 1)
 
-    order = trec_order(run_code, t_code, r_score, r_dcode, n_topics, n_docs)
+    order = trec_order(run_code, t_code, r_score, r_dcode, n_topics, n_docs, rank_u)
+    if isinstance(order, tuple):
+        # the partial reorder works in place: the code arrays are this function's own (_str_codes
+        # returns fresh int64 arrays); the scores may be a view of `runs`
+        r_score = r_score.copy()
     run_code, t_code, r_dcode, r_score = apply_order(order, run_code, t_code, r_dcode, r_score)
-    r_doc = LazyDocs(doc_by_rank, r_dcode)
+    r_doc = LazyDocs(vu, r_dcode)
 
     gid = run_code * n_topics + t_code
     starts = _seg_starts(gid)
@@ -497,7 +507,7 @@ def build_ranked(qrels: pd.DataFrame, runs: pd.DataFrame, options: EvalOptions |
             keep &= rel >= 0
         row_g = np.repeat(np.arange(len(starts)), lens)
         rel, r_score = rel[keep], r_score[keep]
-        r_doc = LazyDocs(doc_by_rank, r_dcode[keep])
+        r_doc = LazyDocs(vu, r_dcode[keep])
         lens = np.bincount(row_g[keep], minlength=len(starts)).astype(np.int64)
     offsets = np.concatenate(([0], np.cumsum(lens))).astype(np.int64)
 

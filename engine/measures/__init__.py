@@ -3,20 +3,24 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import threading
 
 from .registry import REGISTRY, Measure, MeasureError, MeasureRequest, measure, register, resolve
 
 _loaded = False
+_lock = threading.RLock()
 
 
 def load_all() -> dict[str, Measure]:
-    """Import every measure module of this package (and return the registry)."""
+    """Import every measure module of this package (and return the registry); safe across threads."""
     global _loaded
     if not _loaded:
-        _loaded = True
-        for info in sorted(pkgutil.iter_modules(__path__), key=lambda i: i.name):
-            if info.name.startswith("m_"):
-                importlib.import_module(f"{__name__}.{info.name}")
+        with _lock:
+            if not _loaded:
+                for info in sorted(pkgutil.iter_modules(__path__), key=lambda i: i.name):
+                    if info.name.startswith("m_"):
+                        importlib.import_module(f"{__name__}.{info.name}")
+                _loaded = True
     return REGISTRY
 
 
