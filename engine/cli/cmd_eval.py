@@ -24,7 +24,8 @@ def register(sub) -> None:
     p.add_argument("-N", type=int, dest="num_docs_in_coll",
                    help="number of documents in the collection (utility's d coefficient; default 0)")
     p.add_argument("-n", action="store_true", dest="no_summary", help="no summary lines (with -q)")
-    p.add_argument("--format", choices=["trec", "csv", "tsv", "json", "markdown"], default="trec")
+    p.add_argument("--format", choices=["trec", "csv", "tsv", "json", "markdown", "latex", "text"], default="trec",
+                   help="trec (trec_eval text, default) or a table: csv, tsv, json, markdown, latex, text")
     p.add_argument("--compat", choices=["10", "9"], default="10",
                    help="trec_eval version semantics for cut-off rounding (default 10.0)")
     p.set_defaults(func=run)
