@@ -154,12 +154,9 @@ def run_batches(runs: pd.DataFrame, workers: int | None = None) -> list[pd.DataF
     if len(np.unique(codes[starts])) != len(starts) or len(starts) < 2:
         return [runs]          # a run's rows are not contiguous: evaluate in one pass
     k = min(n_cpu, len(starts))
-    cuts = [int(starts[int(round(i * len(starts) / k))]) for i in range(k)] + [len(runs)]
-    # balance by rows rather than by number of runs
-    target = np.linspace(0, len(runs), k + 1)[1:-1]
-    cuts = [0] + [int(starts[np.searchsorted(starts, t)]) if np.searchsorted(starts, t) < len(starts) else len(runs)
-                  for t in target] + [len(runs)]
-    cuts = sorted(set(cuts))
+    # cut at the run boundary nearest above each 1/k share of the rows (balance rows, not runs)
+    at = np.searchsorted(starts, np.linspace(0, len(runs), k + 1)[1:-1])
+    cuts = sorted({0, len(runs), *(int(starts[i]) for i in at if i < len(starts))})
     return [runs.iloc[a:b] for a, b in zip(cuts[:-1], cuts[1:]) if b > a]
 
 
