@@ -417,3 +417,20 @@ async def test_campaign_without_judgments_can_be_judged(tmp_path, demo_copy):
         assert app.model.scores is not None
         q = app.model.qrels
         assert list(q[["doc", "grade"]].itertuples(index=False, name=None)) == [(doc, 2)]
+
+
+@run_async
+async def test_measure_picker_on_matrix_stability_cost(tmp_path):
+    # `a` opens the measure list on each of these screens; choosing the second entry (P_10, after map)
+    # switches the screen's measure and redraws it
+    app = CranfieldApp(DEMO, export_dir=tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        for key in ("m", "v", "c"):
+            await press(pilot, key)
+            await settle(pilot)
+            before = app.screen.measure
+            await press(pilot, "a", "down", "enter")
+            await settle(pilot)
+            assert app.screen.measure != before, key
+            assert app.screen.measure in app.model.scores.measures, key

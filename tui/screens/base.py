@@ -101,6 +101,19 @@ class CranfieldScreen(Screen):
     def model(self):
         return self.app.model
 
+    def pick_measure(self, title: str, then: Callable[[], None]) -> None:
+        """Let the user choose one of the evaluated measures; set `self.measure` and call `then()`."""
+        if self.model is None or self.model.scores is None:
+            return
+        from .choice import ChoiceScreen
+
+        def done(choice) -> None:
+            if choice:
+                self.measure = choice
+                then()
+        ms = self.model.scores.measures
+        self.app.push_screen(ChoiceScreen(title, [(x, x) for x in ms]), done)
+
     def on_screen_resume(self) -> None:
         self.sync()
 

@@ -16,7 +16,6 @@ from ..model import cost_model
 from ..widgets.cells import num
 from ..widgets.jobbar import JobBar
 from .base import CranfieldScreen, Unavailable, nav_bar
-from .choice import ChoiceScreen
 
 
 def _engine():
@@ -193,15 +192,7 @@ The cheapest design per criterion is shown on top. 'Current effort' prices the j
             self.query_one("#cost-tabs", TabbedContent).active = tab
 
     def action_choose_measure(self) -> None:
-        if self.model is None or self.model.scores is None:
-            return
-
-        def done(choice) -> None:
-            if choice:
-                self.measure = choice
-                self.action_plan()
-        ms = self.model.scores.measures
-        self.app.push_screen(ChoiceScreen("Measure", [(x, x) for x in ms]), done)
+        self.pick_measure("Measure", self.action_plan)
 
     def export_table(self):
         active = self.query_one("#cost-tabs", TabbedContent).active if self.query("#cost-tabs") else ""

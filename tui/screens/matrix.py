@@ -11,7 +11,6 @@ from textual.widgets import Footer, Header, Input, Static
 from ..widgets.cells import GLYPHS, RAMP, heat_part, num
 from ..widgets.fasttable import GridTable
 from .base import CranfieldScreen, nav_bar
-from .choice import ChoiceScreen
 
 INFO = ["topic", "R", "depth", "mean"]
 
@@ -133,13 +132,7 @@ R = relevant documents; depth = deepest rank to which every run's list is judged
             self.draw()
 
     def action_choose_measure(self) -> None:
-        ms = self.model.scores.measures
-
-        def done(choice) -> None:
-            if choice:
-                self.measure = choice
-                self.draw()
-        self.app.push_screen(ChoiceScreen("Measure for the matrix", [(x, x) for x in ms]), done)
+        self.pick_measure("Measure for the matrix", self.draw)
 
     def on_grid_table_cell_selected(self, event: GridTable.CellSelected) -> None:
         self.open(str(self.frame["topic"].iloc[event.row]), self.columns[event.column])

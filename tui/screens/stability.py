@@ -13,7 +13,6 @@ from textual.widgets import DataTable, Footer, Header, Static, TabbedContent, Ta
 from ..widgets.cells import num
 from ..widgets.jobbar import JobBar
 from .base import CranfieldScreen, Unavailable, nav_bar
-from .choice import ChoiceScreen
 
 
 def _engine():
@@ -179,15 +178,7 @@ levels, Kendall tau against the full judgments). a picks the measure. Escape can
             self.compute_g()
 
     def action_choose_measure(self) -> None:
-        if self.model is None or self.model.scores is None:
-            return
-
-        def done(choice) -> None:
-            if choice:
-                self.measure = choice
-                self.compute_g()
-        ms = self.model.scores.measures
-        self.app.push_screen(ChoiceScreen("Measure", [(x, x) for x in ms]), done)
+        self.pick_measure("Measure", self.compute_g)
 
     def action_discrim(self) -> None:
         st, _ = _engine()
