@@ -322,17 +322,22 @@ def _clean_for_arrow(data: bytes) -> bool:
 
 
 def _arrow_table(data: bytes):
+    """A clean run file parsed by Arrow (6 columns per line enforced; the Q0 column, which trec_eval
+    ignores, is not converted)."""
     import pyarrow as pa
     import pyarrow.csv as pacsv
 
     names = ["topic", "q0", "doc", "rank", "score", "tag"]
-    types = {"topic": pa.string(), "q0": pa.string(), "doc": pa.string(), "rank": pa.int64(),
-             "score": pa.float64(), "tag": pa.string()}
-    return pacsv.read_csv(io.BytesIO(data), read_options=pacsv.ReadOptions(column_names=names, use_threads=False),
-                          parse_options=pacsv.ParseOptions(delimiter=" ", quote_char=False,
-                                                           double_quote=False, ignore_empty_lines=False),
+    types = {"topic": pa.string(), "doc": pa.string(), "rank": pa.int64(), "score": pa.float64(),
+             "tag": pa.string()}
+    return pacsv.read_csv(io.BytesIO(data),
+                          read_options=pacsv.ReadOptions(column_names=names, use_threads=False),
+                          parse_options=pacsv.ParseOptions(delimiter=" ", quote_char=False, double_quote=False,
+                                                           ignore_empty_lines=False),
                           convert_options=pacsv.ConvertOptions(column_types=types, strings_can_be_null=False,
-                                                               quoted_strings_can_be_null=False))
+                                                               quoted_strings_can_be_null=False,
+                                                               include_columns=["topic", "doc", "rank", "score",
+                                                                                "tag"]))
 
 
 def _sorted_categorical(chunked) -> pd.Categorical:
