@@ -22,6 +22,20 @@ def demo_campaign() -> Path:
     return Path(__file__).resolve().parents[2] / "campaigns" / "demo"
 
 
+def load_inputs(args, command: str, warnings):
+    """(campaign or None, judgments, runs) from `--campaign DIR` or positional `JUDGMENTS RUN [RUN ...]`."""
+    from ..formats import read_judgments, read_runs
+
+    if args.campaign:
+        from ..campaign import load_campaign
+        camp = load_campaign(args.campaign, warnings=warnings)
+        return camp, camp.qrels(), camp.runs()
+    if len(args.files) < 2:
+        raise CranfieldError(f"{command} needs a judgments file and at least one run file "
+                             f"(cranfield {command} JUDGMENTS RUN [RUN ...]) or --campaign DIR")
+    return None, read_judgments(args.files[0], warnings), read_runs(args.files[1:], warnings)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="cranfield",

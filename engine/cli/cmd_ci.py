@@ -30,21 +30,12 @@ def register(sub) -> None:
 def run(args) -> int:
     from ..estimators.infap import mean_ci
     from ..evaluate import compute, to_long
-    from ..formats import read_judgments, read_runs
+    from . import load_inputs
 
     if not 0 < args.level < 1:
         raise CranfieldError(f"--level must be between 0 and 1 (got {args.level})")
     w = Warnings()
-    if args.campaign:
-        from ..campaign import load_campaign
-        camp = load_campaign(args.campaign, warnings=w)
-        qrels, runs = camp.qrels(), camp.runs()
-    else:
-        if len(args.files) < 2:
-            raise CranfieldError("ci needs a judgments file and at least one run file "
-                                 "(cranfield ci JUDGMENTS RUN [RUN ...]) or --campaign DIR")
-        qrels = read_judgments(args.files[0], w)
-        runs = read_runs(args.files[1:], w)
+    _, qrels, runs = load_inputs(args, "ci", w)
     for p in w:
         print(f"warning: {p}", file=sys.stderr)
     var_name = ESTIMATORS[args.measure]

@@ -33,23 +33,13 @@ def register(sub) -> None:
 
 def run(args) -> int:
     from ..evaluate import compute, summarize, to_long, trec_eval_lines
-    from ..formats import read_judgments, read_runs
     from ..ranking import EvalOptions
+    from . import load_inputs
     from ..report import format_table
 
     w = Warnings()
-    if args.campaign:
-        from ..campaign import load_campaign
-        camp = load_campaign(args.campaign, warnings=w)
-        qrels, runs = camp.qrels(), camp.runs()
-        measures = args.measures or camp.measures() or None
-    else:
-        if len(args.files) < 2:
-            raise CranfieldError("eval needs a qrels file and at least one run file "
-                                 "(cranfield eval QRELS RUN [RUN ...]) or --campaign DIR")
-        qrels = read_judgments(args.files[0], w)
-        runs = read_runs(args.files[1:], w)
-        measures = args.measures
+    camp, qrels, runs = load_inputs(args, "eval", w)
+    measures = args.measures or (camp.measures() if camp is not None else None) or None
     flags = dict(rel_level=args.rel_level, max_depth=args.max_depth, judged_only=args.judged_only,
                  complete=args.complete, num_docs_in_coll=args.num_docs_in_coll,
                  trec_eval_version="9" if args.compat == "9" else "10.0")
@@ -57,7 +47,7 @@ def run(args) -> int:
         opt = camp.eval_options(**flags)   # campaign depth and threshold unless a flag overrides them
     else:
         opt = EvalOptions(**{k: v for k, v in flags.items() if v is not None})
-    extra = {"gains": camp.gains()} if args.campaign else None   # campaign.yaml relevance.scale gains
+    extra = {"gains": camp.gains()} if camp is not None else None   # campaign.yaml relevance.scale gains
     c = compute(qrels, runs, measures, opt, extra=extra)
     for p in w:
         print(f"warning: {p}", file=sys.stderr)
