@@ -8,8 +8,13 @@ Designs per trial, each `rate` of the depth-100 pool per topic (engine.estimator
 infAP -- simple random sample (thesis Figures 3.1-3.2); xinfAP -- the campaign stratified design of
 engine.pooling (stratum 1 = largest depth-k pool within half the budget, fully judged; three equal
 strata sharing the rest 3 : 1.5 : 1) and, for comparison, fixed best-rank strata 1-5 (full) / 6-20 /
-21-50 / 51-100 at 3 : 1.5 : 1; statAP -- Poisson sample, probability proportional to the AP prior plus
-a uniform share. True AP = AP with the whole depth-100 pool judged.
+21-50 / 51-100 at 3 : 1.5 : 1, and the TREC Terabyte 2006 design of thesis 3.1.3 (depth-k pool within
+half the budget fully judged + a simple random sample of the rest making up the budget); statAP --
+Poisson sample, probability proportional to the AP prior plus a uniform share. True AP = AP with the
+whole depth-100 pool judged. Intervals of mean infAP: every variance of VAR_METHODS around mean infAP,
+and the jackknife interval around mean infAP minus its jackknife bias estimate ("bias-corrected").
+"oracle prior" rows are a diagnostic, not an estimator: xinfAP with the true precision in place of
+sample_eval.pl's fixed 1/3 where a stratum has nothing sampled above a relevant document.
 
 `--precision trec` lowers the simulator's relevance-signal weight (engine.simulate.MODEL["base_b"]
 2.2 -> 0.8) so that the runs' precision looks like TREC 8 ad hoc (mean P@10 ~0.45, MAP ~0.18 instead
@@ -72,42 +77,62 @@ def main(argv=None) -> int:
     bias_rows, cov_rows = [], []
     for rate in [float(x) for x in a.rates.split(",")]:
         res = run_experiment(sim, n_trials=a.trials, rate=rate, min_rel=a.min_rel, seed=a.seed,
-                             xinf_design="campaign", xinf_priors=("thesis",), var_method="jackknife")
+                             xinf_design="campaign", xinf_priors=("thesis",), var_method="jackknife",
+                             var_methods=list(VAR_METHODS) + ["jackknife_bc"], xinf_oracle=True)
         alt = run_experiment(sim, n_trials=a.trials, rate=rate, min_rel=a.min_rel, seed=a.seed + 1,
                              xinf_design="ranks", var_methods=("appendix",))
-        t, ta = res.table(), alt.table()
+        tb = run_experiment(sim, n_trials=a.trials, rate=rate, min_rel=a.min_rel, seed=a.seed + 2,
+                            xinf_design="terabyte", var_methods=(), xinf_oracle=True)
+        t, ta, ttb = res.table(), alt.table(), tb.table()
         if a.per_run:
             print(f"\nrate {rate}: per run\n")
-            cols = ["run", "true_MAP", "infAP_bias", "xinfAP_bias", "xinfAP_thesis_bias", "statAP_bias"] + \
-                [f"infAP_coverage_{m}" for m in VAR_METHODS]
-            print(t[cols].round(4).to_markdown(index=False))
+            cols = ["run", "true_MAP", "infAP_bias", "infAP_bc_bias", "xinfAP_bias", "xinfAP_thesis_bias",
+                    "statAP_bias"] + [f"infAP_coverage_{m}" for m in list(VAR_METHODS) + ["jackknife_bc"]]
+            pr = t[cols].copy()
+            pr.insert(5, "xinfAP_terabyte_bias", ttb["xinfAP_bias"])
+            pr.insert(1, "type", sim.run_meta.set_index("run").loc[pr["run"], "type"].to_numpy())
+            print(pr.round(4).to_markdown(index=False))
         se3 = lambda tt, k: float((3 * tt[f"{k}_sd"] / np.sqrt(a.trials)).max())  # noqa: E731
         for name, tt, k in (("statAP", t, "statAP"), ("xinfAP campaign", t, "xinfAP"),
+                            ("xinfAP terabyte (depth-k + random)", ttb, "xinfAP"),
+                            ("xinfAP campaign, oracle prior (diagnostic)", t, "xinfAP_oracle"),
+                            ("xinfAP terabyte, oracle prior (diagnostic)", ttb, "xinfAP_oracle"),
                             ("xinfAP campaign, 2-eps prior", t, "xinfAP_thesis"),
-                            ("xinfAP ranks 1-5/6-20/21-50/51-100", ta, "xinfAP"), ("infAP", t, "infAP")):
+                            ("xinfAP ranks 1-5/6-20/21-50/51-100", ta, "xinfAP"), ("infAP", t, "infAP"),
+                            ("infAP - jackknife bias", t, "infAP_bc")):
             b = tt[f"{k}_bias"]
             bias_rows.append({"rate": rate, "estimator / design": name, "mean bias": b.mean(),
                               "min bias": b.min(), "max bias": b.max(),
                               "systems within 0.005": f"{int((b.abs() <= 0.005).sum())}/{len(b)}",
                               "3 se of a mean": se3(tt, k)})
-        for m in VAR_METHODS:
+        for m in list(VAR_METHODS) + ["jackknife_bc"]:
             c = t[f"infAP_coverage_{m}"]
-            cov_rows.append({"rate": rate, "infAP variance": m, "coverage min": c.min(), "median": c.median(),
-                             "max": c.max(), "est. se / observed sd": float((t[f"infAP_se_est_{m}"] / t["infAP_sd"]).mean())})
+            sd = t["infAP_bc_sd"] if m == "jackknife_bc" else t["infAP_sd"]
+            cov_rows.append({"rate": rate, "infAP interval": m if m != "jackknife_bc" else
+                             "jackknife, bias-corrected centre", "coverage min": c.min(), "median": c.median(),
+                             "max": c.max(), "pooled": float(res.covered_by[m].mean()),
+                             "systems in 90-99%": f"{int(c.between(0.9, 0.99).sum())}/{len(c)}",
+                             "est. se / observed sd": float((t[f"infAP_se_est_{m}"] / sd).mean())})
         # coverage of E[infAP] (the interval's own target once the bias is taken out)
         z = 1.959964
         ctr = np.abs(res.estimates["infAP"] - res.estimates["infAP"].mean(axis=0)) <= z * res.se_by["jackknife"]
-        cov_rows.append({"rate": rate, "infAP variance": "jackknife, around E[infAP]", "coverage min": ctr.mean(0).min(),
-                         "median": float(np.median(ctr.mean(0))), "max": ctr.mean(0).max(), "est. se / observed sd": np.nan})
-        strata = res.strata.round(3)
+        cov_rows.append({"rate": rate, "infAP interval": "jackknife, around E[infAP]",
+                         "coverage min": ctr.mean(0).min(), "median": float(np.median(ctr.mean(0))),
+                         "max": ctr.mean(0).max(), "pooled": float(ctr.mean()),
+                         "systems in 90-99%": f"{int(((ctr.mean(0) >= 0.9) & (ctr.mean(0) <= 0.99)).sum())}/{len(c)}",
+                         "est. se / observed sd": np.nan})
+        strata, strata_tb = res.strata.round(3), tb.strata.round(3)
     print(f"simulated ({a.precision} precision): {a.runs} runs x {a.topics} topics, seed {a.seed}; {head}; "
           f"{a.trials} trials per rate; {time.time() - t0:.0f} s\n")
     print("Bias of the mean estimate over trials (estimate - true MAP, per system):\n")
     print(pd.DataFrame(bias_rows).to_markdown(index=False, floatfmt=".4f"))
-    print("\n95% intervals of mean infAP (sum of per-topic variances / T^2) covering true MAP, per system:\n")
+    print("\n95% intervals of mean infAP (sum of per-topic variances / T^2) covering true MAP, per system "
+          "(pooled = over all systems and trials):\n")
     print(pd.DataFrame(cov_rows).to_markdown(index=False, floatfmt=".3f"))
     print(f"\nxinfAP campaign strata at the last rate (mean per topic):\n")
     print(strata.to_markdown(index=False))
+    print(f"\nxinfAP terabyte strata at the last rate (mean per topic):\n")
+    print(strata_tb.to_markdown(index=False))
     return 0
 
 

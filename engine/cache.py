@@ -121,6 +121,21 @@ def cached_evaluate(campaign, measures, options) -> pd.DataFrame:
     gains = campaign.gains()
     key = cache_key(campaign.input_files(), list(measures) if measures is not None else None, options,
                     extra={"gains": sorted(gains.items())})
-    return load_or_compute(campaign.root, key,
-                           lambda: evaluate(campaign.qrels(), campaign.runs(), measures, options=options,
-                                            gains=gains))
+    return load_or_compute(campaign.root, key, lambda: evaluate_campaign(campaign, measures, options))
+
+
+def evaluate_campaign(campaign, measures, options, progress=None) -> pd.DataFrame:
+    """A campaign's long table of `measures`: streamed over its run store by topic blocks (bounded
+    memory, one process per core for large campaigns), or in memory when it has no store."""
+    from .blocks import evaluate_store
+    from .evaluate import evaluate
+
+    gains = campaign.gains()
+    st = campaign.store()
+    if st is None:
+        return evaluate(campaign.qrels(), campaign.runs(), measures, options=options, gains=gains)
+    df = evaluate_store(st, campaign.qrels(), measures, options=options, gains=gains, progress=progress)
+    rename = campaign.run_renames()
+    if rename and len(df):
+        df["run"] = df["run"].cat.rename_categories([rename.get(r, r) for r in df["run"].cat.categories])
+    return df

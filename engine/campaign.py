@@ -639,39 +639,69 @@ class Campaign:
 
     # ------------------------------------------------------------------ inputs
     def runs(self) -> pd.DataFrame:
-        """All runs: run, topic, doc, rank, score (+ line)."""
+        """All runs: run, topic, doc, rank, score (categorical run/topic/doc; each run in trec_eval
+        order), read from the run store (the text files only when they changed, or when the store
+        cannot be written)."""
         files = self.run_files()
         return self._cached("runs", files + self.topic_files(), lambda: self._read_runs(files))
 
-    def _read_runs(self, files: list[Path]) -> pd.DataFrame:
-        runs = read_runs(files, self.warnings)
+    def store(self):
+        """The campaign's run store (`engine.store.RunStore`) brought up to date with the run files,
+        or None when the campaign directory cannot be written (read-only)."""
+        files = self.run_files()
+        return self._cached("store", files, lambda: self._sync_store(files))
+
+    def _sync_store(self, files: list[Path]):
+        from .store import RunStore
+        st = RunStore(self.root)
+        w = Warnings()
+        try:
+            st.sync(files, w)
+        except OSError as exc:
+            self._warn_once(str(self.root), None, f"the run store cannot be written ({exc.strerror or exc}); "
+                                                  f"run files are read as text every time")
+            return None
+        finally:
+            for p in w:
+                self._warn_once(p.path, p.line, p.message)
+        return st
+
+    def run_renames(self) -> dict[str, str]:
+        """File tag -> campaign.yaml key, for run files named by runs.<key>.file whose tag differs."""
+        files = self.run_files()
+        return self._cached("renames", files, lambda: self._run_renames(files))
+
+    def _run_renames(self, files: list[Path]) -> dict[str, str]:
         by_file = {(self.root / m["file"]).resolve(): tag for tag, m in self.config["runs"].items() if m.get("file")}
-        if by_file and len(runs):
-            # map each run's tag to the YAML key whose file holds it
-            tag_of_file = {}
-            for p in files:
-                if p.resolve() in by_file:
-                    tag_of_file[p.resolve()] = by_file[p.resolve()]
-            rename = {}
-            for p in files:
-                want = tag_of_file.get(p.resolve())
-                if want is None:
-                    continue
-                got = _first_tag(p)
-                if got is not None and got != want:
-                    rename[got] = want
-                    self._warn_once(str(p), None, f"run tag {got!r} differs from its campaign.yaml entry "
-                                                  f"runs.{want}; evaluated as run {want!r}")
-            if rename:
-                runs = runs.copy()
-                runs["run"] = _str_series(runs["run"].map(lambda r: rename.get(r, r)).to_numpy(object))
+        rename = {}
+        for p in files:
+            want = by_file.get(p.resolve())
+            if want is None:
+                continue
+            got = _first_tag(p)
+            if got is not None and got != want:
+                rename[got] = want
+                self._warn_once(str(p), None, f"run tag {got!r} differs from its campaign.yaml entry "
+                                              f"runs.{want}; evaluated as run {want!r}")
+        return rename
+
+    def _read_runs(self, files: list[Path]) -> pd.DataFrame:
+        st = self.store()
+        runs = st.frame() if st is not None else read_runs(files, self.warnings)
+        rename = self.run_renames()
+        if rename and len(runs):
+            runs = runs.copy()
+            runs["run"] = _str_series(runs["run"].astype(object).map(lambda r: rename.get(r, r)).to_numpy(object))
         listed = set(self.config["runs"])
         present = set(runs["run"].unique()) if len(runs) else set()
         for tag in sorted(listed - present):
             self._warn_once(str(self.config_path), None, f"runs.{tag}: no run file with this tag in runs/")
         topics = self.topics()
         if len(topics) and len(runs):
-            warn_unknown_topics(runs, topics["topic"], self.warnings, source=str(self.root / "runs"))
+            w = Warnings()
+            warn_unknown_topics(runs, topics["topic"], w, source=str(self.root / "runs"))
+            for p in w:
+                self._warn_once(p.path, p.line, p.message)
         return runs
 
     def topics(self) -> pd.DataFrame:

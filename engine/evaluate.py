@@ -8,7 +8,7 @@ import pandas as pd
 
 from .measures import MeasureRequest, load_all, resolve
 from .measures.registry import REGISTRY, aggregate_values
-from .ranking import EvalOptions, Ranked, build_ranked
+from .ranking import EvalOptions, Ranked, build_ranked, ranked_from_arrow
 
 
 @dataclass
@@ -29,11 +29,15 @@ def _options(options: EvalOptions | None, **kw) -> EvalOptions:
 
 
 def compute(qrels: pd.DataFrame, runs: pd.DataFrame, measures=None, options: EvalOptions | None = None,
-            run_order: list[str] | None = None, extra: dict | None = None) -> Computed:
-    """Evaluate every requested measure for every (run, topic) in one vectorized pass."""
+            run_order: list[str] | None = None, extra: dict | None = None, presorted: bool = False) -> Computed:
+    """Evaluate every requested measure for every (run, topic) in one vectorized pass (`presorted`:
+    see `build_ranked`)."""
     load_all()
     requests = resolve(measures)
-    ranked, notes = build_ranked(qrels, runs, options, run_order=run_order)
+    if not isinstance(runs, pd.DataFrame):      # an Arrow table in store order (engine.blocks)
+        ranked, notes = ranked_from_arrow(qrels, runs, run_order, options)
+    else:
+        ranked, notes = build_ranked(qrels, runs, options, run_order=run_order, presorted=presorted)
     if extra:
         ranked.extra = extra  # type: ignore[attr-defined]
     ranked.qrels = qrels  # type: ignore[attr-defined]  (for measures needing judgment columns)
@@ -201,6 +205,73 @@ def to_long(c: Computed) -> pd.DataFrame:
     })
     df.attrs["aggregates"] = {n: c.kinds[n].measure.aggregate for n in names}
     return df
+
+
+def to_long_str(c: Computed) -> pd.DataFrame:
+    """The long table (run, topic, measure, value as text) of the text-valued measures (relstring)."""
+    r = c.ranked
+    names = [n for n, req in c.kinds.items() if req.measure.value_kind == "str" and req.measure.per_topic]
+    n_g = r.n_groups
+    run_col = np.asarray(r.run_names, dtype=object)[r.g_run]
+    topic_col = np.asarray(r.topic_names, dtype=object)[r.g_topic]
+    return pd.DataFrame({"run": np.tile(run_col, len(names)), "topic": np.tile(topic_col, len(names)),
+                         "measure": np.repeat(np.asarray(names, dtype=object), n_g),
+                         "value": np.concatenate([np.asarray(c.values[n], dtype=object) for n in names])
+                         if names else np.zeros(0, object)})
+
+
+def trec_eval_lines_long(df: pd.DataFrame, measures=None, per_query: bool = False,
+                         strings: pd.DataFrame | None = None) -> list[str]:
+    """`trec_eval_lines` from a long table (as `evaluate` or `blocks.evaluate_store` return it) plus the
+    text-valued measures in `strings` (`to_long_str`): the same lines without the Ranked structure."""
+    load_all()
+    kinds = {}
+    for req in resolve(measures):
+        for n in req.names:
+            kinds[n] = req
+    runs = list(df["run"].cat.categories) if len(df) else []
+    run_codes = df["run"].cat.codes.to_numpy() if len(df) else np.zeros(0, np.int64)
+    meas = df["measure"].astype(object).to_numpy() if len(df) else np.zeros(0, object)
+    vals = df["value"].to_numpy() if len(df) else np.zeros(0)
+    topics = df["topic"].astype(object).to_numpy() if len(df) else np.zeros(0, object)
+    by: dict = {}
+    if len(df):
+        starts = np.flatnonzero(np.concatenate(([True], (meas[1:] != meas[:-1]) | (run_codes[1:] != run_codes[:-1]))))
+        ends = np.append(starts[1:], len(df))
+        for a, b in zip(starts, ends):
+            by[(meas[a], int(run_codes[a]))] = (topics[a:b], vals[a:b])
+    sby: dict = {}
+    if strings is not None and len(strings):
+        for (m, r), g in strings.groupby(["measure", "run"], sort=False):
+            sby[(m, r)] = dict(zip(g["topic"], g["value"]))
+    lines: list[str] = []
+    for ri, run in enumerate(runs):
+        numeric = [n for n in kinds if (n, ri) in by]
+        if not numeric:
+            continue
+        run_topics = by[(numeric[0], ri)][0]
+        if per_query:
+            vals_of = {n: dict(zip(*by[(n, ri)])) for n in numeric}
+            for t in run_topics:
+                for n, req in kinds.items():
+                    m = req.measure
+                    if not m.per_topic:
+                        continue
+                    if m.value_kind == "str":
+                        v = sby.get((n, run), {}).get(t, "")
+                    else:
+                        v = vals_of[n][t]
+                    lines.append(f"{n:<22}\t{t}\t{_fmt(m.value_kind, v, m.text_format)}")
+        for n, req in kinds.items():
+            m = req.measure
+            if not m.summary:
+                continue
+            if m.value_kind == "str":
+                v = run if m.name == "runid" else next(iter(sby.get((n, run), {}).values()), "")
+            else:
+                v = aggregate_values(m.aggregate, by[(n, ri)][1])
+            lines.append(f"{n:<22}\tall\t{_fmt(m.value_kind, v, m.text_format)}")
+    return lines
 
 
 def aggregate_kind(name: str, df: pd.DataFrame | None = None) -> str:

@@ -52,6 +52,9 @@ class LazyDocs:
             self._arr = self.vocab[self.codes] if len(self.codes) else np.zeros(0, dtype=object)
         return self._arr
 
+    def subset(self, key: np.ndarray) -> "LazyDocs":
+        return LazyDocs(self.vocab, self.codes[key])
+
     def __array__(self, dtype=None, copy=None):
         a = self.materialize()
         return a if dtype is None else a.astype(dtype, copy=False)
@@ -169,6 +172,11 @@ class Ranked:
             v = v.astype(np.int64)
         if self.n_rows == 0:
             return v.copy()
+        if v.dtype.kind == "f":
+            # summed within the group only (as trec_eval's per-topic loop): exact whatever else is in the
+            # table, so results do not depend on how runs and topics are batched
+            from .measures._gains import seg_cumsum_float
+            return seg_cumsum_float(v, self.offsets)
         c = np.cumsum(v)
         base = np.concatenate(([0], c))[self.offsets[:-1]]
         return c - np.repeat(base, self.num_ret)
@@ -404,18 +412,15 @@ def lookup_rel(q_tcode, q_dcode, q_grade, t_code, r_dcode, n_topics, n_docs) -> 
 
 
 def build_ranked(qrels: pd.DataFrame, runs: pd.DataFrame, options: EvalOptions | None = None,
-                 run_order: list[str] | None = None) -> tuple[Ranked, dict]:
+                 run_order: list[str] | None = None, presorted: bool = False) -> tuple[Ranked, dict]:
     """Join runs with qrels into a `Ranked` structure, with integer codes throughout.
 
     Returns the structure and a notes dict (topics ignored because they have no judgments, etc.)
-    so the caller can report what was left out.
+    so the caller can report what was left out. `presorted` promises the rows are already in
+    trec_eval order (runs in `run_order`, topics in byte order; the run store's order).
     """
     opt = options or EvalOptions()
-    if opt.rel_level < 0:
-        raise CranfieldError(f"-l {opt.rel_level}: the relevance level must be >= 0 (grades below 0 mark "
-                             "pooled-but-unjudged documents); use -l 0 to count every judged document")
-    if opt.max_depth is not None and opt.max_depth < 0:
-        raise CranfieldError(f"-M {opt.max_depth}: the evaluation depth must be >= 0")
+    _check_options(opt)
     notes: dict = {}
     qt_codes, qt_names = _str_codes(qrels["topic"])
     q_grade = qrels["grade"].to_numpy(np.int64)
@@ -480,23 +485,34 @@ def build_ranked(qrels: pd.DataFrame, runs: pd.DataFrame, options: EvalOptions |
     else:
         vu, r_dcode, q_dcode = vocab, rd_codes, q_dcode_raw
     vu = np.asarray(vu, dtype=object)
-    rank_u = _byte_rank(vu)                   # document code -> rank in strcmp order (tie-breaking)
     n_docs = max(len(vu), 1)
 
-    order = trec_order(run_code, t_code, r_score, r_dcode, n_topics, n_docs, rank_u)
+    # document code -> rank in strcmp order (tie-breaking), needed only when rows must move
+    if presorted:
+        # store order already; -c fill rows (one per missing group) are moved into place
+        order = np.argsort(run_code * n_topics + t_code, kind="stable") if len(missing) else None
+    else:
+        order = trec_order(run_code, t_code, r_score, r_dcode, n_topics, n_docs, _byte_rank(vu))
     if isinstance(order, tuple):
         # the partial reorder works in place: the code arrays are this function's own (_str_codes
         # returns fresh int64 arrays); the scores may be a view of `runs`
         r_score = r_score.copy()
     run_code, t_code, r_dcode, r_score = apply_order(order, run_code, t_code, r_dcode, r_score)
-    r_doc = LazyDocs(vu, r_dcode)
+    rel = lookup_rel(q_tcode, q_dcode, q_grade, t_code, r_dcode, n_topics, n_docs)
+    ranked = _assemble(opt, run_names, topic_names, run_code, t_code, r_score, rel, LazyDocs(vu, r_dcode),
+                       q_tcode, q_grade, missing)
+    return ranked, notes
 
-    gid = run_code * n_topics + t_code
+
+def _assemble(opt: EvalOptions, run_names: list[str], topic_names: list[str], run_code: np.ndarray,
+              t_code: np.ndarray, r_score: np.ndarray, rel: np.ndarray, r_doc, q_tcode: np.ndarray,
+              q_grade: np.ndarray, missing: np.ndarray, row_qrel=None) -> Ranked:
+    """The `Ranked` of rows already in trec_eval order with their grades (-M, -J applied here)."""
+    n_topics = len(topic_names)
+    gid = run_code.astype(np.int64) * n_topics + t_code
     starts = _seg_starts(gid)
     g_gid = gid[starts] if len(gid) else np.zeros(0, np.int64)
     lens = np.diff(np.concatenate((starts, [len(gid)]))).astype(np.int64)
-
-    rel = lookup_rel(q_tcode, q_dcode, q_grade, t_code, r_dcode, n_topics, n_docs)
 
     if (opt.max_depth is not None or opt.judged_only) and len(gid):
         keep = np.ones(len(gid), bool)
@@ -507,7 +523,9 @@ def build_ranked(qrels: pd.DataFrame, runs: pd.DataFrame, options: EvalOptions |
             keep &= rel >= 0
         row_g = np.repeat(np.arange(len(starts)), lens)
         rel, r_score = rel[keep], r_score[keep]
-        r_doc = LazyDocs(vu, r_dcode[keep])
+        r_doc = r_doc.subset(keep)
+        if row_qrel is not None:
+            row_qrel = row_qrel.subset(keep)
         lens = np.bincount(row_g[keep], minlength=len(starts)).astype(np.int64)
     offsets = np.concatenate(([0], np.cumsum(lens))).astype(np.int64)
 
@@ -529,4 +547,168 @@ def build_ranked(qrels: pd.DataFrame, runs: pd.DataFrame, options: EvalOptions |
                     g_run=g_run.astype(np.int64), g_topic=g_topic.astype(np.int64), offsets=offsets,
                     rel=rel, doc=r_doc, score=r_score, t_levels=t_levels,
                     t_grades_offsets=t_grades_offsets, t_grades=t_grades, g_missing=g_missing)
+    if row_qrel is not None:
+        ranked.__dict__.setdefault("_est_cache", {})["row_index_sparse"] = row_qrel
+    return ranked
+
+
+def _check_options(opt: EvalOptions) -> None:
+    if opt.rel_level < 0:
+        raise CranfieldError(f"-l {opt.rel_level}: the relevance level must be >= 0 (grades below 0 mark "
+                             "pooled-but-unjudged documents); use -l 0 to count every judged document")
+    if opt.max_depth is not None and opt.max_depth < 0:
+        raise CranfieldError(f"-M {opt.max_depth}: the evaluation depth must be >= 0")
+
+
+def ranked_from_arrow(qrels: pd.DataFrame, table: pa.Table, run_order: list[str],
+                      options: EvalOptions | None = None) -> tuple[Ranked, dict]:
+    """`build_ranked` for an Arrow table in store order (columns run (dictionary), topic, doc, score;
+    runs in `run_order`, each in trec_eval order): the join with the judgments is done on Arrow
+    strings, no Python string objects are made per row."""
+    opt = options or EvalOptions()
+    _check_options(opt)
+    notes: dict = {}
+    qt_codes, qt_names = _str_codes(qrels["topic"])
+    q_grade = qrels["grade"].to_numpy(np.int64)
+    topic_names = sorted(set(qt_names.tolist()), key=lambda s: s.encode("utf-8"))
+    topic_index = {t: i for i, t in enumerate(topic_names)}
+    n_topics = len(topic_names)
+    q_tcode = np.asarray([topic_index[t] for t in qt_names], np.int64)[qt_codes] if len(qt_codes) else qt_codes
+    run_names = list(run_order)
+    run_index = {r: i for i, r in enumerate(run_names)}
+
+    from .blocks import dict_codes
+    n = len(table)
+    rcol = table.column("run").combine_chunks() if n else None
+    run_code = np.zeros(0, np.int64)
+    if n:
+        rlut = np.asarray([run_index[str(x)] for x in rcol.dictionary.to_pylist()], np.int64)
+        run_code = rcol.indices.to_numpy()
+        if not np.array_equal(rlut, np.arange(len(rlut))):
+            run_code = rlut[run_code]
+    t_code = dict_codes(table.column("topic"), topic_names) if n else np.zeros(0, np.int32)
+    known = t_code >= 0
+    if not known.all():
+        rt = pc.unique(table.column("topic").filter(pa.array(~known)).cast(pa.string())).to_pylist()
+        notes["topics_without_judgments"] = sorted(rt)
+        table = table.filter(pa.array(known))
+        run_code, t_code = run_code[known], t_code[known]
+        n = len(table)
+    r_score = table.column("score").to_numpy() if n else np.zeros(0)
+    doc_col = table.column("doc")
+
+    # per row: its judgment row (topic, doc), via the distinct judged documents
+    q_doc = qrels["doc"].astype(str).to_numpy(object) if len(qrels) else np.zeros(0, object)
+    qd_codes, qd_uniq = pd.factorize(q_doc) if len(q_doc) else (np.zeros(0, np.int64), np.zeros(0, object))
+    nu = max(len(qd_uniq), 1)
+    d_idx = dict_codes(doc_col, list(qd_uniq)) if n else np.zeros(0, np.int32)
+    sel = np.flatnonzero(d_idx >= 0)
+    q_sel = _key_lookup(q_tcode * nu + qd_codes, t_code[sel].astype(np.int64) * nu + d_idx[sel],
+                        np.ones(len(sel), bool))
+    found = q_sel >= 0
+    sel, q_sel = sel[found], q_sel[found]
+
+    missing = np.zeros(0, np.int64)
+    r_doc = ArrowDocs(doc_col)
+    if opt.complete and n_topics and run_names:
+        present = np.unique(run_code.astype(np.int64) * n_topics + t_code)
+        missing = np.setdiff1d(np.arange(len(run_names) * n_topics, dtype=np.int64), present, assume_unique=True)
+        if len(missing):
+            b = _bogus_code(qd_uniq)
+            bogus_q = _key_lookup(q_tcode * nu + qd_codes, (missing % n_topics) * nu + b,
+                                  np.full(len(missing), b >= 0))
+            row_qrel = np.full(n + len(missing), -1, np.int64)
+            row_qrel[sel] = q_sel
+            row_qrel[n:] = bogus_q
+            run_code = np.concatenate((run_code, missing // n_topics))
+            t_code = np.concatenate((t_code, missing % n_topics))
+            r_score = np.concatenate((r_score, np.ones(len(missing))))
+            r_doc = ArrowDocs(pa.chunked_array(r_doc.arr.chunks + [pa.array([BOGUS_DOCNO] * len(missing), pa.string())],
+                                               type=pa.string()))
+            order = np.argsort(run_code.astype(np.int64) * n_topics + t_code, kind="stable")
+            run_code, t_code, r_score, row_qrel = run_code[order], t_code[order], r_score[order], row_qrel[order]
+            r_doc = r_doc.subset(order)
+            sel = np.flatnonzero(row_qrel >= 0)
+            q_sel = row_qrel[sel]
+            notes["topics_filled_by_c"] = int(len(missing))
+    g = np.where(q_grade < 0, RELVALUE_UNJUDGED, q_grade)
+    rel = np.full(len(run_code), RELVALUE_NONPOOL, np.int64)
+    rel[sel] = g[q_sel]
+    row_qrel = _SparseRows(len(rel), sel, q_sel)
+    ranked = _assemble(opt, run_names, topic_names, run_code, t_code, r_score, rel, r_doc, q_tcode, q_grade,
+                       missing, row_qrel)
     return ranked, notes
+
+
+def _bogus_code(uniq: np.ndarray) -> int:
+    hit = np.flatnonzero(np.asarray(uniq, dtype=object) == BOGUS_DOCNO) if len(uniq) else []
+    return int(hit[0]) if len(hit) else -1
+
+
+def _key_lookup(q_key: np.ndarray, r_key: np.ndarray, valid: np.ndarray) -> np.ndarray:
+    """Per r_key: the index of the last equal q_key (the judgment row), -1 if none or not `valid`."""
+    out = np.full(len(r_key), -1, np.int64)
+    if len(q_key) == 0 or len(r_key) == 0:
+        return out
+    order = np.argsort(q_key, kind="stable")
+    ks = q_key[order]
+    last = np.concatenate((ks[1:] != ks[:-1], [True]))
+    ks, pos_of = ks[last], order[last]
+    sel = np.flatnonzero(valid)
+    p = np.minimum(np.searchsorted(ks, r_key[sel]), len(ks) - 1)
+    hit = ks[p] == r_key[sel]
+    out[sel[hit]] = pos_of[p[hit]]
+    return out
+
+
+class _SparseRows:
+    """Per row: index of its judgment row, -1 for most rows; kept as the few (row, judgment) pairs."""
+
+    __slots__ = ("n", "rows", "qrows")
+
+    def __init__(self, n: int, rows: np.ndarray, qrows: np.ndarray):
+        self.n, self.rows, self.qrows = n, rows, qrows
+
+    def dense(self) -> np.ndarray:
+        out = np.full(self.n, -1, np.int64)
+        out[self.rows] = self.qrows
+        return out
+
+    def subset(self, keep: np.ndarray) -> "_SparseRows":
+        newpos = np.cumsum(keep) - 1
+        k = keep[self.rows]
+        return _SparseRows(int(keep.sum()), newpos[self.rows[k]], self.qrows[k])
+
+
+class ArrowDocs:
+    """Per-row document ids held as an Arrow string array, converted to Python strings only when read."""
+
+    __slots__ = ("arr", "_np")
+
+    def __init__(self, arr):
+        self.arr = arr if isinstance(arr, pa.ChunkedArray) else pa.chunked_array([arr])
+        self._np = None
+
+    def materialize(self) -> np.ndarray:
+        if self._np is None:
+            self._np = np.asarray(self.arr.to_numpy(zero_copy_only=False), dtype=object)
+        return self._np
+
+    def subset(self, key: np.ndarray) -> "ArrowDocs":
+        key = np.asarray(key)
+        if key.dtype == bool:
+            return ArrowDocs(self.arr.filter(pa.array(key)))
+        return ArrowDocs(self.arr.take(pa.array(key)))
+
+    def __array__(self, dtype=None, copy=None):
+        a = self.materialize()
+        return a if dtype is None else a.astype(dtype, copy=False)
+
+    def __len__(self) -> int:
+        return len(self.arr)
+
+    def __getitem__(self, key):
+        return self.materialize()[key]
+
+    def __iter__(self):
+        return iter(self.materialize())

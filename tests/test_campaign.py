@@ -308,14 +308,14 @@ def test_inputs_are_reread_when_files_change(tmp_path):
 def test_evaluate_cache_hits_and_invalidation(tmp_path, monkeypatch):
     root = make_campaign(tmp_path / "c")
     calls = []
-    ev = importlib.import_module("engine.evaluate")
-    real = ev.evaluate
+    ev = importlib.import_module("engine.cache")
+    real = ev.evaluate_campaign
 
     def counting(*a, **kw):
         calls.append(1)
         return real(*a, **kw)
 
-    monkeypatch.setattr(ev, "evaluate", counting)
+    monkeypatch.setattr(ev, "evaluate_campaign", counting)
     c = load_campaign(root)
     first = c.evaluate(["P.10"])
     # alpha topic 1 top 10 = d1..d10, relevant (grade 1) d1, d3, d5 -> P@10 = 0.3

@@ -13,18 +13,23 @@ AP prior + uniform share.
 
 Measured here (10 systems x 17 topics; the simulator's runs have mean P@10 0.82):
   statAP per-system bias -0.001..+0.007, each within 3 standard errors of its 200-trial mean;
-  xinfAP (sample_eval.pl) -0.006..+0.009 at 20% (the issue's 0.005 is NOT met for every system; its
-    fixed prior 1/3 for strata with nothing sampled above a relevant document), all within 0.005 at 40%;
+  xinfAP (sample_eval.pl) -0.006..+0.009 at 20% with the campaign design (the issue's 0.005 is NOT
+    met for every system: its fixed prior 1/3 for a stratum with nothing sampled above a relevant
+    document), all within 0.005 at 40%; with the TREC Terabyte 2006 design of thesis 3.1.3 (depth-k
+    pool + as many random documents) the manual runs are biased -0.015/-0.019 and the automatic
+    ones within 0.006;
   infAP is biased -0.02..-0.03 (trec_eval's prior 1/2 where the runs are ~0.9 precise at the top), so
-    even the jackknife intervals (se/sd 0.95-1.13) cover true MAP in only 84-93% of trials -- the issue's
-    90-99% is NOT met with this simulator; they cover E[infAP] in 92-98%. Appendix A's variance is
-    ~30% low (se/sd 0.65-0.80).
+    the jackknife intervals (se/sd 0.95-1.13) cover true MAP in only 84-93% of trials; they cover
+    E[infAP] in 92-98%. Appendix A's variance is ~30% low (se/sd 0.65-0.80). Centred at mean infAP
+    minus its jackknife bias estimate (Quenouille, with the (1 - p) finite-population factor) the
+    jackknife intervals cover true MAP in 89.5-96.5% of trials (pooled 93%).
   With TREC-like precision (MODEL base_b 0.8: P@10 ~0.45) the jackknife intervals cover true MAP in
-    91-97% of trials for every system (the target, asserted).
+    91-97% of trials for every system, the bias-corrected ones in 90.5-95.5% (both asserted).
 """
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 
 import engine.simulate as simulate_mod
@@ -41,8 +46,20 @@ def sim():
 
 @pytest.fixture(scope="module")
 def result(sim):
-    return run_experiment(sim, n_trials=200, rate=0.2, min_rel=40, seed=0, mix=1.0,
-                          var_method="jackknife", var_methods=("appendix", "jackknife"), xinf_design="campaign")
+    return run_experiment(sim, n_trials=200, rate=0.2, min_rel=40, seed=0, mix=1.0, var_method="jackknife",
+                          var_methods=("appendix", "jackknife", "jackknife_bc"), xinf_design="campaign")
+
+
+@pytest.fixture(scope="module")
+def sim_trec():
+    # the thesis' setting (TREC 8: runs far less precise at the top): simulator with base_b 0.8
+    old = dict(simulate_mod.MODEL)
+    simulate_mod.MODEL["base_b"] = 0.8
+    try:
+        return simulate(10, 30, 100, seed=1)
+    finally:
+        simulate_mod.MODEL.clear()
+        simulate_mod.MODEL.update(old)
 
 
 def test_design_sizes(result):
@@ -77,7 +94,7 @@ def test_xinfap_bias(result, sim):
     assert t["xinfAP_bias"].abs().max() <= 0.010
     assert (t["xinfAP_bias"].abs() > 0.005).sum() >= 3          # would fail if the bias went away
     # 40%: every system within the issue's 0.005
-    r4 = run_experiment(sim, n_trials=200, rate=0.4, min_rel=40, seed=0, var_methods=("appendix",))
+    r4 = run_experiment(sim, n_trials=200, rate=0.4, min_rel=40, seed=0, var_methods=())
     assert (r4.table()["xinfAP_bias"].abs() <= 0.005).all()
 
 
@@ -96,22 +113,47 @@ def test_infap_interval_coverage(result):
     cov = t["infAP_coverage_jackknife"]
     assert cov.min() >= 0.8 and cov.max() <= 0.95 and cov.min() < 0.9
     assert (t["infAP_coverage_appendix"] < cov).all()
+    # centred at mean infAP - jackknife bias: bias -0.005..+0.007, coverage 0.895-0.965 per system
+    # (200 trials: a coverage is known to +-0.015), pooled over systems 0.93 vs 0.88 uncorrected
+    assert t["infAP_bc_bias"].abs().max() <= 0.009
+    bc = t["infAP_coverage_jackknife_bc"]
+    assert bc.between(0.88, 0.99).all()
+    pooled_bc, pooled = result.covered_by["jackknife_bc"].mean(), result.covered_by["jackknife"].mean()
+    assert 0.92 <= pooled_bc <= 0.97 and pooled_bc > pooled + 0.03
 
 
-def test_infap_coverage_trec_like_precision():
-    # the thesis' setting (TREC 8: runs far less precise at the top): simulator with base_b 0.8
-    old = dict(simulate_mod.MODEL)
-    simulate_mod.MODEL["base_b"] = 0.8
-    try:
-        s = simulate(10, 30, 100, seed=1)
-    finally:
-        simulate_mod.MODEL.clear()
-        simulate_mod.MODEL.update(old)
-    res = run_experiment(s, n_trials=200, rate=0.2, min_rel=40, seed=0, var_method="jackknife",
-                         var_methods=("jackknife",))
+def test_infap_coverage_trec_like_precision(sim_trec):
+    res = run_experiment(sim_trec, n_trials=200, rate=0.2, min_rel=40, seed=0, var_method="jackknife",
+                         var_methods=("jackknife", "jackknife_bc"))
     t = res.table()
     assert t["infAP_coverage"].between(0.90, 0.99).all()
     assert (t["infAP_se_est"] / t["infAP_sd"]).between(0.9, 1.15).all()
+    # bias-corrected centre: measured 0.905-0.955 per system
+    assert t["infAP_coverage_jackknife_bc"].between(0.90, 0.99).all()
+
+
+def test_xinfap_terabyte_design(sim, sim_trec):
+    # thesis 3.1.3 (TREC Terabyte 2006): depth-k pool fully judged + an equal-or-larger simple random
+    # sample of the rest, k per topic so that each topic is sampled at exactly 20%
+    res = run_experiment(sim, n_trials=200, rate=0.2, min_rel=40, seed=0, xinf_design="terabyte",
+                         var_methods=())
+    st = res.strata
+    assert len(st) == 2 and st["rate"].iloc[0] == 1.0
+    assert st["sampled"].iloc[0] <= st["sampled"].iloc[1] <= 1.25 * st["sampled"].iloc[0]   # 25.5 / 27.9
+    assert res.sample_fraction["xinfAP"] == pytest.approx(0.2, abs=0.002)
+    t = res.table()
+    manual = t["run"].str.contains("M")
+    # measured: manual runs -0.019 / -0.015 (sample_eval.pl's prior 1/3 where nothing of the random
+    # stratum above a relevant document was sampled; these runs are ~0.8 precise there), automatic
+    # runs -0.006..+0.004
+    assert (t.loc[manual, "xinfAP_bias"] < -0.010).all()
+    assert t.loc[~manual, "xinfAP_bias"].abs().max() <= 0.008
+    # TREC-like precision: measured -0.005..+0.002 (this small campaign; 16/20 systems within 0.005
+    # in the 20-run benchmark)
+    rt = run_experiment(sim_trec, n_trials=200, rate=0.2, min_rel=40, seed=0, xinf_design="terabyte",
+                        var_methods=()).table()
+    assert rt["xinfAP_bias"].abs().max() <= 0.007
+    assert rt.nsmallest(2, "xinfAP_bias")["run"].str.contains("M").all()     # the manual runs, -0.005 / -0.004
 
 
 def test_estimators_track_true_map(result):
@@ -158,3 +200,38 @@ def test_samplers_have_exact_inclusion_probabilities():
     sampled = q["doc"].isin(u["doc"])
     assert (q.loc[~sampled, "grade"] == -1).all()
     assert (q.loc[sampled, "grade"].to_numpy() == (q.loc[sampled, "doc"].str[1:].astype(int) % 2).to_numpy()).all()
+
+
+def test_infap_jackknife_bias_brute_force(sim):
+    # infap_jackknife's variance is infap_variance_jackknife's, and its bias is Quenouille's
+    # (1 - p)(n - 1)(mean of the delete-one infAPs - infAP), checked by re-evaluating every replicate
+    from engine.estimators import infap, samplers, trials
+    from engine.estimators.experiment import infap_jackknife, prepare
+    pool, runs = prepare(sim, 100, 40)
+    keep = sorted(pool["topic"].unique())[:2]
+    pool = pool[pool["topic"].isin(keep)].reset_index(drop=True)
+    runs = runs[runs["topic"].isin(keep)]
+    base = trials.base_ranked(pool[["topic", "doc", "grade"]], runs)
+    codes = pd.factorize(pool["topic"])[0].astype(np.int64)
+    grade = pool["grade"].to_numpy(np.int64)
+    sel = samplers.srs_mask(codes, samplers.srs_sizes(codes, 0.2), np.random.default_rng(3))
+    g = np.where(sel, grade, -1)
+    r = trials.with_judgments(base, g)
+    var, bias = infap_jackknife(r)
+    assert np.allclose(var, infap.infap_variance_jackknife(r))
+    full = infap.infap_terms(r)["infAP"]
+    gt = base.g_topic
+    tnames = list(base.topic_names)
+    want = np.zeros(base.n_groups)
+    for t in keep:
+        rows = np.flatnonzero(sel & (pool["topic"].to_numpy() == t))
+        reps = []
+        for j in rows:
+            gj = g.copy()
+            gj[j] = -1
+            reps.append(infap.infap_terms(trials.with_judgments(base, gj))["infAP"])
+        n, p = len(rows), len(rows) / (pool["topic"] == t).sum()
+        b = (1 - p) * (n - 1) * (np.mean(reps, axis=0) - full)
+        m = gt == tnames.index(t)
+        want[m] = b[m]
+    assert np.allclose(bias, want) and np.abs(bias).max() > 1e-4

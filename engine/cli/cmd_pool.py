@@ -32,6 +32,11 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
+def _static() -> set:
+    from ..pooling import STATIC
+    return set(STATIC)
+
+
 def _parse_params(items: list[str]) -> dict:
     out = {}
     for it in items:
@@ -57,7 +62,8 @@ def run(args) -> int:
 
     w = Warnings()
     camp = load_campaign(args.campaign, warnings=w)
-    runs = camp.runs()
+    st = camp.store()
+    runs = camp.runs() if st is None or args.strategy not in _static() else None
     pooled = None
     if not args.all_runs:
         meta = camp.run_meta()
@@ -67,7 +73,8 @@ def run(args) -> int:
     cfg = camp.config if isinstance(camp.config, dict) else {}
     if args.budget and args.budget.startswith("targets"):
         if args.budget == "targets:mq":
-            budget = assign_targets(sorted(runs["topic"].astype(str).unique()), seed=args.seed).to_dict()
+            all_topics = st.topics() if st is not None else runs["topic"].astype(str).unique()
+            budget = assign_targets(sorted(all_topics), seed=args.seed).to_dict()
         else:
             budget = ((cfg.get("topics") or {}).get("targets")) or None
             if not budget:
@@ -83,8 +90,16 @@ def run(args) -> int:
     elif args.oracle == "judgments":
         oracle = camp.qrels()
     params = _parse_params(args.param)
+    cand = None
+    if runs is None:
+        # static strategies: the candidates are streamed from the run store (only the first `depth`
+        # documents of each ranking are read), in the store's tags
+        from ..blocks import pool_candidates_store
+        back = {v: k for k, v in camp.run_renames().items()}
+        stored = [back.get(r, r) for r in pooled] if pooled else None
+        cand = pool_candidates_store(st, args.depth, stored)
     pool = build_pool(runs, args.strategy, budget, depth=args.depth, seed=args.seed, pooled=pooled,
-                      oracle=oracle, **params)
+                      oracle=oracle, candidates=cand, **params)
     for item in w:
         print(f"warning: {item}", file=sys.stderr)
     sizes = pool.sizes()

@@ -19,6 +19,9 @@ def row_index(r: Ranked) -> np.ndarray:
     cache = r.__dict__.setdefault("_est_cache", {})
     if "row_index" in cache:
         return cache["row_index"]
+    if "row_index_sparse" in cache:       # set by ranking.ranked_from_arrow
+        cache["row_index"] = cache.pop("row_index_sparse").dense()
+        return cache["row_index"]
     q = _qrels(r)
     if r.n_rows == 0 or len(q) == 0:
         out = np.full(r.n_rows, -1, np.int64)

@@ -122,17 +122,23 @@ def derive_targets(counts: pd.Series, levels=MQ_TARGETS) -> pd.Series:
 
 def build_pool(runs: pd.DataFrame, strategy: str, budget=None, *, depth: int = 100, seed: int = 0,
                pooled: list[str] | None = None, oracle: pd.DataFrame | None = None, rel_level: int = 1,
-               topics: list[str] | None = None, **params) -> Pool:
+               topics: list[str] | None = None, candidates: pd.DataFrame | None = None, **params) -> Pool:
     """Build a pool of the `pooled` runs (default: all) cut at `depth` with `strategy` and per-topic
-    `budget` (see `resolve_budgets`). Reproducible from (runs, strategy, budget, depth, seed, params)."""
+    `budget` (see `resolve_budgets`). Reproducible from (runs, strategy, budget, depth, seed, params).
+    `candidates` (static strategies) is `pool_candidates` computed elsewhere, e.g. streamed over the
+    run store by `engine.blocks.pool_candidates_store`; `runs` is then not read."""
     if strategy not in STRATEGIES:
         raise CranfieldError(f"unknown pool strategy {strategy!r}; choose one of {', '.join(STRATEGIES)}")
     if depth is None or int(depth) < 1:
         raise CranfieldError("pool depth must be a positive integer")
     depth = int(depth)
     _check_params(strategy, params)
-    rr = ranked_runs(runs, depth, pooled, topics)
-    cand = pool_candidates(rr, depth)
+    if candidates is not None and strategy in STATIC:
+        cand = candidates
+        rr = pd.DataFrame({"run": sorted(pooled) if pooled else []})
+    else:
+        rr = ranked_runs(runs, depth, pooled, topics)
+        cand = pool_candidates(rr, depth)
     sizes = cand.groupby("topic", sort=False).size()
     budgets = resolve_budgets(budget, sizes)
     rng = np.random.default_rng(seed)

@@ -1,0 +1,162 @@
+"""Million-Query scale: simulate, ingest into the run store and evaluate, with wall time and peak memory.
+
+    python3 benchmarks/scale.py [--topics 10000] [--runs 25] [--depth 1000] [--dir /tmp/cranfield-scale]
+                                [--workers 2] [--judged N] [--resimulate]
+
+Steps (issue 8 targets on a 2-core, 24 GB machine: ingest < 5 min, evaluate < 2 min, peak < 8 GB):
+1. simulate: engine.simulate_large writes the campaign's text run files (kept between calls; not timed
+   against a target);
+2. ingest: RunStore.sync of every run file into Parquet (the store is emptied first);
+3. re-sync with nothing changed (what every later command pays);
+4. evaluate: engine.blocks.evaluate_store, trec_eval's default measures, every judged topic;
+5. reads: one topic of every run, one whole run; the depth-100 pool candidates (streamed).
+Peak memory is the largest summed resident set of this process and its worker processes, sampled
+every 50 ms from /proc.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import threading
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+
+class PeakRSS:
+    """Largest summed RSS of this process tree while the block runs (sampled from /proc)."""
+
+    def __init__(self, every: float = 0.05):
+        self.every, self.peak, self._stop = every, 0, threading.Event()
+
+    @staticmethod
+    def _tree_rss() -> int:
+        me = os.getpid()
+        kids: dict[int, list[int]] = {}
+        rss: dict[int, int] = {}
+        for d in os.listdir("/proc"):
+            if not d.isdigit():
+                continue
+            try:
+                with open(f"/proc/{d}/stat") as f:
+                    parts = f.read().rsplit(")", 1)[1].split()
+                kids.setdefault(int(parts[1]), []).append(int(d))
+                rss[int(d)] = int(parts[21]) * os.sysconf("SC_PAGE_SIZE")
+            except (OSError, IndexError, ValueError):
+                continue
+        total, todo = 0, [me]
+        while todo:
+            p = todo.pop()
+            total += rss.get(p, 0)
+            todo.extend(kids.get(p, []))
+        return total
+
+    def _run(self):
+        while not self._stop.is_set():
+            self.peak = max(self.peak, self._tree_rss())
+            self._stop.wait(self.every)
+
+    def __enter__(self):
+        self.t0 = time.perf_counter()
+        self._th = threading.Thread(target=self._run, daemon=True)
+        self._th.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._th.join()
+        self.peak = max(self.peak, self._tree_rss())
+        self.seconds = time.perf_counter() - self.t0
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--topics", type=int, default=10_000)
+    ap.add_argument("--runs", type=int, default=25)
+    ap.add_argument("--depth", type=int, default=1000)
+    ap.add_argument("--judged", type=int, default=None, help="judged topics (default: all)")
+    ap.add_argument("--dir", default="/tmp/cranfield-scale")
+    ap.add_argument("--workers", type=int, default=None)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--resimulate", action="store_true")
+    ap.add_argument("--json", default=None, help="also write the figures to this file")
+    args = ap.parse_args(argv)
+
+    from engine.blocks import evaluate_store, pool_candidates_store
+    from engine.formats import read_qrels
+    from engine.simulate_large import write_large_campaign
+    from engine.store import RunStore, store_dir
+
+    root = Path(args.dir)
+    stamp = root / "SIMULATED.json"
+    want = {"topics": args.topics, "runs": args.runs, "depth": args.depth, "judged": args.judged, "seed": args.seed}
+    out: dict = {"params": want, "cpus": os.cpu_count()}
+    if args.resimulate or not stamp.is_file() or json.loads(stamp.read_text()) != want:
+        shutil.rmtree(root, ignore_errors=True)
+        t = time.perf_counter()
+        write_large_campaign(root, args.topics, args.runs, args.depth, args.seed, judged=args.judged,
+                             progress=lambda d, n: print(f"\r  simulating {d}/{n} topics", end="", flush=True))
+        print()
+        stamp.write_text(json.dumps(want))
+        out["simulate_s"] = round(time.perf_counter() - t, 1)
+    files = sorted((root / "runs").glob("*.txt"))
+    text_bytes = sum(f.stat().st_size for f in files)
+    print(f"campaign {root}: {len(files)} run files, {text_bytes / 1e9:.2f} GB of text")
+
+    shutil.rmtree(store_dir(root), ignore_errors=True)
+    st = RunStore(root)
+    with PeakRSS() as m:
+        rep = st.sync(files, workers=args.workers,
+                      progress=lambda d, n, f: print(f"\r  ingested {d}/{n} files", end="", flush=True))
+    print()
+    store_bytes = sum(p.stat().st_size for p in store_dir(root).rglob("*.parquet"))
+    out["ingest"] = {"seconds": round(m.seconds, 1), "peak_gb": round(m.peak / 2**30, 2), "rows": rep.rows,
+                     "text_gb": round(text_bytes / 1e9, 2), "store_gb": round(store_bytes / 1e9, 2)}
+    print(f"ingest:   {m.seconds:7.1f} s  peak {m.peak / 2**30:5.2f} GB  {rep.rows:,} rows "
+          f"({rep.rows / m.seconds / 1e6:.1f} M rows/s); store {store_bytes / 1e9:.2f} GB")
+
+    with PeakRSS() as m:
+        rep2 = RunStore(root).sync(files)
+    out["resync_s"] = round(m.seconds, 3)
+    print(f"re-sync:  {m.seconds:7.3f} s  ({len(rep2.reused)} files unchanged)")
+
+    qrels = read_qrels(root / "judgments" / "qrels.txt")
+    st = RunStore(root)
+    with PeakRSS() as m:
+        df = evaluate_store(st, qrels, None, workers=args.workers,
+                            progress=lambda d, n: print(f"\r  evaluated {d}/{n} topic blocks", end="", flush=True))
+    print()
+    n_topics = qrels["topic"].nunique()
+    out["evaluate"] = {"seconds": round(m.seconds, 1), "peak_gb": round(m.peak / 2**30, 2),
+                       "judged_topics": int(n_topics), "values": int(len(df)),
+                       "measures": int(df["measure"].nunique())}
+    print(f"evaluate: {m.seconds:7.1f} s  peak {m.peak / 2**30:5.2f} GB  {n_topics:,} judged topics, "
+          f"{df['measure'].nunique()} measures, {len(df):,} values")
+    mean_map = df[df["measure"] == "map"].groupby("run", observed=True)["value"].mean()
+    print(f"          MAP of the runs {mean_map.min():.4f} .. {mean_map.max():.4f}")
+
+    topic = st.topics()[len(st.topics()) // 2]
+    with PeakRSS() as m:
+        one = st.read(topics=[topic])
+    out["read_topic_s"] = round(m.seconds, 3)
+    with PeakRSS() as m:
+        run = st.read(runs=[st.runs[0]], columns=["topic", "doc", "score"])
+    out["read_run_s"] = round(m.seconds, 2)
+    print(f"reads:    one topic of every run {out['read_topic_s']:.3f} s ({len(one):,} rows); "
+          f"one whole run {out['read_run_s']:.2f} s ({len(run):,} rows)")
+    del run, one
+    with PeakRSS() as m:
+        cand = pool_candidates_store(st, 100, workers=args.workers)
+    out["pool100"] = {"seconds": round(m.seconds, 1), "peak_gb": round(m.peak / 2**30, 2), "candidates": int(len(cand))}
+    print(f"pool:     {m.seconds:7.1f} s  peak {m.peak / 2**30:5.2f} GB  depth-100 candidates {len(cand):,}")
+    if args.json:
+        Path(args.json).write_text(json.dumps(out, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

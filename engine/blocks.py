@@ -1,0 +1,299 @@
+"""Evaluation and pooling streamed over the run store, one block of topics at a time.
+
+Every measure of a (run, topic) depends on that ranking and that topic's judgments only, so the
+judged topics are cut into blocks of about `block_rows` run rows; a block task reads its rows from
+the Parquet parts, evaluates them with the in-memory kernels and returns a small long table. Memory
+is bounded by the block size times the number of workers, whatever the campaign's size, and the
+joined result is identical to `engine.evaluate` on the whole table.
+
+A block task is a pure function of file paths and small tables (`BlockTask`), so any
+`concurrent.futures.Executor` runs it: a local process pool (default, one process per core), a thread
+pool, or a cluster's executor such as Dask's `Client.get_executor()` (`engine.distributed`) when the
+parts sit on storage every worker sees.
+"""
+from __future__ import annotations
+
+import os
+from concurrent.futures import Executor
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from .ranking import EvalOptions
+from .store import RunStore, to_frame
+
+BLOCK_ROWS = 3_000_000
+
+
+@dataclass(frozen=True)
+class BlockTask:
+    """One block: per run (tag, part path, row groups), the block's topics and their judgments."""
+
+    runs: tuple[tuple[str, str, tuple[int, ...]], ...]
+    run_order: tuple[str, ...]
+    topics: tuple[str, ...]
+    qrels: pd.DataFrame
+    measures: object
+    options: EvalOptions
+    extra: dict | None
+    max_pos: int | None = None
+    strings: bool = False
+
+
+def read_block(task: BlockTask, columns: list[str] | None = None) -> pd.DataFrame:
+    """The block's run rows as a run table (categorical run/topic/doc), runs in `run_order`."""
+    return to_frame(read_block_table(task, columns))
+
+
+def dict_codes(col, values: list[str]) -> np.ndarray:
+    """Per row of a (chunked, possibly dictionary-encoded) string column: its index in `values`, -1 if
+    absent. Dictionary chunks are looked up once per distinct value."""
+    vs = pa.array(values, pa.string())
+    chunks = col.chunks if isinstance(col, pa.ChunkedArray) else [col]
+    out = []
+    for ch in chunks:
+        if pa.types.is_dictionary(ch.type):
+            lut = pc.fill_null(pc.index_in(ch.dictionary, value_set=vs), -1).to_numpy()
+            out.append(lut[ch.indices.to_numpy()])
+        else:
+            out.append(pc.fill_null(pc.index_in(ch, value_set=vs), -1).to_numpy())
+    return np.concatenate(out) if out else np.zeros(0, np.int32)
+
+
+def read_block_table(task: BlockTask, columns: list[str] | None = None) -> pa.Table:
+    """The block's run rows as an Arrow table (run dictionary column first, topic dictionary-encoded),
+    runs in `run_order`."""
+    cols = columns or ["topic", "doc", "score"]
+    read_cols = list(dict.fromkeys(cols + ["topic"] + (["pos"] if task.max_pos is not None else [])))
+    topics = list(task.topics)
+    parts, names = [], []
+    for run, path, rgs in task.runs:
+        if not rgs:
+            continue
+        t = pq.ParquetFile(path, read_dictionary=["topic"]).read_row_groups(list(rgs), columns=read_cols,
+                                                                            use_threads=False)
+        mask = dict_codes(t.column("topic"), topics) >= 0
+        if task.max_pos is not None:
+            mask &= t.column("pos").to_numpy() <= task.max_pos
+        if not mask.all():
+            t = t.filter(pa.array(mask))
+        parts.append(t.select(cols))
+        names.append((run, len(t)))
+    if not parts:
+        from .store import SCHEMA
+        return pa.schema([("run", pa.dictionary(pa.int32(), pa.string()))]
+                         + [SCHEMA.field(c) for c in cols]).empty_table()
+    tab = pa.concat_tables(parts, promote_options="permissive")
+    codes = np.repeat(np.arange(len(names), dtype=np.int32), [n for _, n in names])
+    run_col = pa.DictionaryArray.from_arrays(pa.array(codes), pa.array([r for r, _ in names], pa.string()))
+    return tab.add_column(0, "run", run_col)
+
+
+def evaluate_block(task: BlockTask) -> tuple[pd.DataFrame, dict, pd.DataFrame | None]:
+    """Evaluate one block: (long table run, topic, measure, value; notes; text-valued measures)."""
+    from .evaluate import compute, to_long, to_long_str
+
+    runs = read_block_table(task)
+    c = compute(task.qrels, runs, task.measures, task.options, run_order=list(task.run_order), extra=task.extra)
+    return to_long(c), c.notes, (to_long_str(c) if task.strings else None)
+
+
+def plan_blocks(store: RunStore, topics: list[str], run_order: list[str], block_rows: int = BLOCK_ROWS
+                ) -> list[tuple[list[str], tuple[tuple[str, str, tuple[int, ...]], ...]]]:
+    """Blocks of `topics` (kept in order) with, per run, its part and the row groups holding them."""
+    ix = store.index
+    ix = ix[ix["run"].isin(set(run_order))]
+    blocks = store.topic_blocks(topics, block_rows, runs=run_order)
+    block_of = {t: i for i, b in enumerate(blocks) for t in b}
+    ix = ix.assign(block=ix["topic"].map(block_of))
+    ix = ix[ix["block"].notna()].astype({"block": np.int64})
+    rg = ix.groupby(["block", "run"], sort=False)["row_group"].agg(lambda s: tuple(sorted(set(s.tolist()))))
+    rg_of = rg.to_dict()
+    parts = {r: str(store.part(r)) for r in run_order}
+    out = []
+    for i, b in enumerate(blocks):
+        out.append((b, tuple((r, parts[r], rg_of.get((i, r), ())) for r in run_order)))
+    return out
+
+
+def _map(fn, tasks: list, workers: int | None, executor: Executor | None, progress) -> list:
+    """fn over tasks, in order, on `executor` or a local process pool (in process for one task/core)."""
+    n = len(tasks)
+    k = min(workers or os.cpu_count() or 1, n)
+    if executor is None and k < 2:
+        out = []
+        for i, t in enumerate(tasks):
+            out.append(fn(t))
+            if progress:
+                progress(i + 1, n)
+        return out
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+    import multiprocessing as mp
+    own = executor is None
+    ex = executor or ProcessPoolExecutor(max_workers=k, mp_context=mp.get_context("spawn"))
+    try:
+        futs = {ex.submit(fn, t): i for i, t in enumerate(tasks)}
+        out: list = [None] * n
+        for j, f in enumerate(as_completed(futs)):
+            out[futs[f]] = f.result()
+            if progress:
+                progress(j + 1, n)
+        return out
+    finally:
+        if own:
+            ex.shutdown(cancel_futures=True)
+
+
+def _sorted_topics(topics) -> list[str]:
+    return sorted({str(t) for t in topics}, key=lambda s: s.encode("utf-8"))
+
+
+def evaluate_store(store: RunStore, qrels: pd.DataFrame, measures=None, *, options: EvalOptions | None = None,
+                   gains: dict | None = None, runs: list[str] | None = None, block_rows: int = BLOCK_ROWS,
+                   workers: int | None = None, executor: Executor | None = None,
+                   progress: Callable[[int, int], None] | None = None, strings: bool = False) -> pd.DataFrame:
+    """`engine.evaluate(qrels, runs, measures)` over the store's runs, streamed by topic blocks.
+
+    Same long table (run, topic, measure, value; same order and attrs) as the in-memory call on the
+    whole run table. `runs` selects runs (default all, in store order). With `strings`, the
+    text-valued measures (relstring) are in `df.attrs["strings"]`; notes in `df.attrs["notes"]`."""
+    from .evaluate import to_long_empty
+
+    opt = options or EvalOptions()
+    extra = {"gains": dict(gains)} if gains else None
+    run_order = list(store.runs if runs is None else runs)
+    q = qrels
+    qt = q["topic"].astype(str).to_numpy(object)
+    topics = _sorted_topics(qt)
+    plan = plan_blocks(store, topics, run_order, block_rows)
+    block_of = {t: i for i, (b, _) in enumerate(plan) for t in b}
+    qb = pd.Series(qt).map(block_of).to_numpy()
+    order = np.argsort(qb, kind="stable")
+    bounds = np.searchsorted(qb[order], np.arange(len(plan) + 1))
+    tasks = []
+    for i, (b, parts) in enumerate(plan):
+        sub = q.iloc[order[bounds[i]:bounds[i + 1]]].reset_index(drop=True)
+        tasks.append(BlockTask(parts, tuple(run_order), tuple(b), sub, measures, opt, extra, strings=strings))
+    results = _map(evaluate_block, tasks, workers, executor, progress)
+    frames = [df for df, _, _ in results if len(df)]
+    notes: dict = {}
+    ix = store.index
+    unjudged = sorted(set(ix.loc[ix["run"].isin(set(run_order)), "topic"].tolist()) - set(topics))
+    if unjudged:
+        notes["topics_without_judgments"] = unjudged
+    filled = sum(n.get("topics_filled_by_c", 0) for _, n, _ in results)
+    if filled:
+        notes["topics_filled_by_c"] = filled
+    if not frames:
+        out = to_long_empty()
+        out.attrs["notes"] = notes
+        return out
+    out = join_blocks(frames, run_order, notes)
+    if strings:
+        sf = [s for _, _, s in results if s is not None and len(s)]
+        out.attrs["strings"] = pd.concat(sf, ignore_index=True) if sf else None
+    return out
+
+
+def join_blocks(frames: list[pd.DataFrame], run_order: list[str], notes: dict | None = None) -> pd.DataFrame:
+    """Long tables of consecutive topic blocks joined in the in-memory order (measure, run, topic)."""
+    measures = list(frames[0]["measure"].cat.categories)
+    present = {r for f in frames for r in f["run"].cat.categories}
+    runs = [r for r in run_order if r in present]
+    df = pd.concat([f.assign(run=f["run"].astype(object), measure=f["measure"].astype(object)) for f in frames],
+                   ignore_index=True)
+    df["run"] = pd.Categorical(df["run"], categories=runs)
+    df["measure"] = pd.Categorical(df["measure"], categories=measures)
+    key = df["measure"].cat.codes.to_numpy(np.int64) * (len(runs) + 1) + df["run"].cat.codes.to_numpy(np.int64)
+    df = df.iloc[np.argsort(key, kind="stable")].reset_index(drop=True)
+    df.attrs["aggregates"] = dict(frames[0].attrs.get("aggregates", {}))
+    if notes:
+        df.attrs["notes"] = notes
+    return df
+
+
+# --------------------------------------------------------------------------- pooling
+
+def candidates_from_table(tab: pa.Table, run_rank: dict[str, int], depth: int) -> pd.DataFrame:
+    """`pooling.candidates.pool_candidates` of run rows in store order (`pos` = trec_eval rank, all
+    <= depth): per (topic, doc) best rank, first run (index in `run_rank`), runs retrieving it and the
+    mean AP prior over the topic's runs, in the pool's canonical order."""
+    from .pooling.candidates import ap_prior
+    cols = ["topic", "doc", "best_rank", "first_run", "n_runs", "prior"]
+    if len(tab) == 0:
+        return pd.DataFrame({c: [] for c in cols})
+    rcol = tab.column("run").combine_chunks()
+    rlut = np.asarray([run_rank[str(x)] for x in rcol.dictionary.to_pylist()], np.int64)
+    run = rlut[rcol.indices.to_numpy()]
+    tcol = pc.dictionary_encode(tab.column("topic").cast(pa.string())).combine_chunks()
+    tnames = np.asarray(tcol.dictionary.to_pylist(), dtype=object)
+    tc = tcol.indices.to_numpy().astype(np.int64)
+    dcol = pc.dictionary_encode(tab.column("doc")).combine_chunks()
+    dc = dcol.indices.to_numpy().astype(np.int64)
+    pos = tab.column("pos").to_numpy().astype(np.int64)
+    nd = max(len(dcol.dictionary), 1)
+    key = tc * nd + dc
+    # the in-memory order (topic, doc, rank, run) within each (topic, doc), then pandas' grouped sums
+    order = np.lexsort((run, pos, key))
+    key, run, pos, tc = key[order], run[order], pos[order], tc[order]
+    first = np.concatenate(([True], key[1:] != key[:-1]))
+    grp = np.cumsum(first) - 1
+    prior = pd.Series(ap_prior(pos, depth)).groupby(grp, sort=False).sum().to_numpy()
+    n_runs_row = np.diff(np.append(np.flatnonzero(first), len(key)))
+    t_runs = pd.Series(run).groupby(tc, sort=False).nunique()
+    g_t = tc[first]
+    out = pd.DataFrame({"topic": tnames[g_t], "doc": np.asarray(dcol.dictionary.to_pylist(), dtype=object)[key[first] % nd],
+                        "best_rank": pos[first], "first_run": run[first], "n_runs": n_runs_row.astype(np.int64),
+                        "prior": prior / t_runs.reindex(g_t).to_numpy(np.float64)})
+    out = out.sort_values(["topic", "best_rank", "first_run", "doc"], kind="mergesort")
+    return out.reset_index(drop=True)
+
+
+def _candidates_block(args) -> pd.DataFrame:
+    task, run_rank, depth = args
+    return candidates_from_table(read_block_table(task, ["topic", "doc", "pos"]), run_rank, depth)
+
+
+def pool_candidates_store(store: RunStore, depth: int, pooled: list[str] | None = None,
+                          topics: list[str] | None = None, *, block_rows: int = BLOCK_ROWS,
+                          workers: int | None = None, executor: Executor | None = None,
+                          progress: Callable[[int, int], None] | None = None) -> pd.DataFrame:
+    """`pooling.candidates.pool_candidates(ranked_runs(runs, depth, pooled, topics), depth)` over the
+    store, streamed by topic blocks: only the first `depth` documents of each ranking are read."""
+    from .errors import CranfieldError
+    run_order = list(store.runs if pooled is None else pooled)
+    missing = sorted(set(run_order) - set(store.runs))
+    if missing:
+        raise CranfieldError(f"pooled runs not found among the runs: {', '.join(missing[:10])}")
+    all_topics = store.topics() if topics is None else _sorted_topics(topics)
+    ix = store.index
+    ix = ix[ix["run"].isin(set(run_order)) & ix["topic"].isin(set(all_topics))]
+    present = sorted(set(ix["run"].tolist()))
+    run_rank = {r: i for i, r in enumerate(present)}
+    # blocks sized by the rows actually read (at most `depth` per ranking)
+    per_topic = ix.assign(rows=np.minimum(ix["rows"], depth)).groupby("topic")["rows"].sum()
+    blocks, cur, acc = [], [], 0
+    for t in all_topics:
+        c = int(per_topic.get(t, 0))
+        if cur and acc + c > block_rows:
+            blocks.append(cur)
+            cur, acc = [], 0
+        cur.append(t)
+        acc += c
+    if cur:
+        blocks.append(cur)
+    tasks = []
+    for b in blocks:
+        plan = plan_blocks(store, b, run_order, 1 << 62)
+        for bb, parts in plan:
+            tasks.append((BlockTask(parts, tuple(run_order), tuple(bb), pd.DataFrame(), None, EvalOptions(), None,
+                                    max_pos=depth), run_rank, depth))
+    frames = [f for f in _map(_candidates_block, tasks, workers, executor, progress) if len(f)]
+    if not frames:
+        raise CranfieldError("no run results to pool (check the runs and the pooled-run selection)")
+    return pd.concat(frames, ignore_index=True)

@@ -1,0 +1,218 @@
+"""The columnar run store (engine.store) and the block-streamed engine (engine.blocks): layout,
+incremental ingest, error reporting, and results identical to the in-memory engine."""
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+
+from engine.blocks import evaluate_store, pool_candidates_store
+from engine.campaign import load_campaign
+from engine.errors import FormatError, Warnings
+from engine.evaluate import compute, evaluate, trec_eval_lines, trec_eval_lines_long
+from engine.formats import read_qrels, read_runs
+from engine.pooling import build_pool
+from engine.pooling.candidates import pool_candidates, ranked_runs
+from engine.ranking import EvalOptions
+from engine.store import RunStore, store_dir
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def run_lines(tag: str, rows: list[tuple[str, str, float]]) -> str:
+    return "".join(f"{t} Q0 {d} {i + 1} {s} {tag}\n" for i, (t, d, s) in enumerate(rows))
+
+
+@pytest.fixture
+def small(tmp_path):
+    # run a: topic 2 listed before topic 10 (numeric order), tied scores, out of score order
+    a = write(tmp_path / "runs" / "a.txt", run_lines("a", [
+        ("2", "d1", 1.0), ("2", "d3", 3.0), ("2", "d2", 3.0), ("10", "x", 0.5), ("10", "y", 0.7)]))
+    b = write(tmp_path / "runs" / "b.txt", run_lines("b", [("10", "y", 2.0), ("2", "d9", 1.0)]))
+    return tmp_path, [a, b]
+
+
+def test_layout_order_and_partitions(small):
+    root, files = small
+    st = RunStore(root)
+    rep = st.sync(files)
+    assert rep.ingested == [str(f) for f in files] and rep.rows == 7
+    # Hive partitions, one part per run
+    parts = sorted(p.relative_to(store_dir(root)).parts[:2] for p in store_dir(root).rglob("*.parquet")
+                   if p.parent.name.startswith("run="))
+    assert [p[1] for p in parts] == ["run=a", "run=b"]
+    t = pq.read_table(st.part("a")).to_pandas()
+    # byte order of topics: "10" < "2"; score desc; tie (3.0) broken by doc id descending: d3 before d2
+    assert t["topic"].tolist() == ["10", "10", "2", "2", "2"]
+    assert t["doc"].tolist() == ["y", "x", "d3", "d2", "d1"]
+    assert t["pos"].tolist() == [1, 2, 1, 2, 3]
+    assert t["rank"].tolist() == [5, 4, 2, 3, 1]          # the file's own rank column, kept
+    # one topic of every run, one run
+    one = st.read(topics=["10"])
+    assert one.column("run").to_pylist() == ["a", "a", "b"] and one.column("doc").to_pylist() == ["y", "x", "y"]
+    assert st.read(runs=["b"]).num_rows == 2
+    assert st.topics() == ["10", "2"]
+
+
+def test_row_groups_hold_whole_topics(tmp_path):
+    rows = [(str(t), f"d{t}-{i}", float(100 - i)) for t in range(1, 40) for i in range(30)]
+    f = write(tmp_path / "runs" / "r.txt", run_lines("r", rows))
+    from engine import store as store_mod
+    part = tmp_path / "p.parquet"
+    meta = store_mod.ingest_file(str(f), str(part), block_rows=100)
+    pf = pq.ParquetFile(part)
+    assert pf.num_row_groups > 5
+    seen = set()
+    for i in range(pf.num_row_groups):
+        ts = set(pf.read_row_group(i, columns=["topic"]).column("topic").to_pylist())
+        assert not ts & seen                     # a topic never spans two row groups
+        seen |= ts
+    assert len(meta["topics"]) == 39 and sum(meta["topic_rows"]) == 39 * 30
+
+
+def test_incremental_sync(small):
+    root, files = small
+    st = RunStore(root)
+    st.sync(files)
+    rep = RunStore(root).sync(files)
+    assert rep.ingested == [] and len(rep.reused) == 2
+    # change one file: only it is read again, and the new content is what is served
+    time.sleep(0.01)
+    write(files[1], run_lines("b", [("10", "z", 9.0)]))
+    rep = RunStore(root).sync(files)
+    assert rep.ingested == [str(files[1])] and rep.reused == [str(files[0])]
+    assert RunStore(root).read(runs=["b"]).column("doc").to_pylist() == ["z"]
+    # drop a file: its part goes
+    rep = RunStore(root).sync(files[:1])
+    assert rep.removed and RunStore(root).runs == ["a"]
+    assert not any("run=b" in str(p) for p in store_dir(root).rglob("*.parquet"))
+
+
+def test_bad_files_are_reported_with_file_and_line(small):
+    root, files = small
+    bad = write(root / "runs" / "c.txt", "1 Q0 d1 1 0.5 c\n1 Q0 d2 2 notanumber c\n")
+    with pytest.raises(FormatError) as e:
+        RunStore(root).sync(files + [bad])
+    text = str(e.value)
+    assert f"{bad}:2" in text and "score" in text
+    # the good files were stored; the bad one is not recorded and is read again next time
+    assert RunStore(root).runs == ["a", "b"]
+    with pytest.raises(FormatError):
+        RunStore(root).sync(files + [bad])
+    # two files with one tag
+    dup = write(root / "runs" / "d.txt", run_lines("a", [("1", "q", 1.0)]))
+    with pytest.raises(FormatError, match="run tag 'a' is also the tag of"):
+        RunStore(root).sync(files + [dup])
+
+
+def test_duplicate_documents_warned_and_first_kept(tmp_path):
+    f = write(tmp_path / "runs" / "r.txt", run_lines("r", [("1", "d1", 3.0), ("1", "d2", 2.0), ("1", "d1", 1.0)]))
+    w = Warnings()
+    RunStore(tmp_path).sync([f], w)
+    msgs = [str(p) for p in w]
+    assert any(f"{f}:3" in m and "retrieved twice" in m and "first at line 1" in m for m in msgs)
+    t = RunStore(tmp_path).read()
+    assert t.column("doc").to_pylist() == ["d1", "d2"] and t.column("score").to_pylist() == [3.0, 2.0]
+    # the warning is repeated when the stored copy is reused, so nothing is lost silently
+    w2 = Warnings()
+    RunStore(tmp_path).sync([f], w2)
+    assert [str(p) for p in w2] == msgs
+
+
+def test_campaign_reads_runs_from_the_store(tmp_path):
+    import shutil
+    from engine.cli import demo_campaign
+    root = tmp_path / "demo"
+    shutil.copytree(demo_campaign(), root, ignore=shutil.ignore_patterns(".cranfield-*"))
+    c = load_campaign(root)
+    text = read_runs(c.run_files())
+    runs = c.runs()
+    assert (store_dir(root) / "manifest.json").is_file()
+    key = ["run", "topic", "doc"]
+    a = text.astype({k: object for k in key}).sort_values(key).reset_index(drop=True)
+    b = runs.astype({k: object for k in key}).sort_values(key).reset_index(drop=True)
+    pd.testing.assert_frame_equal(a[key + ["rank", "score"]], b[key + ["rank", "score"]], check_dtype=False)
+    # a later load does not parse the text again
+    from engine import store as store_mod
+    calls = []
+    real = store_mod.ingest_file
+    store_mod.ingest_file = lambda *a, **k: calls.append(a) or real(*a, **k)
+    try:
+        load_campaign(root).runs()
+    finally:
+        store_mod.ingest_file = real
+    assert calls == []
+
+
+# --------------------------------------------------------------------------- medium campaign
+
+
+@pytest.fixture(scope="module")
+def medium(tmp_path_factory):
+    """1,000 topics x 25 runs x 200 documents (5M rows), judged: 600 topics."""
+    from engine.simulate_large import write_large_campaign
+    root = write_large_campaign(tmp_path_factory.mktemp("medium") / "c", n_topics=1000, n_runs=25, depth=200,
+                                seed=3, judged=600)
+    files = sorted((root / "runs").glob("*.txt"))
+    st = RunStore(root)
+    st.sync(files, workers=2)
+    return root, files, st, read_qrels(root / "judgments" / "qrels.txt"), read_runs(files)
+
+
+MEASURES = ["official", "all_trec", "infAP", "ndcgx", "Q", "bpref_N", "map@cond"]
+
+
+@pytest.mark.parametrize("opts", [EvalOptions(), EvalOptions(complete=True, rel_level=2),
+                                  EvalOptions(max_depth=50, judged_only=True)])
+def test_medium_identical_to_in_memory(medium, opts):
+    root, files, st, qrels, runs = medium
+    assert len(runs) == 5_000_000
+    mem = evaluate(qrels, runs, MEASURES, options=opts)
+    # small blocks (many per worker), two processes: still the same table, bit for bit
+    streamed = evaluate_store(st, qrels, MEASURES, options=opts, block_rows=400_000, workers=2)
+    assert len(mem) > 600 * 25 * 100
+    pd.testing.assert_frame_equal(mem, streamed, check_exact=True)
+
+
+def test_medium_trec_output_and_summary(medium):
+    root, files, st, qrels, runs = medium
+    c = compute(qrels, runs, ["official"], EvalOptions())
+    df = evaluate_store(st, qrels, ["official"], block_rows=1_000_000, workers=1, strings=True)
+    assert trec_eval_lines(c) == trec_eval_lines_long(df, ["official"], strings=df.attrs["strings"])
+    # topics with results but no judgments are reported, not evaluated
+    assert len(df.attrs["notes"]["topics_without_judgments"]) == 400
+
+
+def test_medium_pools_identical(medium):
+    root, files, st, qrels, runs = medium
+    pooled = [f"run{i:02d}" for i in range(1, 26, 2)]
+    topics = sorted(runs["topic"].astype(str).unique())[::4]        # 250 topics keep the in-memory side quick
+    for depth in (10, 100):
+        a = pool_candidates(ranked_runs(runs, depth, pooled, topics), depth)
+        b = pool_candidates_store(st, depth, pooled, topics, block_rows=100_000, workers=2)
+        pd.testing.assert_frame_equal(a, b, check_exact=True)
+    cand = pool_candidates_store(st, 100, pooled, topics, workers=1)
+    for strategy, budget in (("statap", 30), ("stratified", 0.1), ("depth", 20)):
+        p1 = build_pool(runs, strategy, budget, depth=100, seed=5, pooled=pooled, topics=topics)
+        p2 = build_pool(None, strategy, budget, depth=100, seed=5, pooled=pooled, candidates=cand)
+        pd.testing.assert_frame_equal(p1.table, p2.table, check_exact=True)
+
+
+def test_dask_executor_runs_the_blocks(medium):
+    pytest.importorskip("distributed", reason="Dask (distributed) is in the test extras")
+    from engine.distributed import dask_executor
+    root, files, st, qrels, runs = medium
+    q = qrels[qrels["topic"].astype(str) < "10200"]
+    mem = evaluate(q, runs[runs["topic"].astype(str) < "10200"], ["map", "P.10", "ndcg_cut.10"])
+    with dask_executor(n_workers=2) as ex:
+        df = evaluate_store(st, q, ["map", "P.10", "ndcg_cut.10"], block_rows=200_000, executor=ex)
+    pd.testing.assert_frame_equal(mem, df, check_exact=True)
