@@ -256,6 +256,9 @@ def run_stratified(args) -> int:
     return 0
 
 
+STREAM_ROWS = 20_000_000   # above this many run rows, reductions stream over the run store
+
+
 def _campaign_inputs(args, truth: bool = False):
     camp, w = _campaign(args.campaign)
     q = camp.truth_qrels() if truth else camp.qrels()
@@ -266,9 +269,13 @@ def _campaign_inputs(args, truth: bool = False):
 
 
 def run_reduction(args) -> int:
-    from ..stability.reduction import reduction_experiment, summarize_reduction
+    from ..stability.reduction import reduction_experiment, reduction_experiment_store, summarize_reduction
     from ..stability.rejudge import Rejudger
-    camp, q, runs, measures = _campaign_inputs(args, args.truth)
+    camp, w = _campaign(args.campaign)
+    q = camp.truth_qrels() if args.truth else camp.qrels()
+    if q is None:
+        raise CranfieldError(f"{args.campaign}: no truth/qrels.txt (only simulated campaigns have complete truth)")
+    measures = args.measures or camp.measures()
     levels = None
     if args.levels:
         try:
@@ -277,10 +284,18 @@ def run_reduction(args) -> int:
             raise CranfieldError(f"--levels {args.levels!r}: give comma-separated percentages")
     if args.trials < 1:
         raise CranfieldError("--trials must be >= 1")
-    rj = Rejudger(q, runs, measures, camp.eval_options(max_depth=None))
-    df = reduction_experiment(q, runs, measures, method=args.method, levels=levels, trials=args.trials,
-                              seed=args.seed, rel_level=camp.binary_threshold(), rejudger=rj,
-                              progress=_progress(args))
+    st = camp.store()
+    if st is not None and st.rows > STREAM_ROWS:
+        # a large campaign: streamed over the run store by topic blocks (bounded memory, all cores)
+        df = reduction_experiment_store(st, q, measures, options=camp.eval_options(max_depth=None),
+                                        method=args.method, levels=levels, trials=args.trials, seed=args.seed,
+                                        rel_level=camp.binary_threshold(), progress=_progress(args))
+    else:
+        runs = camp.runs()
+        rj = Rejudger(q, runs, measures, camp.eval_options(max_depth=None))
+        df = reduction_experiment(q, runs, measures, method=args.method, levels=levels, trials=args.trials,
+                                  seed=args.seed, rel_level=camp.binary_threshold(), rejudger=rj,
+                                  progress=_progress(args))
     t = summarize_reduction(df, args.value).reset_index()
     _emit_table(t, args, f"{args.method} reduction: mean {args.value} vs full judgments ({args.trials} trials)")
     return 0

@@ -58,7 +58,11 @@ def uniform_keep(qrels: pd.DataFrame, degree: float, rng: np.random.Generator, r
 
 def compare(full: np.ndarray, new: np.ndarray) -> dict:
     """Ranking and score agreement of the run means under new vs full judgments (topics x runs inputs)."""
-    a, b = full.mean(axis=0), new.mean(axis=0)
+    return compare_means(full.mean(axis=0), new.mean(axis=0))
+
+
+def compare_means(a: np.ndarray, b: np.ndarray) -> dict:
+    """`compare` from the per-run mean scores under full (`a`) and reduced (`b`) judgments."""
     return {"tau": kendall_tau(a, b), "tau_ap": tau_ap(a, b),
             "rms": float(np.sqrt(np.mean((b - a) ** 2))), "drift": float(np.mean(b - a)),
             "mean_score": float(b.mean())}
@@ -72,11 +76,7 @@ def reduction_experiment(qrels: pd.DataFrame, runs: pd.DataFrame, measures, *, m
     `method` is "uniform" (He et al. degrees) or "bv" (Buckley-Voorhees rates). Summarize with
     `summarize_reduction`.
     """
-    if method not in ("uniform", "bv"):
-        raise CranfieldError(f"reduction method must be 'uniform' or 'bv', got {method!r}")
-    levels = tuple(levels or (HE_LEVELS if method == "uniform" else BV_RATES))
-    if any(not 0 < float(v) <= 100 for v in levels):
-        raise CranfieldError("reduction levels are percentages in (0, 100]")
+    levels = _levels(method, levels)
     report(progress, 0.0, "joining runs and judgments")
     rj = rejudger or Rejudger(qrels, runs, measures)
     q = rj.qrels
@@ -95,6 +95,79 @@ def reduction_experiment(qrels: pd.DataFrame, runs: pd.DataFrame, measures, *, m
                              "judged": int((keep & (rj.q_grade >= 0)).sum()), **compare(full[name], new[name])})
             done += 1
             report(progress, done / total, f"{method} level {lv}%: trial {tr + 1}/{trials}")
+    return pd.DataFrame(rows)
+
+
+def _levels(method: str, levels) -> tuple:
+    if method not in ("uniform", "bv"):
+        raise CranfieldError(f"reduction method must be 'uniform' or 'bv', got {method!r}")
+    levels = tuple(levels or (HE_LEVELS if method == "uniform" else BV_RATES))
+    if any(not 0 < float(v) <= 100 for v in levels):
+        raise CranfieldError("reduction levels are percentages in (0, 100]")
+    return levels
+
+
+def _reduction_block(args) -> tuple[np.ndarray, int, list[str]]:
+    """Per (mask, measure, run): the sum over the block's topics; mask 0 = full judgments."""
+    from ..blocks import read_block
+    task, masks, run_order, options = args
+    q = task.qrels
+    runs = read_block(task)
+    names = None
+    if len(runs) == 0:
+        from ..measures import load_all, resolve
+        load_all()
+        names = [n for req in resolve(task.measures) for n in req.names if req.measure.value_kind != "str"]
+        return np.zeros((len(masks) + 1, len(names), len(run_order))), q["topic"].nunique(), names
+    rj = Rejudger(q, runs, task.measures, options)
+    col = np.asarray([run_order.index(r) for r in rj.runs])
+    out = np.zeros((len(masks) + 1, len(rj.names), len(run_order)))
+    for i, keep in enumerate([None, *masks]):
+        ev = rj.evaluate(keep, removed_as="unjudged") if keep is not None else rj.evaluate()
+        for j, name in enumerate(rj.names):
+            out[i, j, col] = ev[name].sum(axis=0)
+    return out, rj.n_topics, rj.names
+
+
+def reduction_experiment_store(store, qrels: pd.DataFrame, measures, *, options=None, method: str = "uniform",
+                               levels=None, trials: int = 10, seed: int = 0, rel_level: int = 1,
+                               block_rows: int | None = None, workers: int | None = None, executor=None,
+                               progress: Progress = None) -> pd.DataFrame:
+    """`reduction_experiment` over a run store, streamed by topic blocks (bounded memory): the same
+    random reductions (same seed, same draws), each block evaluated under every reduction, run means
+    accumulated over blocks. Equal to the in-memory experiment up to the rounding of the means."""
+    from ..blocks import BLOCK_ROWS, BlockTask, _map, _sorted_topics, plan_blocks
+    from ..ranking import EvalOptions
+    levels = _levels(method, levels)
+    q = qrels.reset_index(drop=True)
+    rng = np.random.default_rng(seed)
+    keep_fn = uniform_keep if method == "uniform" else bv_keep
+    draws = [(float(lv), tr, keep_fn(q, float(lv), rng, rel_level)) for lv in levels for tr in range(trials)]
+    run_order = list(store.runs)
+    qt = q["topic"].astype(str).to_numpy(object)
+    plan = plan_blocks(store, _sorted_topics(qt), run_order, block_rows or BLOCK_ROWS // 2)
+    block_of = {t: i for i, (b, _) in enumerate(plan) for t in b}
+    qb = pd.Series(qt).map(block_of).to_numpy()
+    opt = options or EvalOptions(rel_level=rel_level)
+    tasks = []
+    for i, (b, parts) in enumerate(plan):
+        rows = np.flatnonzero(qb == i)
+        task = BlockTask(parts, tuple(run_order), tuple(b), q.iloc[rows].reset_index(drop=True), measures, opt, None)
+        tasks.append((task, [k[rows] for _, _, k in draws], run_order, opt))
+    def tick(d, n):
+        report(progress, d / n, f"{method} reductions: topic block {d}/{n}")
+
+    results = _map(_reduction_block, tasks, workers, executor, tick if progress else None)
+    total = sum(r[0] for r in results)
+    n_topics = sum(r[1] for r in results)
+    names = results[0][2]
+    means = total / max(n_topics, 1)
+    rows = []
+    for i, (lv, tr, keep) in enumerate(draws):
+        for j, name in enumerate(names):
+            rows.append({"level": lv, "trial": tr, "measure": name,
+                         "judged": int((keep & (q["grade"].to_numpy(np.int64) >= 0)).sum()),
+                         **compare_means(means[0, j], means[i + 1, j])})
     return pd.DataFrame(rows)
 
 
