@@ -229,3 +229,25 @@ def test_medium_reductions_streamed_equal_in_memory(medium):
     np.testing.assert_allclose(streamed[["rms", "drift", "mean_score"]], mem[["rms", "drift", "mean_score"]],
                                rtol=0, atol=1e-12)
     assert mem["tau"].min() < 0.99          # the reductions do move the ranking
+
+
+def test_medium_pool_bias_streamed_equal_in_memory(medium):
+    from engine.stability.poolbias import leave_group_out, leave_manual_out, pool_bias_store
+    root, files, st, qrels, runs = medium
+    tags = [f"run{i:02d}" for i in range(1, 26)]
+    meta = pd.DataFrame({"run": tags, "group": [f"g{(i - 1) // 5}" for i in range(1, 26)],
+                         "type": ["manual" if i % 7 == 0 else "automatic" for i in range(1, 26)],
+                         "pooled": [i % 9 != 0 for i in range(1, 26)]})
+    q = qrels[qrels["topic"].astype(str) < "10400"]         # 240 judged topics keep the in-memory side quick
+    sub = runs[runs["topic"].astype(str) < "10400"]
+    for mode, fn in (("group", leave_group_out), ("manual", leave_manual_out)):
+        s1, d1 = fn(q, sub, meta, ["map", "P.10"], depth=20)
+        s2, d2 = pool_bias_store(st, q, meta, ["map", "P.10"], mode=mode, depth=20, block_rows=300_000, workers=2)
+        assert list(s1.columns) == list(s2.columns) and list(d1.columns) == list(d2.columns)
+        exact = [c for c in d1.columns if d1[c].dtype.kind in "iOUb" or c in ("run", "group", "measure")]
+        pd.testing.assert_frame_equal(d1[exact], d2[exact], check_dtype=False)
+        num = [c for c in d1.columns if c not in exact]
+        np.testing.assert_allclose(d2[num].to_numpy(float), d1[num].to_numpy(float), rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(s2.drop(columns="measure").to_numpy(float),
+                                   s1.drop(columns="measure").to_numpy(float), rtol=1e-9, atol=1e-12)
+        assert d1["rank_change"].abs().sum() > 0           # leaving runs out does move them

@@ -304,11 +304,20 @@ def run_reduction(args) -> int:
 def run_poolbias(args) -> int:
     from ..stability.poolbias import leave_group_out, leave_manual_out
     from ..stability.rejudge import Rejudger
-    camp, q, runs, measures = _campaign_inputs(args)
+    from ..stability.poolbias import pool_bias_store
+    camp, w = _campaign(args.campaign)
+    q, measures = camp.qrels(), args.measures or camp.measures()
     depth = args.depth or int((camp.config.get("pool") or {}).get("depth") or 50)
-    rj = Rejudger(q, runs, measures, camp.eval_options(max_depth=None))
-    fn = leave_group_out if args.mode == "group" else leave_manual_out
-    summ, det = fn(q, runs, camp.run_meta(), measures, depth=depth, rejudger=rj, progress=_progress(args))
+    st = camp.store()
+    if st is not None and st.rows > STREAM_ROWS and not camp.run_renames():
+        # a large campaign: streamed over the run store by topic blocks (bounded memory, all cores)
+        summ, det = pool_bias_store(st, q, camp.run_meta(), measures, mode=args.mode, depth=depth,
+                                    options=camp.eval_options(max_depth=None), progress=_progress(args))
+    else:
+        runs = camp.runs()
+        rj = Rejudger(q, runs, measures, camp.eval_options(max_depth=None))
+        fn = leave_group_out if args.mode == "group" else leave_manual_out
+        summ, det = fn(q, runs, camp.run_meta(), measures, depth=depth, rejudger=rj, progress=_progress(args))
     _emit_table(det if args.detail else summ, args,
                 f"leave-{args.mode}-out at pool depth {depth} (rank change > 0: moved down)")
     return 0

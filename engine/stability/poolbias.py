@@ -155,3 +155,153 @@ def leave_manual_out(qrels: pd.DataFrame, runs: pd.DataFrame, run_meta: pd.DataF
                            "rank_change": int(rb[j] - ra[j]), "old": float(a[j]), "new": float(b[j])})
     report(progress, 1.0, "done")
     return pd.DataFrame(rows), pd.DataFrame(detail)
+
+
+# --------------------------------------------------------------------------- streamed over a run store
+
+def _poolbias_block(args):
+    """Per scenario (runs left out): removed judgments, run sums under full and reduced judgments,
+    and per-topic values of the left-out runs (for the paired tests)."""
+    from ..blocks import read_block
+    task, scenarios, contributors, depth, run_order, options = args
+    q = task.qrels
+    runs = read_block(task, ["topic", "doc", "score", "rank"])
+    out = []
+    if len(runs) == 0 or len(q) == 0:
+        return None
+    rj = Rejudger(q, runs, task.measures, options)
+    col = np.asarray([run_order.index(r) for r in rj.runs])
+    full = rj.evaluate()
+    nm, nr = len(rj.names), len(run_order)
+
+    def sums(ev):
+        s = np.zeros((nm, nr))
+        for j, name in enumerate(rj.names):
+            s[j, col] = ev[name].sum(axis=0)
+        return s
+
+    def per_topic(ev, members):
+        m = np.zeros((nm, rj.n_topics, len(members)))
+        for j, name in enumerate(rj.names):
+            for k, r in enumerate(members):
+                if r in rj.runs:
+                    m[j, :, k] = ev[name][:, rj.runs.index(r)]
+        return m
+
+    full_sums = sums(full)
+    for left_out, members in scenarios:
+        rm = unique_contribution_mask(rj.qrels, runs, contributors, left_out, depth)
+        new = rj.evaluate(~rm) if rm.any() else full
+        out.append((int(rm.sum()), sums(new), per_topic(full, members), per_topic(new, members)))
+    return full_sums, rj.n_topics, rj.names, out
+
+
+def pool_bias_store(store, qrels: pd.DataFrame, run_meta: pd.DataFrame, measures, *, mode: str = "group",
+                    depth: int = 50, options=None, block_rows: int | None = None, workers: int | None = None,
+                    executor=None, progress: Progress = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """`leave_group_out` (mode "group") or `leave_manual_out` ("manual") over a run store, streamed by
+    topic blocks: each block re-judges its topics for every scenario; run means and the left-out
+    runs' per-topic scores are joined over blocks. Same tables as in memory (means up to rounding)."""
+    from ..blocks import BLOCK_ROWS, BlockTask, _map, _sorted_topics, plan_blocks
+    from ..ranking import EvalOptions
+    run_order = list(store.runs)
+    meta = _meta(run_meta, run_order)
+    contributors = meta.index[meta["pooled"]].tolist()
+    if mode == "group":
+        groups = sorted(set(meta.loc[contributors, "group"].astype(str)))
+        if not groups:
+            raise CranfieldError("no pooled runs: nothing to leave out")
+        scen = []
+        for grp in groups:
+            members = meta.index[meta["group"].astype(str) == grp].tolist()
+            scen.append((grp, [m for m in members if m in contributors], members))
+    elif mode == "manual":
+        manual = meta.index[meta["type"].astype(str) == "manual"].tolist()
+        if not manual:
+            raise CranfieldError("no manual runs (campaign.yaml runs: type: manual): nothing to leave out")
+        scen = [("manual", [m for m in manual if m in contributors], manual)]
+    else:
+        raise CranfieldError(f"pool-bias mode must be 'group' or 'manual', got {mode!r}")
+    q = qrels.reset_index(drop=True)
+    qt = q["topic"].astype(str).to_numpy(object)
+    plan = plan_blocks(store, _sorted_topics(qt), run_order, block_rows or BLOCK_ROWS // 2)
+    block_of = {t: i for i, (b, _) in enumerate(plan) for t in b}
+    qb = pd.Series(qt).map(block_of).to_numpy()
+    opt = options or EvalOptions()
+    tasks = []
+    for i, (b, parts) in enumerate(plan):
+        task = BlockTask(parts, tuple(run_order), tuple(b), q.iloc[np.flatnonzero(qb == i)].reset_index(drop=True),
+                         measures, opt, None)
+        tasks.append((task, [(lo, mem) for _, lo, mem in scen], contributors, depth, run_order, opt))
+    res = [r for r in _map(_poolbias_block, tasks, workers, executor,
+                           (lambda d, n: report(progress, d / n, f"pool bias: topic block {d}/{n}")) if progress else None)
+           if r is not None]
+    if not res:
+        raise CranfieldError("no (run, topic) pairs with both results and judgments to evaluate")
+    names = res[0][2]
+    T = sum(r[1] for r in res)
+    a_all = sum(r[0] for r in res) / T
+    summary, detail = [], []
+    for si, (label, _, members) in enumerate(scen):
+        removed = sum(r[3][si][0] for r in res)
+        b_all = sum(r[3][si][1] for r in res) / T
+        f_pt = np.concatenate([r[3][si][2] for r in res], axis=1)
+        n_pt = np.concatenate([r[3][si][3] for r in res], axis=1)
+        sel = np.isin(np.asarray(run_order), members)
+        idx = [run_order.index(m) for m in members]
+        for j, name in enumerate(names):
+            a, b = a_all[j], b_all[j]
+            ra, rb = rank_positions(a), rank_positions(b)
+            if mode == "manual":
+                full_m = np.zeros((T, len(run_order)))
+                new_m = np.zeros((T, len(run_order)))
+                full_m[:, idx] = f_pt[j]
+                new_m[:, idx] = n_pt[j]
+                eff = _effects_means(a, b, full_m[:, sel], new_m[:, sel], sel)
+                summary.append({"measure": name, "removed": removed, **eff})
+            for k, run in enumerate(members):
+                jj = run_order.index(run)
+                row = {"measure": name, "run": run, "old_rank": int(ra[jj]), "new_rank": int(rb[jj]),
+                       "rank_change": int(rb[jj] - ra[jj]), "old": float(a[jj]), "new": float(b[jj])}
+                if mode == "group":
+                    dj = n_pt[j, :, k] - f_pt[j, :, k]
+                    p = (stats.ttest_rel(n_pt[j, :, k], f_pt[j, :, k]).pvalue if dj.std() > 0
+                         else (1.0 if not dj.any() else 0.0))
+                    row = {"measure": name, "group": label, "run": run, "removed": removed,
+                           **{k2: v for k2, v in row.items() if k2 not in ("measure", "run")}, "p": float(p)}
+                detail.append(row)
+    det = pd.DataFrame(detail)
+    if mode == "group":
+        for name in names:
+            s = det[det["measure"] == name]
+            ch = s["rank_change"].to_numpy()
+            summary.append({"measure": name, "n_left_out": len(s), "mean_abs_rank_change": float(np.abs(ch).mean()),
+                            "mean_rank_change": float(ch.mean()), "max_up": int(max(0, -ch.min())),
+                            "max_down": int(max(0, ch.max())),
+                            "rms": float(np.sqrt(np.mean((s["new"] - s["old"]) ** 2))),
+                            "mean_score_change": float((s["new"] - s["old"]).mean()),
+                            "share_significant": float((s["p"] < 0.05).mean())})
+    return pd.DataFrame(summary), det
+
+
+def _effects_means(a: np.ndarray, b: np.ndarray, full_sel: np.ndarray, new_sel: np.ndarray, sel: np.ndarray) -> dict:
+    """`_effects` from run means (all runs) and the selected runs' per-topic scores."""
+    ra, rb = rank_positions(a), rank_positions(b)
+    ch = (rb - ra)[sel]
+    d = new_sel - full_sel
+    sd = d.std(axis=0, ddof=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = d.mean(axis=0) / (sd / np.sqrt(d.shape[0]))
+    p = np.where(sd > 0, 2 * stats.t.sf(np.abs(t), d.shape[0] - 1), np.where(d.mean(axis=0) == 0, 1.0, 0.0))
+    return {
+        "n_left_out": int(sel.sum()),
+        "mean_abs_rank_change": float(np.abs(ch).mean()) if len(ch) else 0.0,
+        "mean_rank_change": float(ch.mean()) if len(ch) else 0.0,
+        "max_up": int(max(0, -ch.min())) if len(ch) else 0,
+        "max_down": int(max(0, ch.max())) if len(ch) else 0,
+        "rms": float(np.sqrt(np.mean((b[sel] - a[sel]) ** 2))) if len(ch) else 0.0,
+        "mean_score_change": float((b[sel] - a[sel]).mean()) if len(ch) else 0.0,
+        "share_significant": float((p < 0.05).mean()) if len(ch) else 0.0,
+        "tau_all": kendall_tau(a, b),
+        "tau_left_out": kendall_tau(a[sel], b[sel]) if sel.sum() > 1 else float("nan"),
+    }
