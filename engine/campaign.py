@@ -678,12 +678,21 @@ class Campaign:
             want = by_file.get(p.resolve())
             if want is None:
                 continue
-            got = _first_tag(p)
+            got = self._tag_of(p)
             if got is not None and got != want:
                 rename[got] = want
                 self._warn_once(str(p), None, f"run tag {got!r} differs from its campaign.yaml entry "
                                               f"runs.{want}; evaluated as run {want!r}")
         return rename
+
+    def _tag_of(self, path: Path) -> str | None:
+        """A run file's tag: from the run store's manifest when it holds the file, else its first line."""
+        st = self.store()
+        if st is not None:
+            e = st.manifest["files"].get(str(Path(path).resolve()))
+            if e is not None:
+                return e.get("tag")
+        return _first_tag(path)
 
     def _read_runs(self, files: list[Path]) -> pd.DataFrame:
         st = self.store()
@@ -765,7 +774,7 @@ class Campaign:
         files = self.run_files()
         file_of = {}
         for p in files:
-            t = _first_tag(p)
+            t = self._tag_of(p)
             if t is not None:
                 file_of.setdefault(t, p)
         rows = []
