@@ -368,3 +368,35 @@ def test_infap_jackknife_equals_brute_force():
     n, p = len(rows), len(rows) / (q["topic"].astype(str) == topic).sum()
     assert vj[g] == pytest.approx((1 - p) * (n - 1) / n * ((vals - vals.mean()) ** 2).sum(), rel=1e-9)
     assert vj[g] > 0
+
+
+def test_ci_cli_bias_corrected_interval(tmp_path, capsys):
+    """`cranfield ci --variance jackknife_bc`: the jackknife interval shifted by minus the run's mean
+    per-topic jackknife bias (experiment.infap_jackknife); the reported mean stays infAP."""
+    import json
+    from engine.cli import main
+    from engine.estimators.experiment import infap_jackknife
+    from engine.evaluate import compute
+    # topic t: a(rel) b(non) c(rel) judged, u1..u3 pooled-unjudged (p = 1/2); two topics, two runs
+    q = "".join(f"{t} 0 {d} {g}\n" for t in ("1", "2") for d, g in
+                [("a", 1), ("b", 0), ("c", 1), ("u1", -1), ("u2", -1), ("u3", -1)])
+    (tmp_path / "q.qrels").write_text(q)
+    r1 = "".join(f"{t} Q0 {d} {i + 1} {10 - i} r1\n" for t in ("1", "2") for i, d in enumerate(["a", "b", "u1", "c"]))
+    r2 = "".join(f"{t} Q0 {d} {i + 1} {10 - i} r2\n" for t in ("1", "2") for i, d in enumerate(["u2", "c", "b", "a"]))
+    (tmp_path / "r1.txt").write_text(r1)
+    (tmp_path / "r2.txt").write_text(r2)
+    args = [str(tmp_path / "q.qrels"), str(tmp_path / "r1.txt"), str(tmp_path / "r2.txt"), "--format", "json"]
+    assert main(["ci", *args, "--variance", "jackknife"]) == 0
+    plain = json.loads(capsys.readouterr().out)
+    assert main(["ci", *args, "--variance", "jackknife_bc"]) == 0
+    bc = json.loads(capsys.readouterr().out)
+    c = compute(engine.formats.read_qrels(tmp_path / "q.qrels"),
+                engine.read_runs([tmp_path / "r1.txt", tmp_path / "r2.txt"]), ["infAP"])
+    _, bias = infap_jackknife(c.ranked)
+    for p, b, run in zip(plain, bc, ("r1", "r2")):
+        assert p["run"] == b["run"] == run and b["mean"] == pytest.approx(p["mean"])
+        exp = bias[np.asarray(c.ranked.g_run) == c.ranked.run_names.index(run)].mean()
+        assert b["bias"] == pytest.approx(exp, abs=1e-9) and b["centre"] == pytest.approx(p["mean"] - exp)
+        assert b["lo"] == pytest.approx(p["lo"] - exp) and b["hi"] == pytest.approx(p["hi"] - exp)
+    assert any(abs(b["bias"]) > 1e-4 for b in bc)          # the correction is not a no-op here
+    assert main(["ci", *args, "-m", "statAP", "--variance", "jackknife_bc"]) == 3

@@ -19,10 +19,13 @@ def register(sub) -> None:
     p.add_argument("-m", "--measure", default="infAP", choices=sorted(ESTIMATORS),
                    help="estimator (default infAP)")
     p.add_argument("--level", type=float, default=0.95, help="confidence level (default 0.95)")
-    p.add_argument("--variance", choices=["appendix", "dependent", "linear", "jackknife"], default="appendix",
+    p.add_argument("--variance", choices=["appendix", "dependent", "linear", "jackknife", "jackknife_bc"],
+                   default="appendix",
                    help="infAP variance: thesis Appendix A with independent cut-offs (default), with its "
-                        "covariances, the linearization estimator, or the delete-one jackknife (matches the "
-                        "observed spread; see docs/incomplete-judgments.md)")
+                        "covariances, the linearization estimator, the delete-one jackknife (matches the "
+                        "observed spread), or jackknife_bc: the jackknife interval centred at mean infAP minus "
+                        "its jackknife bias estimate, an interval for MAP (columns bias and centre; the reported "
+                        "mean stays trec_eval's infAP; see docs/incomplete-judgments.md)")
     p.add_argument("--format", choices=["text", "csv", "json"], default="text")
     p.set_defaults(func=run)
 
@@ -43,17 +46,33 @@ def run(args) -> int:
     c = compute(qrels, runs, measures)
     if c.ranked.n_groups == 0:
         raise CranfieldError("no topics with both results and judgments")
-    if args.measure == "infAP" and args.variance != "appendix":
+    bias = None
+    if args.measure == "infAP" and args.variance == "jackknife_bc":
+        import numpy as np
+        from ..estimators.experiment import infap_jackknife
+        var, b = infap_jackknife(c.ranked)
+        c.values[var_name] = var
+        r = c.ranked
+        bias = dict(zip(r.run_names, np.bincount(r.g_run, weights=b, minlength=len(r.run_names))
+                        / np.maximum(np.bincount(r.g_run, minlength=len(r.run_names)), 1)))
+    elif args.measure == "infAP" and args.variance != "appendix":
         from ..estimators.experiment import VAR_METHODS
         c.values[var_name] = VAR_METHODS[args.variance](c.ranked)
+    elif args.variance != "appendix":
+        raise CranfieldError(f"--variance {args.variance} applies to infAP only (statAP has its own variance)")
     table = mean_ci(to_long(c), args.measure, var_name, level=args.level)
+    if bias is not None:
+        bb = table["run"].astype(str).map(bias).to_numpy(float)
+        table = table.assign(bias=bb, centre=table["mean"] - bb, lo=table["lo"] - bb, hi=table["hi"] - bb)
     if args.format == "csv":
         sys.stdout.write(table.to_csv(index=False))
     elif args.format == "json":
         sys.stdout.write(table.to_json(orient="records", indent=1) + "\n")
     else:
         pct = f"{100 * args.level:g}%"
-        print(f"{'run':<20} {'topics':>6} {args.measure:>8} {'se':>8}  {pct} interval")
+        extra = "  bias" if bias is not None else ""
+        print(f"{'run':<20} {'topics':>6} {args.measure:>8} {'se':>8}  {pct} interval{extra}")
         for r in table.itertuples(index=False):
-            print(f"{str(r.run):<20} {int(r.n_topics):>6} {r.mean:8.4f} {r.se:8.4f}  [{r.lo:.4f}, {r.hi:.4f}]")
+            tail = f"  {r.bias:+.4f}" if bias is not None else ""
+            print(f"{str(r.run):<20} {int(r.n_topics):>6} {r.mean:8.4f} {r.se:8.4f}  [{r.lo:.4f}, {r.hi:.4f}]{tail}")
     return 0

@@ -107,7 +107,7 @@ def xinfap_oracle_prior(r, truth_rel: np.ndarray, cutoff: int = xinfap.MAX_RESUL
     A diagnostic only (it needs the truth): it separates the bias that prior causes from the rest
     (the ratio of the estimated R in the denominator, smoothing elsewhere).
     """
-    eps = 0.00001
+    from .smoothing import EPSILON as eps
     row_code, N, n, rr, _, _ = xinfap._strata(r)
     lv = max(r.options.rel_level, 1)
     within = r.rank <= cutoff
@@ -281,13 +281,15 @@ def run_experiment(sim, n_trials: int = 200, rate: float = 0.2, depth: int = 100
 
     Intervals of mean infAP are computed with every variance in VAR_METHODS -- "appendix" (thesis
     eq. 3.1.1 / Appendix A, independent cut-offs), "dependent" (Appendix A with its covariances) and
-    "linear" (linearization, infap_variance_linearized); `var_method` is the primary one.
+    "linear" (linearization, infap_variance_linearized) and "jackknife" (delete-one jackknife);
+    `var_method` is the primary one.
     Var(mean infAP) = sum of per-topic variances / T^2 (thesis 3.1.1). `xinf_priors` adds xinfAP
     variants on the same samples (estimates "xinfAP_<prior>", see xinfap.xinfap_terms).
     `xinf_oracle` adds "xinfAP_oracle" (xinfap_oracle_prior: the true local precision in place of
-    sample_eval.pl's 1/3 prior; a diagnostic). `var_methods` restricts the variance methods computed (default all; the jackknife is the slow one;
-    () none); "jackknife_bc" adds intervals centred at mean infAP minus its jackknife bias estimate
-    (`infap_jackknife`; estimates "infAP_bc"), sharing the jackknife pass with "jackknife".
+    sample_eval.pl's 1/3 prior; a diagnostic). `var_methods` restricts the variance methods computed
+    (default all; the jackknife is the slow one; () none); "jackknife_bc" adds intervals centred at
+    mean infAP minus its jackknife bias estimate (`infap_jackknife`; estimates "infAP_bc"), sharing
+    the jackknife pass with "jackknife".
     """
     methods = list(VAR_METHODS) if var_methods is None else list(var_methods)
     if methods and var_method not in methods:     # var_methods=() computes no intervals
