@@ -43,6 +43,7 @@ class BlockTask:
     extra: dict | None
     max_pos: int | None = None
     strings: bool = False
+    extras: bool = False
 
 
 def read_block(task: BlockTask, columns: list[str] | None = None) -> pd.DataFrame:
@@ -100,7 +101,27 @@ def evaluate_block(task: BlockTask) -> tuple[pd.DataFrame, dict, pd.DataFrame | 
 
     runs = read_block_table(task)
     c = compute(task.qrels, runs, task.measures, task.options, run_order=list(task.run_order), extra=task.extra)
+    if task.extras:
+        c.notes["extras"] = group_facts(c.ranked)
     return to_long(c), c.notes, (to_long_str(c) if task.strings else None)
+
+
+def group_facts(r) -> pd.DataFrame:
+    """Per (run, topic) ranking: results, top-10 documents judged and unjudged, judged depth (deepest k
+    with the whole top k judged), and whether the run had no results for the topic (-c fill)."""
+    top = r.rank <= 10
+    unj = r.rel < 0
+    first = np.full(r.n_groups, np.iinfo(np.int64).max)
+    if r.n_rows:
+        rows = np.flatnonzero(unj)
+        np.minimum.at(first, r.row_group[rows], r.rank[rows])
+    return pd.DataFrame({"run": np.asarray(r.run_names, dtype=object)[r.g_run],
+                         "topic": np.asarray(r.topic_names, dtype=object)[r.g_topic],
+                         "num_ret": r.num_ret.astype(np.int64),
+                         "top10_judged": r.seg_sum(top & ~unj), "top10_unjudged": r.seg_sum(top & unj),
+                         "depth": np.minimum(first - 1, r.num_ret).astype(np.int64),
+                         "missing": np.asarray(r.g_missing, bool) if r.g_missing is not None
+                         else np.zeros(r.n_groups, bool)})
 
 
 def plan_blocks(store: RunStore, topics: list[str], run_order: list[str], block_rows: int = BLOCK_ROWS
@@ -132,10 +153,11 @@ def _map(fn, tasks: list, workers: int | None, executor: Executor | None, progre
             if progress:
                 progress(i + 1, n)
         return out
-    from concurrent.futures import ProcessPoolExecutor, as_completed
-    import multiprocessing as mp
+    from concurrent.futures import as_completed
+
+    from .parallel import SafeProcessPool
     own = executor is None
-    ex = executor or ProcessPoolExecutor(max_workers=k, mp_context=mp.get_context("spawn"))
+    ex = executor or SafeProcessPool(k)
     try:
         futs = {ex.submit(fn, t): i for i, t in enumerate(tasks)}
         out: list = [None] * n
@@ -156,12 +178,14 @@ def _sorted_topics(topics) -> list[str]:
 def evaluate_store(store: RunStore, qrels: pd.DataFrame, measures=None, *, options: EvalOptions | None = None,
                    gains: dict | None = None, runs: list[str] | None = None, block_rows: int = BLOCK_ROWS,
                    workers: int | None = None, executor: Executor | None = None,
-                   progress: Callable[[int, int], None] | None = None, strings: bool = False) -> pd.DataFrame:
+                   progress: Callable[[int, int], None] | None = None, strings: bool = False,
+                   extras: bool = False) -> pd.DataFrame:
     """`engine.evaluate(qrels, runs, measures)` over the store's runs, streamed by topic blocks.
 
     Same long table (run, topic, measure, value; same order and attrs) as the in-memory call on the
     whole run table. `runs` selects runs (default all, in store order). With `strings`, the
-    text-valued measures (relstring) are in `df.attrs["strings"]`; notes in `df.attrs["notes"]`."""
+    text-valued measures (relstring) are in `df.attrs["strings"]`; notes in `df.attrs["notes"]`; with
+    `extras`, `group_facts` of every (run, topic) in `df.attrs["extras"]`."""
     from .evaluate import to_long_empty
 
     opt = options or EvalOptions()
@@ -178,7 +202,8 @@ def evaluate_store(store: RunStore, qrels: pd.DataFrame, measures=None, *, optio
     tasks = []
     for i, (b, parts) in enumerate(plan):
         sub = q.iloc[order[bounds[i]:bounds[i + 1]]].reset_index(drop=True)
-        tasks.append(BlockTask(parts, tuple(run_order), tuple(b), sub, measures, opt, extra, strings=strings))
+        tasks.append(BlockTask(parts, tuple(run_order), tuple(b), sub, measures, opt, extra, strings=strings,
+                               extras=extras))
     results = _map(evaluate_block, tasks, workers, executor, progress)
     frames = [df for df, _, _ in results if len(df)]
     notes: dict = {}
@@ -197,6 +222,9 @@ def evaluate_store(store: RunStore, qrels: pd.DataFrame, measures=None, *, optio
     if strings:
         sf = [s for _, _, s in results if s is not None and len(s)]
         out.attrs["strings"] = pd.concat(sf, ignore_index=True) if sf else None
+    if extras:
+        ef = [n["extras"] for _, n, _ in results if "extras" in n]
+        out.attrs["extras"] = pd.concat(ef, ignore_index=True) if ef else None
     return out
 
 

@@ -769,8 +769,13 @@ class Campaign:
     def run_meta(self) -> pd.DataFrame:
         """Per run: run, group, type, pooled, file. Runs not listed in campaign.yaml get group = their tag,
         type automatic, pooled true."""
-        runs = self.runs()
-        tags = list(dict.fromkeys(runs["run"].tolist())) if len(runs) else []
+        st = self.store()
+        if st is not None:                       # the store knows the tags: no run table needed
+            rename = self.run_renames()
+            tags = list(dict.fromkeys(rename.get(t, t) for t in st.runs))
+        else:
+            runs = self.runs()
+            tags = list(dict.fromkeys(runs["run"].tolist())) if len(runs) else []
         files = self.run_files()
         file_of = {}
         for p in files:

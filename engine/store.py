@@ -380,10 +380,11 @@ class RunStore:
                 if progress:
                     progress(i + 1, n, src)
             return results
-        from concurrent.futures import ProcessPoolExecutor, as_completed
-        import multiprocessing as mp
+        from concurrent.futures import as_completed
+
+        from .parallel import SafeProcessPool
         own = executor is None
-        ex = executor or ProcessPoolExecutor(max_workers=k, mp_context=mp.get_context("spawn"))
+        ex = executor or SafeProcessPool(k)
         try:
             futs = {ex.submit(ingest_file, src, part): (src, part) for src, part in jobs}
             for i, f in enumerate(as_completed(futs)):

@@ -54,8 +54,12 @@ class Scores:
     matrix: dict[str, np.ndarray]       # measure -> (n_runs, n_topics); NaN where the run has no list
     means: pd.DataFrame                 # run x measure summaries (engine.summarize)
     judged10: np.ndarray                # per run: mean share of the top 10 that is judged
-    ranked: object                      # engine Ranked (row data for drill-downs)
+    ranked: object                      # engine Ranked (row data for drill-downs); None for large campaigns
     group_of: np.ndarray                # (n_runs, n_topics) group index or -1
+    t_num_rel: np.ndarray = None        # per topic: relevant documents judged
+    depth_t: np.ndarray = None          # per topic: deepest k with every run's top k judged
+    holes: np.ndarray = None            # per run: unjudged documents in its top 10s
+    n_top: np.ndarray = None            # per run: documents in its top 10s
 
 
 class CampaignModel:
@@ -67,6 +71,9 @@ class CampaignModel:
         self.config = opened.config
         self.name = opened.name
         self.runs = opened.runs
+        self.store = opened.store
+        self.large = bool(opened.large)
+        self._topic_ranked: dict = {}
         self.qrels = opened.qrels
         self.topics = opened.topics
         self.run_meta = opened.run_meta.set_index("run")
@@ -106,7 +113,10 @@ class CampaignModel:
         return ok, bad
 
     def evaluate(self, specs: list[str]) -> Scores:
-        """Evaluate `specs` on all runs and topics (one vectorized engine pass)."""
+        """Evaluate `specs` on all runs and topics (one vectorized engine pass; for a large campaign,
+        streamed over the run store by topic blocks)."""
+        if self.large:
+            return self._evaluate_store(specs)
         if len(self.runs) == 0:
             raise CranfieldError(f"{self.root}/runs: the campaign has no runs")
         if len(self.qrels) == 0:
@@ -145,11 +155,90 @@ class CampaignModel:
         j10[~present] = np.nan
         with np.errstate(invalid="ignore"):
             judged10 = np.nanmean(np.where(np.isnan(j10), np.nan, j10), axis=1) if n_t else np.zeros(n_r)
+        unj = r.rel < 0
+        first_unj = np.full(r.n_groups, np.iinfo(np.int64).max)
+        if r.n_rows:
+            rows = np.flatnonzero(unj)
+            np.minimum.at(first_unj, r.row_group[rows], r.rank[rows])
+        facts = pd.DataFrame({"g_run": r.g_run, "g_topic": r.g_topic, "num_ret": r.num_ret,
+                              "top10_unjudged": r.seg_sum(top & unj),
+                              "depth": np.minimum(first_unj - 1, r.num_ret)})
         self.scores = Scores(names, run_names, topic_names, matrix, means.reindex(columns=names),
-                             np.nan_to_num(judged10, nan=1.0), r, group_of)
+                             np.nan_to_num(judged10, nan=1.0), r, group_of, np.asarray(r.t_num_rel),
+                             *_facts(facts, n_r, n_t))
         if cache is not None:
             cache[tuple(specs)] = self.scores
         return self.scores
+
+    def _evaluate_store(self, specs: list[str]) -> Scores:
+        """`evaluate` for a large campaign: the engine streams over the run store by topic blocks (all
+        cores, bounded memory); only per-(run, topic) values and facts come back."""
+        from engine.blocks import evaluate_store
+        if len(self.qrels) == 0:
+            raise CranfieldError(f"{self.root}/judgments: the campaign has no judgments yet")
+        cache = getattr(self, "_score_cache", None)
+        if cache is not None and tuple(specs) in cache:
+            self.scores = cache[tuple(specs)]
+            return self.scores
+        names: list[str] = []
+        for s_ in specs:
+            names += [n for n in output_names(s_) if n not in names]
+        c = self.o.engine_campaign
+        gains = c.gains() if c is not None else None
+        df = evaluate_store(self.store, self.qrels, specs, options=self.options, gains=gains, extras=True)
+        facts = df.attrs.pop("extras")
+        rename = c.run_renames() if c is not None else {}
+        run_names = [rename.get(r, r) for r in self.store.runs]
+        if rename and len(df):
+            df["run"] = df["run"].cat.rename_categories([rename.get(x, x) for x in df["run"].cat.categories])
+            facts["run"] = facts["run"].map(lambda x: rename.get(x, x))
+        topic_names = sorted(set(self.qrels["topic"].astype(str)), key=lambda t: t.encode("utf-8"))
+        n_r, n_t = len(run_names), len(topic_names)
+        ri = {r: i for i, r in enumerate(run_names)}
+        ti = {t: i for i, t in enumerate(topic_names)}
+        means = summarize(df) if len(df) else pd.DataFrame()
+        matrix = {}
+        for n in names:
+            m = np.full((n_r, n_t), np.nan)
+            sub = df[df["measure"] == n]
+            m[sub["run"].astype(str).map(ri).to_numpy(), sub["topic"].astype(str).map(ti).to_numpy()] = sub["value"].to_numpy()
+            matrix[n] = m
+        g_run = facts["run"].map(ri).to_numpy(np.int64)
+        g_topic = facts["topic"].map(ti).to_numpy(np.int64)
+        missing = facts["missing"].to_numpy(bool)
+        group_of = np.full((n_r, n_t), -1, dtype=np.int64)
+        group_of[g_run[~missing], g_topic[~missing]] = 0          # present; row data is read per topic
+        for n in names:
+            matrix[n][group_of < 0] = np.nan
+        denom = np.minimum(facts["num_ret"].to_numpy(), 10).astype(float)
+        judged = facts["top10_judged"].to_numpy(float)
+        share = np.divide(judged, denom, out=np.ones_like(judged), where=denom > 0)
+        j10 = np.full((n_r, n_t), np.nan)
+        j10[g_run[~missing], g_topic[~missing]] = share[~missing]
+        with np.errstate(invalid="ignore"), _quiet():
+            judged10 = np.nanmean(j10, axis=1) if n_t else np.zeros(n_r)
+        q = self.qrels
+        t_num_rel = (q[q["grade"] >= self.options.rel_level].groupby(q["topic"].astype(str)).size()
+                     .reindex(topic_names).fillna(0).to_numpy(np.int64))
+        f = pd.DataFrame({"g_run": g_run, "g_topic": g_topic, "num_ret": facts["num_ret"].to_numpy(),
+                          "top10_unjudged": facts["top10_unjudged"].to_numpy(), "depth": facts["depth"].to_numpy()})
+        self.scores = Scores(names, run_names, topic_names, matrix,
+                             means.reindex(index=[r for r in run_names if r in means.index], columns=names),
+                             np.nan_to_num(judged10, nan=1.0), None, group_of, t_num_rel, *_facts(f, n_r, n_t))
+        if cache is not None:
+            cache[tuple(specs)] = self.scores
+        return self.scores
+
+    def topic_runs(self, topic: str) -> pd.DataFrame:
+        """Every run's results for one topic (read from the run store for a large campaign)."""
+        if not self.large:
+            return self.runs
+        c = self.o.engine_campaign
+        df = self.store.frame(topics=[topic])
+        rename = c.run_renames() if c is not None else {}
+        if rename and len(df):
+            df["run"] = df["run"].cat.rename_categories([rename.get(x, x) for x in df["run"].cat.categories])
+        return df
 
     # ------------------------------------------------------------------ leaderboard
     def leaderboard(self, sort: str | None = None, descending: bool = True, filt: tuple[str, str] | None = None,
@@ -202,27 +291,17 @@ class CampaignModel:
     def topic_table(self, measure: str) -> pd.DataFrame:
         """One row per topic: title, category, R, judged, judged depth, mean/min/max of `measure`."""
         s = self._need()
-        r = s.ranked
         m = s.matrix[measure]
         titles = dict(zip(self.topics["topic"].astype(str), self.topics["title"].astype(str)))
         cats = self.o.categories()
-        # judged depth: deepest k with every run's top k judged, per topic
-        unj = r.rel < 0
-        first_unj = np.full(r.n_groups, np.iinfo(np.int64).max)
-        if r.n_rows:
-            rows = np.flatnonzero(unj)
-            np.minimum.at(first_unj, r.row_group[rows], r.rank[rows])
-        depth_g = np.minimum(first_unj - 1, r.num_ret)
-        depth_t = np.full(len(s.topics), np.iinfo(np.int64).max)
-        np.minimum.at(depth_t, r.g_topic, depth_g)
-        depth_t[depth_t == np.iinfo(np.int64).max] = 0
+        depth_t = s.depth_t
         judged = self.qrels[self.qrels["grade"] >= 0].groupby("topic").size()
         with np.errstate(invalid="ignore"), _quiet():
             df = pd.DataFrame({
                 "topic": s.topics,
                 "title": [titles.get(t, "") for t in s.topics],
                 "category": [cats.get(t, "") for t in s.topics],
-                "R": np.asarray(r.t_num_rel, dtype=np.int64),
+                "R": np.asarray(s.t_num_rel, dtype=np.int64),
                 "judged": judged.reindex(s.topics).fillna(0).astype(np.int64).to_numpy(),
                 "depth": depth_t.astype(np.int64),
                 "mean": np.nanmean(m, axis=0), "min": np.nanmin(m, axis=0), "max": np.nanmax(m, axis=0),
@@ -240,6 +319,9 @@ class CampaignModel:
         if g < 0:
             return pd.DataFrame({c: [] for c in cols})
         r = s.ranked
+        if r is None:                       # large campaign: this topic's rankings, read from the store
+            r = self._ranked_topic(topic, s)
+            g = int(np.flatnonzero((np.asarray(r.run_names)[r.g_run] == run))[0])
         a, b = r.offsets[g], r.offsets[g + 1]
         df = pd.DataFrame({"rank": r.rank[a:b], "doc": r.doc[a:b], "grade": r.rel[a:b]})
         contrib = None
@@ -253,6 +335,18 @@ class CampaignModel:
         src = self.pool_sources(topic)
         df["source"] = df["doc"].map(src).fillna("") if len(src) else ""
         return df.iloc[:limit][cols]
+
+    def _ranked_topic(self, topic: str, s: Scores):
+        """The engine's Ranked of one topic (every run), for drill-downs of a large campaign."""
+        key = (topic, tuple(s.measures))
+        if key not in self._topic_ranked:
+            q = self.qrels[self.qrels["topic"].astype(str) == topic].reset_index(drop=True)
+            c = self.o.engine_campaign
+            extra = {"gains": c.gains()} if c is not None else None
+            runs = self.topic_runs(topic)
+            out = compute(q, runs, s.measures[:1] or ["map"], self.options, run_order=list(s.runs), extra=extra)
+            self._topic_ranked = {key: out.ranked}          # keep one topic: bounded memory
+        return self._topic_ranked[key]
 
     def pool_sources(self, topic: str) -> pd.Series:
         """doc -> 'method/stratum' for the topic's pooled documents (from qrels columns and pools/)."""
@@ -320,7 +414,7 @@ class CampaignModel:
         judged = q[q["grade"] >= 0]
         rel_level = self.options.rel_level
         return {"name": self.name, "description": str(self.config.get("description") or ""),
-                "root": str(self.root), "runs": int(self.runs["run"].nunique()) if len(self.runs) else 0,
+                "root": str(self.root), "runs": int(len(self.run_meta)) if self.large else (int(self.runs["run"].nunique()) if len(self.runs) else 0),
                 "topics": int(len(set(self.topics["topic"]) | set(q["topic"]))),
                 "judged": int(len(judged)), "relevant": int((judged["grade"] >= rel_level).sum()),
                 "unjudged_pooled": int((q["grade"] < 0).sum()),
@@ -352,15 +446,11 @@ class CampaignModel:
         out = [str(p) for p in list(self.warnings)[:limit]]
         s = self.scores
         if s is not None:
-            r = s.ranked
-            top = r.rank <= 10
-            holes = r.seg_sum(top & (r.rel < 0))
-            per_run = np.bincount(r.g_run, weights=holes, minlength=len(s.runs)).astype(int)
-            n_top = np.bincount(r.g_run, weights=np.minimum(r.num_ret, 10), minlength=len(s.runs)).astype(int)
+            per_run, n_top = s.holes, s.n_top
             for i in np.argsort(-per_run, kind="stable"):
                 if per_run[i] > 0:
                     out.append(f"run {s.runs[i]}: {per_run[i]} of its {n_top[i]} top-10 documents are unjudged")
-            no_rel = [t for t, n in zip(s.topics, r.t_num_rel) if n == 0]
+            no_rel = [t for t, n in zip(s.topics, s.t_num_rel) if n == 0]
             if no_rel:
                 out.append(f"{len(no_rel)} topic(s) without relevant documents: {', '.join(no_rel[:12])}"
                            + (" ..." if len(no_rel) > 12 else ""))
@@ -373,6 +463,18 @@ class CampaignModel:
 
 
 # ---------------------------------------------------------------------- small pure helpers
+
+def _facts(f: pd.DataFrame, n_r: int, n_t: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(judged depth per topic, unjudged top-10 documents per run, top-10 documents per run) from
+    per-group facts (g_run, g_topic, num_ret, top10_unjudged, depth)."""
+    depth_t = np.full(n_t, np.iinfo(np.int64).max)
+    np.minimum.at(depth_t, f["g_topic"].to_numpy(np.int64), f["depth"].to_numpy(np.int64))
+    depth_t[depth_t == np.iinfo(np.int64).max] = 0
+    g_run = f["g_run"].to_numpy(np.int64)
+    holes = np.bincount(g_run, weights=f["top10_unjudged"].to_numpy(float), minlength=n_r).astype(int)
+    n_top = np.bincount(g_run, weights=np.minimum(f["num_ret"].to_numpy(), 10), minlength=n_r).astype(int)
+    return depth_t, holes, n_top
+
 
 _OPENED: dict = {}  # (root, fingerprint) -> (Opened, {measure specs: Scores}); newest last
 

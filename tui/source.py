@@ -36,6 +36,8 @@ class Opened:
     run_meta: pd.DataFrame      # run, group, type, pooled
     warnings: Warnings = field(default_factory=Warnings)
     engine_campaign: object = None
+    store: object = None        # engine.store.RunStore when the campaign has one
+    large: bool = False         # more than LARGE_ROWS run rows: runs are read per topic, never whole
 
     @property
     def name(self) -> str:
@@ -61,8 +63,20 @@ def _frame(obj, columns: list[str]) -> pd.DataFrame:
     return pd.DataFrame(obj)
 
 
-def _normalize_meta(meta: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
-    names = list(dict.fromkeys(runs["run"].astype(str))) if len(runs) else []
+LARGE_ROWS = 20_000_000
+"""Above this many run rows the UI never holds the whole run table: evaluation streams over the run
+store by topic blocks and drill-downs read one topic."""
+
+
+def empty_runs() -> pd.DataFrame:
+    return pd.DataFrame({"run": pd.Series([], dtype=object), "topic": pd.Series([], dtype=object),
+                         "doc": pd.Series([], dtype=object), "rank": pd.Series([], dtype="int64"),
+                         "score": pd.Series([], dtype="float64")})
+
+
+def _normalize_meta(meta: pd.DataFrame, runs: pd.DataFrame, names: list[str] | None = None) -> pd.DataFrame:
+    if names is None:
+        names = list(dict.fromkeys(runs["run"].astype(str))) if len(runs) else []
     meta = meta.copy()
     if "run" not in meta.columns:
         meta = meta.reset_index().rename(columns={"index": "run"})
@@ -104,12 +118,15 @@ def open_campaign(root: Path) -> Opened:
 
     w = Warnings()
     c = load_campaign(root, warnings=w)
-    runs = c.runs()
+    st = c.store()
+    large = st is not None and st.rows > LARGE_ROWS
+    runs = empty_runs() if large else c.runs()
     qrels = c.qrels()
     topics = _normalize_topics(_frame(c.topics(), ["topic", "title"]))
-    meta = _normalize_meta(_frame(c.run_meta(), ["run", "group", "type", "pooled"]), runs)
+    raw_meta = _frame(c.run_meta(), ["run", "group", "type", "pooled"])
+    meta = _normalize_meta(raw_meta, runs, raw_meta["run"].astype(str).tolist() if large else None)
     cfg = dict(getattr(c, "config", {}) or {})
-    return Opened(Path(getattr(c, "root", root)), cfg, runs, qrels, topics, meta, w, c)
+    return Opened(Path(getattr(c, "root", root)), cfg, runs, qrels, topics, meta, w, c, st, large)
 
 
 def load_docs(root: Path) -> dict[str, dict]:

@@ -31,6 +31,9 @@ def _f(v, d=1) -> str:
     return "—" if v is None or not np.isfinite(v) else f"{v:.{d}f}"
 
 
+PLAN_TOPICS = 1000
+
+
 class CostScreen(CranfieldScreen):
     TITLE = "Cost-benefit"
     MODE = "cost"
@@ -142,7 +145,19 @@ The cheapest design per criterion is shown on top. 'Current effort' prices the j
         qrels = m.qrels[m.qrels["grade"] >= 0]
 
         def work(progress):
-            return planning.plan(qrels, m.runs, measure=measure, trials=trials, model=cm, target_tau=tau,
+            runs, q = m.runs, qrels
+            if m.large:
+                # the planner re-evaluates the runs many times in memory: on a large campaign it works on a
+                # seeded random sample of PLAN_TOPICS judged topics read from the run store
+                topics = sorted(set(q["topic"].astype(str)))
+                if len(topics) > PLAN_TOPICS:
+                    rng = np.random.default_rng(0)
+                    topics = sorted(rng.choice(topics, PLAN_TOPICS, replace=False).tolist())
+                    self.app.notify(f"planning on a random sample of {PLAN_TOPICS} of the {len(set(q['topic']))} "
+                                    f"judged topics (large campaign)", timeout=6)
+                q = q[q["topic"].astype(str).isin(set(topics))]
+                runs = m.store.frame(topics=topics)
+            return planning.plan(q, runs, measure=measure, trials=trials, model=cm, target_tau=tau,
                                  target_phi=phi, progress=progress)
 
         self.run_job(f"planning designs for {measure}", work, self._show)

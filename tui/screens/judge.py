@@ -114,7 +114,7 @@ pick, so two people can judge the same campaign at once. ctrl+r re-evaluates the
         judging, _ = _engine()
         m = self.model
         pooled = [r for r, p in zip(m.run_meta.index, m.run_meta["pooled"]) if p] or None
-        return judging.next_documents(m.runs, self.judged(), topic, self.strategy if self.pool_table is None
+        return judging.next_documents(m.topic_runs(topic), self.judged(), topic, self.strategy if self.pool_table is None
                                       else "depth", k=k, pool=self.pool_table, depth=self.depth, pooled=pooled,
                                       rel_level=m.options.rel_level)
 
@@ -156,7 +156,8 @@ pick, so two people can judge the same campaign at once. ctrl+r re-evaluates the
             info.update("Nothing left to judge for this topic under this strategy.")
             text.update("Press t for another topic, or build a deeper or larger pool on the pool screen (p).")
         else:
-            r = m.runs[(m.runs["topic"] == topic) & (m.runs["doc"] == self.doc)]
+            tr = m.topic_runs(topic)
+            r = tr[(tr["topic"] == topic) & (tr["doc"] == self.doc)]
             best = int(r["rank"].min()) if len(r) else 0
             src_doc = m.pool_sources(topic).get(self.doc, "") if self.pool_table is None else ""
             if self.pool_table is not None:

@@ -217,8 +217,13 @@ levels, Kendall tau against the full judgments). a picks the measure. Escape can
         self.query_one("#st-tabs", TabbedContent).active = "tab-r"
 
         def work(progress):
-            df = reduction_experiment(m.qrels, m.runs, specs, method="uniform", trials=3,
-                                      rel_level=m.options.rel_level, progress=progress)
+            if m.large:          # streamed over the run store by topic blocks
+                from engine.stability.reduction import reduction_experiment_store
+                df = reduction_experiment_store(m.store, m.qrels, specs, method="uniform", trials=3,
+                                                rel_level=m.options.rel_level, progress=progress)
+            else:
+                df = reduction_experiment(m.qrels, m.runs, specs, method="uniform", trials=3,
+                                          rel_level=m.options.rel_level, progress=progress)
             return summarize_reduction(df, "tau")
 
         self.run_job("reduction experiment", work, self._show_r)

@@ -68,7 +68,7 @@ n / b: next / previous run; ] / [: next / previous topic; . cycles the measure."
         ti = s.topics.index(self.topic)
         tt = m.topics.set_index("topic")["title"].to_dict() if len(m.topics) else {}
         cat = m.o.categories().get(self.topic, "")
-        R = int(s.ranked.t_num_rel[ti])
+        R = int(s.t_num_rel[ti])
         judged = int(((m.qrels["topic"] == self.topic) & (m.qrels["grade"] >= 0)).sum())
         head = (f"[b]Topic {self.topic}[/b] {Text(tt.get(self.topic, '')).markup}"
                 + (f" \\[{Text(cat).markup}]" if cat else "") + f" · R={R} · judged {judged}")

@@ -1,0 +1,60 @@
+"""Local process pools that also work under a full-screen terminal UI.
+
+Textual replaces `sys.stderr` with an object whose `fileno()` is not a real descriptor, and spawning
+a process passes stderr's descriptor to the child: the spawn fails ("bad value(s) in fds_to_keep").
+`process_pool` spawns its workers with the real stderr in place and, when the parent's stderr is not a
+terminal stream of its own (a TUI owns the screen), points the workers' descriptor 2 at /dev/null so
+nothing they print can garble the display (their errors still reach the parent as exceptions).
+"""
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+import sys
+import threading
+from contextlib import contextmanager
+from concurrent.futures import ProcessPoolExecutor
+
+_SWAP = threading.Lock()
+
+
+def _stderr_usable() -> bool:
+    try:
+        return sys.stderr is not None and sys.stderr.fileno() >= 0
+    except (AttributeError, OSError, ValueError):
+        return False
+
+
+def _quiet_child(quiet: bool) -> None:
+    if quiet:
+        fd = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(fd, 2)
+        os.close(fd)
+
+
+class SafeProcessPool(ProcessPoolExecutor):
+    """A spawn-context process pool whose submissions work with or without a real sys.stderr."""
+
+    def __init__(self, max_workers: int):
+        self._quiet = not _stderr_usable()
+        # the resource tracker is spawned when the pool makes its first lock, the workers inside submit
+        with self._real_stderr():
+            super().__init__(max_workers=max_workers, mp_context=mp.get_context("spawn"),
+                             initializer=_quiet_child, initargs=(self._quiet,))
+
+    @contextmanager
+    def _real_stderr(self):
+        if not self._quiet:
+            yield
+            return
+        with _SWAP:
+            saved = sys.stderr
+            sys.stderr = sys.__stderr__
+            try:
+                yield
+            finally:
+                sys.stderr = saved
+
+    def submit(self, fn, /, *args, **kwargs):
+        with self._real_stderr():
+            return super().submit(fn, *args, **kwargs)
