@@ -422,12 +422,9 @@ def build_ranked(qrels: pd.DataFrame, runs: pd.DataFrame, options: EvalOptions |
     opt = options or EvalOptions()
     _check_options(opt)
     notes: dict = {}
-    qt_codes, qt_names = _str_codes(qrels["topic"])
-    q_grade = qrels["grade"].to_numpy(np.int64)
-    topic_names = sorted(set(qt_names.tolist()), key=lambda s: s.encode("utf-8"))
+    topic_names, q_tcode, q_grade = _judged_topics(qrels)
     topic_index = {t: i for i, t in enumerate(topic_names)}
     n_topics = len(topic_names)
-    q_tcode = np.asarray([topic_index[t] for t in qt_names], np.int64)[qt_codes] if len(qt_codes) else qt_codes
 
     rr_codes, rr_names = _str_codes(runs["run"])
     rt_codes, rt_names = _str_codes(runs["topic"])
@@ -552,6 +549,15 @@ def _assemble(opt: EvalOptions, run_names: list[str], topic_names: list[str], ru
     return ranked
 
 
+def _judged_topics(qrels: pd.DataFrame) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """(judged topics in byte order, per qrels row its topic index, per row its grade)."""
+    qt_codes, qt_names = _str_codes(qrels["topic"])
+    topic_names = sorted(set(qt_names.tolist()), key=lambda s: s.encode("utf-8"))
+    index = {t: i for i, t in enumerate(topic_names)}
+    q_tcode = np.asarray([index[t] for t in qt_names], np.int64)[qt_codes] if len(qt_codes) else qt_codes
+    return topic_names, q_tcode, qrels["grade"].to_numpy(np.int64)
+
+
 def _check_options(opt: EvalOptions) -> None:
     if opt.rel_level < 0:
         raise CranfieldError(f"-l {opt.rel_level}: the relevance level must be >= 0 (grades below 0 mark "
@@ -568,12 +574,9 @@ def ranked_from_arrow(qrels: pd.DataFrame, table: pa.Table, run_order: list[str]
     opt = options or EvalOptions()
     _check_options(opt)
     notes: dict = {}
-    qt_codes, qt_names = _str_codes(qrels["topic"])
-    q_grade = qrels["grade"].to_numpy(np.int64)
-    topic_names = sorted(set(qt_names.tolist()), key=lambda s: s.encode("utf-8"))
+    topic_names, q_tcode, q_grade = _judged_topics(qrels)
     topic_index = {t: i for i, t in enumerate(topic_names)}
     n_topics = len(topic_names)
-    q_tcode = np.asarray([topic_index[t] for t in qt_names], np.int64)[qt_codes] if len(qt_codes) else qt_codes
     run_names = list(run_order)
     run_index = {r: i for i, r in enumerate(run_names)}
 

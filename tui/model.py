@@ -119,15 +119,9 @@ class CampaignModel:
             return self._evaluate_store(specs)
         if len(self.runs) == 0:
             raise CranfieldError(f"{self.root}/runs: the campaign has no runs")
-        if len(self.qrels) == 0:
-            raise CranfieldError(f"{self.root}/judgments: the campaign has no judgments yet")
-        cache = getattr(self, "_score_cache", None)
-        if cache is not None and tuple(specs) in cache:
-            self.scores = cache[tuple(specs)]
+        cache, names = self._start(specs)
+        if names is None:
             return self.scores
-        names: list[str] = []
-        for s in specs:
-            names += [n for n in output_names(s) if n not in names]
         c = compute(self.qrels, self.runs, specs, self.options)
         r = c.ranked
         long = to_long(c)
@@ -170,19 +164,27 @@ class CampaignModel:
             cache[tuple(specs)] = self.scores
         return self.scores
 
-    def _evaluate_store(self, specs: list[str]) -> Scores:
-        """`evaluate` for a large campaign: the engine streams over the run store by topic blocks (all
-        cores, bounded memory); only per-(run, topic) values and facts come back."""
-        from engine.blocks import evaluate_store
+    def _start(self, specs: list[str]) -> tuple[dict | None, list[str] | None]:
+        """(score cache, output names) for an evaluation; names None when the cache already had it
+        (then self.scores is set)."""
         if len(self.qrels) == 0:
             raise CranfieldError(f"{self.root}/judgments: the campaign has no judgments yet")
         cache = getattr(self, "_score_cache", None)
         if cache is not None and tuple(specs) in cache:
             self.scores = cache[tuple(specs)]
-            return self.scores
+            return cache, None
         names: list[str] = []
         for s_ in specs:
             names += [n for n in output_names(s_) if n not in names]
+        return cache, names
+
+    def _evaluate_store(self, specs: list[str]) -> Scores:
+        """`evaluate` for a large campaign: the engine streams over the run store by topic blocks (all
+        cores, bounded memory); only per-(run, topic) values and facts come back."""
+        from engine.blocks import evaluate_store
+        cache, names = self._start(specs)
+        if names is None:
+            return self.scores
         c = self.o.engine_campaign
         gains = c.gains() if c is not None else None
         df = evaluate_store(self.store, self.qrels, specs, options=self.options, gains=gains, extras=True)

@@ -44,26 +44,7 @@ def _with_ranks(runs: pd.DataFrame) -> pd.DataFrame:
 
 def _effects(full: np.ndarray, new: np.ndarray, sel: np.ndarray) -> dict:
     """Effect on the selected runs (bool over runs) of switching from `full` to `new` (topics x runs)."""
-    a, b = full.mean(axis=0), new.mean(axis=0)
-    ra, rb = rank_positions(a), rank_positions(b)
-    ch = (rb - ra)[sel]
-    d = new[:, sel] - full[:, sel]
-    sd = d.std(axis=0, ddof=1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        t = d.mean(axis=0) / (sd / np.sqrt(d.shape[0]))
-    p = np.where(sd > 0, 2 * stats.t.sf(np.abs(t), d.shape[0] - 1), np.where(d.mean(axis=0) == 0, 1.0, 0.0))
-    return {
-        "n_left_out": int(sel.sum()),
-        "mean_abs_rank_change": float(np.abs(ch).mean()) if len(ch) else 0.0,
-        "mean_rank_change": float(ch.mean()) if len(ch) else 0.0,
-        "max_up": int(max(0, -ch.min())) if len(ch) else 0,
-        "max_down": int(max(0, ch.max())) if len(ch) else 0,
-        "rms": float(np.sqrt(np.mean((b[sel] - a[sel]) ** 2))) if len(ch) else 0.0,
-        "mean_score_change": float((b[sel] - a[sel]).mean()) if len(ch) else 0.0,
-        "share_significant": float((p < 0.05).mean()) if len(ch) else 0.0,
-        "tau_all": kendall_tau(a, b),
-        "tau_left_out": kendall_tau(a[sel], b[sel]) if sel.sum() > 1 else float("nan"),
-    }
+    return _effects_means(full.mean(axis=0), new.mean(axis=0), full[:, sel], new[:, sel], sel)
 
 
 def _meta(run_meta: pd.DataFrame, runs_in: list[str]) -> pd.DataFrame:
