@@ -39,7 +39,26 @@ def _seg_starts(group_ids: np.ndarray) -> np.ndarray:
     return np.flatnonzero(np.concatenate(([True], group_ids[1:] != group_ids[:-1])))
 
 
-class LazyDocs:
+class _Docs:
+    """Per-row document ids read as an object array on demand (`materialize`)."""
+
+    __slots__ = ()
+
+    def materialize(self) -> np.ndarray:
+        raise NotImplementedError
+
+    def __array__(self, dtype=None, copy=None):
+        a = self.materialize()
+        return a if dtype is None else a.astype(dtype, copy=False)
+
+    def __getitem__(self, key):
+        return self.materialize()[key]
+
+    def __iter__(self):
+        return iter(self.materialize())
+
+
+class LazyDocs(_Docs):
     """Per-row document ids, materialized only when read (most measures never need the strings)."""
 
     __slots__ = ("vocab", "codes", "_arr")
@@ -55,10 +74,6 @@ class LazyDocs:
     def subset(self, key: np.ndarray) -> "LazyDocs":
         return LazyDocs(self.vocab, self.codes[key])
 
-    def __array__(self, dtype=None, copy=None):
-        a = self.materialize()
-        return a if dtype is None else a.astype(dtype, copy=False)
-
     def __len__(self) -> int:
         return len(self.codes)
 
@@ -66,9 +81,6 @@ class LazyDocs:
         if isinstance(key, (slice, np.ndarray, list)) and self._arr is None:
             return self.vocab[self.codes[key]]
         return self.materialize()[key]
-
-    def __iter__(self):
-        return iter(self.materialize())
 
 
 @dataclass
@@ -683,7 +695,7 @@ class _SparseRows:
         return _SparseRows(int(keep.sum()), newpos[self.rows[k]], self.qrows[k])
 
 
-class ArrowDocs:
+class ArrowDocs(_Docs):
     """Per-row document ids held as an Arrow string array, converted to Python strings only when read."""
 
     __slots__ = ("arr", "_np")
@@ -703,15 +715,5 @@ class ArrowDocs:
             return ArrowDocs(self.arr.filter(pa.array(key)))
         return ArrowDocs(self.arr.take(pa.array(key)))
 
-    def __array__(self, dtype=None, copy=None):
-        a = self.materialize()
-        return a if dtype is None else a.astype(dtype, copy=False)
-
     def __len__(self) -> int:
         return len(self.arr)
-
-    def __getitem__(self, key):
-        return self.materialize()[key]
-
-    def __iter__(self):
-        return iter(self.materialize())
