@@ -325,3 +325,83 @@ def pool_candidates_store(store: RunStore, depth: int, pooled: list[str] | None 
     if not frames:
         raise CranfieldError("no run results to pool (check the runs and the pooled-run selection)")
     return pd.concat(frames, ignore_index=True)
+
+
+def _pool_block(args) -> pd.DataFrame | None:
+    task, strategy, budget, depth, seed, pooled, oracle, rel_level, params, renames = args
+    from .pooling import build_pool
+    runs = read_block(task, ["topic", "doc", "score", "rank"])
+    if len(runs) == 0:
+        return None
+    if renames:
+        runs["run"] = runs["run"].cat.rename_categories([renames.get(r, r) for r in runs["run"].cat.categories])
+    present = set(runs["run"].astype(str))
+    use = [r for r in pooled if r in present] if pooled else None
+    if pooled and not use:
+        return None
+    pool = build_pool(runs, strategy, budget, depth=depth, seed=seed, pooled=use, oracle=oracle,
+                      rel_level=rel_level, topics=list(task.topics), **params)
+    return pool.table
+
+
+def build_pool_store(store: RunStore, strategy: str, budget=None, *, depth: int = 100, seed: int = 0,
+                     pooled: list[str] | None = None, oracle: pd.DataFrame | None = None, rel_level: int = 1,
+                     renames: dict[str, str] | None = None, block_rows: int = BLOCK_ROWS,
+                     workers: int | None = None, executor: Executor | None = None,
+                     progress: Callable[[int, int], None] | None = None, **params):
+    """`pooling.build_pool` over the run store, streamed by topic blocks (only the first `depth`
+    documents of each ranking are read). Static strategies draw from the streamed candidates with one
+    random generator, as in memory; online strategies (judgments replayed from `oracle`) select per
+    topic, block by block. `renames` maps store tags to the names `pooled` uses. Same pool as
+    `build_pool` on the whole run table."""
+    from .errors import CranfieldError
+    from .pooling import POOL_COLUMNS, STATIC, STRATEGIES, Pool, build_pool
+    if strategy not in STRATEGIES:
+        raise CranfieldError(f"unknown pool strategy {strategy!r}; choose one of {', '.join(STRATEGIES)}")
+    renames = renames or {}
+    back = {v: k for k, v in renames.items()}
+    stored = [back.get(r, r) for r in pooled] if pooled else None
+    if strategy in STATIC:
+        cand = pool_candidates_store(store, depth, stored, block_rows=block_rows, workers=workers,
+                                     executor=executor, progress=progress)
+        return build_pool(None, strategy, budget, depth=depth, seed=seed, pooled=pooled, rel_level=rel_level,
+                          candidates=cand, oracle=oracle, **params)
+    if oracle is None:
+        raise CranfieldError(f"strategy {strategy} is online: it needs judgments as they arrive. Judge with "
+                             f"`cranfield judgments next`, or replay known judgments (--oracle truth)")
+    run_order = list(store.runs if stored is None else stored)
+    missing = sorted(set(run_order) - set(store.runs))
+    if missing:
+        raise CranfieldError(f"pooled runs not found among the runs: {', '.join(missing[:10])}")
+    ix = store.index
+    ix = ix[ix["run"].isin(set(store.runs))]
+    per_topic = ix.assign(rows=np.minimum(ix["rows"], depth)).groupby("topic")["rows"].sum()
+    topics = store.topics()
+    blocks, cur, acc = [], [], 0
+    for t in topics:
+        c = int(per_topic.get(t, 0))
+        if cur and acc + c > block_rows:
+            blocks.append(cur)
+            cur, acc = [], 0
+        cur.append(t)
+        acc += c
+    if cur:
+        blocks.append(cur)
+    ot = oracle["topic"].astype(str)
+    tasks = []
+    for b in blocks:
+        for bb, parts in plan_blocks(store, b, list(store.runs), 1 << 62):
+            sub = oracle[ot.isin(set(bb))]
+            tasks.append((BlockTask(parts, tuple(store.runs), tuple(bb), pd.DataFrame(), None, EvalOptions(), None,
+                                    max_pos=depth), strategy, budget, depth, seed, pooled, sub, rel_level, params,
+                          renames))
+    tables = [t for t in _map(_pool_block, tasks, workers, executor, progress) if t is not None]
+    if not tables:
+        raise CranfieldError("no run results to pool (check the runs and the pooled-run selection)")
+    table = pd.concat(tables, ignore_index=True)[POOL_COLUMNS]
+    from .pooling import _jsonable
+    present = sorted({renames.get(r, r) for r in set(ix["run"])})
+    spec = {"strategy": strategy, "budget": _jsonable(budget), "depth": int(depth), "seed": int(seed),
+            "params": _jsonable(params), "pooled": sorted(set(pooled) & set(present)) if pooled else None,
+            "rel_level": rel_level}
+    return Pool(table, spec)

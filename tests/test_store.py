@@ -205,6 +205,19 @@ def test_medium_pools_identical(medium):
         p1 = build_pool(runs, strategy, budget, depth=100, seed=5, pooled=pooled, topics=topics)
         p2 = build_pool(None, strategy, budget, depth=100, seed=5, pooled=pooled, candidates=cand)
         pd.testing.assert_frame_equal(p1.table, p2.table, check_exact=True)
+    # the whole pool, streamed (static: one generator over streamed candidates; online: per topic block)
+    from engine.blocks import build_pool_store
+    p1 = build_pool(runs, "statap", 30, depth=50, seed=2, pooled=pooled)
+    p2 = build_pool_store(st, "statap", 30, depth=50, seed=2, pooled=pooled, block_rows=200_000, workers=2)
+    pd.testing.assert_frame_equal(p1.table, p2.table, check_exact=True)
+    assert p1.spec == p2.spec
+    sub = runs[runs["topic"].astype(str).isin(set(topics))]
+    for strategy in ("mtf", "hedge"):
+        p1 = build_pool(sub, strategy, 15, depth=50, pooled=pooled, oracle=qrels)
+        p2 = build_pool_store(st, strategy, 15, depth=50, pooled=pooled, oracle=qrels, block_rows=100_000, workers=2)
+        t2 = p2.table[p2.table["topic"].astype(str).isin(set(topics))].reset_index(drop=True)
+        pd.testing.assert_frame_equal(p1.table, t2, check_exact=True)
+        assert len(t2) == 15 * len(topics)
 
 
 def test_dask_executor_runs_the_blocks(medium):

@@ -32,11 +32,6 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
-def _static() -> set:
-    from ..pooling import STATIC
-    return set(STATIC)
-
-
 def _parse_params(items: list[str]) -> dict:
     out = {}
     for it in items:
@@ -63,7 +58,7 @@ def run(args) -> int:
     w = Warnings()
     camp = load_campaign(args.campaign, warnings=w)
     st = camp.store()
-    runs = camp.runs() if st is None or args.strategy not in _static() else None
+    runs = camp.runs() if st is None else None
     pooled = None
     if not args.all_runs:
         meta = camp.run_meta()
@@ -90,16 +85,14 @@ def run(args) -> int:
     elif args.oracle == "judgments":
         oracle = camp.qrels()
     params = _parse_params(args.param)
-    cand = None
-    if runs is None:
-        # static strategies: the candidates are streamed from the run store (only the first `depth`
-        # documents of each ranking are read), in the store's tags
-        from ..blocks import pool_candidates_store
-        back = {v: k for k, v in camp.run_renames().items()}
-        stored = [back.get(r, r) for r in pooled] if pooled else None
-        cand = pool_candidates_store(st, args.depth, stored)
-    pool = build_pool(runs, args.strategy, budget, depth=args.depth, seed=args.seed, pooled=pooled,
-                      oracle=oracle, candidates=cand, **params)
+    if st is not None:
+        # streamed from the run store by topic blocks: only the first `depth` documents of each ranking
+        from ..blocks import build_pool_store
+        pool = build_pool_store(st, args.strategy, budget, depth=args.depth, seed=args.seed, pooled=pooled,
+                                oracle=oracle, renames=camp.run_renames(), **params)
+    else:
+        pool = build_pool(runs, args.strategy, budget, depth=args.depth, seed=args.seed, pooled=pooled,
+                          oracle=oracle, **params)
     for item in w:
         print(f"warning: {item}", file=sys.stderr)
     sizes = pool.sizes()

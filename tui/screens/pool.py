@@ -109,18 +109,14 @@ hedge, mtc) choose as judgments arrive: use the judging screen."""
 
         def work(progress):
             progress(0.1, f"building the {spec['strategy']} pool")
-            runs, cand = m.runs, None
-            if m.large:          # only the first `depth` documents of each ranking are read
-                if spec["strategy"] in pooling.STATIC:
-                    from engine.blocks import pool_candidates_store
-                    back = {v: k for k, v in m.o.engine_campaign.run_renames().items()}
-                    cand = pool_candidates_store(m.store, spec["depth"],
-                                                 [back.get(r, r) for r in pooled] if pooled else None)
-                else:
-                    runs = m.store.frame(max_pos=spec["depth"])
-            pool = pooling.build_pool(runs, spec["strategy"], spec["budget"], depth=spec["depth"],
-                                      seed=spec["seed"], pooled=pooled, rel_level=m.options.rel_level,
-                                      candidates=cand)
+            if m.large:          # streamed by topic blocks: the first `depth` documents of each ranking
+                from engine.blocks import build_pool_store
+                pool = build_pool_store(m.store, spec["strategy"], spec["budget"], depth=spec["depth"],
+                                        seed=spec["seed"], pooled=pooled, rel_level=m.options.rel_level,
+                                        renames=m.o.engine_campaign.run_renames())
+            else:
+                pool = pooling.build_pool(m.runs, spec["strategy"], spec["budget"], depth=spec["depth"],
+                                          seed=spec["seed"], pooled=pooled, rel_level=m.options.rel_level)
             progress(0.8, "estimating judging time")
             return spec, pool, pool_preview(m, pool.table)
 
