@@ -111,7 +111,7 @@ def main(argv=None) -> int:
     st = RunStore(root)
     with PeakRSS() as m:
         rep = st.sync(files, workers=args.workers,
-                      progress=lambda d, n, f: print(f"\r  ingested {d}/{n} files", end="", flush=True))
+                      progress=lambda d, n: print(f"\r  ingested {d}/{n} files", end="", flush=True))
     print()
     store_bytes = sum(p.stat().st_size for p in store_dir(root).rglob("*.parquet"))
     out["ingest"] = {"seconds": round(m.seconds, 1), "peak_gb": round(m.peak / 2**30, 2), "rows": rep.rows,

@@ -13,7 +13,6 @@ parts sit on storage every worker sees.
 """
 from __future__ import annotations
 
-import os
 from concurrent.futures import Executor
 from dataclasses import dataclass
 from typing import Callable
@@ -22,10 +21,10 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from .ranking import EvalOptions
-from .store import RunStore, to_frame
+from .parallel import map_tasks
+from .store import RunStore, read_parts, to_frame
 
 BLOCK_ROWS = 3_000_000
 
@@ -51,48 +50,10 @@ def read_block(task: BlockTask, columns: list[str] | None = None) -> pd.DataFram
     return to_frame(read_block_table(task, columns))
 
 
-def dict_codes(col, values: list[str]) -> np.ndarray:
-    """Per row of a (chunked, possibly dictionary-encoded) string column: its index in `values`, -1 if
-    absent. Dictionary chunks are looked up once per distinct value."""
-    vs = pa.array(values, pa.string())
-    chunks = col.chunks if isinstance(col, pa.ChunkedArray) else [col]
-    out = []
-    for ch in chunks:
-        if pa.types.is_dictionary(ch.type):
-            lut = pc.fill_null(pc.index_in(ch.dictionary, value_set=vs), -1).to_numpy()
-            out.append(lut[ch.indices.to_numpy()])
-        else:
-            out.append(pc.fill_null(pc.index_in(ch, value_set=vs), -1).to_numpy())
-    return np.concatenate(out) if out else np.zeros(0, np.int32)
-
-
 def read_block_table(task: BlockTask, columns: list[str] | None = None) -> pa.Table:
     """The block's run rows as an Arrow table (run dictionary column first, topic dictionary-encoded),
     runs in `run_order`."""
-    cols = columns or ["topic", "doc", "score"]
-    read_cols = list(dict.fromkeys(cols + ["topic"] + (["pos"] if task.max_pos is not None else [])))
-    topics = list(task.topics)
-    parts, names = [], []
-    for run, path, rgs in task.runs:
-        if not rgs:
-            continue
-        t = pq.ParquetFile(path, read_dictionary=["topic"]).read_row_groups(list(rgs), columns=read_cols,
-                                                                            use_threads=False)
-        mask = dict_codes(t.column("topic"), topics) >= 0
-        if task.max_pos is not None:
-            mask &= t.column("pos").to_numpy() <= task.max_pos
-        if not mask.all():
-            t = t.filter(pa.array(mask))
-        parts.append(t.select(cols))
-        names.append((run, len(t)))
-    if not parts:
-        from .store import SCHEMA
-        return pa.schema([("run", pa.dictionary(pa.int32(), pa.string()))]
-                         + [SCHEMA.field(c) for c in cols]).empty_table()
-    tab = pa.concat_tables(parts, promote_options="permissive")
-    codes = np.repeat(np.arange(len(names), dtype=np.int32), [n for _, n in names])
-    run_col = pa.DictionaryArray.from_arrays(pa.array(codes), pa.array([r for r, _ in names], pa.string()))
-    return tab.add_column(0, "run", run_col)
+    return read_parts(task.runs, task.topics, columns or ["topic", "doc", "score"], task.max_pos)
 
 
 def evaluate_block(task: BlockTask) -> tuple[pd.DataFrame, dict, pd.DataFrame | None]:
@@ -124,12 +85,13 @@ def group_facts(r) -> pd.DataFrame:
                          else np.zeros(r.n_groups, bool)})
 
 
-def plan_blocks(store: RunStore, topics: list[str], run_order: list[str], block_rows: int = BLOCK_ROWS
-                ) -> list[tuple[list[str], tuple[tuple[str, str, tuple[int, ...]], ...]]]:
-    """Blocks of `topics` (kept in order) with, per run, its part and the row groups holding them."""
+def plan_blocks(store: RunStore, topics: list[str], run_order: list[str], block_rows: int = BLOCK_ROWS,
+                cap: int | None = None) -> list[tuple[list[str], tuple[tuple[str, str, tuple[int, ...]], ...]]]:
+    """Blocks of `topics` (kept in order) with, per run, its part and the row groups holding them;
+    `cap`: only the first `cap` rows of each ranking will be read (blocks are sized by those)."""
     ix = store.index
     ix = ix[ix["run"].isin(set(run_order))]
-    blocks = store.topic_blocks(topics, block_rows, runs=run_order)
+    blocks = store.topic_blocks(topics, block_rows, runs=run_order, cap=cap)
     block_of = {t: i for i, b in enumerate(blocks) for t in b}
     ix = ix.assign(block=ix["topic"].map(block_of))
     ix = ix[ix["block"].notna()].astype({"block": np.int64})
@@ -142,37 +104,18 @@ def plan_blocks(store: RunStore, topics: list[str], run_order: list[str], block_
     return out
 
 
-def _map(fn, tasks: list, workers: int | None, executor: Executor | None, progress) -> list:
-    """fn over tasks, in order, on `executor` or a local process pool (in process for one task/core)."""
-    n = len(tasks)
-    k = min(workers or os.cpu_count() or 1, n)
-    if executor is None and k < 2:
-        out = []
-        for i, t in enumerate(tasks):
-            out.append(fn(t))
-            if progress:
-                progress(i + 1, n)
-        return out
-    from concurrent.futures import as_completed
-
-    from .parallel import SafeProcessPool
-    own = executor is None
-    ex = executor or SafeProcessPool(k)
-    try:
-        futs = {ex.submit(fn, t): i for i, t in enumerate(tasks)}
-        out: list = [None] * n
-        for j, f in enumerate(as_completed(futs)):
-            out[futs[f]] = f.result()
-            if progress:
-                progress(j + 1, n)
-        return out
-    finally:
-        if own:
-            ex.shutdown(cancel_futures=True)
-
-
 def _sorted_topics(topics) -> list[str]:
     return sorted({str(t) for t in topics}, key=lambda s: s.encode("utf-8"))
+
+
+def block_rows_of(plan: list, topics: pd.Series) -> list[np.ndarray]:
+    """Per block of `plan`: the positions of the rows whose topic is in it (e.g. a qrels' rows)."""
+    t = topics.astype(str).to_numpy(object)
+    block_of = {x: i for i, (b, _) in enumerate(plan) for x in b}
+    qb = pd.Series(t).map(block_of).fillna(-1).to_numpy(np.int64)
+    order = np.argsort(qb, kind="stable")
+    bounds = np.searchsorted(qb[order], np.arange(len(plan) + 1))
+    return [order[bounds[i]:bounds[i + 1]] for i in range(len(plan))]
 
 
 def evaluate_store(store: RunStore, qrels: pd.DataFrame, measures=None, *, options: EvalOptions | None = None,
@@ -195,16 +138,12 @@ def evaluate_store(store: RunStore, qrels: pd.DataFrame, measures=None, *, optio
     qt = q["topic"].astype(str).to_numpy(object)
     topics = _sorted_topics(qt)
     plan = plan_blocks(store, topics, run_order, block_rows)
-    block_of = {t: i for i, (b, _) in enumerate(plan) for t in b}
-    qb = pd.Series(qt).map(block_of).to_numpy()
-    order = np.argsort(qb, kind="stable")
-    bounds = np.searchsorted(qb[order], np.arange(len(plan) + 1))
     tasks = []
-    for i, (b, parts) in enumerate(plan):
-        sub = q.iloc[order[bounds[i]:bounds[i + 1]]].reset_index(drop=True)
+    for (b, parts), rows in zip(plan, block_rows_of(plan, q["topic"])):
+        sub = q.iloc[rows].reset_index(drop=True)
         tasks.append(BlockTask(parts, tuple(run_order), tuple(b), sub, measures, opt, extra, strings=strings,
                                extras=extras))
-    results = _map(evaluate_block, tasks, workers, executor, progress)
+    results = map_tasks(evaluate_block, tasks, workers, executor, progress)
     frames = [df for df, _, _ in results if len(df)]
     notes: dict = {}
     ix = store.index
@@ -303,25 +242,10 @@ def pool_candidates_store(store: RunStore, depth: int, pooled: list[str] | None 
     ix = ix[ix["run"].isin(set(run_order)) & ix["topic"].isin(set(all_topics))]
     present = sorted(set(ix["run"].tolist()))
     run_rank = {r: i for i, r in enumerate(present)}
-    # blocks sized by the rows actually read (at most `depth` per ranking)
-    per_topic = ix.assign(rows=np.minimum(ix["rows"], depth)).groupby("topic")["rows"].sum()
-    blocks, cur, acc = [], [], 0
-    for t in all_topics:
-        c = int(per_topic.get(t, 0))
-        if cur and acc + c > block_rows:
-            blocks.append(cur)
-            cur, acc = [], 0
-        cur.append(t)
-        acc += c
-    if cur:
-        blocks.append(cur)
-    tasks = []
-    for b in blocks:
-        plan = plan_blocks(store, b, run_order, 1 << 62)
-        for bb, parts in plan:
-            tasks.append((BlockTask(parts, tuple(run_order), tuple(bb), pd.DataFrame(), None, EvalOptions(), None,
-                                    max_pos=depth), run_rank, depth))
-    frames = [f for f in _map(_candidates_block, tasks, workers, executor, progress) if len(f)]
+    tasks = [(BlockTask(parts, tuple(run_order), tuple(b), pd.DataFrame(), None, EvalOptions(), None,
+                        max_pos=depth), run_rank, depth)
+             for b, parts in plan_blocks(store, all_topics, run_order, block_rows, cap=depth)]
+    frames = [f for f in map_tasks(_candidates_block, tasks, workers, executor, progress) if len(f)]
     if not frames:
         raise CranfieldError("no run results to pool (check the runs and the pooled-run selection)")
     return pd.concat(frames, ignore_index=True)
@@ -373,34 +297,18 @@ def build_pool_store(store: RunStore, strategy: str, budget=None, *, depth: int 
     missing = sorted(set(run_order) - set(store.runs))
     if missing:
         raise CranfieldError(f"pooled runs not found among the runs: {', '.join(missing[:10])}")
-    ix = store.index
-    ix = ix[ix["run"].isin(set(store.runs))]
-    per_topic = ix.assign(rows=np.minimum(ix["rows"], depth)).groupby("topic")["rows"].sum()
-    topics = store.topics()
-    blocks, cur, acc = [], [], 0
-    for t in topics:
-        c = int(per_topic.get(t, 0))
-        if cur and acc + c > block_rows:
-            blocks.append(cur)
-            cur, acc = [], 0
-        cur.append(t)
-        acc += c
-    if cur:
-        blocks.append(cur)
     ot = oracle["topic"].astype(str)
     tasks = []
-    for b in blocks:
-        for bb, parts in plan_blocks(store, b, list(store.runs), 1 << 62):
-            sub = oracle[ot.isin(set(bb))]
-            tasks.append((BlockTask(parts, tuple(store.runs), tuple(bb), pd.DataFrame(), None, EvalOptions(), None,
-                                    max_pos=depth), strategy, budget, depth, seed, pooled, sub, rel_level, params,
-                          renames))
-    tables = [t for t in _map(_pool_block, tasks, workers, executor, progress) if t is not None]
+    for bb, parts in plan_blocks(store, store.topics(), list(store.runs), block_rows, cap=depth):
+        tasks.append((BlockTask(parts, tuple(store.runs), tuple(bb), pd.DataFrame(), None, EvalOptions(), None,
+                                max_pos=depth), strategy, budget, depth, seed, pooled, oracle[ot.isin(set(bb))],
+                      rel_level, params, renames))
+    tables = [t for t in map_tasks(_pool_block, tasks, workers, executor, progress) if t is not None]
     if not tables:
         raise CranfieldError("no run results to pool (check the runs and the pooled-run selection)")
     table = pd.concat(tables, ignore_index=True)[POOL_COLUMNS]
     from .pooling import _jsonable
-    present = sorted({renames.get(r, r) for r in set(ix["run"])})
+    present = sorted({renames.get(r, r) for r in set(store.index["run"])})
     spec = {"strategy": strategy, "budget": _jsonable(budget), "depth": int(depth), "seed": int(seed),
             "params": _jsonable(params), "pooled": sorted(set(pooled) & set(present)) if pooled else None,
             "rel_level": rel_level}

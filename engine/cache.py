@@ -34,7 +34,8 @@ def fingerprint(paths: Iterable[os.PathLike | str]) -> list[tuple[str, int, int]
 
 def _code_fingerprint() -> list:
     from . import __version__
-    mods = sorted((_ENGINE / "measures").glob("*.py")) + [_ENGINE / "ranking.py", _ENGINE / "evaluate.py"]
+    mods = sorted((_ENGINE / "measures").glob("*.py")) + [_ENGINE / n for n in
+                                                          ("ranking.py", "evaluate.py", "blocks.py", "store.py")]
     return [__version__, fingerprint(mods)]
 
 
@@ -116,8 +117,6 @@ def clear(root: os.PathLike | str) -> int:
 
 def cached_evaluate(campaign, measures, options) -> pd.DataFrame:
     """`engine.evaluate` over a campaign's runs and merged judgments, through the cache."""
-    from .evaluate import evaluate
-
     gains = campaign.gains()
     key = cache_key(campaign.input_files(), list(measures) if measures is not None else None, options,
                     extra={"gains": sorted(gains.items())})

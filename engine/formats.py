@@ -284,15 +284,22 @@ def _read_run_arrays(path: PathLike, w: Warnings, name: str | None = None,
     if dup.any():
         first_line = pd.Series(line[~dup], index=key[~dup])
         idx = np.flatnonzero(dup)
-        for i in idx[:50]:
-            w.add(spath, int(line[i]),
-                  f"document {doc[i]} retrieved twice for topic {ut[ct[i]]} (first at line "
-                  f"{int(first_line[key[i]])}); rule: the first occurrence is kept, this one is ignored")
-        if len(idx) > 50:
-            w.add(spath, None, f"{len(idx) - 50} more repeated documents ignored by the same rule")
+        warn_repeated_docs(w, [(spath, int(line[i]), doc[i], ut[ct[i]], int(first_line[key[i]])) for i in idx[:50]],
+                           len(idx) - len(idx[:50]), spath)
         keep = ~dup
         ct, doc, rank, score, line = ct[keep], doc[keep], rank[keep], score[keep], line[keep]
     return {"run": tag, "topic": ut[ct], "doc": doc, "rank": rank, "score": score, "line": line}
+
+
+def warn_repeated_docs(w: Warnings, shown: list[tuple], more: int, more_path: str | None) -> None:
+    """Report documents retrieved twice for a topic: `shown` = (path, line, doc, topic, first line) per
+    repeat reported one by one, `more` further repeats counted on `more_path`. The rule: the first
+    occurrence is kept."""
+    for path, line, doc, topic, first in shown:
+        w.add(path, line, f"document {doc} retrieved twice for topic {topic} (first at line {first}); "
+                          f"rule: the first occurrence is kept, this one is ignored")
+    if more > 0:
+        w.add(more_path, None, f"{more} more repeated documents ignored by the same rule")
 
 
 def _run_frame(parts: list[dict]) -> pd.DataFrame:
@@ -443,14 +450,10 @@ def _arrow_frame(items: list[tuple[str, str, object]], w: Warnings) -> pd.DataFr
         key = pd.Series(list(zip(df["run"].astype(object), df["topic"].astype(object), df["doc"].astype(object))))
         first_line = dict(zip(key[~dup], df["line"][~dup]))
         idx = np.flatnonzero(dup)
-        for i in idx[:50]:
-            r = df.iloc[i]
-            w.add(path_of[r["run"]], int(r["line"]),
-                  f"document {r['doc']} retrieved twice for topic {r['topic']} (first at line "
-                  f"{int(first_line[key[i]])}); rule: the first occurrence is kept, this one is ignored")
-        if len(idx) > 50:
-            w.add(path_of[df.iloc[idx[50]]["run"]], None,
-                  f"{len(idx) - 50} more repeated documents ignored by the same rule")
+        shown = [(path_of[r["run"]], int(r["line"]), r["doc"], r["topic"], int(first_line[key[i]]))
+                 for i, r in ((i, df.iloc[i]) for i in idx[:50])]
+        warn_repeated_docs(w, shown, len(idx) - len(shown),
+                           path_of[df.iloc[idx[50]]["run"]] if len(idx) > 50 else None)
         df = df[~dup].reset_index(drop=True)
     return df
 

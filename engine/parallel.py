@@ -12,8 +12,9 @@ import multiprocessing as mp
 import os
 import sys
 import threading
+from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
 from contextlib import contextmanager
-from concurrent.futures import ProcessPoolExecutor
+from typing import Callable
 
 _SWAP = threading.Lock()
 
@@ -58,3 +59,32 @@ class SafeProcessPool(ProcessPoolExecutor):
     def submit(self, fn, /, *args, **kwargs):
         with self._real_stderr():
             return super().submit(fn, *args, **kwargs)
+
+
+def map_tasks(fn, tasks: list, workers: int | None = None, executor: Executor | None = None,
+              progress: Callable[[int, int], None] | None = None) -> list:
+    """fn over tasks, results in task order: on `executor`, else a local `SafeProcessPool` of
+    min(workers or cores, tasks) processes, or in this process when that is one.
+    `progress(done, total)` is called as tasks finish."""
+    n = len(tasks)
+    k = min(workers or os.cpu_count() or 1, n)
+    if executor is None and k < 2:
+        out = []
+        for i, t in enumerate(tasks):
+            out.append(fn(t))
+            if progress:
+                progress(i + 1, n)
+        return out
+    own = executor is None
+    ex = executor or SafeProcessPool(k)
+    try:
+        futs = {ex.submit(fn, t): i for i, t in enumerate(tasks)}
+        out: list = [None] * n
+        for j, f in enumerate(as_completed(futs)):
+            out[futs[f]] = f.result()
+            if progress:
+                progress(j + 1, n)
+        return out
+    finally:
+        if own:
+            ex.shutdown(cancel_futures=True)

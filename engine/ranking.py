@@ -587,12 +587,11 @@ def ranked_from_arrow(qrels: pd.DataFrame, table: pa.Table, run_order: list[str]
     _check_options(opt)
     notes: dict = {}
     topic_names, q_tcode, q_grade = _judged_topics(qrels)
-    topic_index = {t: i for i, t in enumerate(topic_names)}
     n_topics = len(topic_names)
     run_names = list(run_order)
     run_index = {r: i for i, r in enumerate(run_names)}
 
-    from .blocks import dict_codes
+    from .store import dict_codes
     n = len(table)
     rcol = table.column("run").combine_chunks() if n else None
     run_code = np.zeros(0, np.int64)

@@ -101,21 +101,16 @@ def _parse(path: str, w: Warnings) -> tuple[str, pa.Table] | None:
                     "rank": t.column("rank"), "line": pa.array(np.arange(1, len(t) + 1, dtype=np.int64))})
     dup = _duplicates(tab)
     if dup is not None:
-        lines = tab.column("line").to_numpy()
-        docs, topics = tab.column("doc"), tab.column("topic")
-        key_first = {}
-        keep = ~dup
+        from .formats import warn_repeated_docs
         idx = np.flatnonzero(dup)
+        first = _first_lines(tab, idx[:50])
+        lines, docs, topics = tab.column("line").to_numpy(), tab.column("doc"), tab.column("topic")
+        shown = []
         for i in idx[:50]:
-            k = (topics[int(i)].as_py(), docs[int(i)].as_py())
-            if not key_first:
-                key_first = _first_lines(tab, idx[:50])
-            w.add(path, int(lines[i]), f"document {k[1]} retrieved twice for topic {k[0]} (first at line "
-                                       f"{key_first.get(k, '?')}); rule: the first occurrence is kept, this one "
-                                       f"is ignored")
-        if len(idx) > 50:
-            w.add(path, None, f"{len(idx) - 50} more repeated documents ignored by the same rule")
-        tab = tab.filter(pa.array(keep))
+            t, d = topics[int(i)].as_py(), docs[int(i)].as_py()
+            shown.append((path, int(lines[i]), d, t, first.get((t, d), "?")))
+        warn_repeated_docs(w, shown, len(idx) - len(shown), path)
+        tab = tab.filter(pa.array(~dup))
     return tag, tab
 
 
@@ -192,6 +187,10 @@ def ingest_file(path: str, part: str, block_rows: int = BLOCK_ROWS) -> dict:
     rg = (np.searchsorted(np.asarray(bounds[1:]), tstart, side="right")).tolist()
     return {"tag": tag, "rows": int(n), "topics": topics, "topic_rows": rows, "topic_rg": rg,
             "warnings": [(p.path, p.line, p.message) for p in w], "seconds": round(time.perf_counter() - t0, 3)}
+
+
+def _ingest_job(job: tuple[str, str]) -> dict:
+    return ingest_file(*job)
 
 
 # --------------------------------------------------------------------------- the store
@@ -284,7 +283,7 @@ class RunStore:
         return out
 
     def sync(self, files: list[os.PathLike | str], warnings: Warnings | None = None, workers: int | None = None,
-             progress: Callable[[int, int, str], None] | None = None, executor: Executor | None = None
+             progress: Callable[[int, int], None] | None = None, executor: Executor | None = None
              ) -> SyncReport:
         """Bring the store up to date with `files` (the campaign's run files, in order): ingest new or
         changed files (one process per core), drop files no longer listed, rewrite the index.
@@ -344,6 +343,7 @@ class RunStore:
                 new_files[key] = e
             # drop parts no longer referenced (files removed, changed tags, failed files)
             keep_parts = {e.get("part") for e in new_files.values() if e.get("part")}
+            listed = {_source_key(p) for p in files}
             for key, e in m["files"].items():
                 if e.get("part") and e["part"] not in keep_parts:
                     try:
@@ -351,7 +351,7 @@ class RunStore:
                         _rmdir_empty((self.root / e["part"]).parent)
                     except OSError:
                         pass
-                if key not in new_files and key not in {_source_key(p) for p in files}:
+                if key not in new_files and key not in listed:
                     rep.removed.append(key)
             if problems:
                 self._write_manifest({"format": FORMAT, "files": new_files})
@@ -368,36 +368,12 @@ class RunStore:
         return rep
 
     def _ingest(self, jobs: list[tuple[str, str]], workers: int | None, progress, executor) -> dict[str, dict]:
-        n = len(jobs)
-        results: dict[str, dict] = {}
+        """ingest_file over (source, temporary part) jobs: in this process for small inputs, else on
+        `executor` or one process per core."""
+        from .parallel import map_tasks
         big = sum(os.path.getsize(p) if os.path.exists(p) else 0 for p, _ in jobs) > 64 * 2**20
-        k = min(workers or os.cpu_count() or 1, n)
-        if executor is None and (k < 2 or not big):
-            for i, (src, part) in enumerate(jobs):
-                r = ingest_file(src, part)
-                r["tmp_part"] = part
-                results[src] = r
-                if progress:
-                    progress(i + 1, n, src)
-            return results
-        from concurrent.futures import as_completed
-
-        from .parallel import SafeProcessPool
-        own = executor is None
-        ex = executor or SafeProcessPool(k)
-        try:
-            futs = {ex.submit(ingest_file, src, part): (src, part) for src, part in jobs}
-            for i, f in enumerate(as_completed(futs)):
-                src, part = futs[f]
-                r = f.result()
-                r["tmp_part"] = part
-                results[src] = r
-                if progress:
-                    progress(i + 1, n, src)
-        finally:
-            if own:
-                ex.shutdown()
-        return results
+        res = map_tasks(_ingest_job, jobs, workers if big else 1, executor, progress)
+        return {src: {**r, "tmp_part": part} for (src, part), r in zip(jobs, res)}
 
     def _write_index(self) -> None:
         runs, topics, rows, rgs = [], [], [], []
@@ -449,41 +425,18 @@ class RunStore:
     def read(self, runs: list[str] | None = None, topics: Iterable[str] | None = None,
              columns: list[str] | None = None, max_pos: int | None = None) -> pa.Table:
         """Rows of `runs` (default all, in store order) for `topics` (default all), as one Arrow table
-        with a `run` column first; within a run, rows are in trec_eval order. `max_pos` keeps the first
-        `max_pos` documents of each ranking."""
-        cols = columns or ["topic", "doc", "score", "rank", "pos"]
-        read_cols = list(dict.fromkeys(cols + (["pos"] if max_pos is not None else [])
-                                       + (["topic"] if topics is not None else [])))
+        (`read_parts`); within a run, rows are in trec_eval order. `max_pos` keeps the first `max_pos`
+        documents of each ranking."""
         run_list = self.runs if runs is None else list(runs)
-        tset = None
-        if topics is not None:
-            tset = sorted(set(map(str, topics)), key=lambda s: s.encode("utf-8"))
-            ix = self.index
-            ix = ix[ix["topic"].isin(tset)]
-            rg_of = ix.groupby("run", sort=False)["row_group"].apply(lambda s: sorted(set(s.tolist()))).to_dict()
-            value_set = pa.array(tset, pa.string())
-        parts, names = [], []
-        for r in run_list:
-            path = self.part(r)
-            if tset is not None:
-                rgs = rg_of.get(r, [])
-                if not rgs:
-                    continue
-                t = pq.ParquetFile(path).read_row_groups(rgs, columns=read_cols)
-                t = t.filter(pc.is_in(t.column("topic"), value_set=value_set))
-            else:
-                t = pq.read_table(path, columns=read_cols)
-            if max_pos is not None:
-                t = t.filter(pc.less_equal(t.column("pos"), max_pos))
-            parts.append(t.select(cols))
-            names.append((r, len(t)))
-        if not parts:
-            empty = pa.schema([("run", pa.string())] + [SCHEMA.field(c) for c in cols]).empty_table()
-            return empty
-        tab = pa.concat_tables(parts)
-        codes = np.repeat(np.arange(len(names), dtype=np.int32), [n for _, n in names])
-        run_col = pa.DictionaryArray.from_arrays(pa.array(codes), pa.array([r for r, _ in names], pa.string()))
-        return tab.add_column(0, "run", run_col)
+        if topics is None:
+            return read_parts([(r, str(self.part(r)), None) for r in run_list], None, columns, max_pos,
+                              use_threads=True)
+        tset = sorted(set(map(str, topics)), key=lambda s: s.encode("utf-8"))
+        ix = self.index
+        ix = ix[ix["topic"].isin(tset)]
+        rg_of = ix.groupby("run", sort=False)["row_group"].apply(lambda s: tuple(sorted(set(s.tolist())))).to_dict()
+        return read_parts([(r, str(self.part(r)), rg_of.get(r, ())) for r in run_list], tset, columns, max_pos,
+                          use_threads=True)
 
     def frame(self, runs: list[str] | None = None, topics: Iterable[str] | None = None,
               max_pos: int | None = None) -> pd.DataFrame:
@@ -491,12 +444,15 @@ class RunStore:
         score."""
         return to_frame(self.read(runs, topics, columns=["topic", "doc", "rank", "score"], max_pos=max_pos))
 
-    def topic_blocks(self, topics: list[str], max_rows: int, runs: list[str] | None = None) -> list[list[str]]:
-        """`topics` (in the given order) cut into consecutive blocks of at most ~`max_rows` run rows."""
+    def topic_blocks(self, topics: list[str], max_rows: int, runs: list[str] | None = None,
+                     cap: int | None = None) -> list[list[str]]:
+        """`topics` (in the given order) cut into consecutive blocks of at most ~`max_rows` run rows
+        (counting at most `cap` rows per ranking when given)."""
         ix = self.index
         if runs is not None:
             ix = ix[ix["run"].isin(set(runs))]
-        per = ix.groupby("topic")["rows"].sum()
+        rows = ix["rows"] if cap is None else np.minimum(ix["rows"], cap)
+        per = rows.groupby(ix["topic"]).sum()
         counts = per.reindex(topics).fillna(0).to_numpy(np.int64)
         blocks, cur, acc = [], [], 0
         for t, c in zip(topics, counts):
@@ -508,6 +464,55 @@ class RunStore:
         if cur:
             blocks.append(cur)
         return blocks
+
+
+def dict_codes(col, values: list[str]) -> np.ndarray:
+    """Per row of a (chunked, possibly dictionary-encoded) string column: its index in `values`, -1 if
+    absent. Dictionary chunks are looked up once per distinct value."""
+    vs = pa.array(values, pa.string())
+    chunks = col.chunks if isinstance(col, pa.ChunkedArray) else [col]
+    out = []
+    for ch in chunks:
+        if pa.types.is_dictionary(ch.type):
+            lut = pc.fill_null(pc.index_in(ch.dictionary, value_set=vs), -1).to_numpy()
+            out.append(lut[ch.indices.to_numpy()])
+        else:
+            out.append(pc.fill_null(pc.index_in(ch, value_set=vs), -1).to_numpy())
+    return np.concatenate(out) if out else np.zeros(0, np.int32)
+
+
+def read_parts(parts, topics: list[str] | None = None, columns: list[str] | None = None,
+               max_pos: int | None = None, use_threads: bool = False) -> pa.Table:
+    """Rows of run parts [(run, part path, row groups, or None for all)] as one Arrow table: a `run`
+    dictionary column first, `topic` dictionary-encoded; only `topics` when given and the first
+    `max_pos` documents of each ranking. A run with no row groups to read is left out."""
+    cols = columns or ["topic", "doc", "score", "rank", "pos"]
+    read_cols = list(dict.fromkeys(cols + (["topic"] if topics is not None else [])
+                                   + (["pos"] if max_pos is not None else [])))
+    tlist = list(topics) if topics is not None else None
+    tables, names = [], []
+    for run, path, rgs in parts:
+        if rgs is not None and not rgs:
+            continue
+        pf = pq.ParquetFile(path, read_dictionary=["topic"])
+        t = (pf.read(columns=read_cols, use_threads=use_threads) if rgs is None
+             else pf.read_row_groups(list(rgs), columns=read_cols, use_threads=use_threads))
+        mask = np.ones(len(t), bool)
+        if tlist is not None:
+            mask &= dict_codes(t.column("topic"), tlist) >= 0
+        if max_pos is not None:
+            mask &= t.column("pos").to_numpy() <= max_pos
+        if not mask.all():
+            t = t.filter(pa.array(mask))
+        tables.append(t.select(cols))
+        names.append((run, len(t)))
+    if not tables:
+        return pa.schema([("run", pa.dictionary(pa.int32(), pa.string()))]
+                         + [SCHEMA.field(c) for c in cols]).empty_table()
+    tab = pa.concat_tables(tables, promote_options="permissive")
+    codes = np.repeat(np.arange(len(names), dtype=np.int32), [n for _, n in names])
+    run_col = pa.DictionaryArray.from_arrays(pa.array(codes), pa.array([r for r, _ in names], pa.string()))
+    return tab.add_column(0, "run", run_col)
 
 
 def to_frame(tab: pa.Table) -> pd.DataFrame:

@@ -2,7 +2,6 @@
 incremental ingest, error reporting, and results identical to the in-memory engine."""
 from __future__ import annotations
 
-import os
 import time
 from pathlib import Path
 

@@ -33,7 +33,7 @@ def run(args) -> int:
     t0 = time.perf_counter()
     tty = sys.stderr.isatty()
 
-    def progress(done: int, total: int, path: str) -> None:
+    def progress(done: int, total: int) -> None:
         if tty:
             print(f"\r  ingested {done}/{total} files", end="" if done < total else "\n", file=sys.stderr, flush=True)
 

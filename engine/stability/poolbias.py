@@ -183,7 +183,8 @@ def pool_bias_store(store, qrels: pd.DataFrame, run_meta: pd.DataFrame, measures
     """`leave_group_out` (mode "group") or `leave_manual_out` ("manual") over a run store, streamed by
     topic blocks: each block re-judges its topics for every scenario; run means and the left-out
     runs' per-topic scores are joined over blocks. Same tables as in memory (means up to rounding)."""
-    from ..blocks import BLOCK_ROWS, BlockTask, _map, _sorted_topics, plan_blocks
+    from ..blocks import BLOCK_ROWS, BlockTask, _sorted_topics, block_rows_of, plan_blocks
+    from ..parallel import map_tasks
     from ..ranking import EvalOptions
     run_order = list(store.runs)
     meta = _meta(run_meta, run_order)
@@ -204,17 +205,13 @@ def pool_bias_store(store, qrels: pd.DataFrame, run_meta: pd.DataFrame, measures
     else:
         raise CranfieldError(f"pool-bias mode must be 'group' or 'manual', got {mode!r}")
     q = qrels.reset_index(drop=True)
-    qt = q["topic"].astype(str).to_numpy(object)
-    plan = plan_blocks(store, _sorted_topics(qt), run_order, block_rows or BLOCK_ROWS // 2)
-    block_of = {t: i for i, (b, _) in enumerate(plan) for t in b}
-    qb = pd.Series(qt).map(block_of).to_numpy()
+    plan = plan_blocks(store, _sorted_topics(q["topic"].astype(str)), run_order, block_rows or BLOCK_ROWS // 2)
     opt = options or EvalOptions()
     tasks = []
-    for i, (b, parts) in enumerate(plan):
-        task = BlockTask(parts, tuple(run_order), tuple(b), q.iloc[np.flatnonzero(qb == i)].reset_index(drop=True),
-                         measures, opt, None)
+    for (b, parts), rows in zip(plan, block_rows_of(plan, q["topic"])):
+        task = BlockTask(parts, tuple(run_order), tuple(b), q.iloc[rows].reset_index(drop=True), measures, opt, None)
         tasks.append((task, [(lo, mem) for _, lo, mem in scen], contributors, depth, run_order, opt))
-    res = [r for r in _map(_poolbias_block, tasks, workers, executor,
+    res = [r for r in map_tasks(_poolbias_block, tasks, workers, executor,
                            (lambda d, n: report(progress, d / n, f"pool bias: topic block {d}/{n}")) if progress else None)
            if r is not None]
     if not res:

@@ -136,7 +136,8 @@ def reduction_experiment_store(store, qrels: pd.DataFrame, measures, *, options=
     """`reduction_experiment` over a run store, streamed by topic blocks (bounded memory): the same
     random reductions (same seed, same draws), each block evaluated under every reduction, run means
     accumulated over blocks. Equal to the in-memory experiment up to the rounding of the means."""
-    from ..blocks import BLOCK_ROWS, BlockTask, _map, _sorted_topics, plan_blocks
+    from ..blocks import BLOCK_ROWS, BlockTask, _sorted_topics, block_rows_of, plan_blocks
+    from ..parallel import map_tasks
     from ..ranking import EvalOptions
     levels = _levels(method, levels)
     q = qrels.reset_index(drop=True)
@@ -144,29 +145,26 @@ def reduction_experiment_store(store, qrels: pd.DataFrame, measures, *, options=
     keep_fn = uniform_keep if method == "uniform" else bv_keep
     draws = [(float(lv), tr, keep_fn(q, float(lv), rng, rel_level)) for lv in levels for tr in range(trials)]
     run_order = list(store.runs)
-    qt = q["topic"].astype(str).to_numpy(object)
-    plan = plan_blocks(store, _sorted_topics(qt), run_order, block_rows or BLOCK_ROWS // 2)
-    block_of = {t: i for i, (b, _) in enumerate(plan) for t in b}
-    qb = pd.Series(qt).map(block_of).to_numpy()
+    plan = plan_blocks(store, _sorted_topics(q["topic"].astype(str)), run_order, block_rows or BLOCK_ROWS // 2)
     opt = options or EvalOptions(rel_level=rel_level)
     tasks = []
-    for i, (b, parts) in enumerate(plan):
-        rows = np.flatnonzero(qb == i)
+    for (b, parts), rows in zip(plan, block_rows_of(plan, q["topic"])):
         task = BlockTask(parts, tuple(run_order), tuple(b), q.iloc[rows].reset_index(drop=True), measures, opt, None)
         tasks.append((task, [k[rows] for _, _, k in draws], run_order, opt))
     def tick(d, n):
         report(progress, d / n, f"{method} reductions: topic block {d}/{n}")
 
-    results = _map(_reduction_block, tasks, workers, executor, tick if progress else None)
+    results = map_tasks(_reduction_block, tasks, workers, executor, tick if progress else None)
     total = sum(r[0] for r in results)
     n_topics = sum(r[1] for r in results)
     names = results[0][2]
     means = total / max(n_topics, 1)
+    judged = q["grade"].to_numpy(np.int64) >= 0
     rows = []
     for i, (lv, tr, keep) in enumerate(draws):
+        n_judged = int((keep & judged).sum())
         for j, name in enumerate(names):
-            rows.append({"level": lv, "trial": tr, "measure": name,
-                         "judged": int((keep & (q["grade"].to_numpy(np.int64) >= 0)).sum()),
+            rows.append({"level": lv, "trial": tr, "measure": name, "judged": n_judged,
                          **compare_means(means[0, j], means[i + 1, j])})
     return pd.DataFrame(rows)
 
