@@ -208,7 +208,7 @@ class LambdaMART:
 RANKERS = {
     "ranksvm": lambda seed=0: RankSVM(seed=seed),
     "ranknet": lambda seed=0: RankNet(hidden=0, seed=seed),
-    "ranknet_hidden": lambda seed=0: RankNet(hidden=10, seed=seed),
+    "ranknet_hidden": lambda seed=0: RankNet(hidden=8, max_pairs=1000, maxiter=150, seed=seed),
     "regression": lambda seed=0: Regression(),
     "lambdamart": lambda seed=0: LambdaMART(seed=seed),
 }
