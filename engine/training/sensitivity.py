@@ -24,12 +24,12 @@ TRAIN_MEASURES = ("map", "bpref", "infAP", "ndcg")
 
 
 def simulate_family(n_topics: int = 50, settings=(0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0), best: float = 0.6,
-                    *, param: str = "b", n_docs: int = 400, depth: int = 100, width: float = 0.3,
-                    topic_spread: float = 0.1, seed: int = 0) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+                    *, param: str = "b", n_docs: int = 400, depth: int = 100, width: float = 0.2,
+                    topic_spread: float = 0.05, seed: int = 0) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """A run family with a known best setting: (runs, complete qrels, run metadata with column `param`).
 
     Per topic, a document space of `n_docs` documents (a log-normal number relevant); the run at
-    setting p scores a document w(p) * v + e + 0.35 e_p, with v the relevance signal, e the
+    setting p scores a document w(p) * v + e + 0.25 e_p, with v the relevance signal, e the
     system's base ranking noise (shared by all settings), e_p a small per-setting perturbation and
     w(p) = 2.2 exp(-(p - best_t)^2 / (2 width^2)), best_t = best + N(0, topic_spread): so the
     expected effectiveness peaks at `best`. Runs retrieve their top `depth` documents.
@@ -51,7 +51,7 @@ def simulate_family(n_topics: int = 50, settings=(0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 
         docs = np.array([f"{t}-{i:04d}" for i in range(n_docs)], dtype=object)
         for name, p in zip(names, settings):
             w = 2.2 * np.exp(-((p - bt) ** 2) / (2 * width ** 2))
-            score = np.round(w * v + e + 0.35 * rng.standard_normal(n_docs), 6)
+            score = np.round(w * v + e + 0.25 * rng.standard_normal(n_docs), 6)
             top = np.argsort(-score, kind="stable")[:depth]
             runs.append(pd.DataFrame({"run": name, "topic": t, "doc": docs[top], "score": score[top]}))
         pooled = np.unique(np.concatenate([f["doc"].to_numpy(object) for f in runs[-len(names):]]))
