@@ -52,7 +52,9 @@ def best_selection(learn: pd.DataFrame, measure: str = "map") -> pd.DataFrame:
 
 
 def best_measure(summary: pd.DataFrame) -> pd.DataFrame:
-    """Per incompleteness level: the training measure whose chosen setting has the highest test MAP."""
+    """Per incompleteness level: the training measure whose chosen setting has the highest test MAP
+    (on a tie, MAP itself, then the first measure listed)."""
+    summary = summary.assign(_m=summary["measure"] != "map").sort_values(["level", "_m"], kind="stable")
     idx = summary.groupby("level")["test_map"].idxmax()
     out = summary.loc[idx, ["level", "measure", "test_map"]].reset_index(drop=True)
     mapv = summary[summary["measure"] == "map"].set_index("level")["test_map"]
