@@ -199,3 +199,33 @@ def test_sensitivity_needs_parameter_metadata():
     runs, qrels, meta = simulate_family(n_topics=4, settings=(0.2, 0.4), best=0.4, n_docs=40, depth=10)
     with pytest.raises(CranfieldError, match="parameter column"):
         sensitivity(runs, qrels, meta, ["k1"])
+
+
+# ----------------------------------------------------------------------------- command line
+
+def test_cli_training_commands(tmp_path, capsys):
+    from engine.cli import main
+    bad = tmp_path / "bad.txt"
+    bad.write_text("1 qid:1 1:0.5 # a\n1 qid:1 1:zz # b\n")
+    assert main(["training", "features", "--check", str(bad)]) == 3
+    assert "bad.txt:2: feature 1 value 'zz' is not a number" in capsys.readouterr().err
+    f = tmp_path / "f.txt.gz"
+    assert main(["training", "features", "--simulate", "--topics", "3", "--runs", "4", "--depth", "30",
+                 "--write", str(f)]) == 0
+    assert read_features(f)["topic"].nunique() == 3
+    out = tmp_path / "res"
+    assert main(["training", "select", "--simulate", "--topics", "3", "--runs", "4", "--depth", "30",
+                 "--methods", "depth,letor", "--percents", "10,50", "--out", str(out), "--format", "tsv"]) == 0
+    sel = pd.read_csv(out / "select.tsv", sep="\t")
+    assert sel[["method", "percent"]].values.tolist() == [["depth", 10.0], ["depth", 50.0], ["letor", 10.0], ["letor", 50.0]]
+    assert main(["training", "learn", "--simulate", "--topics", "4", "--runs", "4", "--depth", "30",
+                 "--methods", "infap", "--percents", "50", "--rankers", "regression", "--folds", "2",
+                 "--out", str(out)]) == 0
+    learn = pd.read_csv(out / "learn.tsv", sep="\t")
+    assert set(learn["method"]) == {"full", "infap"} and learn["map"].between(0, 1).all()
+    assert "best selection method per budget" in capsys.readouterr().out
+    assert main(["training", "sensitivity", "--simulate", "--topics", "6", "--levels", "10,100", "--repeats", "1",
+                 "--out", str(out), "--plot"]) == 0
+    text = capsys.readouterr().out
+    assert "best setting with complete judgments on all topics: b=0.6" in text and "test MAP" in text
+    assert main(["training", "learn", "--simulate", "--rankers", "nope"]) == 3
