@@ -158,13 +158,15 @@ def run_select(args) -> int:
 
     from ..training.report import curves, plot_text, save_result
     from ..training.select import characterize, select
+    from ..training.learn import complete_qrels
     runs, qrels, feats, out = _load(args)
+    pool_qrels = complete_qrels(feats)          # recall is over the complete collection: the depth pool
     methods, pcts = _names(args.methods), _floats(args.percents, "percents")
     rows = []
     for m in methods:
         for pct in pcts:
             sel = select(m, runs, qrels, pct, depth=args.depth, seed=args.seed, features=feats)
-            rows.append({"method": m, "percent": pct, **characterize(sel, feats, qrels, seed=args.seed)})
+            rows.append({"method": m, "percent": pct, **characterize(sel, feats, pool_qrels, seed=args.seed)})
             if args.write_selection and len(methods) == 1 and len(pcts) == 1:
                 sel.to_csv(args.write_selection, sep="\t", index=False)
     df = pd.DataFrame(rows)

@@ -205,13 +205,15 @@ b computes tab 3 for this campaign now (features simulated from its runs and jud
         def work(progress):
             from engine.features import simulate_features
             from engine.training.select import characterize, select
+            from engine.training.learn import complete_qrels
             feats, _ = simulate_features(runs, qrels, 100)
+            pool = complete_qrels(feats)        # the complete collection: the depth-100 pool
             rows = []
             plan = [(a, p) for a in QUICK_METHODS for p in QUICK_PERCENTS]
             for i, (meth, pct) in enumerate(plan):
                 progress(i / len(plan), f"{meth} {pct}%")
                 sel = select(meth, runs, qrels, pct, features=feats)
-                rows.append({"method": meth, "percent": float(pct), **characterize(sel, feats, qrels)})
+                rows.append({"method": meth, "percent": float(pct), **characterize(sel, feats, pool)})
             df = pd.DataFrame(rows)
             report.save_result(report.results_dir(root), "select", df)
             return df
