@@ -221,15 +221,22 @@ def to_long_str(c: Computed) -> pd.DataFrame:
 
 
 def trec_eval_lines_long(df: pd.DataFrame, measures=None, per_query: bool = False,
-                         strings: pd.DataFrame | None = None) -> list[str]:
-    """`trec_eval_lines` from a long table (as `evaluate` or `blocks.evaluate_store` return it) plus the
-    text-valued measures in `strings` (`to_long_str`): the same lines without the Ranked structure."""
-    load_all()
-    kinds = {}
-    for req in resolve(measures):
-        for n in req.names:
-            kinds[n] = req
-    runs = list(df["run"].cat.categories) if len(df) else []
+                         strings: pd.DataFrame | None = None, kinds: dict | None = None,
+                         runs: list[str] | None = None) -> list[str]:
+    """trec_eval's exact text output, run after run, from a long table (as `evaluate`,
+    `blocks.evaluate_store` or `engine.evaluation.evaluate_campaign` return it) plus the text-valued
+    measures in `strings` (`to_long_str`). `kinds` (output name -> request) replaces resolving
+    `measures`; `runs` lists the runs when the table has no numeric measure. The one text writer."""
+    if kinds is None:
+        load_all()
+        kinds = {}
+        for req in resolve(measures):
+            for n in req.names:
+                kinds[n] = req
+    if len(df):
+        runs = list(df["run"].cat.categories)
+    elif runs is None:
+        runs = list(dict.fromkeys(strings["run"])) if strings is not None and len(strings) else []
     run_codes = df["run"].cat.codes.to_numpy() if len(df) else np.zeros(0, np.int64)
     meas = df["measure"].astype(object).to_numpy() if len(df) else np.zeros(0, object)
     vals = df["value"].to_numpy() if len(df) else np.zeros(0)
@@ -247,9 +254,12 @@ def trec_eval_lines_long(df: pd.DataFrame, measures=None, per_query: bool = Fals
     lines: list[str] = []
     for ri, run in enumerate(runs):
         numeric = [n for n in kinds if (n, ri) in by]
-        if not numeric:
+        if numeric:
+            run_topics = by[(numeric[0], ri)][0]
+        elif any(r == run for _, r in sby) or (not len(df) and any(k.measure.name == "runid" for k in kinds.values())):
+            run_topics = list(next((v for (m, r), v in sby.items() if r == run), {}))
+        else:
             continue
-        run_topics = by[(numeric[0], ri)][0]
         if per_query:
             vals_of = {n: dict(zip(*by[(n, ri)])) for n in numeric}
             for t in run_topics:
@@ -322,29 +332,5 @@ def _fmt(kind: str, value, text_format: str = "{}") -> str:
 
 def trec_eval_lines(c: Computed, per_query: bool = False) -> list[str]:
     """trec_eval's exact text output, run after run (one block per run, as separate trec_eval calls)."""
-    r = c.ranked
-    lines: list[str] = []
-    topic_order = np.argsort(r.g_topic, kind="stable")
-    for run_idx, run_name in enumerate(r.run_names):
-        sel = topic_order[r.g_run[topic_order] == run_idx]
-        if len(sel) == 0:
-            continue
-        if per_query:
-            for g in sel:
-                tname = r.topic_names[r.g_topic[g]]
-                for n, req in c.kinds.items():
-                    m = req.measure
-                    if not m.per_topic:
-                        continue
-                    lines.append(f"{n:<22}\t{tname}\t{_fmt(m.value_kind, c.values[n][g], m.text_format)}")
-        for n, req in c.kinds.items():
-            m = req.measure
-            if not m.summary:
-                continue
-            vals = c.values[n][sel]
-            if m.value_kind == "str":
-                v = vals[0]
-            else:
-                v = aggregate_values(m.aggregate, vals)
-            lines.append(f"{n:<22}\tall\t{_fmt(m.value_kind, v, m.text_format)}")
-    return lines
+    return trec_eval_lines_long(to_long(c), per_query=per_query, strings=to_long_str(c), kinds=c.kinds,
+                                runs=list(dict.fromkeys(c.ranked.run_names)))
