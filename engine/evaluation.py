@@ -84,3 +84,46 @@ def evaluate_campaign(campaign, measures=None, *, options=None, extras: bool = F
         progress(1, 1)
     return Evaluation(to_long(c), to_long_str(c) if strings else None, group_facts(c.ranked) if extras else None,
                       c.notes, c)
+
+
+def reduction_campaign(campaign, qrels: pd.DataFrame, measures=None, *, progress=None, **kw) -> pd.DataFrame:
+    """`stability.reduction.reduction_experiment` on a campaign's runs against `qrels` (its judgments
+    or its truth), streamed over the run store for a large campaign; options as the campaign's
+    (no depth cut). `kw`: method, levels, trials, seed."""
+    from .stability.reduction import reduction_experiment, reduction_experiment_store
+
+    measures = measures or campaign.measures()
+    opt = campaign.eval_options(max_depth=None)
+    kw.setdefault("rel_level", campaign.binary_threshold())
+    if is_large(campaign):
+        return reduction_experiment_store(campaign.store(), qrels, measures, options=opt, progress=progress, **kw)
+    return reduction_experiment(qrels, campaign.runs(), measures, options=opt, progress=progress, **kw)
+
+
+def pool_bias_campaign(campaign, measures=None, *, mode: str = "group", depth: int | None = None,
+                       progress=None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Leave-one-group-out or leave-manual-out (`mode`) on a campaign at pool depth `depth` (default
+    campaign.yaml pool.depth, else 50): (summary, per-run detail)."""
+    from .stability.poolbias import leave_group_out, leave_manual_out, pool_bias_store
+    from .stability.rejudge import Rejudger
+
+    measures = measures or campaign.measures()
+    depth = depth or int((campaign.config.get("pool") or {}).get("depth") or 50)
+    q, meta, opt = campaign.qrels(), campaign.run_meta(), campaign.eval_options(max_depth=None)
+    if is_large(campaign) and not campaign.run_renames():
+        return pool_bias_store(campaign.store(), q, meta, measures, mode=mode, depth=depth, options=opt,
+                               progress=progress)
+    runs = campaign.runs()
+    fn = leave_group_out if mode == "group" else leave_manual_out
+    return fn(q, runs, meta, measures, depth=depth, rejudger=Rejudger(q, runs, measures, opt), progress=progress)
+
+
+def pool_campaign(campaign, strategy: str, budget=None, **kw):
+    """`pooling.build_pool` over a campaign's runs (read from the run store by topic blocks, only the
+    first `depth` documents of each ranking, when the campaign has one). `kw` as build_pool's."""
+    st = campaign.store()
+    if st is not None:
+        from .pooling.store import build_pool_store
+        return build_pool_store(st, strategy, budget, renames=campaign.run_renames(), **kw)
+    from .pooling import build_pool
+    return build_pool(campaign.runs(), strategy, budget, **kw)

@@ -147,7 +147,10 @@ class CampaignModel:
         for n in names:
             m = np.full((n_r, n_t), np.nan)
             sub = df[df["measure"] == n]
-            m[sub["run"].astype(str).map(ri).to_numpy(), sub["topic"].astype(str).map(ti).to_numpy()] = sub["value"].to_numpy()
+            i = sub["run"].astype(str).map(ri).to_numpy(np.float64)
+            j = sub["topic"].astype(str).map(ti).to_numpy(np.float64)
+            ok = ~(np.isnan(i) | np.isnan(j))
+            m[i[ok].astype(np.int64), j[ok].astype(np.int64)] = sub["value"].to_numpy()[ok]
             matrix[n] = m
         g_run = facts["run"].astype(str).map(ri).to_numpy(np.int64)
         g_topic = facts["topic"].astype(str).map(ti).to_numpy(np.int64)

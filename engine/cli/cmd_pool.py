@@ -53,7 +53,7 @@ def _parse_params(items: list[str]) -> dict:
 
 def run(args) -> int:
     from ..campaign import load_campaign
-    from ..pooling import assign_targets, build_pool, parse_budget, write_pool
+    from ..pooling import assign_targets, parse_budget, write_pool
 
     w = Warnings()
     camp = load_campaign(args.campaign, warnings=w)
@@ -85,14 +85,9 @@ def run(args) -> int:
     elif args.oracle == "judgments":
         oracle = camp.qrels()
     params = _parse_params(args.param)
-    if st is not None:
-        # streamed from the run store by topic blocks: only the first `depth` documents of each ranking
-        from ..pooling.store import build_pool_store
-        pool = build_pool_store(st, args.strategy, budget, depth=args.depth, seed=args.seed, pooled=pooled,
-                                oracle=oracle, renames=camp.run_renames(), **params)
-    else:
-        pool = build_pool(runs, args.strategy, budget, depth=args.depth, seed=args.seed, pooled=pooled,
-                          oracle=oracle, **params)
+    from ..evaluation import pool_campaign
+    pool = pool_campaign(camp, args.strategy, budget, depth=args.depth, seed=args.seed, pooled=pooled,
+                         oracle=oracle, **params)
     for item in w:
         print(f"warning: {item}", file=sys.stderr)
     sizes = pool.sizes()
