@@ -39,7 +39,7 @@ _VALUE_MODULES = ("ranking.py", "evaluate.py", "evaluation.py", "blocks.py", "st
 def _code_fingerprint() -> list:
     """Version and fingerprints of every module that computes values (measures, estimators, the
     ranking kernel, readers and the evaluation paths)."""
-    from . import __version__
+    from .version import __version__
     mods = (sorted((_ENGINE / "measures").glob("*.py")) + sorted((_ENGINE / "estimators").glob("*.py"))
             + [_ENGINE / n for n in _VALUE_MODULES])
     return [__version__, fingerprint(mods)]

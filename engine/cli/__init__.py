@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from ..errors import CranfieldError
+from ..version import __version__
 
 EXIT_USAGE = 2
 EXIT_INPUT = 3
@@ -41,7 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="cranfield",
         description="Run IR evaluation campaigns: pools, judgments, trec_eval-exact measures, "
                     "stability and cost. With no command, opens the TUI on the demo campaign.")
-    parser.add_argument("--version", action="version", version="cranfield 0.1.0")
+    parser.add_argument("--version", action="version", version=f"cranfield {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     mods = sorted(pkgutil.iter_modules(__path__), key=lambda i: i.name)
     for info in mods:

@@ -7,7 +7,7 @@ from ..errors import CranfieldError, Warnings
 
 
 def register(sub) -> None:
-    from ..pooling import STRATEGIES
+    from ..names import POOL_STRATEGIES as STRATEGIES
     p = sub.add_parser("pool", help="build a pool of documents to judge (depth, sampling, MTC, ...)",
                        description="Build a pool for a campaign and write pools/pool-NAME.tsv (topic doc "
                                    "stratum prob method order; order 0 = sampling frame, not selected). The "

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from ..errors import CranfieldError
 from .matrix import Progress, kendall_tau, rank_positions, report
@@ -89,6 +88,7 @@ def leave_group_out(qrels: pd.DataFrame, runs: pd.DataFrame, run_meta: pd.DataFr
             ra, rb = rank_positions(a), rank_positions(b)
             for j, run in zip(np.flatnonzero(sel), np.asarray(rj.runs)[sel]):
                 dj = new[name][:, j] - full[name][:, j]
+                from scipy import stats
                 p = stats.ttest_rel(new[name][:, j], full[name][:, j]).pvalue if dj.std() > 0 else (1.0 if not dj.any() else 0.0)
                 detail.append({"measure": name, "group": grp, "run": run, "removed": int(rm.sum()),
                                "old_rank": int(ra[j]), "new_rank": int(rb[j]), "rank_change": int(rb[j] - ra[j]),
@@ -243,6 +243,7 @@ def pool_bias_store(store, qrels: pd.DataFrame, run_meta: pd.DataFrame, measures
                        "rank_change": int(rb[jj] - ra[jj]), "old": float(a[jj]), "new": float(b[jj])}
                 if mode == "group":
                     dj = n_pt[j, :, k] - f_pt[j, :, k]
+                    from scipy import stats
                     p = (stats.ttest_rel(n_pt[j, :, k], f_pt[j, :, k]).pvalue if dj.std() > 0
                          else (1.0 if not dj.any() else 0.0))
                     row = {"measure": name, "group": label, "run": run, "removed": removed,
@@ -270,6 +271,7 @@ def _effects_means(a: np.ndarray, b: np.ndarray, full_sel: np.ndarray, new_sel: 
     sd = d.std(axis=0, ddof=1)
     with np.errstate(divide="ignore", invalid="ignore"):
         t = d.mean(axis=0) / (sd / np.sqrt(d.shape[0]))
+    from scipy import stats
     p = np.where(sd > 0, 2 * stats.t.sf(np.abs(t), d.shape[0] - 1), np.where(d.mean(axis=0) == 0, 1.0, 0.0))
     return {
         "n_left_out": int(sel.sum()),
