@@ -43,3 +43,17 @@ def test_light_names_match_the_implementations():
     assert names.POOL_STRATEGIES == STRATEGIES
     assert experiments.DESIGNS is names.DESIGNS
     assert all(strategy in STRATEGIES for strategy, _ in names.DESIGNS.values())
+
+
+def test_campaign_is_named_the_same_way_for_every_command():
+    """--campaign DIR works for every command that takes a campaign; a positional DIR stays an alias."""
+    from engine.cli import build_parser, campaign_as_option
+    parser = build_parser()
+    for argv in (["pool", "--campaign", "C", "--strategy", "depth"], ["pool", "C", "--strategy", "depth"],
+                 ["judgments", "add", "--campaign=C", "401", "d1", "1"], ["judgments", "add", "C", "401", "d1", "1"],
+                 ["ingest", "--campaign", "C"], ["status", "--campaign", "C"], ["tui", "--campaign", "C"],
+                 ["eval", "--campaign", "C"], ["stability", "reduction", "--campaign", "C"]):
+        args = parser.parse_args(campaign_as_option(parser, list(argv)))
+        assert args.campaign == "C", argv
+    args = parser.parse_args(campaign_as_option(parser, ["judgments", "add", "--campaign", "C", "401", "d1", "2"]))
+    assert (args.topic, args.doc, args.grade) == ("401", "d1", 2)

@@ -13,7 +13,7 @@ def register(sub) -> None:
                                    "stratum prob method order; order 0 = sampling frame, not selected). The "
                                    "strategy, budget, depth, parameters and seed are appended to "
                                    "pools/pools.log.jsonl so the pool can be rebuilt exactly.")
-    p.add_argument("campaign", help="campaign directory")
+    p.add_argument("campaign", metavar="DIR", help="campaign directory (--campaign DIR is the same)")
     p.add_argument("--strategy", required=True, choices=STRATEGIES)
     p.add_argument("--budget", default=None,
                    help="per-topic documents: N, a fraction (0.05) or percentage (5%%) of each topic's depth "
