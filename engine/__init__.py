@@ -6,6 +6,8 @@ stays fast: pandas, pyarrow and scipy are imported by the modules that use them.
 from __future__ import annotations
 
 import importlib
+import sys
+import types
 
 from .version import __version__
 
@@ -36,3 +38,17 @@ def __getattr__(name: str):
 
 def __dir__() -> list[str]:
     return sorted(set(globals()) | set(_EXPORTS))
+
+
+class _Package(types.ModuleType):
+    """`engine.evaluate` is the function (as it always was), although a submodule has the same name:
+    loading the submodule does not replace the package attribute (the module stays in sys.modules)."""
+
+    def __setattr__(self, name: str, value) -> None:
+        if name in _EXPORTS and isinstance(value, types.ModuleType) and value.__name__ == f"{__name__}.{name}":
+            self.__dict__.pop(name, None)      # resolved by __getattr__ to the exported name instead
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package

@@ -32,15 +32,14 @@ def compute(qrels: pd.DataFrame, runs: pd.DataFrame, measures=None, options: Eva
             run_order: list[str] | None = None, extra: dict | None = None, presorted: bool = False) -> Computed:
     """Evaluate every requested measure for every (run, topic) in one vectorized pass (`presorted`:
     see `build_ranked`)."""
-    load_all()
     requests = resolve(measures)
     if not isinstance(runs, pd.DataFrame):      # an Arrow table in store order (engine.blocks)
         ranked, notes = ranked_from_arrow(qrels, runs, run_order, options)
     else:
         ranked, notes = build_ranked(qrels, runs, options, run_order=run_order, presorted=presorted)
     if extra:
-        ranked.extra = extra  # type: ignore[attr-defined]
-    ranked.qrels = qrels  # type: ignore[attr-defined]  (for measures needing judgment columns)
+        ranked.extra = extra
+    ranked.qrels = qrels
     values: dict[str, np.ndarray] = {}
     kinds: dict[str, MeasureRequest] = {}
     for req in requests:
@@ -228,7 +227,6 @@ def trec_eval_lines_long(df: pd.DataFrame, measures=None, per_query: bool = Fals
     measures in `strings` (`to_long_str`). `kinds` (output name -> request) replaces resolving
     `measures`; `runs` lists the runs when the table has no numeric measure. The one text writer."""
     if kinds is None:
-        load_all()
         kinds = {}
         for req in resolve(measures):
             for n in req.names:

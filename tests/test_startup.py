@@ -57,3 +57,14 @@ def test_campaign_is_named_the_same_way_for_every_command():
         assert args.campaign == "C", argv
     args = parser.parse_args(campaign_as_option(parser, ["judgments", "add", "--campaign", "C", "401", "d1", "2"]))
     assert (args.topic, args.doc, args.grade) == ("401", "d1", 2)
+
+
+def test_measures_load_on_first_use():
+    code = ("import sys, json\nfrom engine.measures import resolve\nresolve(['map', 'P.10'])\n"
+            "print(json.dumps(sorted(m for m in sys.modules if m.startswith('engine.measures.m_'))))")
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == ["engine.measures.m_P", "engine.measures.m_map"]
+    from engine.measures import resolve
+    assert [r.measure.name for r in resolve(["P.5", "map"])] == ["map", "P"]       # registry order kept
+    assert len(resolve(["official"])) > 20                                          # a nickname loads them all
