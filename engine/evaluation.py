@@ -41,24 +41,12 @@ def is_large(campaign) -> bool:
     return st is not None and st.rows > LARGE_ROWS
 
 
-def rename_runs(df: pd.DataFrame, rename: dict[str, str], column: str = "run") -> pd.DataFrame:
-    """`df` with store run tags replaced by campaign names (categorical or plain column), in place."""
-    if not rename or df is None or len(df) == 0:
-        return df
-    col = df[column]
-    if isinstance(col.dtype, pd.CategoricalDtype):
-        df[column] = col.cat.rename_categories([rename.get(r, r) for r in col.cat.categories])
-    else:
-        df[column] = col.map(lambda r: rename.get(r, r))
-    return df
-
-
 def evaluate_campaign(campaign, measures=None, *, options=None, extras: bool = False, strings: bool = False,
                       executor: Executor | None = None,
                       progress: Callable[[int, int], None] | None = None) -> Evaluation:
     """Evaluate `measures` (default: the campaign's evaluation.measures) on the campaign's runs and
     merged judgments. `options`: an EvalOptions, or a dict of overrides of the campaign's options."""
-    from .ranking import EvalOptions
+    from .ranking import EvalOptions, rename_runs
 
     if measures is None:
         measures = campaign.measures() or None

@@ -721,3 +721,15 @@ class ArrowDocs(_Docs):
 
     def __len__(self) -> int:
         return len(self.arr)
+
+
+def rename_runs(df: pd.DataFrame, rename: dict[str, str], column: str = "run") -> pd.DataFrame:
+    """`df` with store run tags replaced by campaign names (categorical or plain column), in place."""
+    if not rename or df is None or len(df) == 0:
+        return df
+    col = df[column]
+    if isinstance(col.dtype, pd.CategoricalDtype):
+        df[column] = col.cat.rename_categories([rename.get(r, r) for r in col.cat.categories])
+    else:
+        df[column] = col.map(lambda r: rename.get(r, r))
+    return df

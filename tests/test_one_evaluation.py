@@ -19,6 +19,7 @@ from engine.campaign import load_campaign
 from engine.cli import main
 from engine.evaluate import evaluate, summarize
 from engine.measures import REGISTRY, load_all
+from engine.ranking import rename_runs
 
 DEMO = Path(__file__).resolve().parents[1] / "campaigns" / "demo"
 TOL = 1e-12
@@ -81,7 +82,7 @@ def test_every_measure_equal_on_every_path(campaign, monkeypatch):
 
     st = camp.store()
     blocks = evaluate_store(st, camp.qrels(), names, options=opt, gains=gains, block_rows=max(st.rows // 3, 1))
-    _same(base, _series(evaluation.rename_runs(blocks, camp.run_renames())), "streamed store, 3 topic blocks")
+    _same(base, _series(rename_runs(blocks, camp.run_renames())), "streamed store, 3 topic blocks")
     monkeypatch.setattr(evaluation, "LARGE_ROWS", 0)
     streamed = evaluation.evaluate_campaign(camp, names)
     assert streamed.streamed

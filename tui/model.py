@@ -18,7 +18,7 @@ from engine.errors import CranfieldError, Warnings
 from engine.evaluate import compute, summarize
 from engine.measures import load_all, resolve
 from engine.measures.registry import REGISTRY
-from engine.ranking import EvalOptions
+from engine.ranking import EvalOptions, rename_runs
 
 from .source import Opened, load_docs, open_campaign
 
@@ -197,8 +197,7 @@ class CampaignModel:
         c = self.o.engine_campaign
         df = self.store.frame(topics=[topic])
         rename = c.run_renames() if c is not None else {}
-        if rename and len(df):
-            df["run"] = df["run"].cat.rename_categories([rename.get(x, x) for x in df["run"].cat.categories])
+        rename_runs(df, rename)
         return df
 
     # ------------------------------------------------------------------ leaderboard
