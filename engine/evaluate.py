@@ -90,8 +90,11 @@ PARALLEL_MIN_ROWS = 400_000
 
 
 def evaluate_files(qrels_path, run_paths: list, measures=None, *, options: EvalOptions | None = None,
-                   warnings=None, gains: dict | None = None, workers: int | None = None) -> pd.DataFrame:
+                   warnings=None, gains: dict | None = None, workers: int | None = None,
+                   strings: bool = False) -> pd.DataFrame:
     """Read judgments and run files and evaluate them, end to end, like `evaluate` on the tables.
+    With `strings`, the text-valued measures are in `df.attrs["strings"]` and the notes in
+    `df.attrs["notes"]` (what the trec_eval text writer needs besides the table).
 
     Runs are independent, so the run files are split into one batch per core and each batch is read
     and evaluated in its own thread (parsing and the array work release the GIL); the tables are joined
@@ -109,8 +112,18 @@ def evaluate_files(qrels_path, run_paths: list, measures=None, *, options: EvalO
     k = min(workers or os.cpu_count() or 1, len(paths))
     opt = options or EvalOptions()
     extra = {"gains": dict(gains)} if gains else None
+    def done(cs: list) -> pd.DataFrame:
+        df = concat_long([to_long(c) for c in cs])
+        if strings:
+            df.attrs["strings"] = pd.concat([to_long_str(c) for c in cs], ignore_index=True)
+            unjudged = sorted({t for c in cs for t in c.notes.get("topics_without_judgments", [])})
+            df.attrs["notes"] = {"topics_without_judgments": unjudged} if unjudged else {}
+            df.attrs["groups"] = sum(c.ranked.n_groups for c in cs)
+            df.attrs["runs"] = [r for c in cs for r in dict.fromkeys(c.ranked.run_names)]
+        return df
+
     if k < 2:
-        return to_long(compute(qrels, read_runs(paths, w), measures, opt, extra=extra))
+        return done([compute(qrels, read_runs(paths, w), measures, opt, extra=extra)])
     sizes = [os.path.getsize(p) if os.path.exists(p) else 0 for p in paths]
     bounds = np.searchsorted(np.cumsum(sizes), np.linspace(0, sum(sizes), k + 1)[1:-1], side="right")
     cuts = sorted(set([0, *[int(b) for b in bounds], len(paths)]))
@@ -122,7 +135,7 @@ def evaluate_files(qrels_path, run_paths: list, measures=None, *, options: EvalO
             runs = read_runs(batches[i], ws[i])
         except FormatError as exc:
             return exc
-        return runs, to_long(compute(qrels, runs, measures, opt, extra=extra))
+        return runs, compute(qrels, runs, measures, opt, extra=extra)
 
     with ThreadPoolExecutor(max_workers=len(batches)) as ex:
         results = list(ex.map(one, range(len(batches))))
@@ -142,7 +155,7 @@ def evaluate_files(qrels_path, run_paths: list, measures=None, *, options: EvalO
             seen[str(name)] = i
     if dup:
         raise FormatError(dup, hint="every run needs a distinct tag; edit the 6th column of one file")
-    return concat_long([df for _, df in results])
+    return done([c for _, c in results])
 
 
 def run_batches(runs: pd.DataFrame, workers: int | None = None) -> list[pd.DataFrame]:

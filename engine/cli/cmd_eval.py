@@ -35,7 +35,7 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from ..evaluate import compute, summarize, to_long, to_long_str, trec_eval_lines_long
+    from ..evaluate import evaluate_files, summarize, trec_eval_lines_long
     from ..ranking import EvalOptions
     from ..report import format_table
 
@@ -58,17 +58,17 @@ def run(args) -> int:
                 ev = evaluate_campaign(camp, measures, options=flags, strings=strings, executor=ex)
         else:
             ev = evaluate_campaign(camp, measures, options=flags, strings=strings)
-        df, text, notes = ev.table, ev.strings, ev.notes
+        df, text, notes, run_names = ev.table, ev.strings, ev.notes, None
         n_groups = len(df) + (len(text) if text is not None else 0)
     else:
         if len(args.files) < 2:
             raise CranfieldError("eval needs a judgments file and at least one run file "
                                  "(cranfield eval JUDGMENTS RUN [RUN ...]) or --campaign DIR")
-        from ..formats import read_judgments, read_runs
-        qrels, runs = read_judgments(args.files[0], w), read_runs(args.files[1:], w)
+        # run files are independent: read and evaluated in one batch per core (threads)
         measures = args.measures or None
-        c = compute(qrels, runs, measures, EvalOptions(**{k: v for k, v in flags.items() if v is not None}))
-        df, text, notes, n_groups = to_long(c), to_long_str(c), c.notes, c.ranked.n_groups
+        df = evaluate_files(args.files[0], args.files[1:], measures, warnings=w, strings=True,
+                            options=EvalOptions(**{k: v for k, v in flags.items() if v is not None}))
+        text, notes, n_groups, run_names = (df.attrs.pop(k) for k in ("strings", "notes", "groups", "runs"))
     for p in w:
         print(f"warning: {p}", file=sys.stderr)
     if notes.get("topics_without_judgments"):
@@ -79,9 +79,7 @@ def run(args) -> int:
         raise CranfieldError("no topics with both results and judgments")
     out = sys.stdout
     if args.format == "trec":
-        lines = trec_eval_lines_long(df, measures, per_query=args.per_query, strings=text,
-                                     kinds=c.kinds if not args.campaign else None,
-                                     runs=list(dict.fromkeys(c.ranked.run_names)) if not args.campaign else None)
+        lines = trec_eval_lines_long(df, measures, per_query=args.per_query, strings=text, runs=run_names)
         if args.no_summary:
             lines = [ln for ln in lines if "\tall\t" not in ln]
         out.write("\n".join(lines) + "\n")
