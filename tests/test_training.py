@@ -229,3 +229,24 @@ def test_cli_training_commands(tmp_path, capsys):
     text = capsys.readouterr().out
     assert "best setting with complete judgments on all topics: b=0.6" in text and "test MAP" in text
     assert main(["training", "learn", "--simulate", "--rankers", "nope"]) == 3
+
+
+def test_cli_sensitivity_on_a_campaign_with_run_params(tmp_path, capsys):
+    import re
+    import shutil
+    from pathlib import Path
+
+    from engine.cli import main
+    demo = Path(__file__).resolve().parents[1] / "campaigns" / "demo"
+    camp = tmp_path / "demo"
+    shutil.copytree(demo, camp, ignore=shutil.ignore_patterns(".cranfield-cache", "pools", "log.jsonl*"))
+    cfg = (camp / "campaign.yaml").read_text()
+    n = iter(range(1000))
+    cfg = re.sub(r"    file: runs/\S+", lambda m: m.group(0) + f"\n    params: {{k: {next(n) % 3}}}", cfg)
+    (camp / "campaign.yaml").write_text(cfg)
+    assert main(["training", "sensitivity", "--campaign", str(camp), "--levels", "100", "--repeats", "1",
+                 "--measures", "map,bpref"]) == 0
+    saved = pd.read_csv(camp / "training" / "sensitivity.tsv", sep="\t")
+    assert sorted(saved["measure"]) == ["bpref", "map"] and (saved["level"] == 100).all()
+    assert saved["k_mean"].between(0, 2).all()
+    assert "best setting with complete judgments on all topics" in capsys.readouterr().out
