@@ -76,7 +76,7 @@ def empty_runs() -> pd.DataFrame:
 
 def _normalize_meta(meta: pd.DataFrame, runs: pd.DataFrame, names: list[str] | None = None) -> pd.DataFrame:
     if names is None:
-        names = list(dict.fromkeys(runs["run"].astype(str))) if len(runs) else []
+        names = [str(x) for x in runs["run"].drop_duplicates()] if len(runs) else []
     meta = meta.copy()
     if "run" not in meta.columns:
         meta = meta.reset_index().rename(columns={"index": "run"})
