@@ -600,6 +600,10 @@ class Campaign:
         """Run files: everything in runs/ plus files named by runs.<tag>.file."""
         files = self._scan("runs", RUN_SUFFIXES, "a run")
         seen = {q.resolve() for q in files}     # once: resolving inside the loop was cubic in runs
+        skip = getattr(self, "skip_runs", None)   # files set aside (a UI keeps opening without them)
+        if skip:
+            files = [q for q in files if q.resolve() not in skip]
+            seen |= set(skip)
         for tag, meta in self.config["runs"].items():
             f = meta.get("file")
             if f:

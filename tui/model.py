@@ -445,7 +445,8 @@ class CampaignModel:
 
     def problems(self, limit: int = 200) -> list[str]:
         """Warnings for the home screen: file problems, runs with unjudged top-10 holes, topics with R = 0."""
-        out = [str(p) for p in list(self.warnings)[:limit]]
+        out = ["ERROR " + e for e in self.load_errors()]
+        out += [str(p) for p in list(self.warnings)[:limit]]
         s = self.scores
         if s is not None:
             per_run, n_top = s.holes, s.n_top
@@ -457,6 +458,10 @@ class CampaignModel:
                 out.append(f"{len(no_rel)} topic(s) without relevant documents: {', '.join(no_rel[:12])}"
                            + (" ..." if len(no_rel) > 12 else ""))
         return out
+
+    def load_errors(self) -> list[str]:
+        """Problems that left a run file out of this campaign (file:line: what is wrong)."""
+        return list(self.o.errors)
 
     def _need(self) -> Scores:
         if self.scores is None:

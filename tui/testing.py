@@ -7,7 +7,11 @@ __all__ = ["settle", "press", "screen_text"]
 
 
 async def _wait(app) -> None:
+    import asyncio
+
     from textual.worker import WorkerFailed
+    while getattr(app, "busy", False):     # the campaign load / evaluation runs in a thread of its own
+        await asyncio.sleep(0.02)
     try:
         await app.workers.wait_for_complete()
     except WorkerFailed:  # the app reports it as a notification; tests look there

@@ -97,6 +97,19 @@ class CranfieldScreen(Screen):
         elif event.state == WorkerState.CANCELLED:
             self.notify("cancelled", severity="warning")
 
+    def leave_input(self) -> bool:
+        """Move focus out of a text input or select (to the screen's first other focusable widget, e.g.
+        its table); True when the focus was in one."""
+        from textual.widgets import Input, Select, TextArea
+        typing = (Input, Select, TextArea)
+        f = self.focused
+        if f is None or not any(isinstance(x, typing) for x in (f, *f.ancestors)):
+            return False
+        other = [w for w in self.focus_chain
+                 if not any(isinstance(x, typing) for x in (w, *w.ancestors))]
+        self.set_focus(other[0] if other else None)
+        return True
+
     @property
     def model(self):
         return self.app.model
@@ -149,6 +162,9 @@ class CranfieldScreen(Screen):
         self.app.export(*t)
 
     def action_back(self) -> None:
+        """Escape: leave a text input (screen keys work again), else cancel a job, else go back."""
+        if self.leave_input():
+            return
         running = [w for w in self._jobs if w.is_running]
         if running:
             for w in running:

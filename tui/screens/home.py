@@ -34,7 +34,7 @@ relevant document. Escape cancels loading."""
             with VerticalScroll(id="home-warnings"):
                 yield Static("", id="home-warn-text")
         yield nav_bar(self)
-        yield Footer()
+        yield Footer(compact=True)
 
     def on_mount(self) -> None:
         self.show_status()

@@ -20,11 +20,11 @@ t switches to one run's list with the pool/stratum each document came from and i
 the measure (shown when the measure is a sum over documents: AP, P@k, recall@k, nDCG@k).
 n / b: next / previous run; ] / [: next / previous topic; . cycles the measure."""
     BINDINGS = [
-        Binding("t", "toggle", "Side/single"),
-        Binding("n", "run(1)", "Next run"),
-        Binding("b", "run(-1)", "Prev run"),
-        Binding("right_square_bracket", "topic(1)", "Next topic", key_display="]"),
-        Binding("left_square_bracket", "topic(-1)", "Prev topic", key_display="["),
+        Binding("t", "toggle", "Single", tooltip="Side by side / one run's list"),
+        Binding("n", "run(1)", "Run+", tooltip="Next run"),
+        Binding("b", "run(-1)", "Run-", tooltip="Previous run"),
+        Binding("right_square_bracket", "topic(1)", "Topic+", key_display="]", tooltip="Next topic"),
+        Binding("left_square_bracket", "topic(-1)", "Topic-", key_display="[", tooltip="Previous topic"),
         Binding("full_stop", "measure", "Measure", key_display="."),
     ]
 
@@ -42,7 +42,7 @@ n / b: next / previous run; ] / [: next / previous topic; . cycles the measure."
         yield Static("", id="topic-title", classes="title")
         yield DataTable(id="topic-table", cursor_type="row", zebra_stripes=True)
         yield nav_bar(self)
-        yield Footer()
+        yield Footer(compact=True)
 
     def on_mount(self) -> None:
         self.sync()
