@@ -18,7 +18,7 @@ from engine.errors import CranfieldError
 from .export import write_exports
 from .model import CampaignModel
 from .screens.base import Cancelled
-from .screens.help import HelpScreen, all_bindings
+from .screens.help import HelpScreen, all_bindings, long_description
 from .source import find_campaigns, is_campaign
 
 
@@ -140,7 +140,7 @@ class CranfieldApp(App):
                 if not b.description or b.action in seen:
                     continue
                 seen.add(b.action)
-                yield SystemCommand(f"{b.description}", f"key {b.key_display or b.key} — {b.action}",
+                yield SystemCommand(long_description(b), f"key {b.key_display or b.key} — {b.action}",
                                     lambda o=owner, a=b.action: self.run_action(a, o))
         yield from super().get_system_commands(screen)
 

@@ -47,10 +47,10 @@ bootstrap (B = 1000) for discriminative power; r runs the judgment-reduction exp
 levels, Kendall tau against the full judgments). a picks the measure. Escape cancels a running job."""
     BINDINGS = [
         Binding("a", "choose_measure", "Measure"),
-        Binding("plus,equals_sign", "target(0.01)", "Tgt+", key_display="+", tooltip="Target +0.01"),
-        Binding("minus", "target(-0.01)", "Tgt-", key_display="-", tooltip="Target -0.01"),
-        Binding("d", "discrim", "Power", tooltip="Discriminative power"),
-        Binding("r", "reduction", "Reduce", tooltip="Reduction curves"),
+        Binding("plus,equals_sign", "target(0.01)", "Tgt+", key_display="+", tooltip="Target +"),
+        Binding("minus", "target(-0.01)", "Tgt-", key_display="-", tooltip="Target -"),
+        Binding("d", "discrim", "Power", tooltip="Disc. power"),
+        Binding("r", "reduction", "Reduce", tooltip="Reduction"),
     ] + [Binding(str(i + 1), f"tab('{t}')", f"Tab {name}", show=False)
          for i, (t, name) in enumerate([("tab-g", "G/D-study"), ("tab-plot", "plot"), ("tab-d", "disc. power"),
                                         ("tab-r", "reduction")])]
