@@ -95,6 +95,7 @@ class CranfieldApp(App):
         self.status = "starting"
         self.progress: tuple[int, int, str] = (0, 1, "")
         self.job: Job | None = None
+        self.last_export = ""                   # what the last `e` wrote (also shown as a notification)
 
     # ------------------------------------------------------------------ screens
     def on_mount(self) -> None:
@@ -174,7 +175,7 @@ class CranfieldApp(App):
             job.done.set()
             try:
                 self.call_from_thread(self._job_done, job, result, error)
-            except RuntimeError:          # the app has exited meanwhile: nothing to deliver
+            except Exception:             # the app has exited meanwhile: nothing to deliver
                 pass
         threading.Thread(target=run, name=f"cranfield-{kind}", daemon=True).start()
 
@@ -311,8 +312,8 @@ class CranfieldApp(App):
         except OSError as exc:
             self.notify(f"export to {folder} failed: {exc}", severity="error", timeout=20)
             return []
-        self.notify(f"wrote {len(df)} rows to {folder}/: " + ", ".join(p.name for p in paths)
-                    + f"\n{paths[0]}", title="Export", timeout=15)
+        self.last_export = (f"wrote {len(df)} rows to {folder}/: " + ", ".join(p.name for p in paths))
+        self.notify(self.last_export, title="Export", timeout=15)
         return paths
 
 

@@ -14,6 +14,7 @@ from .base import CranfieldScreen, nav_bar
 
 class HomeScreen(CranfieldScreen):
     NEEDS_SCORES = False
+    ALWAYS_ACTIONS = ("back", "cancel", "toggle_warnings")
     TITLE = "Campaign home"
     MODE = "home"
     HELP = """The campaign at a glance: runs, topics and judgments; per topic how many documents are
