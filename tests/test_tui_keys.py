@@ -6,11 +6,9 @@ Every test works on a copy of campaigns/demo in tmp_path (the demo itself is nev
 from __future__ import annotations
 
 import asyncio
-import functools
 import importlib
 import inspect
 import pkgutil
-import shutil
 import threading
 import time
 from pathlib import Path
@@ -23,7 +21,7 @@ import tui.screens
 from tui.app import CranfieldApp
 from tui.model import CampaignModel
 from tui.screens.help import all_bindings
-from tui.testing import press, screen_text, settle
+from tui.testing import press, private_copy, run_async, screen_text, settle
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = ROOT / "campaigns" / "demo"
@@ -39,14 +37,6 @@ ROUTES: dict[str, list[str] | None] = {
 MODE_SCREENS = ["HomeScreen", "LeaderboardScreen", "MatrixScreen", "PoolScreen", "JudgeScreen",
                 "StabilityScreen", "CostScreen"]
 QUITS = {"quit", "quit_picker", "help_quit"}
-
-
-def run_async(fn):
-    @functools.wraps(fn)
-    def wrapper(*args, **kw):
-        return asyncio.run(fn(*args, **kw))
-    wrapper.__signature__ = inspect.signature(fn)
-    return wrapper
 
 
 def screen_classes() -> dict[str, type]:
@@ -74,8 +64,7 @@ def keys_of(cls) -> list[str]:
 
 
 def copy_demo(dst: Path) -> Path:
-    shutil.copytree(DEMO, dst, ignore=shutil.ignore_patterns(".cranfield-cache", "pools", "log.jsonl*", "exports"))
-    return dst
+    return private_copy(DEMO, dst, skip=("pools", "log.jsonl*"))
 
 
 def break_one_run(camp: Path) -> Path:
@@ -179,10 +168,11 @@ async def test_every_binding_while_loading(tmp_path, monkeypatch):
             await pilot.pause()
             assert app.status == "loading"
             app.cancel_work = lambda: False            # keep loading whatever escape does on Home
-            for name in MODE_SCREENS:
+            plan = [(n, keys_of(screen_classes()[n])) for n in MODE_SCREENS] + [("HomeScreen", keys_of(CranfieldApp))]
+            for name, keys in plan:
                 cls = screen_classes()[name]
                 assert await to_screen(pilot, name, wait=False)
-                for key in keys_of(cls) + keys_of(CranfieldApp):
+                for key in keys:
                     if key == "ctrl+r":
                         continue                         # reload would start another (blocked) load
                     if type(app.screen) is not cls:

@@ -13,38 +13,18 @@ from scipy import stats
 from engine import evaluate, read_qrels, read_runs, summarize
 from engine.ranking import EvalOptions
 from tui.app import CranfieldApp
-from tui.testing import press, screen_text, settle
+from tui.testing import press, private_copy, run_async, screen_text, settle
 
 import asyncio
 import functools
 import inspect
 
 
-def run_async(fn):
-    """Run an async test body with asyncio (no async pytest plugin is needed)."""
-    @functools.wraps(fn)
-    def wrapper(*args, **kw):
-        return asyncio.run(fn(*args, **kw))
-    wrapper.__signature__ = inspect.signature(fn)
-    return wrapper
-
-
 ROOT = Path(__file__).resolve().parents[1]
 DEMO_SOURCE = ROOT / "campaigns" / "demo"
 
 
-def _demo_copy() -> Path:
-    """A private copy of the demo: opening a campaign writes its run store, never into campaigns/demo."""
-    import atexit
-    import tempfile
-    tmp = Path(tempfile.mkdtemp(prefix="cranfield-demo-"))
-    atexit.register(shutil.rmtree, tmp, True)
-    dst = tmp / "demo"
-    shutil.copytree(DEMO_SOURCE, dst, ignore=shutil.ignore_patterns(".cranfield-cache"))
-    return dst
-
-
-DEMO = _demo_copy()
+DEMO = private_copy(DEMO_SOURCE)   # opening writes a run store: never into campaigns/demo
 
 
 def engine_scores(campaign: Path, measure: str = "map") -> pd.Series:

@@ -11,24 +11,13 @@ from pathlib import Path
 import pytest
 
 from tui.app import CranfieldApp
-from tui.testing import press, settle
+from tui.testing import press, private_copy, settle
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO_SOURCE = ROOT / "campaigns" / "demo"
 
 
-def _demo_copy() -> Path:
-    """A private copy of the demo: opening a campaign writes its run store, never into campaigns/demo."""
-    import atexit
-    import tempfile
-    tmp = Path(tempfile.mkdtemp(prefix="cranfield-demo-"))
-    atexit.register(shutil.rmtree, tmp, True)
-    dst = tmp / "demo"
-    shutil.copytree(DEMO_SOURCE, dst, ignore=shutil.ignore_patterns(".cranfield-cache"))
-    return dst
-
-
-DEMO = _demo_copy()
+DEMO = private_copy(DEMO_SOURCE)   # opening writes a run store: never into campaigns/demo
 
 # screen -> keys pressed after loading
 SCREENS = {
