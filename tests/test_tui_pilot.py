@@ -387,7 +387,7 @@ def test_cli_routes_to_the_tui(monkeypatch, tmp_path):
     assert main([]) == 0
     assert main([str(DEMO)]) == 0
     assert main(["tui", str(DEMO), "--measures", "map,P.10", "--assessor", "ann"]) == 0
-    assert [p for p, _ in seen] == [DEMO, DEMO, DEMO]
+    assert [p for p, _ in seen] == [DEMO_SOURCE, DEMO, DEMO]   # no argument: the bundled demo
     assert seen[2][1] == {"measures": ["map", "P.10"], "assessor": "ann"}
 
 
