@@ -1,7 +1,7 @@
 """ndcg: normalized discounted cumulative gain (Jarvelin & Kekalainen), trec_eval's gain parameters."""
 import numpy as np
 
-from ._gains import discount, gain_model, results_dcg
+from ._gains import gain_model, rank_log2, results_dcg
 from .registry import contributes, measure
 
 
@@ -26,5 +26,5 @@ def ndcg_contributions(r, params=()):
     m = gain_model(r, params)
     ideal = m.t_idcg[r.g_topic][r.row_group]
     with np.errstate(divide="ignore", invalid="ignore"):
-        per_row = m.row_gain / discount(r)
+        per_row = m.row_gain / rank_log2(r)
     return np.divide(per_row, ideal, out=np.zeros(r.n_rows), where=ideal > 0)
