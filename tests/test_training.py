@@ -233,13 +233,12 @@ def test_cli_training_commands(tmp_path, capsys):
 
 def test_cli_sensitivity_on_a_campaign_with_run_params(tmp_path, capsys):
     import re
-    import shutil
     from pathlib import Path
 
     from engine.cli import main
-    demo = Path(__file__).resolve().parents[1] / "campaigns" / "demo"
-    camp = tmp_path / "demo"
-    shutil.copytree(demo, camp, ignore=shutil.ignore_patterns(".cranfield-cache", "pools", "log.jsonl*"))
+    from tui.testing import private_copy
+    camp = private_copy(Path(__file__).resolve().parents[1] / "campaigns" / "demo", tmp_path / "demo",
+                        skip=("pools", "log.jsonl*"))
     cfg = (camp / "campaign.yaml").read_text()
     n = iter(range(1000))
     cfg = re.sub(r"    file: runs/\S+", lambda m: m.group(0) + f"\n    params: {{k: {next(n) % 3}}}", cfg)

@@ -2,14 +2,13 @@
 from __future__ import annotations
 
 import asyncio
-import shutil
 from pathlib import Path
 
 import pandas as pd
 
 from engine.training.report import best_measure, save_result
 from tui.app import CranfieldApp
-from tui.testing import press, screen_text, settle
+from tui.testing import press, private_copy, screen_text, settle
 
 DEMO = Path(__file__).resolve().parents[1] / "campaigns" / "demo"
 
@@ -33,8 +32,7 @@ def test_training_screen_keys(tmp_path, monkeypatch):
     import tui.screens.training as tr
     monkeypatch.setattr(tr, "QUICK_METHODS", ("depth", "hedge", "letor"))   # keep the background job small
     monkeypatch.setattr(tr, "QUICK_PERCENTS", (5, 20))
-    camp = tmp_path / "demo"
-    shutil.copytree(DEMO, camp, ignore=shutil.ignore_patterns(".cranfield-cache", "pools", "log.jsonl*"))
+    camp = private_copy(DEMO, tmp_path / "demo", skip=("pools", "log.jsonl*"))
     save_result(camp / "training", "learn", _learn())
     save_result(camp / "training", "sensitivity", _sens())
     assert best_measure(_sens())["measure"].tolist() == ["bpref", "map"]   # a tie goes to MAP
