@@ -22,8 +22,11 @@ def demo_campaign() -> Path:
     return Path(__file__).resolve().parents[2] / "campaigns" / "demo"
 
 
-def load_inputs(args, command: str, warnings):
-    """(campaign or None, judgments, runs) from `--campaign DIR` or positional `JUDGMENTS RUN [RUN ...]`."""
+def load_inputs(args, command: str, warnings, rel_format: str = "qrels"):
+    """(campaign or None, judgments, runs) from `--campaign DIR` or positional `JUDGMENTS RUN [RUN ...]`.
+
+    `rel_format` (trec_eval's -R) other than qrels: the judgments table carries the format's extra data
+    for its measures in `attrs["rel_extra"]`."""
     from ..formats import read_judgments, read_runs
 
     if args.campaign:
@@ -33,6 +36,11 @@ def load_inputs(args, command: str, warnings):
     if len(args.files) < 2:
         raise CranfieldError(f"{command} needs a judgments file and at least one run file "
                              f"(cranfield {command} JUDGMENTS RUN [RUN ...]) or --campaign DIR")
+    if rel_format != "qrels":
+        from ..relinfo import load_rel_info
+        qrels, extra = load_rel_info(rel_format, args.files[0], warnings)
+        qrels.attrs["rel_extra"] = extra
+        return None, qrels, read_runs(args.files[1:], warnings)
     return None, read_judgments(args.files[0], warnings), read_runs(args.files[1:], warnings)
 
 

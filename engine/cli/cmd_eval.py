@@ -31,6 +31,11 @@ def register(sub) -> None:
                         "workers must see the campaign directory at the same path")
     p.add_argument("--compat", choices=["10", "9"], default="10",
                    help="trec_eval version semantics for cut-off rounding (default 10.0)")
+    p.add_argument("-R", dest="rel_format", default="qrels",
+                   choices=["qrels", "prefs", "qrels_prefs", "qrels_jg"],
+                   help="judgments format, as trec_eval's -R: qrels (default), prefs, qrels_prefs, qrels_jg")
+    p.add_argument("-Z", dest="zscores", metavar="ZSCORES_FILE",
+                   help="standardize every measure by per-topic 'topic measure mean sd' lines (trec_eval -Z)")
     p.set_defaults(func=run)
 
 
@@ -70,14 +75,19 @@ def run(args) -> int:
         notes = df.attrs.get("notes", {})
         n_groups = len(df)
     else:
-        camp, qrels, runs = load_inputs(args, "eval", w)
+        camp, qrels, runs = load_inputs(args, "eval", w, rel_format=args.rel_format)
         measures = args.measures or (camp.measures() if camp is not None else None) or None
         if args.campaign:
             opt = camp.eval_options(**flags)
         else:
             opt = EvalOptions(**{k: v for k, v in flags.items() if v is not None})
         extra = {"gains": camp.gains()} if camp is not None else None   # campaign.yaml relevance.scale gains
+        if args.rel_format != "qrels":
+            extra = {**(extra or {}), **qrels.attrs.pop("rel_extra", {})}
         c = compute(qrels, runs, measures, opt, extra=extra)
+        if args.zscores:
+            from ..zscores import apply_zscores, read_zscores
+            c = apply_zscores(c, read_zscores(args.zscores))
         notes, n_groups = c.notes, c.ranked.n_groups
     for p in w:
         print(f"warning: {p}", file=sys.stderr)
