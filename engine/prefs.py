@@ -43,7 +43,7 @@ def read_prefs(path, warnings: Warnings | None = None) -> pd.DataFrame:
             continue
         rows.append((f[0], f[1], f[2], f[3], lvl))
     if problems:
-        raise FormatError(*problems, hint="trec_eval -R prefs lines are 'topic jg jsg docno rel_level'")
+        raise FormatError(problems, hint="trec_eval -R prefs lines are 'topic jg jsg docno rel_level'")
     if not rows:
         raise FormatError(Problem(spath, None, "no preference lines"),
                           hint="trec_eval -R prefs lines are 'topic jg jsg docno rel_level'")

@@ -1,0 +1,88 @@
+"""trec_eval's `-R qrels_jg`: one qrels file holding several judgment groups (the second field names the
+group, e.g. several assessors of the same documents). The `*_avgjg` measures compute the base measure
+against each group's judgments and average the values over the groups judging the topic.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from .errors import Warnings
+
+
+def read_qrels_jg(path, warnings: Warnings | None = None) -> tuple[pd.DataFrame, dict[str, pd.DataFrame]]:
+    """(union judgments for the evaluator's topic set, {group: that group's judgments})."""
+    from .errors import FormatError, Problem
+    from .formats import check_text, read_bytes
+    w = warnings if warnings is not None else Warnings()
+    spath = str(path)
+    data = read_bytes(path)
+    check_text(spath, data)
+    rows: dict[str, dict] = {}
+    problems = []
+    for i, raw in enumerate(data.decode("utf-8", errors="replace").splitlines(), 1):
+        f = raw.split()
+        if not f or f[0].startswith("#"):
+            continue
+        if len(f) != 4:
+            problems.append(Problem(spath, i, f"expected 4 fields 'topic jg doc grade', found {len(f)}"))
+            continue
+        try:
+            grade = int(f[3])
+        except ValueError:
+            problems.append(Problem(spath, i, f"grade {f[3]!r} is not an integer"))
+            continue
+        g = rows.setdefault(f[1], {})
+        if (f[0], f[2]) in g:
+            w.add(spath, i, f"document {f[2]} judged twice for topic {f[0]} in group {f[1]}; "
+                            "the last judgment is kept")
+        g[(f[0], f[2])] = grade
+    if problems:
+        raise FormatError(problems, hint="-R qrels_jg lines are 'topic judgment_group docno grade'")
+    if not rows:
+        raise FormatError(Problem(spath, None, "no judgment lines"),
+                          hint="-R qrels_jg lines are 'topic judgment_group docno grade'")
+    groups = {jg: pd.DataFrame([(t, d, v) for (t, d), v in g.items()], columns=["topic", "doc", "grade"])
+              for jg, g in sorted(rows.items())}
+    union = pd.concat(list(groups.values()), ignore_index=True).drop_duplicates(["topic", "doc"], keep="last")
+    return union.reset_index(drop=True), groups
+
+
+def _runs_of(r) -> pd.DataFrame:
+    """The (run, topic, doc, score) rows of a Ranked structure, as a run table."""
+    n = r.num_ret
+    return pd.DataFrame({"run": np.repeat(np.asarray(r.run_names, dtype=object)[r.g_run], n),
+                         "topic": np.repeat(np.asarray(r.topic_names, dtype=object)[r.g_topic], n),
+                         "doc": np.asarray(r.doc[:], dtype=object), "score": np.asarray(r.score, np.float64)})
+
+
+def avg_over_groups(r, base: str, params: tuple) -> np.ndarray:
+    """Per (run, topic) group: the mean over judgment groups of measure `base` (with `params`)."""
+    from .ranking import build_ranked
+    from .measures.registry import REGISTRY
+    extra = getattr(r, "extra", None) or {}
+    groups = extra.get("qrels_jg")
+    if groups is None:
+        from .measures.registry import MeasureError
+        raise MeasureError(f"{base}_avgjg needs judgments with groups: use -R qrels_jg")
+    cache = r.__dict__.setdefault("_jg_ranked", {})
+    m = REGISTRY[base]
+    n_par = len(params) if m.param_kind != "none" else 0
+    total = np.zeros((r.n_groups, n_par) if n_par else r.n_groups)
+    count = np.zeros(r.n_groups)
+    key_of = {(r.run_names[r.g_run[g]], r.topic_names[r.g_topic[g]]): g for g in range(r.n_groups)}
+    runs = cache.get("runs")
+    if runs is None:
+        runs = cache["runs"] = _runs_of(r)
+    for jg, q in groups.items():
+        if jg not in cache:
+            cache[jg] = build_ranked(q, runs, r.options, run_order=list(r.run_names))[0]
+        sub = cache[jg]
+        vals = np.asarray(m.compute(sub, params), dtype=np.float64)
+        for h in range(sub.n_groups):
+            g = key_of.get((sub.run_names[sub.g_run[h]], sub.topic_names[sub.g_topic[h]]))
+            if g is not None:
+                total[g] += vals[h]
+                count[g] += 1
+    c = np.maximum(count, 1)
+    return total / (c[:, None] if total.ndim == 2 else c)
