@@ -103,6 +103,9 @@ def run(args) -> int:
             lines = trec_eval_lines_long(df, measures, per_query=args.per_query, strings=strings)
         else:
             lines = trec_eval_lines(c, per_query=args.per_query)
+            if args.zscores:
+                from ..zscores import zscore_lines
+                lines = zscore_lines(lines, c)
         if args.no_summary:
             lines = [ln for ln in lines if "\tall\t" not in ln]
         out.write("\n".join(lines) + "\n")
