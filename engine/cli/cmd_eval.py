@@ -36,10 +36,29 @@ def register(sub) -> None:
                    help="judgments format, as trec_eval's -R: qrels (default), prefs, qrels_prefs, qrels_jg")
     p.add_argument("-Z", dest="zscores", metavar="ZSCORES_FILE",
                    help="standardize every measure by per-topic 'topic measure mean sd' lines (trec_eval -Z)")
+    p.add_argument("--strict-trec-eval", action="store_true", dest="strict",
+                   help="fail as the trec_eval binary does, with its exit codes (duplicate document, run topic "
+                        "without judgments: 4; bad judgments file: 2; bad run file: 3)")
     p.set_defaults(func=run)
 
 
 def run(args) -> int:
+    if not getattr(args, "strict", False):
+        return _run(args)
+    from ..errors import FormatError
+    from ..measures.registry import MeasureError
+    from ..strict import EXIT_USAGE, input_error_code
+    try:
+        return _run(args)
+    except MeasureError as exc:
+        print(f"trec_eval: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except FormatError as exc:
+        print(f"trec_eval: {exc}", file=sys.stderr)
+        return input_error_code(exc, args.files[0] if args.files else "")
+
+
+def _run(args) -> int:
     from ..evaluate import compute, summarize, to_long, trec_eval_lines, trec_eval_lines_long
     from ..ranking import EvalOptions
     from . import load_inputs
@@ -91,6 +110,12 @@ def run(args) -> int:
         notes, n_groups = c.notes, c.ranked.n_groups
     for p in w:
         print(f"warning: {p}", file=sys.stderr)
+    if getattr(args, "strict", False):
+        from ..strict import EXIT_EVAL, eval_failure
+        why = eval_failure(w, notes, bool(args.complete))
+        if why:
+            print(f"trec_eval: {why}", file=sys.stderr)
+            return EXIT_EVAL
     if notes.get("topics_without_judgments"):
         t = notes["topics_without_judgments"]
         print(f"note: {len(t)} topic(s) in the runs have no judgments and are not evaluated: "

@@ -5,6 +5,7 @@ parameter (cut-off). Averaging over topics, printing and the -c fill value are d
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -17,6 +18,17 @@ MIN_GEO_MEAN = 1e-5
 
 class MeasureError(CranfieldError):
     """An unknown measure name or malformed measure parameters."""
+
+
+_ATOL = re.compile(r"\s*([+-]?\d+)")
+
+
+def atol(text: str) -> int:
+    """An integer cut-off read as trec_eval reads it (C atol: the leading digits, so '23.4' is 23)."""
+    m = _ATOL.match(text)
+    if not m:
+        raise ValueError(text)
+    return int(m.group(1))
 
 
 def fmt_float_param(v: float) -> str:
@@ -58,7 +70,7 @@ class Measure:
         parts = text.split(",")
         try:
             if self.param_kind == "int_cut":
-                vals = sorted(int(p) for p in parts)
+                vals = sorted(atol(p) for p in parts)
                 if vals[0] <= 0:
                     raise MeasureError(f"{self.name}: cut-offs must be positive (got {text!r})")
                 if len(set(vals)) != len(vals):
@@ -186,8 +198,8 @@ def resolve(specs: list[str] | str | None) -> list[MeasureRequest]:
             close = [n for n in REGISTRY if n.lower().startswith(base.lower()[:3])][:6]
             hint = f" (did you mean {', '.join(close)}?)" if close else ""
             raise MeasureError(f"unknown measure {base!r}{hint}; `cranfield measures` lists them all")
-        if ptext is not None or base not in chosen:
-            chosen[base] = ptext
+        if base not in chosen or (chosen[base] is None and ptext is not None):
+            chosen[base] = ptext      # trec_eval: the first explicit parameters win, later ones are ignored
     out = []
     for n in sorted(chosen, key=lambda n: REGISTRY[n].order):
         m = REGISTRY[n]
