@@ -51,7 +51,7 @@ class Measure:
     params: tuple | None = None            # default parameters
     param_kind: str = "none"               # none | int_cut | float_cut | float_params | pairs
     value_kind: str = "float"              # float | long | str
-    aggregate: str = "mean"                # mean | sum | gmean | none (per-topic only) | first
+    aggregate: str = "mean"                # mean | validmean (NaN = not evaluated) | sum | gmean | first
     per_topic: bool = True                 # printed per topic with -q
     summary: bool = True                   # printed in the 'all' summary
     nicknames: frozenset = field(default_factory=frozenset)  # official, all_trec, set, ...
@@ -215,6 +215,9 @@ def aggregate_values(kind: str, values: np.ndarray) -> float:
     # sums run topic after topic, as trec_eval accumulates (pairwise summation could differ in the last bit)
     if kind == "mean":
         return float(np.add.accumulate(v)[-1] / len(v))
+    if kind == "validmean":        # mean over the topics with a value (NaN: topic not evaluated)
+        v = v[~np.isnan(v)]
+        return float(np.add.accumulate(v)[-1] / len(v)) if len(v) else 0.0
     if kind == "sum":
         return float(np.add.accumulate(v)[-1])
     if kind == "gmean":
