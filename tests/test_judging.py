@@ -233,3 +233,12 @@ def test_sample_qrels_marks_only_drawn_documents_as_sampled():
     assert sq.loc[drawn[1], "grade"] == -1                    # drawn, not judged yet
     assert any("not drawn" in p.message for p in w) and any("not judged yet" in p.message for p in w)
     assert sq["stratum"].tolist() == pool.set_index("doc").loc[sq.index, "stratum"].tolist()
+
+
+def test_derived_target_label_names_topics_above_the_largest_level():
+    # issue 15 item 11: a topic with more judgments than the largest level is filed under it, and said so
+    from engine.cli.cmd_judgments import derived_target_label
+    t = derive_targets(pd.Series([5, 121, 300, 200]))
+    assert t.tolist() == [8, 128, 128, 128] and t.attrs["above_largest"] == 2
+    assert "2 topic(s) with more than 128 judgments are filed under 128" in derived_target_label(t)
+    assert "smallest level >= the topic's judgment count" in derived_target_label(derive_targets(pd.Series([5, 9])))
