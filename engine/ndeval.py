@@ -9,8 +9,9 @@ c_s = documents relevant to s ranked above r. As ndeval prints them:
   (the best a single subtopic could score), so a perfect single-subtopic ranking scores 1;
 - ERR-IA@k   = the same with discount 1/r;
 - alpha-nDCG@k, nERR-IA@k = the raw sums divided by those of the ideal ranking, built greedily (at each
-  rank the relevant document of largest gain; ties: the larger document id), to depth max(20, k);
+  rank the relevant document of largest gain; ties: the larger document id), over all relevant documents;
 - NRBP = (1 - (1 - alpha) beta) / N * sum_r beta^(r-1) gain(r) (beta default 0.5), nNRBP its ideal ratio;
+  (a topic without relevant subtopics scores 0 everywhere and nNRBP = 0/0 = nan, as ndeval);
 - MAP-IA = mean over subtopics of AP; P-IA@k = mean over subtopics of P@k; strec@k = fraction of
   subtopics with a relevant document in the top k.
 
@@ -124,10 +125,10 @@ def topic_measures(tj: TopicJudgments, docs: list[str], cutoffs=DEFAULT_CUTOFFS,
     """Every ndeval measure of one ranked list for one topic."""
     out: dict[str, float] = {}
     N = tj.n
-    if N == 0:
-        return {m: 0.0 for m in measure_names(cutoffs)}
+    if N == 0:       # no relevant subtopic: every measure 0, nNRBP 0/0 (nan), as ndeval computes it
+        return {m: (math.nan if m == "nNRBP" else 0.0) for m in measure_names(cutoffs)}
     g = tj.gains(docs, alpha)
-    ig = tj.ideal_gains(alpha, max(20, max(cutoffs)))
+    ig = tj.ideal_gains(alpha, len(tj.doc_subs))
     log_d = lambda r: 1.0 / math.log2(r + 1)          # noqa: E731
     rr_d = lambda r: 1.0 / r                          # noqa: E731
     for name, disc in (("ERR-IA", rr_d), ("alpha-DCG", log_d)):
@@ -200,3 +201,23 @@ def ndeval_lines(table: pd.DataFrame, cutoffs=DEFAULT_CUTOFFS) -> list[str]:
             lines.append(f"{rn},{row['topic']}," + ",".join(f"{row[m]:.6f}" for m in names))
         lines.append(f"{rn},amean," + ",".join(f"{g[m].mean():.6f}" for m in names))
     return lines
+
+
+def run_cli(args, out) -> int:
+    """`cranfield eval -R diversity QRELS RUN...`: ndeval's CSV for each run."""
+    from .errors import CranfieldError
+    from .formats import read_runs
+    if len(args.files) < 2:
+        raise CranfieldError("eval -R diversity needs a subtopic judgments file and at least one run file")
+    w = Warnings()
+    q = read_diversity_qrels(args.files[0], w)
+    runs = read_runs(args.files[1:], w)
+    for p in w:
+        print(f"warning: {p}", file=__import__("sys").stderr)
+    table = evaluate_diversity(q, runs, alpha=args.alpha, beta=args.beta,
+                               order="traditional" if args.traditional else "default", complete=args.complete,
+                               rel_level=args.rel_level if args.rel_level is not None else 1)
+    if table.empty:
+        raise CranfieldError("no topics with both results and subtopic judgments")
+    out.write("\n".join(ndeval_lines(table)) + "\n")
+    return 0

@@ -32,8 +32,13 @@ def register(sub) -> None:
     p.add_argument("--compat", choices=["10", "9"], default="10",
                    help="trec_eval version semantics for cut-off rounding (default 10.0)")
     p.add_argument("-R", dest="rel_format", default="qrels",
-                   choices=["qrels", "prefs", "qrels_prefs", "qrels_jg"],
-                   help="judgments format, as trec_eval's -R: qrels (default), prefs, qrels_prefs, qrels_jg")
+                   choices=["qrels", "prefs", "qrels_prefs", "qrels_jg", "diversity"],
+                   help="judgments format, as trec_eval's -R: qrels (default), prefs, qrels_prefs, qrels_jg; "
+                        "diversity = subtopic judgments evaluated as NIST's ndeval (its CSV output)")
+    p.add_argument("--alpha", type=float, default=0.5, help="-R diversity: ndeval's alpha (default 0.5)")
+    p.add_argument("--beta", type=float, default=0.5, help="-R diversity: ndeval's NRBP beta (default 0.5)")
+    p.add_argument("--traditional", action="store_true",
+                   help="-R diversity: rank by score (ties by document id), not by the rank field (ndeval)")
     p.add_argument("-Z", dest="zscores", metavar="ZSCORES_FILE",
                    help="standardize every measure by per-topic 'topic measure mean sd' lines (trec_eval -Z)")
     p.add_argument("--strict-trec-eval", action="store_true", dest="strict",
@@ -59,6 +64,9 @@ def run(args) -> int:
 
 
 def _run(args) -> int:
+    if args.rel_format == "diversity":
+        from ..ndeval import run_cli
+        return run_cli(args, sys.stdout)
     from ..evaluate import compute, summarize, to_long, trec_eval_lines, trec_eval_lines_long
     from ..ranking import EvalOptions
     from . import load_inputs
