@@ -1,6 +1,7 @@
 """ndeval (pyndeval as the oracle) and gdeval (hand-computed cases)."""
 from __future__ import annotations
 
+import math
 import random
 
 import pandas as pd
@@ -70,3 +71,57 @@ def test_ndeval_rank_field_order_differs_from_score_order():
     by_score = evaluate_diversity(q, run, order="traditional").iloc[0]
     assert by_rank["P-IA@5"] == by_score["P-IA@5"] == pytest.approx(0.2)
     assert by_rank["NRBP"] == pytest.approx(0.375) and by_score["NRBP"] == pytest.approx(0.75)
+
+
+# ------------------------------------------------------------------------------------------- gdeval
+GQ = "1 0 a 2\n1 0 b 1\n1 0 c 0\n1 0 d 4\n2 0 e 1\n3 0 f 3\n"
+GRUN = "1 Q0 a 1 3 sys\n1 Q0 c 2 2 sys\n1 Q0 b 3 1 sys\n2 Q0 e 1 1 sys\n"
+GBASE = "1 Q0 d 1 3 base\n1 Q0 a 2 2 base\n2 Q0 x 1 1 base\n"
+# topic 1: run a(2) c(0) b(1): DCG = 3/1 + 0 + 1/log2(4) = 3.5; ideal d(4) a(2) b(1) = 15 + 3/log2(3) + 1/2
+IDCG1 = 15 + 3 / math.log2(3) + 0.5
+NDCG1 = 3.5 / IDCG1
+ERR1 = 3 / 16 + (1 - 3 / 16) * (1 / 16) / 3          # R = (2^g - 1)/16
+# topic 2: e(1) at rank 1: nDCG 1, ERR 1/16
+BASE_NDCG1 = (15 + 3 / math.log2(3)) / IDCG1
+
+
+def _csv(capsys, *argv):
+    assert main([str(a) for a in argv]) == 0
+    return [ln.split(",") for ln in capsys.readouterr().out.splitlines()]
+
+
+@pytest.fixture
+def gfiles(tmp_path):
+    for name, text in (("q", GQ), ("run", GRUN), ("base", GBASE)):
+        (tmp_path / name).write_text(text)
+    return tmp_path
+
+
+def test_gdeval_ndcg_err_hand_computed(gfiles, capsys):
+    rows = _csv(capsys, "gdeval", gfiles / "q", gfiles / "run")
+    assert rows[0] == ["runid", "topic", "ndcg@20", "err@20"]
+    assert rows[1] == ["sys", "1", f"{NDCG1:.5f}", f"{ERR1:.5f}"]
+    assert rows[2] == ["sys", "2", "1.00000", f"{1 / 16:.5f}"]
+    assert rows[3] == ["sys", "amean", f"{(NDCG1 + 1) / 2:.5f}", f"{(ERR1 + 1 / 16) / 2:.5f}"]
+    rows = _csv(capsys, "gdeval", "-c", "-k", "1", gfiles / "q", gfiles / "run")
+    assert [r[1] for r in rows[1:]] == ["1", "2", "3", "amean"]      # topic 3 judged, not retrieved: 0
+    assert rows[1][2:] == [f"{3 / 15:.5f}", f"{3 / 16:.5f}"]          # @1: gain 3 over ideal 15
+    assert rows[3][2:] == ["0.00000", "0.00000"]
+
+
+def test_gdeval_risk_sensitive_against_baseline(gfiles, capsys):
+    rows = _csv(capsys, "gdeval", "--baseline", gfiles / "base", "--risk-alpha", "1", gfiles / "q", gfiles / "run")
+    assert rows[1][0] == "sys(risk alpha=1 vs base)"
+    d1 = NDCG1 - BASE_NDCG1                                           # a loss: weighted 1 + alpha = 2
+    assert float(rows[1][2]) == pytest.approx(2 * d1, abs=1e-5)
+    base_err1 = 15 / 16 + (1 - 15 / 16) * (3 / 16) / 2
+    assert float(rows[1][3]) == pytest.approx(2 * (ERR1 - base_err1), abs=1e-5)
+    assert rows[2][2:] == ["1.00000", f"{1 / 16:.5f}"]                # baseline found nothing: a gain of 1
+    assert float(rows[3][2]) == pytest.approx((2 * d1 + 1) / 2, abs=1e-5)
+
+
+def test_gd_measures_on_the_leaderboard(gfiles, capsys):
+    assert main(["eval", "-m", "gd_ndcg@20", "-m", "gd_err@20", str(gfiles / "q"), str(gfiles / "run")]) == 0
+    out = dict((ln.split("\t")[0].strip(), float(ln.split("\t")[2])) for ln in capsys.readouterr().out.splitlines())
+    assert out["gd_ndcg@20"] == pytest.approx((NDCG1 + 1) / 2, abs=1e-4)
+    assert out["gd_err@20"] == pytest.approx((ERR1 + 1 / 16) / 2, abs=1e-4)
