@@ -85,14 +85,16 @@ def test_cutoff_parsed_as_trec_eval_and_first_parameters_win(tmp_path, capsys):
 def test_strict_trec_eval_exit_codes(tmp_path, capsys):
     (tmp_path / "q").write_text("1 0 a 1\n1 0 b 0\n")
     (tmp_path / "dup").write_text("1 Q0 a 1 2 r\n1 Q0 a 2 1 r\n")
-    (tmp_path / "miss").write_text("1 Q0 a 1 2 r\n2 Q0 a 1 2 r\n")
+    (tmp_path / "miss").write_text("2 Q0 a 1 2 r\n")                   # judged topic 1 has no results
+    (tmp_path / "extra").write_text("1 Q0 a 1 2 r\n2 Q0 a 1 2 r\n")   # run topic 2 is not judged: ignored
     (tmp_path / "bad").write_text("1 Q0 a 1 2 r\n1 Q0 b 2 x r\n")
     q = tmp_path / "q"
     assert run_cli(capsys, "eval", "--strict-trec-eval", q, tmp_path / "dup")[0] == 4
     assert run_cli(capsys, "eval", "--strict-trec-eval", q, tmp_path / "miss")[0] == 4
     assert run_cli(capsys, "eval", "--strict-trec-eval", "-c", q, tmp_path / "miss")[0] == 0
+    assert run_cli(capsys, "eval", "--strict-trec-eval", q, tmp_path / "extra")[0] == 0
     assert run_cli(capsys, "eval", "--strict-trec-eval", q, tmp_path / "bad")[0] == 3
     assert run_cli(capsys, "eval", "--strict-trec-eval", tmp_path / "bad", tmp_path / "dup")[0] == 2
     # without the switch: documented leniency
     assert run_cli(capsys, "eval", q, tmp_path / "dup")[0] == 0
-    assert run_cli(capsys, "eval", q, tmp_path / "miss")[0] == 0
+    assert run_cli(capsys, "eval", q, tmp_path / "extra")[0] == 0

@@ -42,8 +42,8 @@ def register(sub) -> None:
     p.add_argument("-Z", dest="zscores", metavar="ZSCORES_FILE",
                    help="standardize every measure by per-topic 'topic measure mean sd' lines (trec_eval -Z)")
     p.add_argument("--strict-trec-eval", action="store_true", dest="strict",
-                   help="fail as the trec_eval binary does, with its exit codes (duplicate document, run topic "
-                        "without judgments: 4; bad judgments file: 2; bad run file: 3)")
+                   help="fail as the trec_eval binary does, with its exit codes (duplicate document, judged "
+                        "topic without results: 4; bad judgments file: 2; bad run file: 3)")
     p.set_defaults(func=run)
 
 
@@ -120,7 +120,8 @@ def _run(args) -> int:
         print(f"warning: {p}", file=sys.stderr)
     if getattr(args, "strict", False):
         from ..strict import EXIT_EVAL, eval_failure
-        why = eval_failure(w, notes, bool(args.complete))
+        why = eval_failure(w, bool(args.complete), None if store is not None else qrels["topic"].unique(),
+                           None if store is not None else runs)
         if why:
             print(f"trec_eval: {why}", file=sys.stderr)
             return EXIT_EVAL
