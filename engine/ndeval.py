@@ -26,7 +26,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from .errors import FormatError, Problem, Warnings
+from .errors import Warnings
 
 DEFAULT_CUTOFFS = (5, 10, 20)
 CUT_MEASURES = ("ERR-IA", "nERR-IA", "alpha-DCG", "alpha-nDCG")
@@ -44,29 +44,8 @@ def measure_names(cutoffs=DEFAULT_CUTOFFS) -> list[str]:
 
 def read_diversity_qrels(path, warnings: Warnings | None = None) -> pd.DataFrame:
     """Subtopic judgments `topic subtopic doc grade` (ndeval's qrels) as topic, subtopic, doc, grade."""
-    from .formats import check_text, read_bytes
-    spath = str(path)
-    data = read_bytes(path)
-    check_text(spath, data)
-    rows, problems = [], []
-    for i, raw in enumerate(data.decode("utf-8", errors="replace").splitlines(), 1):
-        f = raw.split()
-        if not f or f[0].startswith("#"):
-            continue
-        if len(f) != 4:
-            problems.append(Problem(spath, i, f"expected 4 fields 'topic subtopic doc grade', found {len(f)}"))
-            continue
-        try:
-            g = int(f[3])
-        except ValueError:
-            problems.append(Problem(spath, i, f"grade {f[3]!r} is not an integer"))
-            continue
-        rows.append((f[0], f[1], f[2], g))
-    if problems:
-        raise FormatError(problems, hint="-R diversity lines are 'topic subtopic docno grade' (ndeval qrels)")
-    if not rows:
-        raise FormatError(Problem(spath, None, "no judgment lines"),
-                          hint="-R diversity lines are 'topic subtopic docno grade' (ndeval qrels)")
+    from .fieldlines import read_fields
+    rows = read_fields(path, ["topic", "subtopic", "docno", "grade"], {"grade": int}, "-R diversity (ndeval qrels)")
     return pd.DataFrame(rows, columns=["topic", "subtopic", "doc", "grade"])
 
 

@@ -17,36 +17,15 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .errors import FormatError, Problem, Warnings
-from .formats import check_text, read_bytes
+from .errors import Warnings
 
 PREFS_COLUMNS = ["topic", "jg", "jsg", "doc", "level"]
 
 
 def read_prefs(path, warnings: Warnings | None = None) -> pd.DataFrame:
     """A trec_eval preference file (`topic jg jsg doc level`, level a number) as a table."""
-    spath = str(path)
-    data = read_bytes(path)
-    check_text(spath, data)
-    rows, problems = [], []
-    for i, raw in enumerate(data.decode("utf-8", errors="replace").splitlines(), 1):
-        f = raw.split()
-        if not f or f[0].startswith("#"):
-            continue
-        if len(f) != 5:
-            problems.append(Problem(spath, i, f"expected 5 fields 'topic jg jsg doc level', found {len(f)}"))
-            continue
-        try:
-            lvl = float(f[4])
-        except ValueError:
-            problems.append(Problem(spath, i, f"level {f[4]!r} is not a number"))
-            continue
-        rows.append((f[0], f[1], f[2], f[3], lvl))
-    if problems:
-        raise FormatError(problems, hint="trec_eval -R prefs lines are 'topic jg jsg docno rel_level'")
-    if not rows:
-        raise FormatError(Problem(spath, None, "no preference lines"),
-                          hint="trec_eval -R prefs lines are 'topic jg jsg docno rel_level'")
+    from .fieldlines import read_fields
+    rows = read_fields(path, ["topic", "jg", "jsg", "docno", "rel_level"], {"rel_level": float}, "trec_eval -R prefs")
     return pd.DataFrame(rows, columns=PREFS_COLUMNS)
 
 

@@ -12,36 +12,15 @@ from .errors import Warnings
 
 def read_qrels_jg(path, warnings: Warnings | None = None) -> tuple[pd.DataFrame, dict[str, pd.DataFrame]]:
     """(union judgments for the evaluator's topic set, {group: that group's judgments})."""
-    from .errors import FormatError, Problem
-    from .formats import check_text, read_bytes
+    from .fieldlines import read_fields
     w = warnings if warnings is not None else Warnings()
-    spath = str(path)
-    data = read_bytes(path)
-    check_text(spath, data)
     rows: dict[str, dict] = {}
-    problems = []
-    for i, raw in enumerate(data.decode("utf-8", errors="replace").splitlines(), 1):
-        f = raw.split()
-        if not f or f[0].startswith("#"):
-            continue
-        if len(f) != 4:
-            problems.append(Problem(spath, i, f"expected 4 fields 'topic jg doc grade', found {len(f)}"))
-            continue
-        try:
-            grade = int(f[3])
-        except ValueError:
-            problems.append(Problem(spath, i, f"grade {f[3]!r} is not an integer"))
-            continue
-        g = rows.setdefault(f[1], {})
-        if (f[0], f[2]) in g:
-            w.add(spath, i, f"document {f[2]} judged twice for topic {f[0]} in group {f[1]}; "
-                            "the last judgment is kept")
-        g[(f[0], f[2])] = grade
-    if problems:
-        raise FormatError(problems, hint="-R qrels_jg lines are 'topic judgment_group docno grade'")
-    if not rows:
-        raise FormatError(Problem(spath, None, "no judgment lines"),
-                          hint="-R qrels_jg lines are 'topic judgment_group docno grade'")
+    for line, t, jg, d, grade in read_fields(path, ["topic", "judgment_group", "docno", "grade"], {"grade": int},
+                                             "-R qrels_jg", lines=True):
+        g = rows.setdefault(jg, {})
+        if (t, d) in g:
+            w.add(str(path), line, f"document {d} judged twice for topic {t} in group {jg}; the last judgment is kept")
+        g[(t, d)] = grade
     groups = {jg: pd.DataFrame([(t, d, v) for (t, d), v in g.items()], columns=["topic", "doc", "grade"])
               for jg, g in sorted(rows.items())}
     union = pd.concat(list(groups.values()), ignore_index=True).drop_duplicates(["topic", "doc"], keep="last")

@@ -12,31 +12,13 @@ from dataclasses import replace
 
 import numpy as np
 
-from .errors import FormatError, Problem
 
 
 def read_zscores(path) -> dict[tuple[str, str], tuple[float, float]]:
     """{(topic, measure): (mean, sd)} of a trec_eval zscores file."""
-    from .formats import check_text, read_bytes
-    spath = str(path)
-    data = read_bytes(path)
-    check_text(spath, data)
-    out: dict[tuple[str, str], tuple[float, float]] = {}
-    problems = []
-    for i, raw in enumerate(data.decode("utf-8", errors="replace").splitlines(), 1):
-        f = raw.split()
-        if not f or f[0].startswith("#"):
-            continue
-        if len(f) != 4:
-            problems.append(Problem(spath, i, f"expected 4 fields 'topic measure mean sd', found {len(f)}"))
-            continue
-        try:
-            out[(f[0], f[1])] = (float(f[2]), float(f[3]))
-        except ValueError:
-            problems.append(Problem(spath, i, f"mean {f[2]!r} or sd {f[3]!r} is not a number"))
-    if problems:
-        raise FormatError(problems, hint="-Z lines are 'topic measure mean standard_deviation'")
-    return out
+    from .fieldlines import read_fields
+    rows = read_fields(path, ["topic", "measure", "mean", "sd"], {"mean": float, "sd": float}, "-Z zscores")
+    return {(t, m): (mu, sd) for t, m, mu, sd in rows}
 
 
 def apply_zscores(c, z: dict[tuple[str, str], tuple[float, float]]):
