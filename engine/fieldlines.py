@@ -30,7 +30,8 @@ def read_fields(path, names: list[str], types: dict[str, Callable[[str], object]
             rows.append((i, *row) if lines else row)
         except ValueError:
             bad = next(n for n, v in zip(names, f) if n in types and not _ok(types[n], v))
-            problems.append(Problem(spath, i, f"{bad} {f[names.index(bad)]!r} is not {"an integer" if types[bad] is int else "a number"}"))
+            kind = "an integer" if types[bad] is int else "a number"
+            problems.append(Problem(spath, i, f"{bad} {f[names.index(bad)]!r} is not {kind}"))
     if problems:
         raise FormatError(problems, hint=hint)
     if not rows:
