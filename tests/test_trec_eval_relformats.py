@@ -98,3 +98,16 @@ def test_strict_trec_eval_exit_codes(tmp_path, capsys):
     # without the switch: documented leniency
     assert run_cli(capsys, "eval", q, tmp_path / "dup")[0] == 0
     assert run_cli(capsys, "eval", q, tmp_path / "extra")[0] == 0
+
+
+def test_malformed_auxiliary_files_name_file_and_line(tmp_path, capsys):
+    (tmp_path / "p").write_text("1 g 0 a x\n1 g\n")
+    (tmp_path / "r").write_text("1 Q0 a 1 2 r\n")
+    (tmp_path / "z").write_text("1 map 0.5\n")
+    (tmp_path / "q").write_text("1 0 a 1\n")
+    rc, _, err = run_cli(capsys, "eval", "-R", "prefs", tmp_path / "p", tmp_path / "r")
+    assert rc == 3
+    assert f"{tmp_path / 'p'}:1: rel_level 'x' is not a number" in err
+    assert f"{tmp_path / 'p'}:2: expected 5 fields" in err and "Traceback" not in err
+    rc, _, err = run_cli(capsys, "eval", "-Z", tmp_path / "z", tmp_path / "q", tmp_path / "r")
+    assert rc == 3 and f"{tmp_path / 'z'}:1: expected 4 fields 'topic measure mean sd'" in err
