@@ -30,10 +30,12 @@ def read_prefs(path, warnings: Warnings | None = None) -> pd.DataFrame:
 
 
 def prefs_from_qrels(qrels: pd.DataFrame) -> pd.DataFrame:
-    """trec_eval's `-R qrels_prefs`: one judgment group per topic, higher grade preferred."""
-    return pd.DataFrame({"topic": qrels["topic"].astype(str).to_numpy(), "jg": "0", "jsg": "0",
-                         "doc": qrels["doc"].astype(str).to_numpy(),
-                         "level": qrels["grade"].astype(np.float64).to_numpy()})
+    """trec_eval's `-R qrels_prefs`: one judgment group per topic, higher grade preferred (rows with a
+    negative grade, pooled but not judged, state no preference)."""
+    q = qrels[qrels["grade"] >= 0]
+    return pd.DataFrame({"topic": q["topic"].astype(str).to_numpy(), "jg": "0", "jsg": "0",
+                         "doc": q["doc"].astype(str).to_numpy(),
+                         "level": q["grade"].astype(np.float64).to_numpy()})
 
 
 def pseudo_qrels(prefs: pd.DataFrame) -> pd.DataFrame:

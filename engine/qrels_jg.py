@@ -41,11 +41,10 @@ def avg_over_groups(r, base: str, params: tuple) -> np.ndarray:
     from .measures.registry import REGISTRY
     extra = getattr(r, "extra", None) or {}
     groups = extra.get("qrels_jg")
-    if groups is None:
-        from .measures.registry import MeasureError
-        raise MeasureError(f"{base}_avgjg needs judgments with groups: use -R qrels_jg")
-    cache = r.__dict__.setdefault("_jg_ranked", {})
     m = REGISTRY[base]
+    if groups is None:          # ordinary judgments: one group, the base measure itself
+        return np.asarray(m.compute(r, params), dtype=np.float64)
+    cache = r.caches.setdefault("qrels_jg", {})
     n_par = len(params) if m.param_kind != "none" else 0
     total = np.zeros((r.n_groups, n_par) if n_par else r.n_groups)
     count = np.zeros(r.n_groups)

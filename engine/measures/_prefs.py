@@ -33,14 +33,19 @@ def _pair_scores(groups, rank_of: dict) -> dict[str, list[float]]:
 
 def prefs_stats(r) -> list[dict]:
     """Per (run, topic) group: {'jgs': [counts per judgment group], 'pairs': pair scores}."""
-    cached = getattr(r, "_prefs_stats", None)
+    cached = r.caches.get("prefs")
     if cached is not None:
         return cached
     from ..prefs import group_counts
     extra = getattr(r, "extra", None) or {}
     groups = extra.get("prefs_groups")
     if groups is None:
-        raise MeasureError("preference measures need preference judgments: use -R prefs or -R qrels_prefs")
+        # ordinary judgments: the preferences they imply (trec_eval's -R qrels_prefs)
+        q = getattr(r, "qrels", None)
+        if q is None:
+            raise MeasureError("preference measures need judgments: use -R prefs or -R qrels_prefs")
+        from ..prefs import prefs_from_qrels, topic_groups
+        groups = topic_groups(prefs_from_qrels(q))
     out = []
     for g in range(r.n_groups):
         topic = r.topic_names[r.g_topic[g]]
@@ -52,7 +57,7 @@ def prefs_stats(r) -> list[dict]:
         tg = groups.get(topic, [])
         out.append({"jgs": [group_counts(jg, rank_of) for jg in tg], "pairs": _pair_scores(tg, rank_of),
                     "groups": tg, "rank_of": rank_of})
-    r._prefs_stats = out
+    r.caches["prefs"] = out
     return out
 
 
