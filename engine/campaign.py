@@ -68,6 +68,8 @@ SCHEMA: dict = {"kind": "map", "required": ["name"], "keys": {
     }},
     "pool": {"kind": "any", "default": {}, "doc": "written by `cranfield pool`"},
     "cost": {"kind": "any", "default": {}, "doc": "checked by engine.cost"},
+    "sources": {"kind": "any", "default": {}, "doc": "judgment sources, checked by engine.sources"},
+    "judging": {"kind": "any", "default": {}, "doc": "judging-screen options, checked by engine.assess"},
 }}
 
 _KIND_TEXT = {"str": "a string", "int": "an integer", "number": "a number", "bool": "true or false",
@@ -298,7 +300,7 @@ def read_config(path: PathLike) -> dict:
 # ----------------------------------------------------------------------------- judgment log
 
 _KNOWN_OPS = {"judge", "undo"}
-_OTHER_OPS = {"topic", "skip", "view", "session", "note", "pause", "resume", "start", "stop"}
+_OTHER_OPS = {"topic", "skip", "view", "session", "note", "pause", "resume", "start", "stop", "cannot_judge"}
 LOG_COLUMNS = ["topic", "doc", "grade", "assessor", "ts", "seconds", "strategy", "op", "line"]
 
 
