@@ -201,8 +201,9 @@ def source_judgments(camp, name: str, warnings: Warnings | None = None) -> pd.Da
             raise CranfieldError(f"unknown judgment source {name!r}; the campaign has: "
                                  f"{', '.join(source_names(camp))} (import one with `cranfield judgments import`)")
     q = q[q["grade"] >= 0]
-    return pd.DataFrame({"topic": q["topic"].astype(str).to_numpy(object), "doc": q["doc"].astype(str).to_numpy(object),
-                         "grade": q["grade"].to_numpy(np.int64)})
+    out = pd.DataFrame({"topic": q["topic"].astype(str).to_numpy(object), "doc": q["doc"].astype(str).to_numpy(object),
+                        "grade": q["grade"].to_numpy(np.int64)})
+    return out.sort_values(["topic", "doc"], kind="mergesort").reset_index(drop=True)
 
 
 # ---------------------------------------------------------------------------- configuration and combining
