@@ -29,6 +29,10 @@ def register(sub) -> None:
     p.add_argument("--dask", metavar="ADDRESS", default=None,
                    help="with --campaign: run the topic blocks on a Dask cluster (scheduler address, or 'local'); "
                         "workers must see the campaign directory at the same path")
+    p.add_argument("--judgments", metavar="SPEC", default=None,
+                   help="with --campaign: which judgment sources to use: a source (official, human, llm, ...), "
+                        "A+B (A, with B filling the documents A left unjudged), majority:A,B,C, or campaign "
+                        "(campaign.yaml's sources.combine); default: the campaign's judgments as before")
     p.add_argument("--compat", choices=["10", "9"], default="10",
                    help="trec_eval version semantics for cut-off rounding (default 10.0)")
     p.set_defaults(func=run)
@@ -49,6 +53,9 @@ def run(args) -> int:
         from ..campaign import load_campaign
         camp = load_campaign(args.campaign, warnings=w)
         store = camp.store()
+        qrels = _judgments(camp, args.judgments, w)
+    elif args.judgments:
+        raise CranfieldError("--judgments needs --campaign (sources belong to a campaign)")
     if store is not None:
         # a campaign: streamed over its run store by topic blocks (bounded memory, all cores)
         from ..blocks import evaluate_store
@@ -57,10 +64,10 @@ def run(args) -> int:
         if args.dask:
             from ..distributed import dask_executor
             with dask_executor(None if args.dask == "local" else args.dask) as ex:
-                df = evaluate_store(store, camp.qrels(), measures, options=opt, gains=camp.gains(), strings=True,
+                df = evaluate_store(store, qrels, measures, options=opt, gains=camp.gains(), strings=True,
                                     executor=ex)
         else:
-            df = evaluate_store(store, camp.qrels(), measures, options=opt, gains=camp.gains(), strings=True)
+            df = evaluate_store(store, qrels, measures, options=opt, gains=camp.gains(), strings=True)
         rename = camp.run_renames()
         strings = df.attrs.get("strings")
         if rename and len(df):
@@ -70,7 +77,8 @@ def run(args) -> int:
         notes = df.attrs.get("notes", {})
         n_groups = len(df)
     else:
-        camp, qrels, runs = load_inputs(args, "eval", w)
+        camp, qrels0, runs = load_inputs(args, "eval", w)
+        qrels = qrels if args.campaign else qrels0
         measures = args.measures or (camp.measures() if camp is not None else None) or None
         if args.campaign:
             opt = camp.eval_options(**flags)
@@ -106,3 +114,16 @@ def run(args) -> int:
         table.columns.name = None
     out.write(format_table(table, args.format, ".4f"))
     return 0
+
+
+def _judgments(camp, spec, w):
+    """The campaign's judgments, or those a --judgments SPEC combines (reported on stderr)."""
+    if not spec:
+        return camp.qrels()
+    from ..sources import combine_spec, combined_judgments, source_counts
+    rule, names = combine_spec(camp, spec)
+    q = combined_judgments(camp, spec, w)
+    counts = source_counts(q)
+    print(f"note: judgments {spec} ({rule}): " + ", ".join(f"{counts.get(n, 0)} from {n}" for n in names),
+          file=sys.stderr)
+    return q[["topic", "doc", "grade"]]
