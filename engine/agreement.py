@@ -199,9 +199,11 @@ def _f(v: float, p: int = 3) -> str:
 
 def _matrix_lines(m: np.ndarray, labels: list, names) -> list[str]:
     w = max(6, max(len(str(x)) for x in m.flatten()) + 1)
-    out = [f"  {names[0]} \\ {names[1]}".ljust(14) + "".join(str(l).rjust(w) for l in labels)]
+    head = f"  {names[0]} \\ {names[1]}"
+    lw = max(14, len(head) + 2)
+    out = [head.ljust(lw) + "".join(str(l).rjust(w) for l in labels)]
     for lab, row in zip(labels, m):
-        out.append(f"  {lab}".ljust(14) + "".join(str(int(x)).rjust(w) for x in row))
+        out.append(f"  {lab}".ljust(lw) + "".join(str(int(x)).rjust(w) for x in row))
     return out
 
 
