@@ -137,3 +137,25 @@ def test_combine_rules():
     m = combine(t, "majority", ["a", "b", "c"])
     assert m[["doc", "grade"]].values.tolist() == [["x", 0], ["y", 0], ["z", 2]]
     assert m["source"].tolist() == ["b", "a", "b"]
+
+
+def test_simulated_judge_kappa_within_sampling_error_of_implied():
+    from engine.simjudge import apply_judge, implied_kappa, judge_matrix, kappa_sampling_error
+    from engine.simulate import depth_pool, simulate
+    sim = simulate(n_runs=6, n_topics=10, depth=60, seed=11)
+    pool = depth_pool(sim, 30)
+    grades = [0, 1, 2]
+    share = np.array([(pool["grade"] == g).mean() for g in grades])
+    m = judge_matrix("lenient", 3, 0.25)
+    assert m.tolist() == [[0.75, 0.25, 0], [0, 0.75, 0.25], [0, 0, 1.0]]
+    judged = apply_judge(pool, m, grades, seed=4)
+    la = label_agreement(pool, judged, ("truth", "judge"), grades)
+    got = la.graded["kappa_unweighted"]
+    imp = implied_kappa(m, share)
+    sd = kappa_sampling_error(m, share, len(pool), draws=400)
+    assert 0 < sd < 0.05
+    assert abs(got - imp) < 3 * sd
+    # a lenient judge never lowers a grade
+    assert (la.graded["confusion"][np.tril_indices(3, -1)] == 0).all()
+    # the strict judge at error 0: identical labels
+    assert (apply_judge(pool, judge_matrix("strict", 3, 0.0), grades)["grade"] == pool["grade"]).all()
