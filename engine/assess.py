@@ -11,8 +11,8 @@ campaign.yaml `judging:` (all optional):
       lease_seconds: 900          # a lease not released by then expires
       auto_source: llm-gpt-4o     # the automatic labels to show (default: the first automatic source)
 
-Leases live in `judgments/leases.jsonl` (lease / release lines, appended under an exclusive lock; the
-choice of a document and its lease happen under that same lock). Actions go to the judgment log:
+Leases live in `judgments/leases.jsonl` (lease / release / done lines, appended under an exclusive lock;
+the choice of a document and its lease happen under that same lock; `done` marks a judged document). Actions go to the judgment log:
 judgments carry `action` (judge, accept, change), and for accept / change the automatic label and its
 source (`auto_grade`, `auto_source`); `cannot_judge` lines carry a reason; `rationale` is optional.
 """
@@ -144,6 +144,8 @@ def active_leases(records: list[dict], now: float) -> dict[tuple[str, str], dict
         a = str(r.get("assessor", ""))
         if r.get("op") == "lease":
             out.setdefault(k, {})[a] = float(r.get("expires", 0))
+        elif r.get("op") == "done":           # judged: held for good (until released after an undo)
+            out.setdefault(k, {})[a] = float("inf")
         elif r.get("op") == "release":
             out.get(k, {}).pop(a, None)
     return {k: {a: e for a, e in v.items() if e > now} for k, v in out.items() if any(e > now for e in v.values())}
@@ -186,11 +188,13 @@ def acquire(root, topic: str, candidates: list[str], assessor: str, *, judged_by
         os.close(fd)
 
 
-def release(root, topic: str, doc: str, assessor: str) -> None:
-    """Release this assessor's lease of a document (on skip, judgment or cannot-judge)."""
+def release(root, topic: str, doc: str, assessor: str, judged: bool = False) -> None:
+    """Release this assessor's lease of a document (on skip or cannot-judge); with `judged`, turn it into
+    a `done` mark that never expires, so no other assessor is offered the document even when their view
+    of the judgment log is a moment old (double-judged documents still go to one more assessor)."""
     from .judging import append_records
-    append_records(leases_path(root), [{"op": "release", "topic": str(topic), "doc": str(doc),
-                                        "assessor": assessor, "ts": time.time()}])
+    append_records(leases_path(root), [{"op": "done" if judged else "release", "topic": str(topic),
+                                        "doc": str(doc), "assessor": assessor, "ts": time.time()}])
 
 
 # ---------------------------------------------------------------------------- actions in the log

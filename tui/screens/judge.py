@@ -275,11 +275,11 @@ took. The title line shows how many documents of the active pool are left. ctrl+
         frac = self.jcfg.get("double_fraction", 0.0)
         return {(self.topic, d) for d in docs if assess.is_double(self.topic, d, frac)}
 
-    def release(self) -> None:
+    def release(self, judged: bool = False) -> None:
         from engine import assess
         if self.doc is not None and self.topic is not None:
             try:
-                assess.release(self.model.root, self.topic, self.doc, self.app.assessor)
+                assess.release(self.model.root, self.topic, self.doc, self.app.assessor, judged)
             except OSError as exc:
                 self.app.report_error(exc)
 
@@ -381,7 +381,7 @@ took. The title line shows how many documents of the active pool are left. ctrl+
         except Exception as exc:
             self.app.report_error(exc)
             return
-        self.release()
+        self.release(judged=True)
         self.history.append({"topic": self.topic, "doc": self.doc, "grade": g, "seconds": secs, "action": action})
         self.rationale = ""
         self.app.judgments_changed = True
