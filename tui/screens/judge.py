@@ -262,9 +262,15 @@ took. The title line shows how many documents of the active pool are left. ctrl+
                 k = 1 + sum(1 for t, _ in self.skipped if t == self.topic) + len(self.cannot)
                 docs = self.open_documents(self.topic, k)
                 if docs:
-                    self.doc = assess.acquire(self.model.root, self.topic, docs, self.app.assessor,
-                                              judged_by=self.judged_by(), double=self.double_set(docs),
-                                              seconds=self.jcfg.get("lease_seconds", assess.DEFAULT_LEASE_SECONDS))
+                    try:
+                        self.doc = assess.acquire(self.model.root, self.topic, docs, self.app.assessor,
+                                                  judged_by=self.judged_by(), double=self.double_set(docs),
+                                                  seconds=self.jcfg.get("lease_seconds",
+                                                                        assess.DEFAULT_LEASE_SECONDS))
+                    except OSError as exc:   # a read-only campaign: judge without leases
+                        self.doc = docs[0]
+                        self.notify(f"no document lease ({exc.strerror or exc}): another assessor may get the "
+                                    f"same document", severity="warning")
             except CranfieldError as exc:
                 self.app.report_error(exc)
         self.shown_at = time.monotonic()
