@@ -233,3 +233,46 @@ def test_status_counts_against_the_active_pool(judged_campaign, capsys):
     assert main(["status", str(d), "--plain"]) == 0
     out = capsys.readouterr()[0]
     assert "active pool:   p8: 2 of 8 judged, 6 left" in out
+
+
+@run_async
+async def test_agreement_screen_matches_engine(tmp_path):
+    from engine.agreement import label_agreement
+    from engine.campaign import load_campaign
+    from engine.sources import import_source, source_judgments
+    from tui.app import CranfieldApp
+    from tui.testing import press, settle
+    d = tmp_path / "demo"
+    shutil.copytree(DEMO, d, ignore=shutil.ignore_patterns(".cranfield-cache", "pools", "log.jsonl*"))
+    import_source(d, d / "truth" / "qrels.txt", "truth")
+    lines = (d / "judgments" / "qrels.txt").read_text().splitlines()
+    flipped = [f"{t} 0 {x} {0 if int(g) else 1}" if i % 7 == 0 else ln
+               for i, (ln, (t, _, x, g)) in enumerate(zip(lines, (ln.split() for ln in lines)))]
+    (tmp_path / "alt.qrels").write_text("\n".join(flipped) + "\n")
+    import_source(d, tmp_path / "alt.qrels", "alt")
+    camp = load_campaign(d)
+    want = label_agreement(source_judgments(camp, "human"), source_judgments(camp, "alt"), ("human", "alt"),
+                           [0, 1, 2], 1)
+    app = CranfieldApp(d, export_dir=tmp_path, assessor="ann")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await press(pilot, "g")
+        await settle(pilot)
+        scr = app.screen
+        assert (scr.a, scr.b) == ("human", "alt")
+        for _ in range(100):
+            if scr.result is not None:
+                break
+            await pilot.pause(0.05)
+        text = str(scr.query_one("#agr-text").render())
+        assert f"Cohen's kappa (unweighted) {want.graded['kappa_unweighted']:.3f}" in text
+        assert "Kendall tau" in text
+        await press(pilot, "b")
+        await settle(pilot)
+        await press(pilot, *(["down"] * [n for n in ("human", "alt", "truth")].index("truth")), "enter")
+        await settle(pilot)
+        for _ in range(100):
+            if scr.b == "truth" and "truth" in str(scr.query_one("#agr-text").render()):
+                break
+            await pilot.pause(0.05)
+        assert "Cohen's kappa (unweighted) 1.000" in str(scr.query_one("#agr-text").render())

@@ -44,6 +44,7 @@ class CranfieldApp(App):
         Binding("j", "goto('judge')", show=False, description="Judge"),
         Binding("v", "goto('stability')", show=False, description="Stability"),
         Binding("c", "goto('cost')", show=False, description="Cost"),
+        Binding("g", "goto('agreement')", show=False, description="Agreement"),
         Binding("question_mark", "help", "Help", key_display="?"),
         Binding("ctrl+r", "reload", "Reload campaign", show=False),
         Binding("q", "quit", "Quit"),
@@ -69,13 +70,13 @@ class CranfieldApp(App):
         return HomeScreen()
 
     def _screen_for(self, name: str) -> Screen:
-        from .screens import cost, home, judge, leaderboard, matrix, pool, stability
-        return {"home": home.HomeScreen, "leaderboard": leaderboard.LeaderboardScreen,
+        from .screens import agreement, cost, home, judge, leaderboard, matrix, pool, stability
+        return {"agreement": agreement.AgreementScreen, "home": home.HomeScreen, "leaderboard": leaderboard.LeaderboardScreen,
                 "matrix": matrix.MatrixScreen, "pool": pool.PoolScreen, "judge": judge.JudgeScreen,
                 "stability": stability.StabilityScreen, "cost": cost.CostScreen}[name]()
 
     def on_mount(self) -> None:
-        for name in ("leaderboard", "matrix", "pool", "judge", "stability", "cost"):
+        for name in ("leaderboard", "matrix", "pool", "judge", "stability", "cost", "agreement"):
             self.add_mode(name, lambda n=name: self._screen_for(n))
         self.sub_title = str(self.target)
         if is_campaign(self.target):
