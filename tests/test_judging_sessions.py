@@ -2,9 +2,6 @@
 screen's accept / change / cannot-judge / random-order paths (pilot tests)."""
 from __future__ import annotations
 
-import asyncio
-import functools
-import inspect
 import json
 import os
 import shutil
@@ -102,12 +99,7 @@ def test_pool_progress_equals_hand_count():
 
 # ---------------------------------------------------------------------------- the judging screen
 
-def run_async(fn):
-    @functools.wraps(fn)
-    def wrapper(*args, **kw):
-        return asyncio.run(fn(*args, **kw))
-    wrapper.__signature__ = inspect.signature(fn)
-    return wrapper
+from test_tui_pilot import run_async  # noqa: E402  (runs an async test body with asyncio)
 
 
 TOPIC_401 = ("<top>\n<num> Number: 401\n<title> huhu rilo\n\n<desc> Description:\nFind documents about the "
