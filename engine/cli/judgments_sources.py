@@ -75,6 +75,14 @@ def run_sources(args) -> int:
         extra = " / ".join(x for x in (s.model, s.prompt_version) if x)
         print(f"{s.name + (' *' if s.name == off else ''):<28} {s.kind:<9} {n:>7}  {extra}")
     print("(* official source)")
+    from ..assess import edit_rates
+    er = edit_rates(camp.log())
+    if len(er) and (er["shown_auto"].sum() or er["cannot_judge"].sum()):
+        print("\npost-editing of automatic labels (judging screen):")
+        print(f"{'assessor':<20} {'shown':>6} {'accepted':>9} {'changed':>8} {'edit rate':>10} {'cannot judge':>13}")
+        for r in er.itertuples():
+            rate = "" if r.edit_rate != r.edit_rate else f"{r.edit_rate:.3f}"
+            print(f"{r.assessor:<20} {r.shown_auto:>6} {r.accepted:>9} {r.changed:>8} {rate:>10} {r.cannot_judge:>13}")
     return 0
 
 
