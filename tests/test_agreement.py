@@ -159,3 +159,17 @@ def test_simulated_judge_kappa_within_sampling_error_of_implied():
     assert (la.graded["confusion"][np.tril_indices(3, -1)] == 0).all()
     # the strict judge at error 0: identical labels
     assert (apply_judge(pool, judge_matrix("strict", 3, 0.0), grades)["grade"] == pool["grade"]).all()
+
+
+def test_agreement_cli_on_two_plain_files(tmp_path, capsys):
+    from engine.cli import main
+    a, b = tmp_path / "a.qrels", tmp_path / "b.qrels"
+    pa, pb = _pairs(HAND)
+    a.write_text("".join(f"1 0 d{i} {g}\n" for i, g in enumerate(pa)))
+    b.write_text("".join(f"1 0 d{i} {g}\n" for i, g in enumerate(pb)) + "2 0 x 1\n")
+    assert main(["agreement", str(a), str(b)]) == 0
+    out = capsys.readouterr()[0]
+    assert "documents judged by both: 30" in out
+    assert f"Cohen's kappa (unweighted) {11 / 19:.3f}" in out and f"Cohen's kappa (quadratic)  {31 / 41:.3f}" in out
+    assert "  0                      10     2     0" in out      # the confusion matrix, row 0
+    assert main(["agreement", str(a)]) == 3
