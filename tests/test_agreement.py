@@ -2,8 +2,6 @@
 judgment sources: 6-column import, combining rules."""
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -105,26 +103,22 @@ def test_rj6_two_runids_two_sources_and_malformed_line(tmp_path):
     assert f"{bad}:2:" in str(e.value)
 
 
-def test_import_cli_creates_sources_and_refuses_bad_file(tmp_path):
+def test_import_cli_creates_sources_and_refuses_bad_file(tmp_path, capsys):
     import shutil
+    from engine.cli import main
     camp = tmp_path / "c"
     shutil.copytree(ROOT / "campaigns" / "demo", camp, ignore=shutil.ignore_patterns(".cranfield-cache", "pools"))
     f = tmp_path / "rj.txt"
     f.write_text("401 Q0 D401-104 2 0.9 gpt\n401 Q0 D401-109 0 0.8 gpt\n401 Q0 D401-104 1 0.5 llama\n")
-    env = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}
-    r = subprocess.run([sys.executable, "-m", "engine.cli", "judgments", "import", str(camp), str(f)],
-                       capture_output=True, text=True, env=env)
-    assert r.returncode == 0, r.stderr
-    assert "gpt, llama" in r.stdout
+    assert main(["judgments", "import", str(camp), str(f)]) == 0
+    assert "gpt, llama" in capsys.readouterr()[0]
     assert (camp / "judgments" / "sources" / "gpt.qrels").read_text().split("\n")[0] == "401 0 D401-104 2"
     f.write_text("401 Q0 D401-104 2 0.9 gpt\n401 Q0 D401-109\n")
-    r = subprocess.run([sys.executable, "-m", "engine.cli", "judgments", "import", str(camp), str(f)],
-                       capture_output=True, text=True, env=env)
-    assert r.returncode == 3 and f"{f}:2:" in r.stderr and "Traceback" not in r.stderr
-    r = subprocess.run([sys.executable, "-m", "engine.cli", "agreement", str(camp), "--sources", "official", "gpt"],
-                       capture_output=True, text=True, env=env)
-    assert r.returncode == 0, r.stderr
-    assert "Cohen's kappa (unweighted)" in r.stdout and "Kendall tau" in r.stdout
+    assert main(["judgments", "import", str(camp), str(f)]) == 3
+    assert f"{f}:2:" in capsys.readouterr()[1]
+    assert main(["agreement", str(camp), "--sources", "official", "gpt"]) == 0
+    out = capsys.readouterr()[0]
+    assert "Cohen's kappa (unweighted)" in out and "Kendall tau" in out
 
 
 def test_combine_rules():
