@@ -192,7 +192,7 @@ def release(root, topic: str, doc: str, assessor: str, judged: bool = False) -> 
     """Release this assessor's lease of a document (on skip or cannot-judge); with `judged`, turn it into
     a `done` mark that never expires, so no other assessor is offered the document even when their view
     of the judgment log is a moment old (double-judged documents still go to one more assessor)."""
-    from .judging import append_records
+    from .judgment_log import append_records
     append_records(leases_path(root), [{"op": "done" if judged else "release", "topic": str(topic),
                                         "doc": str(doc), "assessor": assessor, "ts": time.time()}])
 
@@ -204,7 +204,7 @@ def record_action(root, topic, doc, grade: int, assessor: str, seconds: float | 
                   auto_source: str | None = None, rationale: str | None = None) -> dict:
     """Append a judgment with how it was made: action judge (no automatic label), accept (the automatic
     label taken as is) or change (a different grade than the automatic label)."""
-    from .judging import append_records, judgment_record, log_path
+    from .judgment_log import append_records, judgment_record, log_path
     if action not in ("judge", "accept", "change"):
         raise CranfieldError(f"judging action {action!r}: judge, accept or change")
     rec = judgment_record(topic, doc, grade, assessor, seconds, strategy)
@@ -220,7 +220,7 @@ def record_action(root, topic, doc, grade: int, assessor: str, seconds: float | 
 
 def record_cannot_judge(root, topic, doc, assessor: str, reason: str, seconds: float | None = None) -> dict:
     """Append a `cannot_judge` line (no grade) with the reason."""
-    from .judging import append_records, log_path, now_ts
+    from .judgment_log import append_records, log_path, now_ts
     reason = " ".join(str(reason or "").split())
     if not reason:
         raise CranfieldError("cannot judge: give a reason")

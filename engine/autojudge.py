@@ -269,7 +269,7 @@ def run_auto_judge(camp, source: str, settings: JudgeSettings, pairs: pd.DataFra
                    progress: Callable[[int, int, AutoJudgeResult], None] | None = None,
                    the_plan: Plan | None = None) -> AutoJudgeResult:
     """Judge the pooled pairs with the model; returns counts. Grades go to the source's log."""
-    from .judging import append_records, now_ts
+    from .judgment_log import append_records, now_ts
     from .sources import sources_dir
     if settings.concurrency < 1:
         raise CranfieldError("--concurrency must be at least 1")

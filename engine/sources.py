@@ -173,7 +173,7 @@ def source_names(camp) -> list[str]:
 def source_judgments(camp, name: str, warnings: Warnings | None = None) -> pd.DataFrame:
     """One source's judgments: topic, doc, grade (one per document; repeated judgments by the
     campaign's conflict rule), only grades >= 0."""
-    from .judging import apply_undo, read_log, resolve_judgments
+    from .judgment_log import apply_undo, read_log, resolve_judgments
     w = warnings if warnings is not None else camp.warnings
     name = resolve_name(camp, name)
     rule = camp.conflict_rule()
