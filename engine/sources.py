@@ -327,6 +327,15 @@ def hole_filling(camp, fill: str, measures: list[str] | None = None, base: str =
         t["rank_change"] = t["rank"] - t["filled_rank"]
         rows.append(t.sort_values("rank", kind="mergesort"))
     out = pd.concat(rows, ignore_index=True)
+    # which judgments the filled scores used: share of each run's top 10 judged by the fill source
+    from .status import top_ranks
+    idx, _ = top_ranks(runs, 10)
+    top = pd.DataFrame({"run": runs["run"].astype(str).to_numpy(object)[idx],
+                        "topic": runs["topic"].astype(str).to_numpy(object)[idx],
+                        "doc": runs["doc"].astype(str).to_numpy(object)[idx]})
+    top = top.merge(filled[["topic", "doc", "source"]], on=["topic", "doc"], how="left")
+    share = (top["source"] == fill).groupby(top["run"]).mean()
+    out["filled@10"] = out["run"].map(share).fillna(0.0).to_numpy(float)
     out.attrs["filled"] = int((filled["source"] == fill).sum())
     out.attrs["base"], out.attrs["fill"] = base, fill
     return out

@@ -146,6 +146,7 @@ async def test_judging_screen_accept_change_cannot_judge(tmp_path, judged_campai
     app = CranfieldApp(d, export_dir=tmp_path, assessor="ann")
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
+        assert "active pool p8: 0 of 8 judged, 8 left" in " ".join(screen_text(app).split())   # Home
         await press(pilot, "j")
         scr = app.screen
         assert scr.topic == "401" and scr.doc == order[0]

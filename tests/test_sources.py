@@ -41,6 +41,8 @@ def test_hole_filling_by_hand(tmp_path, capsys):
     assert t.loc["B", "score"] == pytest.approx(0.2) and t.loc["B", "filled_score"] == pytest.approx(0.6)
     assert (t.loc["B", "rank"], t.loc["B", "filled_rank"], t.loc["B", "rank_change"]) == (2, 1, 1)
     assert t.attrs["filled"] == 4
+    # which judgments the filled score used: 2 of A's 5 retrieved documents, 2 of B's 5, came from the LLM
+    assert t.loc["A", "filled@10"] == pytest.approx(2 / 5) and t.loc["B", "filled@10"] == pytest.approx(2 / 5)
     # the same through the CLI
     assert main(["eval", "--campaign", str(d), "--judgments", "official+llm", "-m", "P.5", "-q"]) == 0
     out, err = capsys.readouterr()

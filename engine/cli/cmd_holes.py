@@ -20,6 +20,7 @@ def register(sub) -> None:
                                                                                "the campaign's measures)")
     p.add_argument("--format", choices=["text", "csv", "tsv", "json", "markdown"], default="text")
     p.set_defaults(func=run)
+    # filled@10: share of the run's top 10 documents whose judgment came from the fill source
 
 
 def run(args) -> int:
@@ -40,8 +41,8 @@ def run(args) -> int:
               f"({t.attrs['filled']} filled)\n")
     for m, g in t.groupby("measure", sort=False):
         out.write(f"\n{m}\n{'run':<22}{t.attrs['base'][:12]:>12}{'rank':>6}{'filled':>12}{'rank':>6}{'delta':>10}"
-                  f"{'change':>8}\n")
-        for r in g.itertuples():
+                  f"{'change':>8}{'filled@10':>11}\n")
+        for r in g.rename(columns={"filled@10": "filled10"}).itertuples():
             out.write(f"{str(r.run)[:22]:<22}{r.score:>12.4f}{r.rank:>6}{r.filled_score:>12.4f}{r.filled_rank:>6}"
-                      f"{r.delta:>+10.4f}{r.rank_change:>+8d}\n")
+                      f"{r.delta:>+10.4f}{r.rank_change:>+8d}{r.filled10:>11.2f}\n")
     return 0
