@@ -7,7 +7,8 @@ campaign.yaml `judging:` (all optional):
     judging:
       guidelines: guidelines.md   # shown beside the document (a file in the campaign directory)
       random_order: false         # present each topic's documents in a random order (per assessor)
-      double_fraction: 0.1        # share of pooled documents that two assessors judge
+      double_fraction: 0.1        # share of pooled documents that two assessors judge (a pool built
+                                  # with `cranfield pool --double F` sets its own share)
       lease_seconds: 900          # a lease not released by then expires
       auto_source: llm-gpt-4o     # the automatic labels to show (default: the first automatic source)
 
@@ -82,6 +83,22 @@ def active_pool(root) -> tuple[str | None, pd.DataFrame | None]:
     t = read_pool(files[-1])
     t = t[t["order"] > 0].astype({"topic": str, "doc": str})
     return files[-1].stem[5:], t.reset_index(drop=True)
+
+
+def pool_double_fraction(root, name: str | None) -> float | None:
+    """The double-judging share the pool builder gave pool `name` (`cranfield pool --double`), else None."""
+    p = Path(root) / "pools" / "pools.log.jsonl"
+    if not name or not p.is_file():
+        return None
+    frac = None
+    for ln in p.read_text(encoding="utf-8").splitlines():
+        try:
+            rec = json.loads(ln)
+        except ValueError:
+            continue
+        if isinstance(rec, dict) and rec.get("name") == name:
+            frac = rec.get("double_fraction")      # the latest spec of that name wins
+    return None if frac is None else float(frac)
 
 
 def pool_progress(pool: pd.DataFrame, judged: pd.DataFrame) -> pd.DataFrame:

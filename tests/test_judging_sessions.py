@@ -269,3 +269,30 @@ async def test_agreement_screen_matches_engine(tmp_path):
                 break
             await pilot.pause(0.05)
         assert "Cohen's kappa (unweighted) 1.000" in str(scr.query_one("#agr-text").render())
+
+
+@run_async
+async def test_double_judging_from_the_pool_builder(tmp_path, judged_campaign):
+    from engine.cli import main
+    from tui.app import CranfieldApp
+    from tui.testing import press, settle
+    d = judged_campaign
+    order = [ln.split("\t")[1] for ln in (d / "pools" / "pool-p8.tsv").read_text().splitlines()[1:]]
+    with open(d / "pools" / "pools.log.jsonl", "a") as fh:      # as `cranfield pool --double 1` records it
+        fh.write(json.dumps({"op": "pool", "name": "p8", "double_fraction": 1.0}) + "\n")
+    assert assess.pool_double_fraction(d, "p8") == 1.0
+    docs = {}
+    for who in ("ann", "bob", "cy"):
+        app = CranfieldApp(d, export_dir=tmp_path, assessor=who)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await settle(pilot)
+            await press(pilot, "j")
+            docs[who] = app.screen.doc
+            await press(pilot, "1")
+    # every document is double judged: bob gets what ann judged, cy (a third assessor) does not
+    assert docs["ann"] == docs["bob"] == order[0] and docs["cy"] == order[1]
+    # the CLI pool builder records the share
+    c2 = tmp_path / "c2"
+    shutil.copytree(DEMO, c2, ignore=shutil.ignore_patterns(".cranfield-cache", "pools", "log.jsonl*"))
+    assert main(["pool", str(c2), "--strategy", "depth", "--depth", "55", "--name", "dd", "--double", "0.25"]) == 0
+    assert assess.pool_double_fraction(c2, "dd") == 0.25

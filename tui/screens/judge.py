@@ -119,6 +119,11 @@ took. The title line shows how many documents of the active pool are left. ctrl+
     def on_mount(self) -> None:
         self.sync()
 
+    def on_unmount(self) -> None:
+        """Leaving the app: give the document on screen back to the other assessors."""
+        if _engine()[0] is not None and self.model is not None:
+            self.release()
+
     # ------------------------------------------------------------------ state
     def scale(self) -> dict[int, str]:
         sc = ((self.model.config.get("relevance") or {}).get("scale") or {})
@@ -146,6 +151,9 @@ took. The title line shows how many documents of the active pool are left. ctrl+
             self.pool_table = pt
             self.strategy = f"{pt['method'].iat[0]}"
             self.pool_name = name
+            frac = assess.pool_double_fraction(m.root, name)
+            if frac is not None:          # the pool builder's double-judging share
+                self.jcfg["double_fraction"] = frac
         self.load_auto_labels()
         self.cannot = self.my_cannot_judge()
         if self.topic is None:
