@@ -72,6 +72,7 @@ class JudgeSettings:
     temperature: float = 0.0
     api_key: str | None = None
     grades: tuple[int, ...] = (0, 1, 2, 3)
+    grade_map: dict = field(default_factory=dict)   # the model's grade -> the campaign's (e.g. {3: 2})
 
 
 @dataclass
@@ -282,13 +283,18 @@ def run_auto_judge(camp, source: str, settings: JudgeSettings, pairs: pd.DataFra
     base = {"assessor": source, "source": source, "kind": "auto", "model": settings.model,
             "prompt_version": settings.prompt_version, "endpoint": settings.endpoint, "op": "judge"}
 
+    gm = {int(k): int(v) for k, v in settings.grade_map.items()}
+
     def record(t, d, key, g, answer, seconds=None):
-        rec = {"topic": t, "doc": d, "grade": int(g), **base, "key": key, "ts": now_ts(), "seconds": seconds}
+        rec = {"topic": t, "doc": d, "grade": gm.get(int(g), int(g)), **base, "key": key, "ts": now_ts(),
+               "seconds": seconds}
+        if int(g) in gm:
+            rec["model_grade"] = int(g)
         append_records(log_p, [rec])
 
     if pl.cached:
-        append_records(log_p, [{"topic": t, "doc": d, "grade": int(g), **base, "key": k, "ts": now_ts(),
-                                "seconds": None, "cached": True} for t, d, k, g, _ in pl.cached])
+        append_records(log_p, [{"topic": t, "doc": d, "grade": gm.get(int(g), int(g)), **base, "key": k,
+                                "ts": now_ts(), "seconds": None, "cached": True} for t, d, k, g, _ in pl.cached])
         res.from_cache = len(pl.cached)
 
     def one(item):

@@ -129,6 +129,12 @@ def test_auto_judge_records_source_reruns_free_and_retries_bad_answers(camp_dir)
         res3 = run_auto_judge(camp, "llm-copy", st, pairs)
         assert len(srv.calls) == n and res3.from_cache == len(pairs)
         assert source_judgments(camp, "llm-copy").equals(q)
+        # a grade map (model 0-3 -> campaign 0-2) applies when recording, the cache keeps the model's grade
+        st2 = JudgeSettings(srv.url, "fake-1", backoff=0.01, grade_map={3: 2})
+        run_auto_judge(camp, "llm-mapped", st2, pairs)
+        assert len(srv.calls) == n
+        mapped = source_judgments(camp, "llm-mapped")
+        assert (q["grade"] == 3).any() and mapped["grade"].tolist() == q["grade"].clip(upper=2).tolist()
 
 
 def test_cli_gives_up_after_retries_and_reports(camp_dir):

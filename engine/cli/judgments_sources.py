@@ -46,6 +46,9 @@ def register_actions(jsub) -> None:
     a.add_argument("--timeout", type=float, default=60.0)
     a.add_argument("--max-tokens", type=int, default=200)
     a.add_argument("--api-key-env", default="OPENAI_API_KEY", help="environment variable holding the API key")
+    a.add_argument("--grade-map", default=None, metavar="G=H,...",
+                   help="record the model's grade G as H, e.g. 3=2 for a 0-2 campaign scale (the cache keeps "
+                        "the model's own grade)")
     a.add_argument("--dry-run", action="store_true", help="print the estimate and stop")
     a.set_defaults(func=run_auto)
 
@@ -106,9 +109,20 @@ def run_auto(args) -> int:
     grades = tuple(sorted(camp.scale()))
     if text == DEFAULT_PROMPT:
         grades = (0, 1, 2, 3)
+    gmap = {}
+    for item in (args.grade_map or "").split(","):
+        if item.strip():
+            try:
+                k, v = item.split("=")
+                gmap[int(k)] = int(v)
+            except ValueError:
+                raise CranfieldError(f"--grade-map {args.grade_map!r}: write G=H pairs, e.g. 3=2") from None
+    bad = sorted(set(gmap.values()) - set(camp.scale()))
+    if bad:
+        raise CranfieldError(f"--grade-map maps to grade(s) {bad} that campaign.yaml relevance.scale does not list")
     st = JudgeSettings(args.endpoint, args.model, text, prompt_version_of(text, args.prompt_version),
                        args.concurrency, args.retries, args.backoff, args.timeout, args.max_tokens,
-                       api_key=os.environ.get(args.api_key_env) or None, grades=grades)
+                       api_key=os.environ.get(args.api_key_env) or None, grades=grades, grade_map=gmap)
     source = args.source or "llm-" + "".join(c if c.isalnum() or c in "._-" else "-" for c in args.model)
     pairs = pooled_pairs(camp, args.pool, args.depth, args.topics)
     pl = plan(camp, source, st, pairs)
