@@ -114,7 +114,7 @@ took. The title line shows how many documents of the active pool are left. ctrl+
                     yield Static("", id="judge-guidelines")
             yield Static("", id="judge-keys", classes="status")
         yield nav_bar(self)
-        yield Footer()
+        yield Footer(compact=True)
 
     def on_mount(self) -> None:
         self.sync()
@@ -398,7 +398,7 @@ took. The title line shows how many documents of the active pool are left. ctrl+
         self.release(judged=True)
         self.history.append({"topic": self.topic, "doc": self.doc, "grade": g, "seconds": secs, "action": action})
         self.rationale = ""
-        self.app.judgments_changed = True
+        self.app.mark_stale()
         self.next_doc()
 
     def action_accept(self) -> None:
@@ -473,6 +473,7 @@ took. The title line shows how many documents of the active pool are left. ctrl+
             return
         from engine import assess
         self.release()
+        self.app.mark_stale()
         self.topic, self.doc = h["topic"], h["doc"]
         assess.acquire(self.model.root, self.topic, [self.doc], self.app.assessor, double={(self.topic, self.doc)},
                        seconds=self.jcfg.get("lease_seconds", assess.DEFAULT_LEASE_SECONDS))
