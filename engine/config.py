@@ -54,6 +54,8 @@ SCHEMA: dict = {"kind": "map", "required": ["name"], "keys": {
     }},
     "pool": {"kind": "any", "default": {}, "doc": "written by `cranfield pool`"},
     "cost": {"kind": "any", "default": {}, "doc": "checked by engine.cost"},
+    "sources": {"kind": "any", "default": {}, "doc": "judgment sources, checked by engine.sources"},
+    "judging": {"kind": "any", "default": {}, "doc": "judging-screen options, checked by engine.assess"},
 }}
 
 _KIND_TEXT = {"str": "a string", "int": "an integer", "number": "a number", "bool": "true or false",

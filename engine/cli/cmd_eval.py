@@ -29,6 +29,10 @@ def register(sub) -> None:
     p.add_argument("--dask", metavar="ADDRESS", default=None,
                    help="with --campaign: run the topic blocks on a Dask cluster (scheduler address, or 'local'); "
                         "workers must see the campaign directory at the same path")
+    p.add_argument("--judgments", metavar="SPEC", default=None,
+                   help="with --campaign: which judgment sources to use: a source (official, human, llm, ...), "
+                        "A+B (A, with B filling the documents A left unjudged), majority:A,B,C, or campaign "
+                        "(campaign.yaml's sources.combine); default: the campaign's judgments as before")
     p.add_argument("--compat", choices=["10", "9"], default="10",
                    help="trec_eval version semantics for cut-off rounding (default 10.0)")
     p.add_argument("-R", dest="rel_format", default="qrels",
@@ -81,6 +85,7 @@ def _run(args) -> int:
         from ..campaign import load_campaign
         from ..evaluation import evaluate_campaign
         camp = load_campaign(args.campaign, warnings=w)
+        qrels = _judgments(camp, args.judgments, w)
         measures = args.measures or camp.measures() or None
         if args.format == "trec" and not _names_runid(measures):
             measures = ["runid", *(measures or ["official"])]   # a campaign's runs are told apart by their ids
@@ -88,11 +93,13 @@ def _run(args) -> int:
         if args.dask:
             from ..distributed import dask_executor
             with dask_executor(None if args.dask == "local" else args.dask) as ex:
-                ev = evaluate_campaign(camp, measures, options=flags, strings=strings, executor=ex)
+                ev = evaluate_campaign(camp, measures, options=flags, strings=strings, executor=ex, qrels=qrels)
         else:
-            ev = evaluate_campaign(camp, measures, options=flags, strings=strings)
+            ev = evaluate_campaign(camp, measures, options=flags, strings=strings, qrels=qrels)
         df, text, notes, run_names = ev.table, ev.strings, ev.notes, None
         n_groups = len(df) + (len(text) if text is not None else 0)
+    elif args.judgments:
+        raise CranfieldError("--judgments needs --campaign (sources belong to a campaign)")
     else:
         if len(args.files) < 2:
             raise CranfieldError("eval needs a judgments file and at least one run file "
@@ -155,3 +162,16 @@ def _names_runid(measures) -> bool:
 def _special(args) -> bool:
     """Whether trec_eval's -R formats, -Z or --strict-trec-eval ask for the table-level evaluation."""
     return args.rel_format != "qrels" or bool(args.zscores) or bool(getattr(args, "strict", False))
+
+
+def _judgments(camp, spec, w):
+    """The campaign's judgments, or those a --judgments SPEC combines (reported on stderr)."""
+    if not spec:
+        return None
+    from ..sources import combine_spec, combined_judgments, source_counts
+    rule, names = combine_spec(camp, spec)
+    q = combined_judgments(camp, spec, w)
+    counts = source_counts(q)
+    print(f"note: judgments {spec} ({rule}): " + ", ".join(f"{counts.get(n, 0)} from {n}" for n in names),
+          file=sys.stderr)
+    return q[["topic", "doc", "grade"]]

@@ -67,6 +67,8 @@ def register(sub) -> None:
     e.add_argument("--format", choices=["qrels", "prels", "sample"], default="qrels")
     e.add_argument("--pool", default=None, help="pool giving strata and probabilities (prels, sample)")
     e.set_defaults(func=run_export)
+    from .judgments_sources import register_actions
+    register_actions(jsub)   # import, sources, auto (engine.sources, engine.autojudge)
     p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
 
 

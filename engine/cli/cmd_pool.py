@@ -30,6 +30,9 @@ def register(sub) -> None:
     p.add_argument("--oracle", choices=["truth", "judgments"], default=None,
                    help="online strategies: replay judgments from the simulator truth or the existing judgments")
     p.add_argument("--dry-run", action="store_true", help="print the pool summary, write nothing")
+    p.add_argument("--double", type=float, default=None, metavar="FRACTION",
+                   help="assign this share of the pooled documents to a second assessor (double judging; "
+                        "the judging screen offers them to two assessors)")
     p.set_defaults(func=run)
 
 
@@ -102,6 +105,10 @@ def run(args) -> int:
           f"(per topic min {int(sizes.min()) if len(sizes) else 0}, max {int(sizes.max()) if len(sizes) else 0})")
     if args.dry_run:
         return 0
+    if args.double is not None:
+        if not 0 <= args.double <= 1:
+            raise CranfieldError(f"--double {args.double}: a fraction in [0, 1]")
+        pool.spec["double_fraction"] = float(args.double)   # read back by engine.assess.pool_double_fraction
     path = write_pool(camp.root, name, pool)
     print(f"wrote {path}")
     return 0
