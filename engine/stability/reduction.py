@@ -56,13 +56,8 @@ def uniform_keep(qrels: pd.DataFrame, degree: float, rng: np.random.Generator, r
     return ~judged | (rank < np.floor(size * degree / 100.0 + 1e-9))
 
 
-def compare(full: np.ndarray, new: np.ndarray) -> dict:
-    """Ranking and score agreement of the run means under new vs full judgments (topics x runs inputs)."""
-    return compare_means(full.mean(axis=0), new.mean(axis=0))
-
-
 def compare_means(a: np.ndarray, b: np.ndarray) -> dict:
-    """`compare` from the per-run mean scores under full (`a`) and reduced (`b`) judgments."""
+    """Ranking and score agreement of the per-run mean scores under full (`a`) and reduced (`b`) judgments."""
     return {"tau": kendall_tau(a, b), "tau_ap": tau_ap(a, b),
             "rms": float(np.sqrt(np.mean((b - a) ** 2))), "drift": float(np.mean(b - a)),
             "mean_score": float(b.mean())}
