@@ -160,6 +160,9 @@ def register(sub) -> None:
     b.add_argument("--mode", choices=["group", "manual"], default="group")
     b.add_argument("--depth", type=int, help="pool depth (default: the campaign's pool depth, else 50)")
     b.add_argument("--detail", action="store_true", help="one row per left-out run")
+    b.add_argument("--complete", default=None, metavar="none,kld,svm",
+                   help="also evaluate on the reduced judgments completed by predicted relevance "
+                        "(comma list of none, kld, svm: one table comparing them; Tables 7-8 of buttcher 2007)")
     _add_out(b)
     b.set_defaults(func=run_poolbias)
 
@@ -308,6 +311,8 @@ def run_poolbias(args) -> int:
     camp, w = _campaign(args.campaign)
     q, measures = camp.qrels(), args.measures or camp.measures()
     depth = args.depth or int((camp.config.get("pool") or {}).get("depth") or 50)
+    if args.complete:
+        return _poolbias_completed(args, camp, q, measures, depth)
     st = camp.store()
     if st is not None and st.rows > STREAM_ROWS and not camp.run_renames():
         # a large campaign: streamed over the run store by topic blocks (bounded memory, all cores)
@@ -320,6 +325,22 @@ def run_poolbias(args) -> int:
         summ, det = fn(q, runs, camp.run_meta(), measures, depth=depth, rejudger=rj, progress=_progress(args))
     _emit_table(det if args.detail else summ, args,
                 f"leave-{args.mode}-out at pool depth {depth} (rank change > 0: moved down)")
+    return 0
+
+
+def _poolbias_completed(args, camp, q, measures, depth: int) -> int:
+    from ..completion.experiment import completion_poolbias
+    from ..docstore import DocStore
+    from ..errors import CranfieldError
+    store = DocStore.for_campaign(camp.root)
+    modes = [c.strip() for c in args.complete.split(",") if c.strip()]
+    if store is None and any(m != "none" for m in modes):
+        raise CranfieldError(f"{camp.root}: --complete needs document text (cranfield docs import)")
+    summ, det = completion_poolbias(q, camp.runs(), camp.run_meta(), measures, store, mode=args.mode,
+                                    depth=depth, complete_with=modes, rel_level=camp.binary_threshold(),
+                                    options=camp.eval_options(max_depth=None), progress=_progress(args))
+    _emit_table(det if args.detail else summ, args,
+                f"leave-{args.mode}-out at pool depth {depth}, judgments completed by {', '.join(modes)}")
     return 0
 
 
