@@ -315,7 +315,8 @@ def write_campaign(sim: Simulation, out_dir, name: str | None = None, pool_depth
     judgments/qrels.txt is the depth-`pool_depth` pool of the pooled runs judged from the truth;
     truth/ keeps the complete judgments. With `docs`, docs/docs.jsonl gets synthetic text for the
     pooled documents (an int: for the documents of the pool of that depth, e.g. deeper than judged);
-    `text_signal` makes that text depend on relevance with a known strength (see `write_docs`).
+    `text_signal` makes that text depend on relevance with a known strength (see `write_docs`), and covers
+    the top documents of every run, pooled or not, so that unjudged documents can be predicted.
     """
     from .formats import write_qrels, write_text
 
@@ -367,7 +368,9 @@ def write_campaign(sim: Simulation, out_dir, name: str | None = None, pool_depth
         del config["topics"]
     write_text(out / "campaign.yaml", yaml.safe_dump(config, sort_keys=False, allow_unicode=True))
     if docs is not False and docs is not None:
-        dpool = pool if docs is True else depth_pool(sim, int(docs))
+        every = sim.run_meta["run"].tolist() if text_signal is not None else None  # text for every run's top docs
+        dpool = (pool if every is None else depth_pool(sim, pool_depth, every)) if docs is True \
+            else depth_pool(sim, int(docs), every)
         write_docs(sim, out / "docs" / "docs.jsonl", dpool, text_signal=text_signal)
     return out
 

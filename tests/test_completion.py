@@ -165,3 +165,24 @@ def test_completion_predicts_only_unjudged_within_depth():
     assert comp.topics.loc[0, "n_train"] == 10 and comp.topics.loc[0, "n_rel"] == 4
     filled = fill_holes(qrels, comp.predictions)
     assert len(filled) == 12 and set(filled.loc[filled["source"] == "predicted", "doc"]) == {"n1", "n2"}
+
+
+def test_expected_precision_and_ap_hand_computed():
+    from engine.completion.expected import expected_measures, relevance_probabilities
+
+    qrels = pd.DataFrame({"topic": ["1", "1", "1"], "doc": ["a", "b", "z"], "grade": [1, 0, 1]})
+    pred = pd.DataFrame({"topic": ["1", "1"], "doc": ["c", "b"], "prob": [0.5, 0.9]})  # b is judged: ignored
+    probs = relevance_probabilities(qrels, pred)
+    assert dict(zip(probs["doc"], probs["prob"])) == {"a": 1.0, "b": 0.0, "z": 1.0, "c": 0.5}
+    runs = pd.DataFrame({"run": "r", "topic": "1", "doc": ["c", "a", "b", "x"], "score": [4.0, 3, 2, 1]})
+    ev = expected_measures(runs, probs, cutoffs=(2, 4)).set_index("measure")["value"]
+    assert ev["eP_2"] == pytest.approx((0.5 + 1.0) / 2)
+    assert ev["eP_4"] == pytest.approx(1.5 / 4)
+    # ranks: c (0.5), a (1), b (0), x (0); E[R] = 1 + 1 + 0.5
+    want = (0.5 / 1 * (1 + 0) + 1.0 / 2 * (1 + 0.5)) / 2.5
+    assert ev["eAP"] == pytest.approx(want)
+    # with certain labels only, eAP is trec_eval's AP
+    from engine import evaluate
+    ev0 = expected_measures(runs, relevance_probabilities(qrels, None), cutoffs=(2,)).set_index("measure")["value"]
+    ap = evaluate(qrels, runs, ["map", "P.2"]).set_index("measure")["value"]
+    assert ev0["eAP"] == pytest.approx(ap["map"]) and ev0["eP_2"] == pytest.approx(ap["P_2"])
