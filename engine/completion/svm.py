@@ -17,6 +17,12 @@ from .text import Background, platt, sigmoid
 MAX_TERMS = 10 ** 6
 
 
+def sklearn_available() -> bool:
+    """True when scikit-learn can be imported (the SVM classifier needs it)."""
+    import importlib.util
+    return importlib.util.find_spec("sklearn") is not None
+
+
 def require_sklearn():
     try:
         import sklearn  # noqa: F401
