@@ -6,7 +6,8 @@ from .evaluate import compute, evaluate, evaluate_files, per_topic_table, summar
 from .formats import read_qrels, read_run, read_runs, write_qrels, write_run
 from .ranking import EvalOptions, build_ranked
 from .store import RunStore
-from .blocks import evaluate_store, pool_candidates_store
+from .blocks import evaluate_store
+from .pooling.store import pool_candidates_store
 
 __all__ = [
     "CranfieldError", "FormatError", "Problem", "Warnings", "EvalOptions", "build_ranked",

@@ -83,12 +83,12 @@ def _positions(topic: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, np.ndarra
 
 def _parse(path: str, w: Warnings) -> tuple[str, pa.Table] | None:
     """(tag, table of topic, doc, score, rank, line) in file order, duplicates dropped and reported."""
-    from .formats import _arrow_run, _read_run_arrays, read_bytes
+    from .formats import arrow_run, read_run_arrays, read_bytes
 
     data = read_bytes(path)
-    fast = _arrow_run(path, data)
+    fast = arrow_run(path, data)
     if fast is None:
-        a = _read_run_arrays(path, w, data=data)           # the validating reader: raises FormatError
+        a = read_run_arrays(path, w, data=data)           # the validating reader: raises FormatError
         if a is None:
             return None
         tab = pa.table({"topic": pa.array(a["topic"], pa.string()), "doc": pa.array(a["doc"], pa.string()),
@@ -518,7 +518,7 @@ def read_parts(parts, topics: list[str] | None = None, columns: list[str] | None
 def to_frame(tab: pa.Table) -> pd.DataFrame:
     """An Arrow run table as a pandas run table: run categorical (store order), topic and doc
     categorical with byte-ordered categories (as formats.read_runs gives), other columns as arrays."""
-    from .formats import _grouped_categorical, _sorted_categorical
+    from .formats import grouped_categorical, sorted_categorical
     data = {}
     for name in tab.column_names:
         col = tab.column(name)
@@ -532,7 +532,7 @@ def to_frame(tab: pa.Table) -> pd.DataFrame:
         elif name in ("topic", "doc"):
             if pa.types.is_dictionary(col.type):
                 col = col.cast(pa.string())
-            data[name] = (_grouped_categorical if name == "topic" else _sorted_categorical)(col)
+            data[name] = (grouped_categorical if name == "topic" else sorted_categorical)(col)
         else:
             data[name] = col.to_numpy()
     return pd.DataFrame(data, copy=False)

@@ -87,7 +87,7 @@ def run(args) -> int:
     params = _parse_params(args.param)
     if st is not None:
         # streamed from the run store by topic blocks: only the first `depth` documents of each ranking
-        from ..blocks import build_pool_store
+        from ..pooling.store import build_pool_store
         pool = build_pool_store(st, args.strategy, budget, depth=args.depth, seed=args.seed, pooled=pooled,
                                 oracle=oracle, renames=camp.run_renames(), **params)
     else:

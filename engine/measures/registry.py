@@ -5,7 +5,11 @@ parameter (cut-off). Averaging over topics, printing and the -c fill value are d
 """
 from __future__ import annotations
 
+import importlib
+import pkgutil
+import threading
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
@@ -163,7 +167,6 @@ def resolve(specs: list[str] | str | None) -> list[MeasureRequest]:
     As trec_eval: a nickname marks every member; parameters given for a measure apply to it; output
     follows registry order whatever the order asked.
     """
-    from . import load_all
     load_all()
     if specs is None:
         specs = ["official"]
@@ -208,3 +211,20 @@ def aggregate_values(kind: str, values: np.ndarray) -> float:
     if kind == "gmean":
         return float(np.exp(np.add.accumulate(np.log(np.maximum(v, MIN_GEO_MEAN)))[-1] / len(v)))
     raise MeasureError(f"unknown aggregate {kind!r}")
+
+
+_loaded = False
+_lock = threading.RLock()
+
+
+def load_all() -> dict[str, Measure]:
+    """Import every measure module of this package (and return the registry); safe across threads."""
+    global _loaded
+    if not _loaded:
+        with _lock:
+            if not _loaded:
+                for info in sorted(pkgutil.iter_modules([str(Path(__file__).parent)]), key=lambda i: i.name):
+                    if info.name.startswith("m_"):
+                        importlib.import_module(f"{__package__}.{info.name}")
+                _loaded = True
+    return REGISTRY

@@ -18,7 +18,7 @@ import pandas as pd
 from scipy import stats
 
 from ..errors import CranfieldError, Warnings
-from . import as_matrix
+from .matrix import as_matrix
 
 
 @dataclass

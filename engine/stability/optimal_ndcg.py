@@ -21,7 +21,7 @@ from scipy.optimize import minimize
 
 from ..errors import CranfieldError
 from ..ranking import EvalOptions, build_ranked
-from . import Progress, kendall_tau, report
+from .matrix import Progress, kendall_tau, report
 from .gtheory import anova, g_study, topics_needed
 
 

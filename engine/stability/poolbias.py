@@ -18,7 +18,7 @@ import pandas as pd
 from scipy import stats
 
 from ..errors import CranfieldError
-from . import Progress, kendall_tau, rank_positions, report
+from .matrix import Progress, kendall_tau, rank_positions, report
 from .rejudge import Rejudger
 
 
@@ -183,7 +183,7 @@ def pool_bias_store(store, qrels: pd.DataFrame, run_meta: pd.DataFrame, measures
     """`leave_group_out` (mode "group") or `leave_manual_out` ("manual") over a run store, streamed by
     topic blocks: each block re-judges its topics for every scenario; run means and the left-out
     runs' per-topic scores are joined over blocks. Same tables as in memory (means up to rounding)."""
-    from ..blocks import BLOCK_ROWS, BlockTask, _sorted_topics, block_rows_of, plan_blocks
+    from ..blocks import BLOCK_ROWS, BlockTask, sorted_topics, block_rows_of, plan_blocks
     from ..parallel import map_tasks
     from ..ranking import EvalOptions
     run_order = list(store.runs)
@@ -205,7 +205,7 @@ def pool_bias_store(store, qrels: pd.DataFrame, run_meta: pd.DataFrame, measures
     else:
         raise CranfieldError(f"pool-bias mode must be 'group' or 'manual', got {mode!r}")
     q = qrels.reset_index(drop=True)
-    plan = plan_blocks(store, _sorted_topics(q["topic"].astype(str)), run_order, block_rows or BLOCK_ROWS // 2)
+    plan = plan_blocks(store, sorted_topics(q["topic"].astype(str)), run_order, block_rows or BLOCK_ROWS // 2)
     opt = options or EvalOptions()
     tasks = []
     for (b, parts), rows in zip(plan, block_rows_of(plan, q["topic"])):

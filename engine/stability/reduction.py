@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import CranfieldError
-from . import Progress, kendall_tau, report, tau_ap
+from .matrix import Progress, kendall_tau, report, tau_ap
 from .rejudge import Rejudger
 
 BV_RATES = (90, 70, 50, 30, 10)
@@ -136,7 +136,7 @@ def reduction_experiment_store(store, qrels: pd.DataFrame, measures, *, options=
     """`reduction_experiment` over a run store, streamed by topic blocks (bounded memory): the same
     random reductions (same seed, same draws), each block evaluated under every reduction, run means
     accumulated over blocks. Equal to the in-memory experiment up to the rounding of the means."""
-    from ..blocks import BLOCK_ROWS, BlockTask, _sorted_topics, block_rows_of, plan_blocks
+    from ..blocks import BLOCK_ROWS, BlockTask, sorted_topics, block_rows_of, plan_blocks
     from ..parallel import map_tasks
     from ..ranking import EvalOptions
     levels = _levels(method, levels)
@@ -145,7 +145,7 @@ def reduction_experiment_store(store, qrels: pd.DataFrame, measures, *, options=
     keep_fn = uniform_keep if method == "uniform" else bv_keep
     draws = [(float(lv), tr, keep_fn(q, float(lv), rng, rel_level)) for lv in levels for tr in range(trials)]
     run_order = list(store.runs)
-    plan = plan_blocks(store, _sorted_topics(q["topic"].astype(str)), run_order, block_rows or BLOCK_ROWS // 2)
+    plan = plan_blocks(store, sorted_topics(q["topic"].astype(str)), run_order, block_rows or BLOCK_ROWS // 2)
     opt = options or EvalOptions(rel_level=rel_level)
     tasks = []
     for (b, parts), rows in zip(plan, block_rows_of(plan, q["topic"])):

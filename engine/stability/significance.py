@@ -8,7 +8,7 @@ import pandas as pd
 from scipy import stats
 
 from ..errors import CranfieldError
-from . import Progress, as_matrix, report
+from .matrix import Progress, as_matrix, report
 from .gtheory import anova
 
 TESTS = ("t", "wilcoxon", "randomization")

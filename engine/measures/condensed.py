@@ -37,7 +37,7 @@ def condensed_variant(name: str):
     """VARIANT_HOOKS entry: `<measure>@cond` -> that measure computed on condensed lists."""
     if not name.endswith(SUFFIX):
         return None
-    from ..measures.registry import REGISTRY, lookup
+    from .registry import REGISTRY, lookup
     base_name = name[: -len(SUFFIX)]
     base = REGISTRY.get(base_name) or lookup(base_name)
     if base is None:
