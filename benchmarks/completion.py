@@ -7,7 +7,8 @@ with strength S (S = 0: text says nothing about relevance), judged to pool depth
 - classifier quality against the training fraction (Table 6 of the paper),
 - the automatic-only experiment (judgments from automatic runs only; Tables 3 and 8): Kendall tau between
   the rankings under the full and the reduced judgments, without completion and completed by KLD and SVM,
-  for MRR, P@10, P@20, nDCG@20, AP, bpref and RankEff, over all runs and over the manual runs.
+  for MRR, P@10, P@20, nDCG@20, AP, bpref, P@20(j) (P@cond.20: unjudged documents removed) and RankEff,
+  over all runs and over the manual runs.
 The Markdown tables it prints are the ones in docs/completion.md.
 """
 from __future__ import annotations
@@ -21,7 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-MEASURES = ["recip_rank", "P.10", "P.20", "ndcg_cut.20", "map", "bpref", "RankEff"]
+MEASURES = ["recip_rank", "P.10", "P.20", "ndcg_cut.20", "map", "bpref", "P@cond.20", "RankEff"]
 
 
 def main() -> int:
