@@ -186,3 +186,26 @@ def test_expected_precision_and_ap_hand_computed():
     ev0 = expected_measures(runs, relevance_probabilities(qrels, None), cutoffs=(2,)).set_index("measure")["value"]
     ap = evaluate(qrels, runs, ["map", "P.2"]).set_index("measure")["value"]
     assert ev0["eAP"] == pytest.approx(ap["map"]) and ev0["eP_2"] == pytest.approx(ap["P_2"])
+
+
+def test_predict_command_writes_a_source_and_refuses_deeper(tmp_path):
+    from engine.cli import main
+    from engine.completion.predict import read_predictions
+    from engine.simulate import simulate, write_campaign
+    out = tmp_path / "c"
+    write_campaign(simulate(6, 4, 40, 2, grades=(0, 1)), out, pool_depth=10, docs=20, text_signal=0.8)
+    assert main(["judgments", "predict", str(out), "--depth", "20"]) == 3          # beyond the pool depth
+    assert not (out / "judgments" / "sources").exists()
+    assert main(["judgments", "predict", str(out), "--depth", "10"]) == 0
+    p = read_predictions(out, "predicted-kld")
+    assert len(p) and p["prob"].between(0, 1).all() and set(p["grade"]) <= {0, 1}
+    # only unjudged documents within depth 10 of some run were predicted
+    from engine.campaign import load_campaign
+    c = load_campaign(out)
+    q = c.qrels()
+    judged = set(zip(q["topic"], q["doc"]))
+    assert not judged & set(zip(p["topic"], p["doc"]))
+    from engine.pooling.candidates import ranked_runs
+    top = set(zip(*[ranked_runs(c.runs(), 10)[k] for k in ("topic", "doc")]))
+    assert set(zip(p["topic"], p["doc"])) <= top
+    assert q.equals(load_campaign(out).qrels())       # official judgments unchanged

@@ -3,8 +3,9 @@
 Only unjudged documents that the runs retrieve within the pool depth are predicted: the paper warns
 that predicting deeper than the pool biases the evaluation the other way. Each prediction records its
 classifier, the topic's training-set size and the decision threshold. Predictions live in
-`judgments/sources/<name>.txt` (6 columns: `topic Q0 doc grade probability source`) with the details in
-`<name>.json`; official evaluation never reads them unless asked for (`fill_holes`).
+`judgments/sources/<name>.qrels` (a judgment source like any other) with the details in `<name>.meta.json`
+and the probabilities in `<name>.probs.tsv`; official evaluation never reads them unless asked for
+(`fill_holes`, or the source rules of `cranfield eval --judgments official+<name>`).
 """
 from __future__ import annotations
 
@@ -130,21 +131,26 @@ def source_name(classifier: str) -> str:
 
 
 def write_completion(root, comp: Completion, name: str | None = None) -> Path:
-    """Write the predictions as judgments/sources/<name>.txt (+ .json details), atomically; returns the path."""
-    from ..formats import write_text
+    """Write the predictions as the judgment source `name` (default predicted-CLASSIFIER) in
+    judgments/sources/: NAME.qrels (the labels), NAME.meta.json (kind predicted, classifier, depth, per-topic
+    training size, relevant count and threshold) and NAME.probs.tsv (topic, doc, probability, score).
+    Each file is written atomically; the labels file last. Returns its path."""
+    from ..formats import write_qrels, write_text
 
     name = name or source_name(comp.classifier)
     base = Path(root) / SOURCE_DIR
     p = comp.predictions
-    lines = [f"{t} Q0 {d} {g} {pr:.6f} {name}\n" for t, d, g, pr in
-             zip(p["topic"], p["doc"], p["grade"], p["prob"])]
-    meta = {"source": name, "kind": "predicted", "classifier": comp.classifier, "depth": comp.depth,
-            "params": comp.params, "documents": int(len(p)), "predicted_relevant": int((p["grade"] > comp.params["grades"][0]).sum()),
+    meta = {"name": name, "kind": "predicted", "model": comp.classifier, "prompt_version": "",
+            "classifier": comp.classifier, "depth": comp.depth, "params": comp.params,
+            "judgments": int(len(p)),
+            "predicted_relevant": int((p["grade"] > comp.params["grades"][0]).sum()),
             "topics": [{k: (None if isinstance(v, float) and not np.isfinite(v) else v) for k, v in r.items()}
                        for r in comp.topics.to_dict("records")]}
-    write_text(base / f"{name}.json", json.dumps(meta, indent=1, default=_jsonable) + "\n")
-    write_text(base / f"{name}.txt", "".join(lines))
-    return base / f"{name}.txt"
+    write_text(base / f"{name}.meta.json", json.dumps(meta, indent=1, default=_jsonable) + "\n")
+    write_text(base / f"{name}.probs.tsv", "topic\tdoc\tprob\tscore\n" + "".join(
+        f"{t}\t{d}\t{pr:.6f}\t{sc:.6g}\n" for t, d, pr, sc in zip(p["topic"], p["doc"], p["prob"], p["score"])))
+    write_qrels(base / f"{name}.qrels", p[["topic", "doc", "grade"]])
+    return base / f"{name}.qrels"
 
 
 def _jsonable(v):
@@ -155,32 +161,24 @@ def _jsonable(v):
     raise TypeError(type(v).__name__)
 
 
-def read_predictions(path) -> pd.DataFrame:
-    """A predictions file (topic Q0 doc grade probability source) as topic, doc, grade, prob, source."""
-    p = Path(path)
-    rows, problems = [], []
-    with open(p, encoding="utf-8") as fh:
-        for n, line in enumerate(fh, 1):
-            f = line.split()
-            if not f:
-                continue
-            if len(f) != 6:
-                problems.append(Problem(str(p), n, f"expected 6 fields (topic Q0 doc grade probability source), "
-                                                    f"got {len(f)}"))
-                continue
-            try:
-                g = int(f[3])
-                pr = float(f[4])
-            except ValueError:
-                problems.append(Problem(str(p), n, "grade must be an integer and probability a number"))
-                continue
-            if not 0.0 <= pr <= 1.0:
-                problems.append(Problem(str(p), n, f"probability {f[4]} is outside [0, 1]"))
-                continue
-            rows.append((f[0], f[2], g, pr, f[5]))
-    if problems:
-        raise FormatError(problems, hint="write it again with cranfield judgments predict")
-    return pd.DataFrame(rows, columns=["topic", "doc", "grade", "prob", "source"]).astype({"grade": np.int64})
+def read_predictions(root, name: str) -> pd.DataFrame:
+    """A predicted source's labels with their probabilities: topic, doc, grade, prob."""
+    from ..formats import read_qrels
+
+    base = Path(root) / SOURCE_DIR
+    q = read_qrels(base / f"{name}.qrels")[["topic", "doc", "grade"]]
+    pp = base / f"{name}.probs.tsv"
+    if not pp.is_file():
+        raise CranfieldError(f"{pp}: no probabilities for source {name} (run cranfield judgments predict again)")
+    try:
+        pr = pd.read_csv(pp, sep="\t", dtype={"topic": str, "doc": str}, usecols=["topic", "doc", "prob"])
+    except (ValueError, pd.errors.ParserError) as exc:
+        raise FormatError(Problem(str(pp), None, f"unreadable ({exc})"),
+                          hint="run cranfield judgments predict again") from None
+    if pr["prob"].isna().any() or not pr["prob"].between(0, 1).all():
+        raise FormatError(Problem(str(pp), int(np.flatnonzero(~pr["prob"].between(0, 1))[0]) + 2,
+                                  "probability missing or outside [0, 1]"), hint="run cranfield judgments predict again")
+    return q.merge(pr, on=["topic", "doc"], how="left")
 
 
 def fill_holes(qrels: pd.DataFrame, predicted: pd.DataFrame, source: str = "predicted") -> pd.DataFrame:
