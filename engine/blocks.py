@@ -1,4 +1,5 @@
-"""Evaluation and pooling streamed over the run store, one block of topics at a time.
+"""Evaluation streamed over the run store, one block of topics at a time (pooling over the store:
+engine.pooling.store; which path a campaign takes: engine.evaluation).
 
 Every measure of a (run, topic) depends on that ranking and that topic's judgments only, so the
 judged topics are cut into blocks of about `block_rows` run rows; a block task reads its rows from
@@ -25,7 +26,7 @@ from .ranking import EvalOptions
 from .parallel import map_tasks
 from .store import RunStore, read_parts, to_frame
 
-BLOCK_ROWS = 3_000_000
+BLOCK_ROWS = 3_000_000   # run rows per topic block (a task); the store's Parquet row groups: store.ROW_GROUP_ROWS
 
 
 @dataclass(frozen=True)

@@ -217,8 +217,9 @@ class Campaign:
         runs = st.frame() if st is not None else read_runs(files, self.warnings)
         rename = self.run_renames()
         if rename and len(runs):
-            runs = runs.copy()
-            runs["run"] = str_series(runs["run"].astype(object).map(lambda r: rename.get(r, r)).to_numpy(object))
+            from .ranking import rename_runs
+            runs = rename_runs(runs.copy(), rename)
+            runs["run"] = str_series(runs["run"].astype(object).to_numpy(object))
         listed = set(self.config["runs"])
         present = set(runs["run"].unique()) if len(runs) else set()
         for tag in sorted(listed - present):

@@ -9,7 +9,7 @@ DuckDB or Spark as it is):
 
 Rows of a part are in trec_eval order: topic ascending (byte order), score descending, ties by
 document id descending; `pos` is the 1-based position in that order (what measures use), `rank`
-the file's own rank column. A row group holds whole topics (`BLOCK_ROWS` rows or so), so one topic
+the file's own rank column. A row group holds whole topics (`ROW_GROUP_ROWS` rows or so), so one topic
 or a block of topics is read without touching the rest. A source file is ingested again only when its
 size or modification time changed; problems are reported as the text readers report them
 (file:line: what is wrong) and nothing is recorded for a file with problems.
@@ -36,7 +36,7 @@ from .errors import CranfieldError, FormatError, Problem, Warnings
 
 STORE_DIR = ".cranfield-store"
 FORMAT = 1
-BLOCK_ROWS = 32_768           # rows per row group (whole topics)
+ROW_GROUP_ROWS = 32_768       # rows per Parquet row group (whole topics); topic blocks: blocks.BLOCK_ROWS
 COMPRESSION = "zstd"
 SCHEMA = pa.schema([("topic", pa.string()), ("doc", pa.string()), ("score", pa.float64()),
                     ("rank", pa.int64()), ("pos", pa.int32())])
@@ -146,7 +146,7 @@ def _first_lines(tab: pa.Table, idx: np.ndarray) -> dict:
     return out
 
 
-def ingest_file(path: str, part: str, block_rows: int = BLOCK_ROWS) -> dict:
+def ingest_file(path: str, part: str, group_rows: int = ROW_GROUP_ROWS) -> dict:
     """Parse one run file and write it as a Parquet part in trec_eval order. Returns its manifest entry
     (tag, rows, topics, warnings, seconds) or {"problems": [...], "hint": ...} when the file is bad."""
     t0 = time.perf_counter()
@@ -168,7 +168,7 @@ def ingest_file(path: str, part: str, block_rows: int = BLOCK_ROWS) -> dict:
     n = len(out)
     bounds = [0]
     for s in starts:                                   # cut row groups at topic starts
-        if s - bounds[-1] >= block_rows:
+        if s - bounds[-1] >= group_rows:
             bounds.append(int(s))
     bounds.append(n)
     Path(part).parent.mkdir(parents=True, exist_ok=True)

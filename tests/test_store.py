@@ -68,7 +68,7 @@ def test_row_groups_hold_whole_topics(tmp_path):
     f = write(tmp_path / "runs" / "r.txt", run_lines("r", rows))
     from engine import store as store_mod
     part = tmp_path / "p.parquet"
-    meta = store_mod.ingest_file(str(f), str(part), block_rows=100)
+    meta = store_mod.ingest_file(str(f), str(part), group_rows=100)
     pf = pq.ParquetFile(part)
     assert pf.num_row_groups > 5
     seen = set()

@@ -18,17 +18,14 @@ SUFFIX = "@cond"
 
 def condense(r: Ranked) -> Ranked:
     """The same lists keeping only judged documents (rel >= 0); ranks renumbered, groups kept (maybe empty)."""
-    cache = r.__dict__.setdefault("_est_cache", {})
+    cache = r.caches.setdefault("est", {})
     if "condensed" in cache:
         return cache["condensed"]
     keep = r.rel >= 0
     counts = np.bincount(r.row_group[keep], minlength=r.n_groups) if r.n_rows else np.zeros(r.n_groups, np.int64)
     offsets = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
     c = replace(r, offsets=offsets, rel=r.rel[keep], doc=r.doc[keep], score=r.score[keep])
-    for attr in ("qrels", "extra"):
-        if attr in r.__dict__:
-            setattr(c, attr, r.__dict__[attr])
-    c.__dict__["_est_cache"] = {"condensed": c}   # condensing twice is the identity
+    c.caches["est"] = {"condensed": c}   # condensing twice is the identity
     cache["condensed"] = c
     return c
 

@@ -165,13 +165,15 @@ def resolve(specs: list[str] | str | None) -> list[MeasureRequest]:
     """Resolve measure specs (`map`, `P.5,10`, `ndcg.1=3,2=9`, `all_trec`, `official`) in registry order.
 
     As trec_eval: a nickname marks every member; parameters given for a measure apply to it; output
-    follows registry order whatever the order asked.
+    follows registry order whatever the order asked. Plain measure names load only their own
+    modules (m_<name>.py); nicknames, variants and unknown names load every measure.
     """
-    load_all()
     if specs is None:
         specs = ["official"]
     if isinstance(specs, str):
         specs = [specs]
+    if not load_named([spec.partition(".")[0] for spec in specs]):
+        load_all()
     chosen: dict[str, str | None] = {}
     for spec in specs:
         base, dot, ptext = spec.partition(".")
@@ -215,6 +217,22 @@ def aggregate_values(kind: str, values: np.ndarray) -> float:
 
 _loaded = False
 _lock = threading.RLock()
+_DIR = Path(__file__).parent
+
+
+def load_named(names: list[str]) -> bool:
+    """Import the measure modules m_<name>.py of `names` (measures load on first use); False when a
+    name has no module of its own registering it (a nickname, a variant, an unknown name)."""
+    with _lock:
+        for name in names:
+            if name in REGISTRY:
+                continue
+            if not name.replace("_", "").isalnum() or not (_DIR / f"m_{name}.py").is_file():
+                return False
+            importlib.import_module(f"{__package__}.m_{name}")
+            if name not in REGISTRY:
+                return False
+    return True
 
 
 def load_all() -> dict[str, Measure]:

@@ -11,7 +11,7 @@ import pyarrow.compute as pc
 
 from ..blocks import BLOCK_ROWS, BlockTask, plan_blocks, read_block, read_block_table, sorted_topics
 from ..parallel import map_tasks
-from ..ranking import EvalOptions
+from ..ranking import EvalOptions, rename_runs
 from ..store import RunStore
 
 def candidates_from_table(tab: pa.Table, run_rank: dict[str, int], depth: int) -> pd.DataFrame:
@@ -86,7 +86,7 @@ def _pool_block(args) -> pd.DataFrame | None:
     if len(runs) == 0:
         return None
     if renames:
-        runs["run"] = runs["run"].cat.rename_categories([renames.get(r, r) for r in runs["run"].cat.categories])
+        rename_runs(runs, renames)
     present = set(runs["run"].astype(str))
     use = [r for r in pooled if r in present] if pooled else None
     if pooled and not use:
