@@ -15,6 +15,8 @@ from typing import Callable
 
 import pandas as pd
 
+from .errors import CranfieldError
+
 LARGE_ROWS = 20_000_000
 """The one large-campaign threshold: above this many run rows a campaign's run table is never held
 whole; evaluation, reductions and pool bias stream over the run store by topic blocks."""
@@ -91,15 +93,26 @@ def reduction_campaign(campaign, qrels: pd.DataFrame, measures=None, *, progress
 
 
 def pool_bias_campaign(campaign, measures=None, *, mode: str = "group", depth: int | None = None,
-                       progress=None) -> tuple[pd.DataFrame, pd.DataFrame]:
+                       complete=None, progress=None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Leave-one-group-out or leave-manual-out (`mode`) on a campaign at pool depth `depth` (default
-    campaign.yaml pool.depth, else 50): (summary, per-run detail)."""
+    campaign.yaml pool.depth, else 50): (summary, per-run detail). With `complete` (a list of none, kld,
+    svm) the reduced judgments are also completed by predicted relevance (engine.completion), one summary
+    row per completion and measure."""
     from .stability.poolbias import leave_group_out, leave_manual_out, pool_bias_store
     from .stability.rejudge import Rejudger
 
     measures = measures or campaign.measures()
     depth = depth or int((campaign.config.get("pool") or {}).get("depth") or 50)
     q, meta, opt = campaign.qrels(), campaign.run_meta(), campaign.eval_options(max_depth=None)
+    if complete:
+        from .completion.experiment import completion_poolbias
+        from .docstore import DocStore
+        store = DocStore.for_campaign(campaign.root)
+        if store is None and any(c != "none" for c in complete):
+            raise CranfieldError(f"{campaign.root}: completion needs document text (cranfield docs import)")
+        return completion_poolbias(q, campaign.runs(), meta, measures, store, mode=mode, depth=depth,
+                                   complete_with=complete, rel_level=campaign.binary_threshold(), options=opt,
+                                   progress=progress)
     if is_large(campaign) and not campaign.run_renames():
         return pool_bias_store(campaign.store(), q, meta, measures, mode=mode, depth=depth, options=opt,
                                progress=progress)

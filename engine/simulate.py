@@ -309,12 +309,14 @@ def depth_pool(sim: Simulation, depth: int | None = 100, runs: list[str] | None 
 
 
 def write_campaign(sim: Simulation, out_dir, name: str | None = None, pool_depth: int | None = 100,
-                   *, docs: bool | int = False) -> Path:
+                   *, docs: bool | int = False, text_signal: float | None = None) -> Path:
     """Write `sim` as a campaign directory (runs, topics, pooled judgments, truth, campaign.yaml).
 
     judgments/qrels.txt is the depth-`pool_depth` pool of the pooled runs judged from the truth;
     truth/ keeps the complete judgments. With `docs`, docs/docs.jsonl gets synthetic text for the
-    pooled documents (an int: for the documents of the pool of that depth, e.g. deeper than judged).
+    pooled documents (an int: for the documents of the pool of that depth, e.g. deeper than judged);
+    `text_signal` makes that text depend on relevance with a known strength (see `write_docs`), and covers
+    the top documents of every run, pooled or not, so that unjudged documents can be predicted.
     """
     from .formats import write_qrels, write_text
 
@@ -366,8 +368,10 @@ def write_campaign(sim: Simulation, out_dir, name: str | None = None, pool_depth
         del config["topics"]
     write_text(out / "campaign.yaml", yaml.safe_dump(config, sort_keys=False, allow_unicode=True))
     if docs is not False and docs is not None:
-        dpool = pool if docs is True else depth_pool(sim, int(docs))
-        write_docs(sim, out / "docs" / "docs.jsonl", dpool)
+        every = sim.run_meta["run"].tolist() if text_signal is not None else None  # text for every run's top docs
+        dpool = (pool if every is None else depth_pool(sim, pool_depth, every)) if docs is True \
+            else depth_pool(sim, int(docs), every)
+        write_docs(sim, out / "docs" / "docs.jsonl", dpool, text_signal=text_signal)
     return out
 
 
@@ -387,27 +391,52 @@ def _write_run_fast(path: Path, run: pd.DataFrame, tag: str) -> None:
     write_text(path, "\n".join(body.tolist()) + "\n")
 
 
-def write_docs(sim: Simulation, path, judged: pd.DataFrame | None = None, seed: int | None = None) -> Path:
+def write_docs(sim: Simulation, path, judged: pd.DataFrame | None = None, seed: int | None = None,
+               text_signal: float | None = None) -> Path:
     """Write docs.jsonl ({"id","title","text"}) with short synthetic text for the documents in `judged`
     (default: the truth). Relevant documents use the topic's title words more, and more so the higher
-    the grade, so the text gives an assessor something to go on."""
+    the grade, so the text gives an assessor something to go on.
+
+    With `text_signal` S (0 <= S <= 1) the text follows a known model instead: 40-80 words, 5% of them the
+    topic's title words in every document whatever its grade, and in a relevant document a share
+    S * 0.3 * (grade - g0) / (gmax - g0) of words from the topic's own 20-word vocabulary. S = 0 is the
+    control: text then says nothing about relevance."""
     from .formats import write_text
 
     judged = sim.truth if judged is None else judged
     rng = np.random.default_rng(sim.params["seed"] + 101 if seed is None else seed)
-    vocab = _vocabulary(max(400, 8 * len(sim.topics)), sim.params["seed"] + 1)
+    vocab = _vocabulary(max(400, 8 * len(sim.topics)) + (20 * len(sim.topics) if text_signal is not None else 0),
+                        sim.params["seed"] + 1)
     titles = dict(zip(sim.topics["topic"], sim.topics["title"]))
-    g0 = sim.params["grades"][0]
+    g0, gmax = sim.params["grades"][0], sim.params["grades"][-1]
+    if text_signal is not None:
+        if not 0.0 <= text_signal <= 1.0:
+            raise ValueError(f"text_signal must be in [0, 1], got {text_signal}")
+        n_gen = len(vocab) - 20 * len(sim.topics)
+        general, own = vocab[:n_gen], vocab[n_gen:].reshape(len(sim.topics), 20)
+        own_of = dict(zip(sim.topics["topic"], own))
     lines = []
     for topic, doc, grade in zip(judged["topic"], judged["doc"], judged["grade"]):
         qwords = titles[topic].split()
-        n = int(rng.integers(10, 19))
-        words = vocab[rng.integers(0, len(vocab), n)].tolist()
-        share = 0.04 + 0.12 * max(0, int(grade) - g0)
-        # every document mentions a query word or two (that is why it was retrieved)
-        k = max(1, int(round(share * n)))
-        for pos in rng.choice(n, size=min(k, n), replace=False):
-            words[pos] = qwords[int(rng.integers(0, len(qwords)))]
+        if text_signal is None:
+            n = int(rng.integers(10, 19))
+            words = vocab[rng.integers(0, len(vocab), n)].tolist()
+            share = 0.04 + 0.12 * max(0, int(grade) - g0)
+            # every document mentions a query word or two (that is why it was retrieved)
+            k = max(1, int(round(share * n)))
+            for pos in rng.choice(n, size=min(k, n), replace=False):
+                words[pos] = qwords[int(rng.integers(0, len(qwords)))]
+        else:
+            n = int(rng.integers(40, 81))
+            words = general[rng.integers(0, len(general), n)].tolist()
+            q = rng.random(n) < 0.05
+            rel_share = text_signal * 0.3 * max(0, int(grade) - g0) / max(gmax - g0, 1)
+            t = rng.random(n) < rel_share
+            for pos in np.flatnonzero(q):
+                words[pos] = qwords[int(rng.integers(0, len(qwords)))]
+            ow = own_of[topic]
+            for pos in np.flatnonzero(t & ~q):
+                words[pos] = ow[int(rng.integers(0, len(ow)))]
         text = " ".join(words).capitalize() + "."
         title = " ".join(words[:3]).title()
         lines.append(json.dumps({"id": doc, "title": title, "text": text}))

@@ -33,7 +33,7 @@ ROUTES: dict[str, list[str] | None] = {
     "JudgeScreen": ["j"], "StabilityScreen": ["v"], "CostScreen": ["c"], "TrainingScreen": ["g"], "AgreementScreen": ["k"],
     "RunScreen": ["l", "enter"],
     "TopicScreen": ["m", "enter"], "HelpScreen": ["l", "question_mark"], "ChoiceScreen": ["l", "a"],
-    "PickerScreen": None,
+    "PickerScreen": None, "CompletionScreen": ["v", "b"],
 }
 MODE_SCREENS = ["HomeScreen", "LeaderboardScreen", "MatrixScreen", "PoolScreen", "JudgeScreen",
                 "StabilityScreen", "CostScreen", "TrainingScreen", "AgreementScreen"]

@@ -392,6 +392,42 @@ class CampaignModel:
             self._docs = load_docs(self.root)
         return self._docs
 
+    # ------------------------------------------------------------------ predicted relevance (Buettcher et al. 2007)
+    def doc_store(self):
+        """The engine's document store for this campaign, or None."""
+        from engine.docstore import DocStore
+        return DocStore.for_campaign(self.root)
+
+    def completion_quality(self, fractions, progress=None, seed: int = 0) -> pd.DataFrame:
+        """Classifier precision / recall / F1 against the training fraction (engine.completion, Table 6)."""
+        from engine.completion.experiment import classifier_quality
+        from engine.completion.svm import sklearn_available
+        st = self._need_docs()
+        clfs = ("kld", "svm") if sklearn_available() else ("kld",)
+        if progress:
+            progress(0.1, "training classifiers")
+        return classifier_quality(self.qrels, st, fractions, classifiers=clfs, rel_level=self.rel_level(), seed=seed)
+
+    def completion_poolbias(self, mode: str, measures, progress=None) -> pd.DataFrame:
+        """Pool-bias experiment with and without completion (engine.completion, Tables 7-8), via the
+        campaign seam."""
+        from engine.completion.svm import sklearn_available
+        from engine.evaluation import pool_bias_campaign
+        modes = ["none", "kld", "svm"] if sklearn_available() else ["none", "kld"]
+        summ, _ = pool_bias_campaign(self.o.engine_campaign, list(measures), mode=mode, complete=modes,
+                                     progress=progress)
+        return summ
+
+    def rel_level(self) -> int:
+        return int(((self.config.get("relevance") or {}).get("binary_threshold")) or 1)
+
+    def _need_docs(self):
+        from engine.errors import CranfieldError
+        st = self.doc_store()
+        if st is None:
+            raise CranfieldError("this campaign has no document text (cranfield docs import CAMPAIGN FILE)")
+        return st
+
     # ------------------------------------------------------------------ home
     def home_facts(self) -> dict:
         """Counts shown on the campaign home screen."""

@@ -2,7 +2,6 @@
 screens use; the document store reader for the judging screen."""
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -152,16 +151,30 @@ def _named_run_files(c) -> set:
             if isinstance(m, dict) and m.get("file")}
 
 
-def load_docs(root: Path) -> dict[str, dict]:
-    """The campaign's document store (docs/docs.jsonl) as id -> {title, text}; empty when absent."""
-    p = Path(root) / "docs" / "docs.jsonl"
-    out: dict[str, dict] = {}
-    if p.is_file():
-        for line in p.read_text(encoding="utf-8").splitlines():
-            if line.strip():
-                try:
-                    rec = json.loads(line)
-                except json.JSONDecodeError:
-                    continue
-                out[str(rec.get("id"))] = rec
-    return out
+class DocMap:
+    """Read-only id -> {id, title, text} view of the campaign's document store (`error` when unreadable)."""
+
+    def __init__(self, store=None, error: str = ""):
+        self._store = store
+        self.error = error
+
+    def get(self, doc_id, default=None):
+        d = self._store.get(str(doc_id)) if self._store is not None else None
+        return d.as_dict() if d is not None else default
+
+    def __contains__(self, doc_id) -> bool:
+        return self._store is not None and str(doc_id) in self._store
+
+    def __len__(self) -> int:
+        return len(self._store) if self._store is not None else 0
+
+
+def load_docs(root: Path) -> DocMap:
+    """The campaign's document store (docs/docs.sqlite, else docs/docs.jsonl read into memory) as a
+    read-only mapping; empty when absent, with `error` saying why when it cannot be read."""
+    from engine.docstore import DocStore
+    from engine.errors import CranfieldError
+    try:
+        return DocMap(DocStore.for_campaign(root))
+    except CranfieldError as exc:
+        return DocMap(None, str(exc))

@@ -12,6 +12,8 @@ def register(sub) -> None:
                        description="Work with judgments: summarize a judgment file or campaign, record "
                                    "judgments in the append-only log, ask for the next document, export.")
     jsub = p.add_subparsers(dest="judgments_command", metavar="ACTION")
+    from .judgments_predict import add_parser as add_predict
+    add_predict(jsub)
 
     s = jsub.add_parser("summary", help="judged / relevant per topic, category and judgment target")
     s.add_argument("source", help="a campaign directory, or a qrels / prels / sample / log.jsonl file")

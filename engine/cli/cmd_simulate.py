@@ -44,6 +44,9 @@ def register(sub) -> None:
                    help="the judge's error rate: the probability it moves a grade (default 0.2)")
     p.add_argument("--judge-depth", type=int, default=None,
                    help="the judge labels the depth-K pool (default: the judged pool's depth)")
+    p.add_argument("--text-signal", type=float, default=None, metavar="S",
+                   help="with --docs: document text depends on relevance with strength S in [0, 1] (a topic's "
+                        "own vocabulary mixed into its relevant documents; 0 = text says nothing about relevance)")
     p.add_argument("--name", default=None, help="campaign name (campaign.yaml)")
     p.add_argument("--force", action="store_true", help="overwrite a non-empty output directory")
     p.set_defaults(func=run)
@@ -100,6 +103,11 @@ def run(args) -> int:
                 docs = int(args.docs)
             except ValueError:
                 raise CranfieldError(f"--docs DEPTH must be an integer, found {args.docs!r}") from None
+    if args.text_signal is not None:
+        if args.docs is None:
+            raise CranfieldError("--text-signal needs --docs (it shapes the documents' text)")
+        if not 0.0 <= args.text_signal <= 1.0:
+            raise CranfieldError(f"--text-signal must be in [0, 1], found {args.text_signal}")
     grades = _int_list(args.grades, "grades")
     cats = tuple(c.strip() for c in args.categories.split(",") if c.strip())
     if out.is_dir():
@@ -115,7 +123,7 @@ def run(args) -> int:
                    manual_fraction=args.manual_fraction, manual_bias=not args.no_manual_bias,
                    ties=args.ties, categories=cats)
     t1 = time.perf_counter()
-    write_campaign(sim, out, name=args.name, pool_depth=pool_depth, docs=docs)
+    write_campaign(sim, out, name=args.name, pool_depth=pool_depth, docs=docs, text_signal=args.text_signal)
     t2 = time.perf_counter()
     for i, kind in enumerate(args.judge or []):
         from ..simjudge import write_judge_source

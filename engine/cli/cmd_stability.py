@@ -160,6 +160,9 @@ def register(sub) -> None:
     b.add_argument("--mode", choices=["group", "manual"], default="group")
     b.add_argument("--depth", type=int, help="pool depth (default: the campaign's pool depth, else 50)")
     b.add_argument("--detail", action="store_true", help="one row per left-out run")
+    b.add_argument("--complete", default=None, metavar="none,kld,svm",
+                   help="also evaluate on the reduced judgments completed by predicted relevance "
+                        "(comma list of none, kld, svm: one table comparing them; Tables 7-8 of buttcher 2007)")
     _add_out(b)
     b.set_defaults(func=run_poolbias)
 
@@ -282,7 +285,13 @@ def run_poolbias(args) -> int:
     from ..evaluation import pool_bias_campaign
     camp, w = _campaign(args.campaign)
     depth = args.depth or int((camp.config.get("pool") or {}).get("depth") or 50)
-    summ, det = pool_bias_campaign(camp, args.measures, mode=args.mode, depth=depth, progress=_progress(args))
+    modes = [c.strip() for c in args.complete.split(",") if c.strip()] if args.complete else None
+    summ, det = pool_bias_campaign(camp, args.measures, mode=args.mode, depth=depth, complete=modes,
+                                   progress=_progress(args))
+    if modes:
+        _emit_table(det if args.detail else summ, args,
+                    f"leave-{args.mode}-out at pool depth {depth}, judgments completed by {', '.join(modes)}")
+        return 0
     _emit_table(det if args.detail else summ, args,
                 f"leave-{args.mode}-out at pool depth {depth} (rank change > 0: moved down)")
     return 0

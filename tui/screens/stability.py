@@ -51,6 +51,7 @@ levels, Kendall tau against the full judgments). a picks the measure. Escape can
         Binding("minus", "target(-0.01)", "Tgt-", key_display="-", tooltip="Target -"),
         Binding("d", "discrim", "Power", tooltip="Disc. power"),
         Binding("r", "reduction", "Reduce", tooltip="Reduction"),
+        Binding("b", "completion", "Pred.", tooltip="Predicted relevance (completion)"),
     ] + [Binding(str(i + 1), f"tab('{t}')", f"Tab {name}", show=False)
          for i, (t, name) in enumerate([("tab-g", "G/D-study"), ("tab-plot", "plot"), ("tab-d", "disc. power"),
                                         ("tab-r", "reduction")])]
@@ -171,6 +172,10 @@ levels, Kendall tau against the full judgments). a picks the measure. Escape can
     def action_tab(self, tab: str) -> None:
         if self.query("#st-tabs"):
             self.query_one("#st-tabs", TabbedContent).active = tab
+
+    def action_completion(self) -> None:
+        from .completion import CompletionScreen
+        self.app.push_screen(CompletionScreen())
 
     def action_target(self, step: float) -> None:
         self.target = round(min(0.99, max(0.5, self.target + step)), 2)
