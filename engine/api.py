@@ -90,20 +90,24 @@ class Evaluator:
         for ti in topics:
             qid = names[ti]
             ranking = run[qid] if qid in run else _lookup(run, qid)
-            items = sorted(((float(s), d if type(d) is str else str(d)) for d, s in ranking.items()), reverse=True)
-            if items and (math.isnan(items[0][0]) or math.isnan(items[-1][0]) or
-                          any(s != s or s in (math.inf, -math.inf) for s, _ in items)):
-                raise self.issues.error(f"run: topic {qid}: scores must be finite numbers (found NaN or inf)")
+            if not ranking:
+                continue
+            items = sorted(zip(ranking.values(), map(str, ranking)), reverse=True)
+            ss, ds = zip(*items)
             g = grades[ti]
-            t_code.extend([ti] * len(items))
-            for s, d in items:
-                scores.append(s)
-                docs.append(d)
-                rels.append(g.get(d, -1))
+            t_code += [ti] * len(ds)
+            scores += ss
+            docs += ds
+            rels += [g.get(d, -1) for d in ds]
         n = len(docs)
+        score_arr = np.asarray(scores, np.float64)
+        if n and not np.isfinite(score_arr).all():
+            bad = int(np.flatnonzero(~np.isfinite(score_arr))[0])
+            raise self.issues.error(f"run: topic {names[t_code[bad]]}, document {docs[bad]}: score {scores[bad]} "
+                                    f"is not a finite number (a run file would be refused the same way)")
         vocab = np.asarray(docs, dtype=object)
         ranked = _assemble(self.groups[0].options if self.groups else None, ["run"], self.topic_names,
-                           np.zeros(n, np.int64), np.asarray(t_code, np.int64), np.asarray(scores, np.float64),
+                           np.zeros(n, np.int64), np.asarray(t_code, np.int64), score_arr,
                            np.asarray(rels, np.int64), LazyDocs(vocab, np.arange(n)), self._q_tcode,
                            self._q_grade, np.zeros(0, np.int64))
         topic_of = [names[t] for t in ranked.g_topic.tolist()]

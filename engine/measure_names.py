@@ -125,15 +125,26 @@ def vocabulary() -> list[str]:
 
 
 def suggest(name: str) -> str:
-    """' (did you mean X, Y?)' from both vocabularies, or ''."""
-    base = re.split(r"[.@(]", name, maxsplit=1)[0]
+    """' (did you mean X, Y?)' from both vocabularies (with the cut-off typed, if any), or ''."""
+    m = re.match(r"^([^.@(]*)(?:\([^)]*\))?(?:[.@](\S+))?$", name)
+    base, cut = (m.group(1), m.group(2)) if m else (name, None)
     words = vocabulary()
-    lower = {w.lower(): w for w in words}
-    close = difflib.get_close_matches(base.lower(), list(lower), n=4, cutoff=0.6)
-    hits = [lower[c] for c in close]
-    if base.lower() in ("map", "ap", "mean_ap"):
-        hits = ["map", "AP"] + hits
-    hits = list(dict.fromkeys(hits))[:4]
+    by_lower: dict[str, list[str]] = {}
+    for w in words:
+        by_lower.setdefault(w.lower(), []).append(w)
+    close = difflib.get_close_matches(base.lower(), list(by_lower), n=4, cutoff=0.6)
+    if base.lower() in ("ap", "mean_ap", "meanap") and "map" not in close:
+        close.insert(0, "map")
+    hits = []
+    for c in close:
+        for w in sorted(by_lower[c], key=lambda w: w not in IR_MEASURES):   # ir_measures' spelling first
+            if cut and w in IR_MEASURES and IR_MEASURES[w][1]:
+                hits.append(f"{w}@{cut}")
+            elif cut and w not in IR_MEASURES:
+                hits.append(f"{w}.{cut}")
+            else:
+                hits.append(w)
+    hits = list(dict.fromkeys(hits))[:5]
     return f" (did you mean {', '.join(hits)}?)" if hits else ""
 
 
