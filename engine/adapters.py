@@ -27,9 +27,11 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
+from ._lazy import lazy_module
 from .errors import CranfieldError, Warnings
+
+pd = lazy_module("pandas")      # dict inputs never import it
 
 QRELS_COLUMNS = {
     "cranfield": ("topic", "doc", "grade"),

@@ -12,8 +12,8 @@ Measure names may be Cranfield's / trec_eval's (`map`, `P.10`, `ndcg_cut.10`), t
 """
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -49,19 +49,36 @@ class Evaluator:
         from .ranking import EvalOptions, _judged_topics
 
         self.issues = issues if issues is not None else Issues()
-        self.qrels = as_qrels(qrels, issues=self.issues)
         base = EvalOptions(rel_level=rel_level, max_depth=max_depth, judged_only=judged_only, complete=complete)
         self.groups: list[_Group] = []
         for opt, reqs, names in to_requests(measures, base):
             self.groups.append(_Group(opt, reqs, names))
         self.measure_names = [u for g in self.groups for us in g.names.values() for u in us]
         self.extra = {"gains": dict(gains)} if gains else None
-        self.topic_names, self._q_tcode, self._q_grade = _judged_topics(self.qrels)
+        self._needs_rows = any(_reads_judgment_rows(req.measure) for g in self.groups for req in g.requests)
+        if isinstance(qrels, Mapping) and all(isinstance(v, Mapping) for v in qrels.values()):
+            # a pytrec_eval-style dict: prepared without pandas (the small-call path)
+            self._qrels_df = None
+            self.topic_names, self._q_tcode, self._q_grade, self._q_doc = _dict_judgments(qrels)
+        else:
+            self._qrels_df = as_qrels(qrels, issues=self.issues)
+            self.topic_names, self._q_tcode, self._q_grade = _judged_topics(self._qrels_df)
+            self._q_doc = self._qrels_df["doc"].astype(str).tolist()
         self._tindex = {t: i for i, t in enumerate(self.topic_names)}
         grades: list[dict] = [{} for _ in self.topic_names]
-        for t, d, g in zip(self._q_tcode.tolist(), self.qrels["doc"].astype(str).tolist(), self._q_grade.tolist()):
+        for t, d, g in zip(self._q_tcode.tolist(), self._q_doc, self._q_grade.tolist()):
             grades[t][d] = g if g >= 0 else -2          # RELVALUE_UNJUDGED
         self._grades = grades
+
+    @property
+    def qrels(self):
+        """The judgments as a DataFrame (topic, doc, grade)."""
+        if self._qrels_df is None:
+            import pandas as pd
+            self._qrels_df = pd.DataFrame({"topic": pd.Series([self.topic_names[t] for t in self._q_tcode.tolist()],
+                                                              dtype=object),
+                                           "doc": pd.Series(self._q_doc, dtype=object), "grade": self._q_grade})
+        return self._qrels_df
 
     # ------------------------------------------------------------------ evaluation
     def evaluate(self, run, *, frame: bool = False):
@@ -123,7 +140,8 @@ class Evaluator:
             r = ranked if grp.options == ranked.options else _with_options(ranked, grp.options)
             if self.extra:
                 r.extra = self.extra
-            r.qrels = self.qrels
+            if self._needs_rows:
+                r.qrels = self.qrels
             for req in grp.requests:
                 res = np.asarray(req.measure.compute(r, req.params))
                 if res.ndim == 1:
@@ -155,6 +173,37 @@ class Evaluator:
         for r, t, m, v in zip(long["run"], long["topic"], long["measure"], long["value"].tolist()):
             out.setdefault(r, {}).setdefault(t, {})[m] = v
         return out[next(iter(out))] if len(out) == 1 else out
+
+
+def _reads_judgment_rows(m) -> bool:
+    """True for measures that read the judgment table itself (the sampling estimators), not only grades."""
+    import sys
+    mod = sys.modules.get(m.compute.__module__)
+    return mod is None or any(getattr(v, "__module__", "").startswith("engine.estimators") or
+                              getattr(v, "__name__", "").startswith("engine.estimators")
+                              for v in vars(mod).values()) or bool(m.requires)
+
+
+def _dict_judgments(d: Mapping) -> tuple[list[str], np.ndarray, np.ndarray, list[str]]:
+    """(judged topics in byte order, per judgment its topic index, grade, document) of a nested dict."""
+    from .errors import CranfieldError
+
+    topics = sorted((str(t) for t in d), key=lambda s: s.encode("utf-8"))
+    index = {t: i for i, t in enumerate(topics)}
+    tc, gr, docs = [], [], []
+    for t, inner in d.items():
+        ti = index[str(t)]
+        for doc, g in inner.items():
+            if type(g) is not int:
+                if isinstance(g, bool) or not (isinstance(g, (int, np.integer)) or
+                                               (isinstance(g, float) and g.is_integer())):
+                    raise CranfieldError(f"judgments: topic {t}, document {doc}: grade {g!r} is not an integer "
+                                         f"(grades are integers, as in a qrels file)")
+                g = int(g)
+            tc.append(ti)
+            gr.append(g)
+            docs.append(doc if type(doc) is str else str(doc))
+    return topics, np.asarray(tc, np.int64), np.asarray(gr, np.int64), docs
 
 
 def _lookup(run: dict, qid: str):
