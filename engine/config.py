@@ -24,6 +24,8 @@ _RUN_ENTRY = {"kind": "map", "keys": {
     "pooled": {"kind": "bool", "doc": "whether the run contributed to the pool"},
     "file": {"kind": "str", "doc": "path of the run file, relative to the campaign directory"},
     "description": {"kind": "str"},
+    "params": {"kind": "dict", "key": "str", "values": {"kind": "any"},
+               "doc": "the run's parameter values (a run family for `cranfield training sensitivity`)"},
 }}
 
 SCHEMA: dict = {"kind": "map", "required": ["name"], "keys": {

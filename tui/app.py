@@ -48,14 +48,14 @@ class Job:
 
 def _screen_factory(name: str) -> Callable[[], Screen]:
     def make() -> Screen:
-        from .screens import cost, home, judge, leaderboard, matrix, pool, stability
-        return {"home": home.HomeScreen, "leaderboard": leaderboard.LeaderboardScreen,
+        from .screens import cost, home, judge, leaderboard, matrix, pool, stability, training
+        return {"training": training.TrainingScreen, "home": home.HomeScreen, "leaderboard": leaderboard.LeaderboardScreen,
                 "matrix": matrix.MatrixScreen, "pool": pool.PoolScreen, "judge": judge.JudgeScreen,
                 "stability": stability.StabilityScreen, "cost": cost.CostScreen}[name]()
     return make
 
 
-SCREEN_MODES = ("home", "leaderboard", "matrix", "pool", "judge", "stability", "cost")
+SCREEN_MODES = ("home", "leaderboard", "matrix", "pool", "judge", "stability", "cost", "training")
 """Every screen family, one mode each (declared once, in CranfieldApp.MODES)."""
 
 
@@ -76,6 +76,7 @@ class CranfieldApp(App):
         Binding("j", "goto('judge')", show=False, description="Judge"),
         Binding("v", "goto('stability')", show=False, description="Stability"),
         Binding("c", "goto('cost')", show=False, description="Cost"),
+        Binding("g", "goto('training')", show=False, description="Training"),
         Binding("question_mark", "help", "Help", key_display="?", show=False),  # the nav line says "? help"
         Binding("ctrl+r", "reload", "Reload campaign", show=False),
         Binding("q", "quit", "Quit"),

@@ -19,7 +19,8 @@ def register(sub) -> None:
                    help="per-topic documents: N, a fraction (0.05) or percentage (5%%) of each topic's depth "
                         "pool, or 'targets' (campaign.yaml topics.targets; 'targets:mq' assigns the Million "
                         "Query 8/16/32/64/128 targets)")
-    p.add_argument("--depth", type=int, default=100, help="pool depth over the pooled runs (default 100)")
+    p.add_argument("--depth", type=int, default=None,
+                   help="pool depth over the pooled runs (default 100, or the deepest stratified bound)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--name", default=None, help="pool name (default: the strategy)")
     p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
@@ -85,6 +86,10 @@ def run(args) -> int:
     elif args.oracle == "judgments":
         oracle = camp.qrels()
     params = _parse_params(args.param)
+    from ..pooling.bounds import depth_for_bounds
+    args.depth, note = depth_for_bounds(args.strategy, params, args.depth)
+    if note:
+        print(f"note: {note}", file=sys.stderr)
     from ..evaluation import pool_campaign
     pool = pool_campaign(camp, args.strategy, budget, depth=args.depth, seed=args.seed, pooled=pooled,
                          oracle=oracle, **params)
