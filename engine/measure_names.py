@@ -35,9 +35,10 @@ IR_MEASURES: dict[str, tuple[str | None, str | None]] = {
     "Success": (None, "success"),
     "Judged": (None, "judged"),
     "RBP": ("rbp", None),
-    "ERR": (None, "gd_err"),            # gdeval's ERR (the ir_measures ERR@k provider)
-    "alpha_nDCG": (None, "alpha-nDCG"),  # ndeval's alpha-nDCG@k (diversity judgments)
+    "ERR": (None, "gd_err@"),           # gdeval's ERR (the ir_measures ERR@k provider)
 }
+# ir_measures names Cranfield computes only from subtopic judgments (`cranfield eval -R diversity`)
+DIVERSITY = {"alpha_nDCG", "ERR_IA", "nERR_IA", "P_IA", "AP_IA", "StRecall", "NRBP", "nNRBP"}
 # ir_measures parameters Cranfield maps onto evaluation options or measure parameters
 _OPTION_PARAMS = {"rel": "rel_level", "judged_only": "judged_only"}
 _SPEC = re.compile(r"^(?P<name>[A-Za-z_][A-Za-z0-9_\-]*)(?:\((?P<params>[^()]*)\))?(?:@(?P<cut>[^@\s]+))?$")
@@ -49,6 +50,8 @@ def _registered(name: str) -> bool:
         return True
     if load_named([name]):
         return True
+    if "@" in name:                        # a cut-off in the name (gd_err@20): its module registers the hook
+        load_named([name.partition("@")[0]])
     return lookup(name) is not None
 
 
@@ -75,6 +78,9 @@ def translate(name: str) -> tuple[str, dict]:
     if spec is not None:
         return spec, {}
     m = _SPEC.match(name)
+    if m and m.group("name") in DIVERSITY:
+        raise CranfieldError(f"measure {name!r} needs subtopic (diversity) judgments: Cranfield computes it "
+                             f"with ndeval's definitions in `cranfield eval -R diversity QRELS RUN`")
     if m and m.group("name") in IR_MEASURES:
         plain, cut = IR_MEASURES[m.group("name")]
         opts: dict = {}
@@ -101,9 +107,11 @@ def translate(name: str) -> tuple[str, dict]:
         if target is None:
             need = "a cut-off (@k)" if c is None else "no cut-off"
             raise CranfieldError(f"measure {name!r}: {m.group('name')} takes {need} in Cranfield")
-        if not _registered(target):
+        if not _registered(target + (c if target.endswith("@") else "")):
             raise CranfieldError(f"measure {name!r}: ir_measures' {m.group('name')} corresponds to Cranfield's "
                                  f"{target!r}, which is not available in this installation")
+        if target.endswith("@"):                  # the cut-off is part of the name (gd_err@20)
+            return f"{target}{c}", opts
         ptxt = ",".join(([c] if c is not None else []) + mparams)
         return (f"{target}.{ptxt}" if ptxt else target), opts
     raise CranfieldError(f"unknown measure {name!r}{suggest(name)}; cranfield.measures() "
