@@ -295,6 +295,30 @@ def trec_eval_lines_long(df: pd.DataFrame, measures=None, per_query: bool = Fals
     return lines
 
 
+def _lines_from_long(df: pd.DataFrame, per_query: bool) -> list[str]:
+    """trec_eval text from any long table (run, topic, measure, value): measures in the order given."""
+    from .measure_names import translate
+
+    if not len(df):
+        return []
+    names = list(dict.fromkeys(df["measure"].astype(str)))
+    kinds = {}
+    for n in names:
+        spec, _ = translate(n)
+        reqs = resolve([spec])
+        kinds[n] = next((r for r in reqs if n in r.names), reqs[0])
+    runs = list(dict.fromkeys(df["run"].astype(str)))
+    mcode = pd.Categorical(df["measure"].astype(str), categories=names).codes
+    rcode = pd.Categorical(df["run"].astype(str), categories=runs).codes
+    topic = df["topic"].astype(str).to_numpy(object)
+    tkey = np.asarray([t.encode("utf-8") for t in topic], dtype=object)
+    order = np.lexsort((tkey, rcode, mcode))
+    d = pd.DataFrame({"run": pd.Categorical(np.asarray(runs, dtype=object)[rcode[order]], categories=runs),
+                      "topic": topic[order], "measure": np.asarray(names, dtype=object)[mcode[order]],
+                      "value": df["value"].to_numpy()[order]})
+    return trec_eval_lines_long(d, per_query=per_query, kinds=kinds)
+
+
 def aggregate_kind(name: str, df: pd.DataFrame | None = None) -> str:
     """How a measure output is summarized over topics (mean, sum, gmean)."""
     if df is not None and name in df.attrs.get("aggregates", {}):
@@ -341,7 +365,10 @@ def _fmt(kind: str, value, text_format: str = "{}") -> str:
     return f"{v:6.4f}"
 
 
-def trec_eval_lines(c: Computed, per_query: bool = False) -> list[str]:
-    """trec_eval's exact text output, run after run (one block per run, as separate trec_eval calls)."""
+def trec_eval_lines(c, per_query: bool = False) -> list[str]:
+    """trec_eval's exact text output, run after run (one block per run, as separate trec_eval calls), from
+    `compute`'s result or from a long table as `evaluate` returns it (any measure names it accepts)."""
+    if isinstance(c, pd.DataFrame):
+        return _lines_from_long(c, per_query)
     return trec_eval_lines_long(to_long(c), per_query=per_query, strings=to_long_str(c), kinds=c.kinds,
                                 runs=list(dict.fromkeys(c.ranked.run_names)))

@@ -10,11 +10,13 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 import numpy as np
-import pandas as pd
-import pyarrow as pa
-import pyarrow.compute as pc
 
+from ._lazy import lazy_module
 from .errors import CranfieldError
+
+pd = lazy_module("pandas")            # imported by the functions that read tables, not by the kernel
+pa = lazy_module("pyarrow")
+pc = lazy_module("pyarrow.compute")
 
 RELVALUE_NONPOOL = -1   # retrieved, not in the judgments
 RELVALUE_UNJUDGED = -2  # in the pool (qrels grade < 0), not judged

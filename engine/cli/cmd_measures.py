@@ -26,9 +26,7 @@ def run(args) -> int:
                       f"  summary over topics: {m.aggregate}\n  nicknames: {', '.join(sorted(m.nicknames)) or '-'}\n"
                       f"  {m.doc}\n\n")
         return 0
-    for m in sorted(reg.values(), key=lambda m: (m.extension, m.order, m.name)):
-        params = ",".join(str(p) for p in m.params) if m.params else ""
-        nick = ",".join(sorted(m.nicknames))
-        first = (m.doc.splitlines() or [""])[0]
-        out.write(f"{m.name:<24} {params[:28]:<28} {nick:<22} {first[:70]}\n")
+    from ..measures.registry import measures_table
+    for r in measures_table().itertuples(index=False):
+        out.write(f"{r.name:<24} {r.parameters[:28]:<28} {r.nicknames:<22} {r.description[:70]}\n")
     return 0

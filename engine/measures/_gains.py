@@ -161,6 +161,12 @@ def seg_cumsum_float(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     if len(v) == 0:
         return out
     lens = np.diff(offsets)
+    if len(lens) <= 64 and len(lens) < int(lens.max(initial=0)):
+        # few segments (a small call): one sequential accumulate per segment, the same additions in order
+        for a, b in zip(offsets[:-1].tolist(), offsets[1:].tolist()):
+            if b > a:
+                out[a:b] = np.add.accumulate(v[a:b])
+        return out
     order = np.argsort(-lens, kind="stable")           # longest first: active segments are a prefix
     starts, lens_sorted = offsets[:-1][order], lens[order]
     n_active = np.searchsorted(-lens_sorted, -np.arange(int(lens_sorted[0])), side="left")

@@ -267,6 +267,20 @@ def aggregate_values(kind: str, values: np.ndarray) -> float:
     raise MeasureError(f"unknown aggregate {kind!r}")
 
 
+def measures_table():
+    """Every registered measure: name, default parameters, nicknames, first line of its description
+    (the table `cranfield measures` prints, as a DataFrame)."""
+    import pandas as pd
+
+    reg = load_all()
+    rows = []
+    for m in sorted(reg.values(), key=lambda m: (m.extension, m.order, m.name)):
+        rows.append({"name": m.name, "parameters": ",".join(str(p) for p in m.params) if m.params else "",
+                     "nicknames": ",".join(sorted(m.nicknames)),
+                     "description": (m.doc.splitlines() or [""])[0]})
+    return pd.DataFrame(rows, columns=["name", "parameters", "nicknames", "description"])
+
+
 _loaded = False
 _lock = threading.RLock()
 _DIR = Path(__file__).parent

@@ -1,0 +1,115 @@
+"""Small-call speed of the Python API against pytrec_eval, ir_measures and ranx, and whole-process start-up.
+
+    python3 benchmarks/api_speed.py [--calls 1000]
+
+- per call: 5 topics x 100 documents x 5 measures (map, P@10, nDCG@10, RR, R@100), the judgments prepared
+  once (Cranfield's `Evaluator`, pytrec_eval's `RelevanceEvaluator`, ir_measures' `evaluator`), median of
+  `--calls` calls; ranx's `evaluate` (no reusable evaluator), and a fresh pytrec_eval evaluator per call;
+- whole process: `python -c "import cranfield"` and a first value (import, prepare, evaluate one small run,
+  print), median of 7, beside `import pytrec_eval` and its first value.
+Prints the machine load (`os.getloadavg`) with the figures; on a shared machine they are noisy.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+MEASURES = ["map", "P.10", "ndcg_cut.10", "recip_rank", "recall.100"]
+
+
+def data(seed: int = 0):
+    rng = np.random.default_rng(seed)
+    qrels = {f"q{t}": {f"d{d}": int(rng.integers(0, 3)) for d in range(0, 200, 2)} for t in range(5)}
+    run = {f"q{t}": {f"d{d}": float(rng.random()) for d in range(100)} for t in range(5)}
+    return qrels, run
+
+
+def per_call(fn, calls: int) -> float:
+    for _ in range(min(50, calls)):
+        fn()
+    ts = []
+    for _ in range(calls):
+        t = time.perf_counter()
+        fn()
+        ts.append(time.perf_counter() - t)
+    return statistics.median(ts) * 1e3
+
+
+def whole(code: str, reps: int = 7) -> float:
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    ts = []
+    for _ in range(reps):
+        t = time.perf_counter()
+        subprocess.run([sys.executable, "-c", code], check=True, env=env, stdout=subprocess.DEVNULL)
+        ts.append(time.perf_counter() - t)
+    return statistics.median(ts)
+
+
+FIRST = ("import cranfield; ev = cranfield.Evaluator({'q': {'a': 1, 'b': 0}}, ['map', 'P.10']); "
+         "print(ev.evaluate({'q': {'a': 1.0, 'b': 2.0}}))")
+FIRST_PT = ("import pytrec_eval; ev = pytrec_eval.RelevanceEvaluator({'q': {'a': 1, 'b': 0}}, {'map', 'P.10'}); "
+            "print(ev.evaluate({'q': {'a': 1.0, 'b': 2.0}}))")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--calls", type=int, default=1000)
+    a = ap.parse_args()
+    qrels, run = data()
+    print(f"load average {os.getloadavg()[0]:.2f} ({os.cpu_count()} cores)")
+    from engine.api import Evaluator
+    ev = Evaluator(qrels, MEASURES)
+    rows = [("cranfield Evaluator (reused)", per_call(lambda: ev.evaluate(run), a.calls))]
+    try:
+        import pytrec_eval
+        pe = pytrec_eval.RelevanceEvaluator(qrels, set(MEASURES))
+        rows.append(("pytrec_eval (reused)", per_call(lambda: pe.evaluate(run), a.calls)))
+        rows.append(("pytrec_eval (fresh per call)", per_call(
+            lambda: pytrec_eval.RelevanceEvaluator(qrels, set(MEASURES)).evaluate(run), a.calls)))
+    except ImportError:
+        print("pytrec_eval not installed (pip install pytrec-eval-terrier)")
+    try:
+        import ir_measures
+        irev = ir_measures.evaluator([ir_measures.AP, ir_measures.P @ 10, ir_measures.nDCG @ 10, ir_measures.RR,
+                                      ir_measures.R @ 100], qrels)
+        rows.append(("ir_measures evaluator (reused)", per_call(lambda: list(irev.iter_calc(run)), a.calls)))
+    except ImportError:
+        print("ir_measures not installed")
+    try:
+        import ranx
+        rq = ranx.Qrels(qrels)
+        ranx.evaluate(rq, ranx.Run(run), ["map", "precision@10", "ndcg@10", "mrr", "recall@100"])  # compile
+        rows.append(("ranx evaluate", per_call(lambda: ranx.evaluate(
+            rq, ranx.Run(run), ["map", "precision@10", "ndcg@10", "mrr", "recall@100"], make_comparable=True),
+            max(50, a.calls // 10))))
+    except ImportError:
+        print("ranx not installed")
+    print(f"\n{a.calls} calls of 5 topics x 100 documents x 5 measures, median per call:")
+    base = rows[0][1]
+    for name, ms in rows:
+        print(f"  {name:<32} {ms:8.3f} ms   ({ms / base:5.2f}x cranfield)")
+    print("\nwhole process, median of 7:")
+    print(f"  python -c 'import cranfield'        {whole('import cranfield'):.3f} s")
+    print(f"  cranfield first value               {whole(FIRST):.3f} s")
+    try:
+        import pytrec_eval  # noqa: F401
+        print(f"  python -c 'import pytrec_eval'      {whole('import pytrec_eval'):.3f} s")
+        print(f"  pytrec_eval first value             {whole(FIRST_PT):.3f} s")
+    except ImportError:
+        pass
+    print(f"  python -c 'pass'                    {whole('pass'):.3f} s")
+    print(f"load average {os.getloadavg()[0]:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
