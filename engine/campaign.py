@@ -20,6 +20,7 @@ import pandas as pd
 import yaml
 
 from .errors import CranfieldError, FormatError, Problem, Warnings
+from .safeload import loads_json
 from .formats import (CONFLICT_RULES, PathLike, _rule_text, _str_series, check_text, read_bytes, read_judgments,
                       read_qrels, read_runs, resolve_duplicate_judgments, warn_unknown_topics)
 
@@ -66,6 +67,8 @@ SCHEMA: dict = {"kind": "map", "required": ["name"], "keys": {
         "categories": {"kind": "dict", "key": "topic", "values": {"kind": "str"}, "default": {}},
         "targets": {"kind": "dict", "key": "topic", "values": {"kind": "int", "min": 1}, "default": {}},
     }},
+    "allow_outside": {"kind": "list", "items": {"kind": "str"}, "default": [],
+                      "doc": "folders outside the campaign directory that its files may lie in (engine.confine)"},
     "pool": {"kind": "any", "default": {}, "doc": "written by `cranfield pool`"},
     "cost": {"kind": "any", "default": {}, "doc": "checked by engine.cost"},
 }}
@@ -276,10 +279,9 @@ def read_config(path: PathLike) -> dict:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise FormatError(Problem(spath, None, "is not valid UTF-8 text"), hint="save it as UTF-8") from None
-    Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    from .safeload import load_yaml
     try:
-        node = yaml.compose(text, Loader=Loader)
-        loaded = yaml.load(text, Loader=Loader)
+        node, loaded = load_yaml(text, spath)    # size, depth and alias limits checked first
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else None
@@ -321,13 +323,14 @@ def read_judgment_log(path: PathLike, warnings: Warnings | None = None) -> pd.Da
             continue
         torn = ln == len(raw) and not data.endswith(b"\n")
         try:
-            obj = json.loads(b.decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            obj = loads_json(b.decode("utf-8"), spath, ln)
+        except (UnicodeDecodeError, ValueError) as exc:
             if torn:
                 w.add(spath, ln, "last line is cut off (a crash while writing?) and is ignored; every complete "
                                  "line before it is kept")
                 continue
-            what = "is not valid UTF-8" if isinstance(exc, UnicodeDecodeError) else f"is not valid JSON ({exc.msg})"
+            what = ("is not valid UTF-8" if isinstance(exc, UnicodeDecodeError)
+                    else f"is not valid JSON ({getattr(exc, 'msg', exc)})")
             problems.append(Problem(spath, ln, what))
             continue
         if not isinstance(obj, dict):
@@ -579,11 +582,19 @@ class Campaign:
         return dict(self.config["topics"]["targets"])
 
     # ------------------------------------------------------------------ files
+    def _confine(self, path: Path, source: str, what: str) -> None:
+        """Refuse (without reading it) a file that resolves outside the campaign (engine.confine)."""
+        from .confine import allowed_roots, refuse_outside
+        if "roots" not in self.__dict__:
+            self.roots = allowed_roots(self.root, self.config)
+        refuse_outside(path, self.roots, source, what)
+
     def _scan(self, folder: str, suffixes: set[str], what: str, skip: set[str] = frozenset()) -> list[Path]:
         out = []
         for p in _visible_files(self.root / folder):
             if p.name in skip:
                 continue
+            self._confine(p, str(self.root / folder), p.name)
             if _base_suffix(p) in suffixes:
                 out.append(p)
             elif p.name.lower() not in IGNORED_NAMES and not p.name.lower().endswith(".md"):
@@ -603,6 +614,7 @@ class Campaign:
             f = meta.get("file")
             if f:
                 p = (self.root / f)
+                self._confine(p, str(self.config_path), f"runs.{tag}.file")
                 if not p.is_file():
                     raise FormatError(Problem(str(self.config_path), None,
                                               f"runs.{tag}.file: {f} does not exist"),
@@ -616,7 +628,10 @@ class Campaign:
         return self._scan("judgments", JUDGMENT_SUFFIXES, "judgments", skip={LOG_NAME})
 
     def log_path(self) -> Path:
-        return self.root / "judgments" / LOG_NAME
+        p = self.root / "judgments" / LOG_NAME
+        if p.is_symlink():
+            self._confine(p, str(self.root / "judgments"), LOG_NAME)
+        return p
 
     def topic_files(self) -> list[Path]:
         return self._scan("topics", TOPIC_SUFFIXES, "topics")
@@ -764,6 +779,7 @@ class Campaign:
         p = self.root / "truth" / "qrels.txt"
         if not p.is_file():
             return None
+        self._confine(p, str(self.root / "truth"), "qrels.txt")
         return self._cached("truth", [p], lambda: read_qrels(p, self.warnings)[["topic", "doc", "grade"]])
 
     def run_meta(self) -> pd.DataFrame:
@@ -820,7 +836,7 @@ def _first_tag(path: Path) -> str | None:
         if data[:2] == b"\x1f\x8b":
             with gzip.open(path, "rb") as fh:
                 data = fh.read(4096)
-    except (OSError, EOFError):
+    except (OSError, EOFError, __import__("zlib").error):     # zlib.error is not an OSError
         return None
     for ln in data.split(b"\n"):
         t = ln.split()

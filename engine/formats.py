@@ -15,6 +15,7 @@ import gzip
 import io
 import os
 import re
+import zlib
 from pathlib import Path
 from typing import Callable
 
@@ -51,7 +52,7 @@ def read_bytes(path: PathLike) -> bytes:
     if data[:2] == b"\x1f\x8b":
         try:
             data = gzip.decompress(data)
-        except (OSError, EOFError, gzip.BadGzipFile) as exc:
+        except (OSError, EOFError, gzip.BadGzipFile, zlib.error) as exc:
             raise FormatError(Problem(str(path), None, f"corrupt gzip data ({exc})"),
                               hint="re-compress the file or use the uncompressed version") from None
     elif p.suffix == ".gz" and data:
@@ -69,17 +70,12 @@ def check_text(path: str, data: bytes) -> None:
 
 def write_text(path: PathLike, text: str) -> None:
     """Write text atomically (temp file + rename), gzip-compressed when the name ends in .gz."""
+    from .atomic import atomic_write
     p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    tmp = p.with_name(f".{p.name}.tmp{os.getpid()}")
     data = text.encode("utf-8")
     if p.suffix == ".gz":
         data = gzip.compress(data, compresslevel=6, mtime=0)
-    with open(tmp, "wb") as fh:
-        fh.write(data)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, p)
+    atomic_write(p, data)
 
 
 # --------------------------------------------------------------------------- generic table reader

@@ -137,8 +137,9 @@ def load_docs(root: Path) -> dict[str, dict]:
         for line in p.read_text(encoding="utf-8").splitlines():
             if line.strip():
                 try:
-                    rec = json.loads(line)
-                except json.JSONDecodeError:
+                    from engine.safeload import loads_json
+                    rec = loads_json(line, str(p))
+                except ValueError:
                     continue
                 out[str(rec.get("id"))] = rec
     return out
