@@ -67,10 +67,10 @@ SCHEMA: dict = {"kind": "map", "required": ["name"], "keys": {
         "categories": {"kind": "dict", "key": "topic", "values": {"kind": "str"}, "default": {}},
         "targets": {"kind": "dict", "key": "topic", "values": {"kind": "int", "min": 1}, "default": {}},
     }},
-    "allow_outside": {"kind": "list", "items": {"kind": "str"}, "default": [],
-                      "doc": "folders outside the campaign directory that its files may lie in (engine.confine)"},
     "pool": {"kind": "any", "default": {}, "doc": "written by `cranfield pool`"},
     "cost": {"kind": "any", "default": {}, "doc": "checked by engine.cost"},
+    "allow_outside": {"kind": "list", "items": {"kind": "str"}, "default": [],
+                      "doc": "folders outside the campaign directory that its files may lie in (engine.confine)"},
 }}
 
 _KIND_TEXT = {"str": "a string", "int": "an integer", "number": "a number", "bool": "true or false",
