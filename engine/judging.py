@@ -54,6 +54,9 @@ def _cut_torn_tail(fd: int, path: Path) -> None:
         start = max(0, start - 65536)
     cut = start + nl + 1 if nl >= 0 else 0
     fragment = os.pread(fd, size - cut, cut)
+    if _complete_entry(fragment):              # a whole entry that only lacks its newline: keep it
+        _write_all(fd, b"\n")
+        return
     tfd = os.open(str(path) + ".torn", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     try:
         _write_all(tfd, fragment + b"\n")
@@ -61,6 +64,17 @@ def _cut_torn_tail(fd: int, path: Path) -> None:
     finally:
         os.close(tfd)
     os.ftruncate(fd, cut)
+
+
+def _complete_entry(line: bytes) -> bool:
+    """True when `line` is a whole, valid log entry (JSON object passing the log reader's checks)."""
+    from .campaign import _check_log_entry
+    from .safeload import loads_json
+    try:
+        obj = loads_json(line.decode("utf-8"), "log")
+    except (UnicodeDecodeError, ValueError):
+        return False
+    return isinstance(obj, dict) and _check_log_entry(obj) is None
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -120,8 +134,13 @@ def log_path(root) -> Path:
     return Path(root) / "judgments" / LOG_NAME
 
 
-def record_judgment(root, topic, doc, grade, assessor="", seconds=None, strategy=None) -> dict:
-    """Append one judgment to a campaign's log; returns the record once it is durable."""
+def record_judgment(root, topic, doc, grade, assessor="", seconds=None, strategy=None,
+                    new_topic: bool = False) -> dict:
+    """Append one judgment to a campaign's log; returns the record once it is durable. Checked first
+    (engine.judgment_checks): grade on the scale, topic known (or `new_topic`), seconds finite >= 0,
+    assessor non-empty."""
+    from .judgment_checks import check_new_judgment
+    check_new_judgment(root, str(topic), grade, seconds, assessor, strategy, new_topic)
     rec = judgment_record(topic, doc, grade, assessor, seconds, strategy)
     append_records(log_path(root), [rec])
     return rec
