@@ -372,7 +372,7 @@ def _check_log_entry(obj: dict) -> str | None:
             return f'"grade" must be an integer, found {_type_name(g)}'
     s = obj.get("seconds")
     if s is not None and (isinstance(s, bool) or not isinstance(s, (int, float)) or not math.isfinite(s) or s < 0):
-        return f'"seconds" must be a finite number >= 0, found {_type_name(s)}'
+        return f'"seconds" must be a number >= 0, found {_type_name(s)}'
     if "prob" in obj and obj["prob"] is not None:
         p = obj["prob"]
         if isinstance(p, bool) or not isinstance(p, (int, float)) or not (0 < p <= 1):
@@ -668,8 +668,8 @@ class Campaign:
 
     def _sync_store(self, files: list[Path]):
         from .store import RunStore
-        st = RunStore(self.root)
         w = Warnings()
+        st = RunStore(self.root, warnings=self.warnings)
         try:
             st.sync(files, w)
         except OSError as exc:

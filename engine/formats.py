@@ -36,11 +36,12 @@ _COMMENT_RE = re.compile(rb"(?m)^[ \t]*#[^\n]*")
 _BINARY_SNIFF = 8192
 
 
-def read_bytes(path: PathLike) -> bytes:
-    """Whole file content, transparently gunzipped when the name ends in .gz or the magic says so."""
+def read_bytes(path: PathLike, raw: bytes | None = None) -> bytes:
+    """Whole file content, transparently gunzipped when the name ends in .gz or the magic says so
+    (`raw`: the file's bytes when already read)."""
     p = Path(path)
     try:
-        data = p.read_bytes()
+        data = p.read_bytes() if raw is None else raw
     except FileNotFoundError:
         raise FormatError(Problem(str(path), None, "file not found"),
                           hint="check the path; runs and judgments may be plain text or .gz") from None
