@@ -101,7 +101,7 @@ class RepairPlan:
 
 def plan_repair(path) -> RepairPlan:
     """Classify every line of a judgment log (see the module docstring)."""
-    from .campaign import _check_log_entry
+    from .judgment_log import _check_log_entry
     from .safeload import loads_json
     p = Path(path)
     data = p.read_bytes()
@@ -132,7 +132,7 @@ def plan_repair(path) -> RepairPlan:
 def apply_repair(plan: RepairPlan) -> None:
     """Write the repaired log atomically; rejected lines are appended (durably) to LOG.rejected first."""
     from .atomic import atomic_write
-    from .judging import _open_locked, _write_all
+    from .judgment_log import _open_locked, _write_all
     import fcntl
     import os
     if not plan.changes:

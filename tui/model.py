@@ -1,6 +1,6 @@
 """What the screens show, as plain tables: a thin layer over the engine (no Textual imports).
 
-Scores come from `engine.evaluate.compute` (summaries from `engine.summarize`); this module only
+Scores come from `engine.evaluation.evaluate_campaign` (summaries from `engine.summarize`); this module only
 arranges them: run x topic matrices, intervals of the mean, adjacent-run paired tests, judged@10,
 and per-document contributions read off the engine's ranked lists.
 """
@@ -15,10 +15,10 @@ import pandas as pd
 
 
 from engine.errors import CranfieldError, Warnings
-from engine.evaluate import compute, summarize, to_long
+from engine.evaluate import compute, summarize
 from engine.measures import load_all, resolve
 from engine.measures.registry import REGISTRY
-from engine.ranking import EvalOptions
+from engine.ranking import EvalOptions, rename_runs
 
 from .source import Opened, load_docs, open_campaign
 
@@ -113,53 +113,65 @@ class CampaignModel:
         return ok, bad
 
     def evaluate(self, specs: list[str]) -> Scores:
-        """Evaluate `specs` on all runs and topics (one vectorized engine pass; for a large campaign,
-        streamed over the run store by topic blocks)."""
-        if self.large:
-            return self._evaluate_store(specs)
-        if len(self.runs) == 0:
+        """Evaluate `specs` on all runs and topics through the engine's campaign API
+        (`engine.evaluation.evaluate_campaign`: in memory, or streamed over the run store by topic blocks
+        for a large campaign; the campaign's gains and run renames applied), arranged as matrices."""
+        if not self.large and len(self.runs) == 0:
             raise CranfieldError(f"{self.root}/runs: the campaign has no runs")
         cache, names = self._start(specs)
         if names is None:
             return self.scores
-        c = compute(self.qrels, self.runs, specs, self.options)
-        r = c.ranked
-        long = to_long(c)
-        means = summarize(long)
-        run_names = list(r.run_names)
-        topic_names = list(r.topic_names)
+        from engine.evaluation import evaluate_campaign
+        c = self.o.engine_campaign
+        if c is None:
+            raise CranfieldError(f"{self.root}: not opened through engine.campaign.load_campaign")
+        ev = evaluate_campaign(c, specs, options=self.options, extras=True)
+        df, facts, computed = ev.table, ev.facts, ev.computed
+        q = self.qrels
+        if computed is not None:
+            r = computed.ranked
+            run_names, topic_names = list(r.run_names), list(r.topic_names)
+            t_num_rel = np.asarray(r.t_num_rel)
+        else:
+            r = None
+            rename = c.run_renames()
+            run_names = [rename.get(x, x) for x in self.store.runs]
+            topic_names = sorted(set(q["topic"].astype(str)), key=lambda t: t.encode("utf-8"))
+            t_num_rel = (q[q["grade"] >= self.options.rel_level].groupby(q["topic"].astype(str)).size()
+                         .reindex(topic_names).fillna(0).to_numpy(np.int64))
         n_r, n_t = len(run_names), len(topic_names)
-        group_of = np.full((n_r, n_t), -1, dtype=np.int64)
-        group_of[r.g_run, r.g_topic] = np.arange(r.n_groups)
-        present = group_of >= 0
-        if r.g_missing is not None:
-            present[r.g_run[r.g_missing], r.g_topic[r.g_missing]] = False
+        ri = {x: i for i, x in enumerate(run_names)}
+        ti = {t: i for i, t in enumerate(topic_names)}
+        means = summarize(df) if len(df) else pd.DataFrame()
         matrix = {}
         for n in names:
             m = np.full((n_r, n_t), np.nan)
-            m[r.g_run, r.g_topic] = np.asarray(c.values[n], dtype=np.float64)
-            m[~present] = np.nan
+            sub = df[df["measure"] == n]
+            i = sub["run"].astype(str).map(ri).to_numpy(np.float64)
+            j = sub["topic"].astype(str).map(ti).to_numpy(np.float64)
+            ok = ~(np.isnan(i) | np.isnan(j))
+            m[i[ok].astype(np.int64), j[ok].astype(np.int64)] = sub["value"].to_numpy()[ok]
             matrix[n] = m
-        top = r.rank <= 10
-        judged = r.seg_sum(top & (r.rel >= 0)).astype(float)
-        denom = np.minimum(r.num_ret, 10).astype(float)
+        g_run = facts["run"].astype(str).map(ri).to_numpy(np.int64)
+        g_topic = facts["topic"].astype(str).map(ti).to_numpy(np.int64)
+        missing = facts["missing"].to_numpy(bool)
+        group_of = np.full((n_r, n_t), -1, dtype=np.int64)
+        # in memory: the group index into the ranked lists; streamed: present (rows are read per topic)
+        group_of[g_run[~missing], g_topic[~missing]] = np.flatnonzero(~missing) if r is not None else 0
+        for n in names:
+            matrix[n][group_of < 0] = np.nan
+        denom = np.minimum(facts["num_ret"].to_numpy(), 10).astype(float)
+        judged = facts["top10_judged"].to_numpy(float)
         share = np.divide(judged, denom, out=np.ones_like(judged), where=denom > 0)
         j10 = np.full((n_r, n_t), np.nan)
-        j10[r.g_run, r.g_topic] = share
-        j10[~present] = np.nan
-        with np.errstate(invalid="ignore"):
-            judged10 = np.nanmean(np.where(np.isnan(j10), np.nan, j10), axis=1) if n_t else np.zeros(n_r)
-        unj = r.rel < 0
-        first_unj = np.full(r.n_groups, np.iinfo(np.int64).max)
-        if r.n_rows:
-            rows = np.flatnonzero(unj)
-            np.minimum.at(first_unj, r.row_group[rows], r.rank[rows])
-        facts = pd.DataFrame({"g_run": r.g_run, "g_topic": r.g_topic, "num_ret": r.num_ret,
-                              "top10_unjudged": r.seg_sum(top & unj),
-                              "depth": np.minimum(first_unj - 1, r.num_ret)})
-        self.scores = Scores(names, run_names, topic_names, matrix, means.reindex(columns=names),
-                             np.nan_to_num(judged10, nan=1.0), r, group_of, np.asarray(r.t_num_rel),
-                             *_facts(facts, n_r, n_t))
+        j10[g_run[~missing], g_topic[~missing]] = share[~missing]
+        with np.errstate(invalid="ignore"), _quiet():
+            judged10 = np.nanmean(j10, axis=1) if n_t else np.zeros(n_r)
+        f = pd.DataFrame({"g_run": g_run, "g_topic": g_topic, "num_ret": facts["num_ret"].to_numpy(),
+                          "top10_unjudged": facts["top10_unjudged"].to_numpy(), "depth": facts["depth"].to_numpy()})
+        self.scores = Scores(names, run_names, topic_names, matrix,
+                             means.reindex(index=[x for x in run_names if x in means.index], columns=names),
+                             np.nan_to_num(judged10, nan=1.0), r, group_of, t_num_rel, *_facts(f, n_r, n_t))
         if cache is not None:
             cache[tuple(specs)] = self.scores
         return self.scores
@@ -178,59 +190,6 @@ class CampaignModel:
             names += [n for n in output_names(s_) if n not in names]
         return cache, names
 
-    def _evaluate_store(self, specs: list[str]) -> Scores:
-        """`evaluate` for a large campaign: the engine streams over the run store by topic blocks (all
-        cores, bounded memory); only per-(run, topic) values and facts come back."""
-        from engine.blocks import evaluate_store
-        cache, names = self._start(specs)
-        if names is None:
-            return self.scores
-        c = self.o.engine_campaign
-        gains = c.gains() if c is not None else None
-        df = evaluate_store(self.store, self.qrels, specs, options=self.options, gains=gains, extras=True)
-        facts = df.attrs.pop("extras")
-        rename = c.run_renames() if c is not None else {}
-        run_names = [rename.get(r, r) for r in self.store.runs]
-        if rename and len(df):
-            df["run"] = df["run"].cat.rename_categories([rename.get(x, x) for x in df["run"].cat.categories])
-            facts["run"] = facts["run"].map(lambda x: rename.get(x, x))
-        topic_names = sorted(set(self.qrels["topic"].astype(str)), key=lambda t: t.encode("utf-8"))
-        n_r, n_t = len(run_names), len(topic_names)
-        ri = {r: i for i, r in enumerate(run_names)}
-        ti = {t: i for i, t in enumerate(topic_names)}
-        means = summarize(df) if len(df) else pd.DataFrame()
-        matrix = {}
-        for n in names:
-            m = np.full((n_r, n_t), np.nan)
-            sub = df[df["measure"] == n]
-            m[sub["run"].astype(str).map(ri).to_numpy(), sub["topic"].astype(str).map(ti).to_numpy()] = sub["value"].to_numpy()
-            matrix[n] = m
-        g_run = facts["run"].map(ri).to_numpy(np.int64)
-        g_topic = facts["topic"].map(ti).to_numpy(np.int64)
-        missing = facts["missing"].to_numpy(bool)
-        group_of = np.full((n_r, n_t), -1, dtype=np.int64)
-        group_of[g_run[~missing], g_topic[~missing]] = 0          # present; row data is read per topic
-        for n in names:
-            matrix[n][group_of < 0] = np.nan
-        denom = np.minimum(facts["num_ret"].to_numpy(), 10).astype(float)
-        judged = facts["top10_judged"].to_numpy(float)
-        share = np.divide(judged, denom, out=np.ones_like(judged), where=denom > 0)
-        j10 = np.full((n_r, n_t), np.nan)
-        j10[g_run[~missing], g_topic[~missing]] = share[~missing]
-        with np.errstate(invalid="ignore"), _quiet():
-            judged10 = np.nanmean(j10, axis=1) if n_t else np.zeros(n_r)
-        q = self.qrels
-        t_num_rel = (q[q["grade"] >= self.options.rel_level].groupby(q["topic"].astype(str)).size()
-                     .reindex(topic_names).fillna(0).to_numpy(np.int64))
-        f = pd.DataFrame({"g_run": g_run, "g_topic": g_topic, "num_ret": facts["num_ret"].to_numpy(),
-                          "top10_unjudged": facts["top10_unjudged"].to_numpy(), "depth": facts["depth"].to_numpy()})
-        self.scores = Scores(names, run_names, topic_names, matrix,
-                             means.reindex(index=[r for r in run_names if r in means.index], columns=names),
-                             np.nan_to_num(judged10, nan=1.0), None, group_of, t_num_rel, *_facts(f, n_r, n_t))
-        if cache is not None:
-            cache[tuple(specs)] = self.scores
-        return self.scores
-
     def topic_runs(self, topic: str) -> pd.DataFrame:
         """Every run's results for one topic (read from the run store for a large campaign)."""
         if not self.large:
@@ -238,8 +197,7 @@ class CampaignModel:
         c = self.o.engine_campaign
         df = self.store.frame(topics=[topic])
         rename = c.run_renames() if c is not None else {}
-        if rename and len(df):
-            df["run"] = df["run"].cat.rename_categories([rename.get(x, x) for x in df["run"].cat.categories])
+        rename_runs(df, rename)
         return df
 
     # ------------------------------------------------------------------ leaderboard
@@ -311,44 +269,69 @@ class CampaignModel:
         return df
 
     # ------------------------------------------------------------------ drill-downs
-    def ranked_list(self, run: str, topic: str, measure: str | None = None, limit: int = 100) -> pd.DataFrame:
+    def ranked_list(self, run: str, topic: str, measure: str | None = None, limit: int | None = 100) -> pd.DataFrame:
         """One run's ranked list for a topic: rank, doc, grade (or -1 not pooled, -2 pooled unjudged),
-        pool method/stratum, and each document's contribution to `measure` when it is additive."""
-        s = self._need()
-        ri, ti = s.runs.index(run), s.topics.index(topic)
-        g = s.group_of[ri, ti]
+        pool method/stratum, and each document's contribution to `measure` when the measure explains
+        its score (the contributions sum to the value)."""
         cols = ["rank", "doc", "grade", "source", "contribution"]
-        if g < 0:
+        s = self._need()
+        if run not in s.runs or topic not in s.topics or s.group_of[s.runs.index(run), s.topics.index(topic)] < 0:
             return pd.DataFrame({c: [] for c in cols})
-        r = s.ranked
-        if r is None:                       # large campaign: this topic's rankings, read from the store
-            r = self._ranked_topic(topic, s)
-            g = int(np.flatnonzero((np.asarray(r.run_names)[r.g_run] == run))[0])
+        r = self.topic_ranked(topic)
+        groups = np.flatnonzero(np.asarray(r.run_names)[r.g_run] == run)
+        if not len(groups):
+            return pd.DataFrame({c: [] for c in cols})
+        g = int(groups[0])
         a, b = r.offsets[g], r.offsets[g + 1]
-        df = pd.DataFrame({"rank": r.rank[a:b], "doc": r.doc[a:b], "grade": r.rel[a:b]})
-        contrib = None
-        if measure is not None:
-            contrib = contributions(r, g, measure, self.config)
-            if contrib is not None:
-                value = s.matrix[measure][ri, ti]
-                if not np.isfinite(value) or abs(contrib.sum() - value) > 1e-6:
-                    contrib = None  # not additive as computed: show nothing rather than a wrong split
-        df["contribution"] = contrib if contrib is not None else np.nan
+        df = pd.DataFrame({"rank": r.rank[a:b], "doc": np.asarray(r.doc[a:b], dtype=object), "grade": r.rel[a:b]})
+        ex = self.contributions(topic, measure) if measure is not None else None
+        df["contribution"] = ex[0][a:b] if ex is not None else np.nan
         src = self.pool_sources(topic)
         df["source"] = df["doc"].map(src).fillna("") if len(src) else ""
         return df.iloc[:limit][cols]
 
-    def _ranked_topic(self, topic: str, s: Scores):
-        """The engine's Ranked of one topic (every run), for drill-downs of a large campaign."""
-        key = (topic, tuple(s.measures))
+    def topic_ranked(self, topic: str):
+        """The engine's ranked lists of one topic, every run (as evaluated: the campaign's options,
+        gains and run names); the last few topics are kept."""
+        key = topic
         if key not in self._topic_ranked:
             q = self.qrels[self.qrels["topic"].astype(str) == topic].reset_index(drop=True)
-            c = self.o.engine_campaign
-            extra = {"gains": c.gains()} if c is not None else None
             runs = self.topic_runs(topic)
-            out = compute(q, runs, s.measures[:1] or ["map"], self.options, run_order=list(s.runs), extra=extra)
-            self._topic_ranked = {key: out.ranked}          # keep one topic: bounded memory
+            if not self.large:
+                runs = runs[(runs["topic"] == topic).to_numpy()]
+            order = list(self.scores.runs) if self.scores is not None else None
+            gains = self.gains()
+            out = compute(q, runs, ["num_ret"], self.options, run_order=order,
+                          extra={"gains": gains} if gains else None)
+            while len(self._topic_ranked) >= 4:          # bounded memory
+                self._topic_ranked.pop(next(iter(self._topic_ranked)))
+            self._topic_ranked[key] = out.ranked
         return self._topic_ranked[key]
+
+    def gains(self) -> dict:
+        """The campaign's gain per grade (campaign.yaml relevance.scale), {} when it sets none."""
+        c = self.o.engine_campaign
+        try:
+            return dict(c.gains()) if c is not None else {}
+        except (AttributeError, KeyError, TypeError):
+            return {}
+
+    def contributions(self, topic: str, measure: str) -> tuple[np.ndarray, np.ndarray] | None:
+        """(per row of `topic_ranked(topic)`: the document's contribution to `measure`, per group: the
+        value they sum to), from the measure's own `contributions`; None when the measure cannot
+        explain its score."""
+        from engine.measures.registry import explain, request_for_output
+        try:
+            req = request_for_output(measure)
+        except CranfieldError:
+            return None
+        r = self.topic_ranked(topic)
+        ex = explain(r, req)
+        if ex is None:
+            return None
+        values = np.asarray(req.measure.compute(r, req.params), dtype=np.float64)
+        values = values[:, req.names.index(measure)] if values.ndim == 2 else values
+        return ex[measure], values
 
     def pool_sources(self, topic: str) -> pd.Series:
         """doc -> 'method/stratum' for the topic's pooled documents (from qrels columns and pools/)."""
@@ -445,7 +428,8 @@ class CampaignModel:
 
     def problems(self, limit: int = 200) -> list[str]:
         """Warnings for the home screen: file problems, runs with unjudged top-10 holes, topics with R = 0."""
-        out = [str(p) for p in list(self.warnings)[:limit]]
+        out = ["ERROR " + e for e in self.load_errors()]
+        out += [str(p) for p in list(self.warnings)[:limit]]
         s = self.scores
         if s is not None:
             per_run, n_top = s.holes, s.n_top
@@ -457,6 +441,10 @@ class CampaignModel:
                 out.append(f"{len(no_rel)} topic(s) without relevant documents: {', '.join(no_rel[:12])}"
                            + (" ..." if len(no_rel) > 12 else ""))
         return out
+
+    def load_errors(self) -> list[str]:
+        """Problems that left a run file out of this campaign (file:line: what is wrong)."""
+        return list(self.o.errors)
 
     def _need(self) -> Scores:
         if self.scores is None:
@@ -541,39 +529,6 @@ def filter_mask(df: pd.DataFrame, filt: tuple[str, str]) -> np.ndarray:
     if kind in ("type", "group"):
         return (df[kind].astype(str) == value).to_numpy()
     return np.ones(len(df), dtype=bool)
-
-
-def contributions(r, g: int, measure: str, config: dict) -> np.ndarray | None:
-    """Per-document share of an additive measure in group g (AP, P@k, recall@k, nDCG@k), or None."""
-    a, b = r.offsets[g], r.offsets[g + 1]
-    rel = r.is_rel[a:b]
-    rank = r.rank[a:b].astype(np.float64)
-    R = float(r.num_rel[g])
-    base, _, k = measure.partition("_")
-    if measure == "map":
-        if R == 0:
-            return np.zeros(b - a)
-        return np.where(rel, r.cum_rel[a:b] / rank, 0.0) / R
-    if base in ("P", "recall") and k.isdigit():
-        k = int(k)
-        hit = rel & (rank <= k)
-        if base == "P":
-            return hit / k
-        return hit / R if R else np.zeros(b - a)
-    if measure.startswith("ndcg_cut_") and measure[9:].isdigit():
-        k = int(measure[9:])
-        scale = ((config.get("relevance") or {}).get("scale") or {})
-        grades = np.maximum(r.rel[a:b], 0)
-        gains_map = {int(gr): float((v or {}).get("gain", gr)) for gr, v in scale.items()} if scale else {}
-        gain = np.array([gains_map.get(int(x), float(x)) for x in grades]) if gains_map else grades.astype(float)
-        gain = np.where(r.rel[a:b] >= 0, gain, 0.0)
-        disc = 1.0 / np.log2(rank + 1.0)
-        dcg = np.where(rank <= k, gain * disc, 0.0)
-        tg = r.t_grades[r.t_grades_offsets[r.g_topic[g]]:r.t_grades_offsets[r.g_topic[g] + 1]][:k]
-        ig = np.array([gains_map.get(int(x), float(x)) for x in tg]) if gains_map else tg.astype(float)
-        idcg = float(np.sum(ig / np.log2(np.arange(1, len(ig) + 1) + 1.0)))
-        return dcg / idcg if idcg > 0 else np.zeros(b - a)
-    return None
 
 
 # ---------------------------------------------------------------------- pools and cost (engine parts)

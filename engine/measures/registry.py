@@ -5,7 +5,11 @@ parameter (cut-off). Averaging over topics, printing and the -c fill value are d
 """
 from __future__ import annotations
 
+import importlib
+import pkgutil
+import threading
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
@@ -48,6 +52,7 @@ class Measure:
     n_params: int | None = None            # required number of parameters (utility: 4)
     extension: bool = False                # not a trec_eval measure (Cranfield addition)
     requires: frozenset = field(default_factory=frozenset)  # extra judgment columns needed
+    contributions: Callable[..., Any] | None = None  # per-row shares of the value (see `contributes`)
 
     def parse_params(self, text: str | None) -> tuple:
         """Parameters from the text after the '.' of a measure spec (trec_eval's rules)."""
@@ -140,6 +145,42 @@ def measure(name: str, **kw) -> Callable:
     return deco
 
 
+def contributes(name: str) -> Callable:
+    """Decorator for a measure that can explain its score: fn(ranked, params) returns, per row of the
+    ranked lists, each document's share of the value, shaped as `compute`'s result ((n_rows,) or
+    (n_rows, len(params))); per (run, topic) group the shares sum to the value `compute` gives."""
+    def deco(fn):
+        REGISTRY[name].contributions = fn
+        return fn
+    return deco
+
+
+def explain(ranked, req: "MeasureRequest") -> dict[str, Any] | None:
+    """Per output name of `req`, each row's contribution to the value (None when the measure cannot
+    explain its score)."""
+    fn = req.measure.contributions
+    if fn is None:
+        return None
+    res = np.asarray(fn(ranked, req.params), dtype=np.float64)
+    if res.ndim == 1:
+        res = res[:, None]
+    return {n: res[:, j] for j, n in enumerate(req.names)}
+
+
+def request_for_output(name: str) -> "MeasureRequest":
+    """The measure request that produces output `name` (map, P_10, ndcg_cut_10, ndcgx_k=10, ...)."""
+    tries = [name] + [f"{name[:i]}.{name[i + 1:]}" for i, ch in enumerate(name) if ch == "_" and i]
+    for spec in tries:
+        try:
+            reqs = resolve([spec])
+        except CranfieldError:
+            continue
+        for req in reqs:
+            if name in req.names:
+                return req
+    raise MeasureError(f"no measure produces {name!r}")
+
+
 @dataclass(frozen=True)
 class MeasureRequest:
     """One measure with resolved parameters, as asked for on the command line."""
@@ -161,14 +202,15 @@ def resolve(specs: list[str] | str | None) -> list[MeasureRequest]:
     """Resolve measure specs (`map`, `P.5,10`, `ndcg.1=3,2=9`, `all_trec`, `official`) in registry order.
 
     As trec_eval: a nickname marks every member; parameters given for a measure apply to it; output
-    follows registry order whatever the order asked.
+    follows registry order whatever the order asked. Plain measure names load only their own
+    modules (m_<name>.py); nicknames, variants and unknown names load every measure.
     """
-    from . import load_all
-    load_all()
     if specs is None:
         specs = ["official"]
     if isinstance(specs, str):
         specs = [specs]
+    if not load_named([spec.partition(".")[0] for spec in specs]):
+        load_all()
     chosen: dict[str, str | None] = {}
     for spec in specs:
         base, dot, ptext = spec.partition(".")
@@ -208,3 +250,36 @@ def aggregate_values(kind: str, values: np.ndarray) -> float:
     if kind == "gmean":
         return float(np.exp(np.add.accumulate(np.log(np.maximum(v, MIN_GEO_MEAN)))[-1] / len(v)))
     raise MeasureError(f"unknown aggregate {kind!r}")
+
+
+_loaded = False
+_lock = threading.RLock()
+_DIR = Path(__file__).parent
+
+
+def load_named(names: list[str]) -> bool:
+    """Import the measure modules m_<name>.py of `names` (measures load on first use); False when a
+    name has no module of its own registering it (a nickname, a variant, an unknown name)."""
+    with _lock:
+        for name in names:
+            if name in REGISTRY:
+                continue
+            if not name.replace("_", "").isalnum() or not (_DIR / f"m_{name}.py").is_file():
+                return False
+            importlib.import_module(f"{__package__}.m_{name}")
+            if name not in REGISTRY:
+                return False
+    return True
+
+
+def load_all() -> dict[str, Measure]:
+    """Import every measure module of this package (and return the registry); safe across threads."""
+    global _loaded
+    if not _loaded:
+        with _lock:
+            if not _loaded:
+                for info in sorted(pkgutil.iter_modules([str(Path(__file__).parent)]), key=lambda i: i.name):
+                    if info.name.startswith("m_"):
+                        importlib.import_module(f"{__package__}.{info.name}")
+                _loaded = True
+    return REGISTRY
