@@ -97,11 +97,19 @@ class Campaign:
         return dict(self.config["topics"]["targets"])
 
     # ------------------------------------------------------------------ files
+    def _confine(self, path: Path, source: str, what: str) -> None:
+        """Refuse (without reading it) a file that resolves outside the campaign (engine.confine)."""
+        from .confine import allowed_roots, refuse_outside
+        if "roots" not in self.__dict__:
+            self.roots = allowed_roots(self.root, self.config)
+        refuse_outside(path, self.roots, source, what)
+
     def _scan(self, folder: str, suffixes: set[str], what: str, skip: set[str] = frozenset()) -> list[Path]:
         out = []
         for p in _visible_files(self.root / folder):
             if p.name in skip:
                 continue
+            self._confine(p, str(self.root / folder), p.name)
             if _base_suffix(p) in suffixes:
                 out.append(p)
             elif p.name.lower() not in IGNORED_NAMES and not p.name.lower().endswith(".md"):
@@ -126,6 +134,7 @@ class Campaign:
             f = meta.get("file")
             if f:
                 p = (self.root / f)
+                self._confine(p, str(self.config_path), f"runs.{tag}.file")
                 if not p.is_file():
                     raise FormatError(Problem(str(self.config_path), None,
                                               f"runs.{tag}.file: {f} does not exist"),
@@ -141,7 +150,10 @@ class Campaign:
         return self._scan("judgments", JUDGMENT_SUFFIXES, "judgments", skip={LOG_NAME})
 
     def log_path(self) -> Path:
-        return self.root / "judgments" / LOG_NAME
+        p = self.root / "judgments" / LOG_NAME
+        if p.is_symlink():
+            self._confine(p, str(self.root / "judgments"), LOG_NAME)
+        return p
 
     def topic_files(self) -> list[Path]:
         return self._scan("topics", TOPIC_SUFFIXES, "topics")
@@ -178,8 +190,8 @@ class Campaign:
 
     def _sync_store(self, files: list[Path]):
         from .store import RunStore
-        st = RunStore(self.root)
         w = Warnings()
+        st = RunStore(self.root, warnings=self.warnings)
         try:
             st.sync(files, w)
         except OSError as exc:
@@ -292,6 +304,7 @@ class Campaign:
         p = self.root / "truth" / "qrels.txt"
         if not p.is_file():
             return None
+        self._confine(p, str(self.root / "truth"), "qrels.txt")
         return self._cached("truth", [p], lambda: read_qrels(p, self.warnings)[["topic", "doc", "grade"]])
 
     def run_meta(self) -> pd.DataFrame:
@@ -348,7 +361,7 @@ def _first_tag(path: Path) -> str | None:
         if data[:2] == b"\x1f\x8b":
             with gzip.open(path, "rb") as fh:
                 data = fh.read(4096)
-    except (OSError, EOFError):
+    except (OSError, EOFError, __import__("zlib").error):     # zlib.error is not an OSError
         return None
     for ln in data.split(b"\n"):
         t = ln.split()

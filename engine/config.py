@@ -56,6 +56,8 @@ SCHEMA: dict = {"kind": "map", "required": ["name"], "keys": {
     "cost": {"kind": "any", "default": {}, "doc": "checked by engine.cost"},
     "sources": {"kind": "any", "default": {}, "doc": "judgment sources, checked by engine.sources"},
     "judging": {"kind": "any", "default": {}, "doc": "judging-screen options, checked by engine.assess"},
+    "allow_outside": {"kind": "list", "items": {"kind": "str"}, "default": [],
+                      "doc": "folders outside the campaign directory that its files may lie in (engine.confine)"},
 }}
 
 _KIND_TEXT = {"str": "a string", "int": "an integer", "number": "a number", "bool": "true or false",
@@ -264,10 +266,9 @@ def read_config(path: PathLike) -> dict:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise FormatError(Problem(spath, None, "is not valid UTF-8 text"), hint="save it as UTF-8") from None
-    Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    from .safeload import load_yaml
     try:
-        node = yaml.compose(text, Loader=Loader)
-        loaded = yaml.load(text, Loader=Loader)
+        node, loaded = load_yaml(text, spath)    # size, depth and alias limits checked first
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else None

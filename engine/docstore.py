@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import CranfieldError, FormatError, Problem
+from .safeload import loads_json
 
 STORE_NAME = "docs.sqlite"
 LEGACY_JSONL = "docs.jsonl"
@@ -153,13 +154,13 @@ def iter_jsonl(path) -> Iterator[tuple[int, Document]]:
         if not line.strip():
             continue
         try:
-            rec = json.loads(line)
-        except RecursionError:
-            raise FormatError(Problem(str(path), n, "JSON nested too deeply"),
-                              hint="one flat object per line: {\"id\": ..., \"title\": ..., \"text\": ...}") from None
+            rec = loads_json(line, str(path), n)
         except json.JSONDecodeError as exc:
             raise FormatError(Problem(str(path), n, f"not valid JSON ({exc.msg} at column {exc.colno})"),
                               hint="one object per line: {\"id\": ..., \"title\": ..., \"text\": ...}") from None
+        except ValueError as exc:           # nested too deeply (engine.safeload's limit)
+            raise FormatError(Problem(str(path), n, f"JSON {exc}"),
+                              hint="one flat object per line: {\"id\": ..., \"title\": ..., \"text\": ...}") from None
         if not isinstance(rec, dict):
             raise FormatError(Problem(str(path), n, f"expected a JSON object, got {type(rec).__name__}"),
                               hint="one object per line: {\"id\": ..., \"title\": ..., \"text\": ...}")

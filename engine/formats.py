@@ -15,6 +15,7 @@ import gzip
 import io
 import os
 import re
+import zlib
 from pathlib import Path
 from typing import Callable
 
@@ -22,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from .errors import FormatError, Problem, Warnings
+from .grammar import all_finite, check_grade_bounds, find_nul, parse_float, parse_int, strict_int_column
 
 PathLike = str | os.PathLike
 
@@ -34,11 +36,12 @@ _COMMENT_RE = re.compile(rb"(?m)^[ \t]*#[^\n]*")
 _BINARY_SNIFF = 8192
 
 
-def read_bytes(path: PathLike) -> bytes:
-    """Whole file content, transparently gunzipped when the name ends in .gz or the magic says so."""
+def read_bytes(path: PathLike, raw: bytes | None = None) -> bytes:
+    """Whole file content, transparently gunzipped when the name ends in .gz or the magic says so
+    (`raw`: the file's bytes when already read)."""
     p = Path(path)
     try:
-        data = p.read_bytes()
+        data = p.read_bytes() if raw is None else raw
     except FileNotFoundError:
         raise FormatError(Problem(str(path), None, "file not found"),
                           hint="check the path; runs and judgments may be plain text or .gz") from None
@@ -50,7 +53,7 @@ def read_bytes(path: PathLike) -> bytes:
     if data[:2] == b"\x1f\x8b":
         try:
             data = gzip.decompress(data)
-        except (OSError, EOFError, gzip.BadGzipFile) as exc:
+        except (OSError, EOFError, gzip.BadGzipFile, zlib.error) as exc:
             raise FormatError(Problem(str(path), None, f"corrupt gzip data ({exc})"),
                               hint="re-compress the file or use the uncompressed version") from None
     elif p.suffix == ".gz" and data:
@@ -62,28 +65,18 @@ def read_bytes(path: PathLike) -> bytes:
 
 
 def check_text(path: str, data: bytes) -> None:
-    """Raise if `data` looks binary (a NUL byte early on): a wrong file, not a malformed line."""
-    head = data[:_BINARY_SNIFF]
-    nul = head.find(b"\x00")
-    if nul >= 0:
-        line = head.count(b"\n", 0, nul) + 1
-        raise FormatError(Problem(path, line, "binary data (NUL byte): this is not a text file"),
-                          hint="pass the text file itself (plain or .gz), not an archive or binary")
+    """Raise if `data` holds a NUL byte anywhere (binary data): a wrong file, not a malformed line."""
+    find_nul(path, data)
 
 
 def write_text(path: PathLike, text: str) -> None:
     """Write text atomically (temp file + rename), gzip-compressed when the name ends in .gz."""
+    from .atomic import atomic_write
     p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    tmp = p.with_name(f".{p.name}.tmp{os.getpid()}")
     data = text.encode("utf-8")
     if p.suffix == ".gz":
         data = gzip.compress(data, compresslevel=6, mtime=0)
-    with open(tmp, "wb") as fh:
-        fh.write(data)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, p)
+    atomic_write(p, data)
 
 
 # --------------------------------------------------------------------------- generic table reader
@@ -99,20 +92,17 @@ def _convert(kind: str, token: str):
     if kind == "str":
         return token
     if kind == "int":
-        v = int(token)
-        if not -2**63 <= v < 2**63:
-            raise ValueError("out of range")
-        return v
+        return parse_int(token)
     if kind == "float":
-        v = float(token)
-        if v != v:  # NaN
-            raise ValueError("NaN")
-        return v
+        return parse_float(token)
     raise AssertionError(kind)
 
 
-def _slow_parse(path: str, text: bytes, cols: list[_Col], label: str) -> tuple[list[list], list[int]]:
-    """Line-by-line validation; collects every problem and raises if there is any."""
+def _slow_parse(path: str, text: bytes, cols: list[_Col], label: str, extra_ok: bool = False,
+                extra: list | None = None) -> tuple[list[list], list[int]]:
+    """Line-by-line validation; collects every problem and raises if there is any. With `extra_ok`,
+    fields after the last column are ignored (as trec_eval does on run lines); the lines that have
+    them are appended to `extra`."""
     problems: list[Problem] = []
     rows: list[list] = []
     lines: list[int] = []
@@ -130,6 +120,10 @@ def _slow_parse(path: str, text: bytes, cols: list[_Col], label: str) -> tuple[l
             problems.append(Problem(path, lineno, "contains binary data (NUL byte)"))
             continue
         toks = line.split()
+        if extra_ok and len(toks) > n:
+            if extra is not None:
+                extra.append(lineno)
+            toks = toks[:n]
         if len(toks) != n:
             problems.append(Problem(path, lineno,
                                     f"expected {n} fields ({label}), found {len(toks)}: {line.strip()[:80]!r}"))
@@ -160,12 +154,15 @@ def _empty_table(cols: list[_Col]) -> pd.DataFrame:
 
 
 def read_table(path: PathLike, cols: list[_Col], label: str,
-               data: bytes | None = None) -> pd.DataFrame:
+               data: bytes | None = None, extra_ok: bool = False) -> pd.DataFrame:
     """Parse a whitespace-separated file into a DataFrame with a `line` column (1-based line numbers).
 
-    String columns come back as object arrays of str. Fast path: pandas' C tokenizer with strict
-    dtypes. Any irregularity falls back to the validating line-by-line parser, which names every
+    String columns come back as object arrays of str. Fast path: pandas' C tokenizer, integers
+    checked against the strict grammar (`engine.grammar`), floats finite, exactly len(cols) fields per
+    line. Any irregularity falls back to the validating line-by-line parser, which names every
     malformed line. An empty file gives an empty table (callers decide whether that is an error).
+    With `extra_ok` (run files), fields after the last column are ignored; `df.attrs["extra_fields"]`
+    is then (first such line, number of such lines).
     """
     spath = str(path)
     text = read_bytes(path) if data is None else data
@@ -176,12 +173,26 @@ def read_table(path: PathLike, cols: list[_Col], label: str,
         return _empty_table(cols)
     names = [c.name for c in cols]
     dtypes = {c.name: _PD_DTYPE[c.kind] for c in cols}
+    read_types = {c.name: (object if c.kind == "int" else _PD_DTYPE[c.kind]) for c in cols}
     try:
         df = pd.read_csv(io.BytesIO(text), sep=r"\s+", header=None, names=names,
-                         dtype=dtypes, skip_blank_lines=True, engine="c",
+                         dtype=read_types, skip_blank_lines=True, engine="c",
                          na_filter=False, quoting=3, encoding="utf-8")
     except Exception:
         df = None
+    if df is not None and not (isinstance(df.index, pd.RangeIndex) and df.index.start == 0):
+        df = None   # more fields than columns: pandas moved the leading ones into the index
+    if df is not None:
+        for c in cols:
+            if c.kind == "int":
+                v = strict_int_column(df[c.name].to_numpy(object))
+                if v is None:
+                    df = None
+                    break
+                df[c.name] = v
+            elif c.kind == "float" and not all_finite(df[c.name].to_numpy(np.float64)):
+                df = None
+                break
     if df is not None:
         n_lines = text.count(b"\n") + (0 if text.endswith(b"\n") else 1)
         if len(df) == n_lines:
@@ -190,17 +201,18 @@ def read_table(path: PathLike, cols: list[_Col], label: str,
             line = _content_line_numbers(text)
         if len(df) != len(line):
             df = None
-        elif any(df[c.name].isna().any() for c in cols if c.kind == "float"):
-            df = None
         elif cols[-1].kind == "str" and (df[cols[-1].name] == "").any():
             df = None   # a line with too few fields leaves the last column empty
         else:
             df["line"] = line
     if df is None:
-        rows, lines = _slow_parse(spath, text, cols, label)
+        extra: list[int] = []
+        rows, lines = _slow_parse(spath, text, cols, label, extra_ok, extra)
         df = pd.DataFrame({c.name: pd.Series([r[i] for r in rows], dtype=dtypes[c.name])
                            for i, c in enumerate(cols)})
         df["line"] = np.asarray(lines, dtype=np.int64)
+        if extra:
+            df.attrs["extra_fields"] = (extra[0], len(extra))
     return df
 
 
@@ -258,7 +270,9 @@ def read_run_arrays(path: PathLike, w: Warnings, name: str | None = None,
                      data: bytes | None = None) -> dict | None:
     """One run file as column arrays (topic strings shared per topic); None when the file is empty."""
     spath = str(path)
-    df = read_table(path, RUN_COLS, RUN_LABEL, data=data)
+    df = read_table(path, RUN_COLS, RUN_LABEL, data=data, extra_ok=True)
+    if "extra_fields" in df.attrs:
+        warn_extra_fields(w, spath, *df.attrs["extra_fields"])
     if len(df) == 0:
         w.add(spath, None, "run file is empty (holds no results); it is left out of the evaluation")
         return None
@@ -289,6 +303,12 @@ def read_run_arrays(path: PathLike, w: Warnings, name: str | None = None,
         keep = ~dup
         ct, doc, rank, score, line = ct[keep], doc[keep], rank[keep], score[keep], line[keep]
     return {"run": tag, "topic": ut[ct], "doc": doc, "rank": rank, "score": score, "line": line}
+
+
+def warn_extra_fields(w: Warnings, path: str, first: int, count: int) -> None:
+    """One warning for run lines with fields after the tag, which trec_eval ignores (so do we)."""
+    w.add(path, first, f"{count} line(s) have fields after the run tag (first here); rule: as trec_eval, "
+                       f"the extra fields are ignored")
 
 
 def warn_repeated_docs(w: Warnings, shown: list[tuple], more: int, more_path: str | None) -> None:
@@ -414,7 +434,7 @@ def _duplicate_rows(run_c: np.ndarray, topic_c: np.ndarray, doc_c: np.ndarray, n
 def arrow_run(p: PathLike, data: bytes):
     """(tag, table) when a run file is clean and Arrow parses it whole with one tag, else None."""
     import pyarrow.compute as pc
-    if not _clean_for_arrow(data):
+    if not _clean_for_arrow(data) or b"\x00" in data:
         return None
     try:
         tab = _arrow_table(data)
@@ -423,6 +443,8 @@ def arrow_run(p: PathLike, data: bytes):
     # blank lines are errors for Arrow here (ignore_empty_lines=False), so rows are lines 1..n
     if len(tab) == 0 or tab.column("score").null_count:
         return None
+    if not all_finite(tab.column("score").to_numpy()):
+        return None   # inf / 1e400: the validating reader names the line
     tags = tab.column("tag")
     tag = tags[0].as_py()
     if not pc.all(pc.equal(tags, tag)).as_py():
@@ -676,6 +698,7 @@ def read_qrels(path: PathLike, warnings: Warnings | None = None, rule: str = "la
     spath = str(path)
     df = read_table(path, QRELS_COLS, QRELS_LABEL, data=data)
     _require_rows(spath, df, QRELS_LABEL)
+    check_grade_bounds(spath, df["grade"].to_numpy(np.int64), df["line"].to_numpy(np.int64))
     df = resolve_duplicate_judgments(df, spath, w, rule)
     return _judgment_table(df)
 
@@ -688,6 +711,7 @@ def read_prels(path: PathLike, warnings: Warnings | None = None, rule: str = "la
     spath = str(path)
     df = read_table(path, PRELS_COLS, PRELS_LABEL, data=data)
     _require_rows(spath, df, PRELS_LABEL)
+    check_grade_bounds(spath, df["grade"].to_numpy(np.int64), df["line"].to_numpy(np.int64))
     p = df["prob"].to_numpy(np.float64)
     _raise_rows(spath, df, ~((p > 0) & (p <= 1)),
                 lambda r: f"probability must be in (0, 1], found {r['prob']!r}",
@@ -711,6 +735,7 @@ def read_sample(path: PathLike, warnings: Warnings | None = None, rule: str = "l
     spath = str(path)
     df = read_table(path, SAMPLE_COLS, SAMPLE_LABEL, data=data)
     _require_rows(spath, df, SAMPLE_LABEL)
+    check_grade_bounds(spath, df["grade"].to_numpy(np.int64), df["line"].to_numpy(np.int64))
     _raise_rows(spath, df, df["grade"].to_numpy(np.int64) < -1,
                 lambda r: f"grade {int(r['grade'])} is not allowed (-1 = pooled, not sampled; 0.. = judged)",
                 hint="sample_eval grades are -1 or a judgment >= 0")
@@ -782,12 +807,33 @@ def detect_judgment_kind(path: PathLike, data: bytes | None = None) -> str:
     if n != 5:
         return "qrels"
     five = [t for t in lines if len(t) == 5]
-    # prels: field 3 is the grade and field 5 a probability; sample: field 2 an iteration marker (0/Q0)
-    if any(b"." in t[4] or b"e" in t[4].lower() for t in five):
+    # only the documented layouts: prels = field 3 an integer grade, field 5 a probability in (0, 1];
+    # sample = field 2 an iteration marker (0/Q0), fields 4 and 5 integers. Anything else is read as
+    # qrels, whose reader refuses the fifth field (never a shifted reading).
+    if all(_is_int(t[2]) and _is_prob(t[4]) for t in five) and \
+            any(b"." in t[4] or b"e" in t[4].lower() for t in five):
         return "prels"
-    if len({t[1] for t in five}) == 1 and len({t[2] for t in five}) > 1:
+    if all(_is_int(t[3]) and _is_int(t[4]) for t in five) and len({t[1] for t in five}) == 1 \
+            and len({t[2] for t in five}) > 1:
         return "sample"
-    return "prels"
+    if all(_is_int(t[2]) and _is_prob(t[4]) for t in five):
+        return "prels"
+    return "qrels"
+
+
+def _is_int(tok: bytes) -> bool:
+    try:
+        parse_int(tok.decode("ascii"))
+        return True
+    except (ValueError, UnicodeDecodeError):
+        return False
+
+
+def _is_prob(tok: bytes) -> bool:
+    try:
+        return 0 < parse_float(tok.decode("ascii")) <= 1
+    except (ValueError, UnicodeDecodeError):
+        return False
 
 
 def read_judgments(path: PathLike, warnings: Warnings | None = None, rule: str = "last",

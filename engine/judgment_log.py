@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import fcntl
 import json
+import math
 import os
 from datetime import datetime, timezone
 from pathlib import Path
@@ -55,6 +56,9 @@ def _cut_torn_tail(fd: int, path: Path) -> None:
         start = max(0, start - 65536)
     cut = start + nl + 1 if nl >= 0 else 0
     fragment = os.pread(fd, size - cut, cut)
+    if _complete_entry(fragment):              # a whole entry that only lacks its newline: keep it
+        _write_all(fd, b"\n")
+        return
     tfd = os.open(str(path) + ".torn", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     try:
         _write_all(tfd, fragment + b"\n")
@@ -62,6 +66,16 @@ def _cut_torn_tail(fd: int, path: Path) -> None:
     finally:
         os.close(tfd)
     os.ftruncate(fd, cut)
+
+
+def _complete_entry(line: bytes) -> bool:
+    """True when `line` is a whole, valid log entry (JSON object passing the log reader's checks)."""
+    from .safeload import loads_json
+    try:
+        obj = loads_json(line.decode("utf-8"), "log")
+    except (UnicodeDecodeError, ValueError):
+        return False
+    return isinstance(obj, dict) and _check_log_entry(obj) is None
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -121,8 +135,11 @@ def log_path(root) -> Path:
     return Path(root) / "judgments" / LOG_NAME
 
 
-def record_judgment(root, topic, doc, grade, assessor="", seconds=None, strategy=None) -> dict:
+def record_judgment(root, topic, doc, grade, assessor="", seconds=None, strategy=None,
+                    new_topic: bool = False) -> dict:
     """Append one judgment to a campaign's log; returns the record once it is durable."""
+    from .judgment_checks import check_new_judgment
+    check_new_judgment(root, str(topic), grade, seconds, assessor, strategy, new_topic)
     rec = judgment_record(topic, doc, grade, assessor, seconds, strategy)
     append_records(log_path(root), [rec])
     return rec
@@ -200,13 +217,15 @@ def read_judgment_log(path: PathLike, warnings: Warnings | None = None) -> pd.Da
             continue
         torn = ln == len(raw) and not data.endswith(b"\n")
         try:
-            obj = json.loads(b.decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            from .safeload import loads_json
+            obj = loads_json(b.decode("utf-8"), spath, ln)
+        except (UnicodeDecodeError, ValueError) as exc:
             if torn:
                 w.add(spath, ln, "last line is cut off (a crash while writing?) and is ignored; every complete "
                                  "line before it is kept")
                 continue
-            what = "is not valid UTF-8" if isinstance(exc, UnicodeDecodeError) else f"is not valid JSON ({exc.msg})"
+            what = ("is not valid UTF-8" if isinstance(exc, UnicodeDecodeError)
+                    else f"is not valid JSON ({getattr(exc, 'msg', exc)})")
             problems.append(Problem(spath, ln, what))
             continue
         if not isinstance(obj, dict):
@@ -247,7 +266,7 @@ def _check_log_entry(obj: dict) -> str | None:
         if isinstance(g, bool) or not isinstance(g, int):
             return f'"grade" must be an integer, found {type_name(g)}'
     s = obj.get("seconds")
-    if s is not None and (isinstance(s, bool) or not isinstance(s, (int, float)) or s < 0):
+    if s is not None and (isinstance(s, bool) or not isinstance(s, (int, float)) or not math.isfinite(s) or s < 0):
         return f'"seconds" must be a number >= 0, found {type_name(s)}'
     if "prob" in obj and obj["prob"] is not None:
         p = obj["prob"]

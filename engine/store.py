@@ -3,16 +3,27 @@
 Layout, under `<campaign>/.cranfield-store/` (Hive partitioning, readable by pyarrow.dataset, Dask,
 DuckDB or Spark as it is):
 
-    runs/run=<tag>/part-<key>.parquet   one file per run: topic, doc, score, rank, pos
+    runs/run=<tag>/part-<sha>.parquet   one file per run: topic, doc, score, rank, pos
     index.parquet                       run, topic, rows, row_group (one line per run and topic)
-    manifest.json                       per source file: size, mtime_ns, tag, part, rows, warnings
+    manifest.json                       per source file: content hash, stat, tag, part, part size, rows,
+                                        topics, warnings; the index's hash (the commit point)
 
 Rows of a part are in trec_eval order: topic ascending (byte order), score descending, ties by
 document id descending; `pos` is the 1-based position in that order (what measures use), `rank`
 the file's own rank column. A row group holds whole topics (`ROW_GROUP_ROWS` rows or so), so one topic
-or a block of topics is read without touching the rest. A source file is ingested again only when its
-size or modification time changed; problems are reported as the text readers report them
-(file:line: what is wrong) and nothing is recorded for a file with problems.
+or a block of topics is read without touching the rest. Problems are reported as the text readers
+report them (file:line: what is wrong) and nothing is recorded for a file with problems.
+
+Self-checking (issue 14): the manifest, written last with one atomic rename, is the single commit
+point; parts are named by their source's content hash (a new part never overwrites one the old
+manifest names) and unreferenced parts are removed only after the commit, so a kill between any two
+writes leaves the old store or the new one. Freshness is by content hash: a file is re-hashed
+whenever its size, mtime, ctime or inode differ from the manifest (ctime cannot be set back, so an
+in-place edit that keeps size and mtime is still seen) and re-ingested when the hash differs. Every
+part carries its run tag, source hash and row count in its footer and page checksums; a part whose
+size, footer or pages do not match the manifest is re-ingested from its run file with a warning,
+or refused naming the part and `cranfield ingest --rebuild`. The index is checked against its hash
+and rebuilt from the manifest when it does not match.
 """
 from __future__ import annotations
 
@@ -35,7 +46,7 @@ import pyarrow.parquet as pq
 from .errors import CranfieldError, FormatError, Problem, Warnings
 
 STORE_DIR = ".cranfield-store"
-FORMAT = 1
+FORMAT = 2
 ROW_GROUP_ROWS = 32_768       # rows per Parquet row group (whole topics); topic blocks: blocks.BLOCK_ROWS
 COMPRESSION = "zstd"
 SCHEMA = pa.schema([("topic", pa.string()), ("doc", pa.string()), ("score", pa.float64()),
@@ -81,11 +92,11 @@ def _positions(topic: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, np.ndarra
     return pos, starts
 
 
-def _parse(path: str, w: Warnings) -> tuple[str, pa.Table] | None:
+def _parse(path: str, w: Warnings, raw: bytes | None = None) -> tuple[str, pa.Table] | None:
     """(tag, table of topic, doc, score, rank, line) in file order, duplicates dropped and reported."""
     from .formats import arrow_run, read_run_arrays, read_bytes
 
-    data = read_bytes(path)
+    data = read_bytes(path, raw)
     fast = arrow_run(path, data)
     if fast is None:
         a = read_run_arrays(path, w, data=data)           # the validating reader: raises FormatError
@@ -146,17 +157,36 @@ def _first_lines(tab: pa.Table, idx: np.ndarray) -> dict:
     return out
 
 
+def _stat_key(st: os.stat_result) -> list:
+    return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
+
+
+def file_sha256(path: os.PathLike | str) -> str:
+    with open(path, "rb") as fh:
+        return hashlib.file_digest(fh, "sha256").hexdigest()
+
+
 def ingest_file(path: str, part: str, group_rows: int = ROW_GROUP_ROWS) -> dict:
     """Parse one run file and write it as a Parquet part in trec_eval order. Returns its manifest entry
-    (tag, rows, topics, warnings, seconds) or {"problems": [...], "hint": ...} when the file is bad."""
+    (sha256 and stat of the source, tag, rows, topics, warnings, seconds) or {"problems": [...],
+    "hint": ...} when the file is bad."""
     t0 = time.perf_counter()
     w = Warnings()
     try:
-        parsed = _parse(path, w)
+        st = os.stat(path)
+        raw = Path(path).read_bytes()
+    except OSError as exc:
+        return {"problems": [(str(path), None, f"cannot be read ({exc.strerror or exc})")],
+                "hint": "check that the file exists and is readable"}
+    sha = hashlib.sha256(raw).hexdigest()
+    src = {"sha256": sha, "stat": _stat_key(st)}
+    try:
+        parsed = _parse(path, w, raw)
     except FormatError as exc:
         return {"problems": [(p.path, p.line, p.message) for p in exc.problems], "hint": exc.hint}
+    del raw
     if parsed is None:
-        return {"tag": None, "rows": 0, "warnings": [(p.path, p.line, p.message) for p in w]}
+        return {**src, "tag": None, "rows": 0, "warnings": [(p.path, p.line, p.message) for p in w]}
     tag, tab = parsed
     order = _order(tab)
     if order is not None:
@@ -171,21 +201,24 @@ def ingest_file(path: str, part: str, group_rows: int = ROW_GROUP_ROWS) -> dict:
         if s - bounds[-1] >= group_rows:
             bounds.append(int(s))
     bounds.append(n)
-    Path(part).parent.mkdir(parents=True, exist_ok=True)
-    tmp = f"{part}.tmp{os.getpid()}"
-    meta = {b"cranfield.run": tag.encode("utf-8"), b"cranfield.source": str(path).encode("utf-8")}
-    with pq.ParquetWriter(tmp, SCHEMA.with_metadata(meta), compression=COMPRESSION,
-                          use_dictionary=["topic", "rank", "pos"], write_statistics=["topic"]) as wr:
-        for a, b in zip(bounds[:-1], bounds[1:]):
-            if b > a:
-                wr.write_table(out.slice(a, b - a), row_group_size=b - a)
-    os.replace(tmp, part)
+    from .atomic import atomic_path
+    meta = {b"cranfield.run": tag.encode("utf-8"), b"cranfield.source": str(path).encode("utf-8"),
+            b"cranfield.sha256": sha.encode("ascii"), b"cranfield.rows": str(n).encode("ascii")}
+    with atomic_path(part) as tmp:
+        with pq.ParquetWriter(tmp, SCHEMA.with_metadata(meta), compression=COMPRESSION,
+                              use_dictionary=["topic", "rank", "pos"], write_statistics=["topic"],
+                              write_page_checksum=True) as wr:
+            for a, b in zip(bounds[:-1], bounds[1:]):
+                if b > a:
+                    wr.write_table(out.slice(a, b - a), row_group_size=b - a)
+    _step("part")
     # per-topic rows and row group, for the index
     tstart = np.asarray(starts, np.int64)
     topics = out.column("topic").take(pa.array(tstart)).to_pylist() if n else []
     rows = np.diff(np.append(tstart, n)).tolist()
     rg = (np.searchsorted(np.asarray(bounds[1:]), tstart, side="right")).tolist()
-    return {"tag": tag, "rows": int(n), "topics": topics, "topic_rows": rows, "topic_rg": rg,
+    return {**src, "tag": tag, "rows": int(n), "part_bytes": os.path.getsize(part),
+            "topics": topics, "topic_rows": rows, "topic_rg": rg,
             "warnings": [(p.path, p.line, p.message) for p in w], "seconds": round(time.perf_counter() - t0, 3)}
 
 
@@ -210,9 +243,23 @@ def _source_key(path: Path) -> str:
     return str(path.resolve())
 
 
-def _part_name(root: Path, src: Path, tag: str) -> Path:
-    h = hashlib.sha1(_source_key(src).encode("utf-8")).hexdigest()[:10]
-    return store_dir(root) / "runs" / f"run={urllib.parse.quote(tag, safe='')}" / f"part-{h}.parquet"
+def _part_name(root: Path, tag: str, sha: str) -> Path:
+    """A part's place: named by its run tag and its source's content hash (content-addressed, so a
+    new part never overwrites one an older manifest names)."""
+    return store_dir(root) / "runs" / f"run={urllib.parse.quote(tag, safe='')}" / f"part-{sha[:24]}.parquet"
+
+
+def _step(label: str) -> None:
+    """Called after every durable write of an ingest (part, index, manifest, removal). Tests replace
+    it to simulate a kill between any two writes."""
+
+
+class StoreDamaged(CranfieldError):
+    """A part or index of the store does not match its manifest and cannot be re-ingested."""
+
+
+def _rebuild_hint(root: Path) -> str:
+    return f"run `cranfield ingest --rebuild {root}` to ingest every run file again"
 
 
 class _Lock:
@@ -235,60 +282,96 @@ class _Lock:
         os.close(self.fd)
 
 
+def _empty_manifest() -> dict:
+    return {"format": FORMAT, "files": {}, "index_sha256": None}
+
+
+def _valid_manifest(m) -> bool:
+    if not isinstance(m, dict) or m.get("format") != FORMAT or not isinstance(m.get("files"), dict):
+        return False
+    for e in m["files"].values():
+        if not isinstance(e, dict) or not isinstance(e.get("sha256"), str):
+            return False
+        if e.get("tag") is not None and not (isinstance(e.get("part"), str) and isinstance(e.get("rows"), int)
+                                             and isinstance(e.get("topics"), list)):
+            return False
+    return True
+
+
 class RunStore:
     """The Parquet run store of one campaign directory (see the module docstring)."""
 
-    def __init__(self, root: os.PathLike | str):
+    def __init__(self, root: os.PathLike | str, warnings: Warnings | None = None):
         self.root = Path(root)
         self.dir = store_dir(self.root)
+        self.warnings = warnings if warnings is not None else Warnings()
         self._manifest: dict | None = None
         self._index: pd.DataFrame | None = None
+        self._verified: set[str] = set()
 
     # ------------------------------------------------------------------ manifest
     @property
     def manifest(self) -> dict:
         if self._manifest is None:
             try:
-                m = json.loads((self.dir / "manifest.json").read_text())
-                self._manifest = m if m.get("format") == FORMAT else {"format": FORMAT, "files": {}}
+                from .safeload import loads_json
+                m = loads_json((self.dir / "manifest.json").read_bytes(), str(self.dir / "manifest.json"))
             except (OSError, ValueError):
-                self._manifest = {"format": FORMAT, "files": {}}
+                m = None
+            if m is not None and not _valid_manifest(m):
+                self.warnings.add(str(self.dir / "manifest.json"), None,
+                                  "the run store's manifest is damaged or from another version; every run file "
+                                  "is ingested again")
+                m = None
+            self._manifest = m if m is not None else _empty_manifest()
         return self._manifest
 
     def _write_manifest(self, m: dict) -> None:
+        """The commit point: one atomic rename of the whole manifest."""
+        from .atomic import atomic_write
         self.dir.mkdir(parents=True, exist_ok=True)
         gi = self.dir / ".gitignore"
         if not gi.exists():
-            gi.write_text("*\n")
-        tmp = self.dir / f".manifest.json.tmp{os.getpid()}"
-        tmp.write_text(json.dumps(m, indent=1))
-        os.replace(tmp, self.dir / "manifest.json")
+            atomic_write(gi, b"*\n")
+        atomic_write(self.dir / "manifest.json", json.dumps(m, indent=1).encode("utf-8"))
         self._manifest = m
+        _step("manifest")
+
+    def _fresh(self, p: Path, e: dict | None) -> tuple[bool, dict | None]:
+        """(up to date, entry with refreshed stat) for source `p` against its manifest entry `e`."""
+        if e is None:
+            return False, None
+        try:
+            st = p.stat()
+        except OSError:
+            return False, None
+        part_ok = e.get("tag") is None or self._part_size_ok(e)
+        if e.get("stat") == _stat_key(st):
+            return part_ok, e
+        try:
+            same = file_sha256(p) == e.get("sha256")   # stat changed: the content hash decides
+        except OSError:
+            return False, None
+        return (same and part_ok), ({**e, "stat": _stat_key(st)} if same else None)
+
+    def _part_size_ok(self, e: dict) -> bool:
+        try:
+            return os.path.getsize(self.root / e["part"]) == e.get("part_bytes")
+        except (OSError, KeyError, TypeError):
+            return False
 
     def stale(self, files: Iterable[os.PathLike | str]) -> list[Path]:
-        """The files whose ingested copy is missing or out of date."""
-        out = []
+        """The files whose ingested copy is missing, damaged or out of date (by content hash)."""
         have = self.manifest["files"]
-        for f in files:
-            p = Path(f)
-            e = have.get(_source_key(p))
-            try:
-                st = p.stat()
-            except OSError:
-                out.append(p)
-                continue
-            if (e is None or e.get("size") != st.st_size or e.get("mtime_ns") != st.st_mtime_ns
-                    or (e.get("part") and not (self.root / e["part"]).is_file())):
-                out.append(p)
-        return out
+        return [Path(f) for f in files if not self._fresh(Path(f), have.get(_source_key(Path(f))))[0]]
 
     def sync(self, files: list[os.PathLike | str], warnings: Warnings | None = None, workers: int | None = None,
              progress: Callable[[int, int], None] | None = None, executor: Executor | None = None
              ) -> SyncReport:
         """Bring the store up to date with `files` (the campaign's run files, in order): ingest new or
-        changed files (one process per core), drop files no longer listed, rewrite the index.
-        Problems of every file are raised together as one FormatError; warnings of every file (also
-        of reused ones) go to `warnings`."""
+        changed files (one process per core), drop files no longer listed, rewrite the index, then
+        commit the manifest. Problems of every file are raised together as one FormatError; warnings
+        of every file (also of reused ones) go to `warnings`."""
         t0 = time.perf_counter()
         w = warnings if warnings is not None else Warnings()
         files = [Path(f) for f in files]
@@ -296,10 +379,26 @@ class RunStore:
         with _Lock(self.dir / ".lock"):
             self._manifest = None
             m = self.manifest
-            todo = self.stale(files)
+            for x in self.warnings:
+                w.add(x.path, x.line, x.message)
+            self.warnings = Warnings()
+            todo: list[Path] = []
+            reuse: dict[str, dict] = {}
+            for p in files:
+                key = _source_key(p)
+                e = m["files"].get(key)
+                ok, e2 = self._fresh(p, e)
+                if ok:
+                    reuse[key] = e2
+                    continue
+                if e is not None and e2 is not None and e.get("tag") is not None:
+                    w.add(str(self.root / e["part"]), None, f"run store part of {p} is missing or damaged; "
+                                                            f"re-ingested from the run file")
+                todo.append(p)
             results: dict[str, dict] = {}
             if todo:
-                jobs = [(str(p), str(_part_name(self.root, p, f"pending-{i}"))) for i, p in enumerate(todo)]
+                pend = self.dir / "runs" / ".pending"
+                jobs = [(str(p), str(pend / f"{os.getpid()}-{i}.parquet")) for i, p in enumerate(todo)]
                 results = self._ingest(jobs, workers, progress, executor)
             problems: list[Problem] = []
             hints: list[str] = []
@@ -316,10 +415,11 @@ class RunStore:
                         if r.get("hint") and r["hint"] not in hints:
                             hints.append(r["hint"])
                         continue
-                    st = p.stat()
-                    e = {"size": st.st_size, "mtime_ns": st.st_mtime_ns, **r}
+                    e = r
+                elif key in reuse:
+                    e = dict(reuse[key])
                 else:
-                    e = dict(m["files"][key])
+                    continue
                 for x in e.get("warnings", []):
                     w.add(*x)
                 tag = e.get("tag")
@@ -327,45 +427,54 @@ class RunStore:
                     problems.append(Problem(str(p), None, f"run tag {tag!r} is also the tag of {seen_tag[tag]}"))
                     if "every run needs a distinct tag" not in " ".join(hints):
                         hints.append("every run needs a distinct tag; edit the 6th column of one file")
-                    if fresh and tmp_part.exists():
-                        tmp_part.unlink()
-                        _rmdir_empty(tmp_part.parent)
                     continue
                 if tag is not None:
                     seen_tag[tag] = str(p)
                     if fresh:
-                        final = _part_name(self.root, p, tag)
+                        final = _part_name(self.root, tag, e["sha256"])
                         final.parent.mkdir(parents=True, exist_ok=True)
                         os.replace(tmp_part, final)
-                        _rmdir_empty(tmp_part.parent)
+                        _step("rename")
                         e["part"] = str(final.relative_to(self.root))
                 (rep.ingested if fresh else rep.reused).append(str(p))
                 new_files[key] = e
-            # drop parts no longer referenced (files removed, changed tags, failed files)
-            keep_parts = {e.get("part") for e in new_files.values() if e.get("part")}
             listed = {_source_key(p) for p in files}
-            for key, e in m["files"].items():
-                if e.get("part") and e["part"] not in keep_parts:
-                    try:
-                        (self.root / e["part"]).unlink()
-                        _rmdir_empty((self.root / e["part"]).parent)
-                    except OSError:
-                        pass
-                if key not in new_files and key not in listed:
-                    rep.removed.append(key)
-            if problems:
-                self._write_manifest({"format": FORMAT, "files": new_files})
-                self._write_index()
-                self._index = None
-                raise FormatError(problems, hint="; ".join(hints) or None)
+            rep.removed = [k for k in m["files"] if k not in new_files and k not in listed]
             order = [_source_key(p) for p in files if _source_key(p) in new_files]
-            self._write_manifest({"format": FORMAT, "files": {k: new_files[k] for k in order}})
-            if rep.ingested or rep.removed or not (self.dir / "index.parquet").is_file():
-                self._write_index()
-        self._index = None
+            new_m = {"format": FORMAT, "files": {k: new_files[k] for k in order}, "index_sha256": None}
+            if (rep.ingested or rep.removed or problems or new_m["files"] != m["files"]
+                    or not self._index_ok(m)):
+                new_m["index_sha256"] = self._write_index(new_m)
+                self._write_manifest(new_m)          # the commit point
+            self._collect_garbage()
+            self._index = None
+            self._verified = set()
+            if problems:
+                raise FormatError(problems, hint="; ".join(hints) or None)
         rep.rows = int(sum(e.get("rows", 0) for e in self.manifest["files"].values()))
         rep.seconds = time.perf_counter() - t0
         return rep
+
+    def _collect_garbage(self) -> None:
+        """Remove part files (and leftovers of killed writes) that the committed manifest does not name."""
+        keep = {str(self.root / e["part"]) for e in self.manifest["files"].values() if e.get("part")}
+        runs = self.dir / "runs"
+        if not runs.is_dir():
+            return
+        for f in sorted(runs.rglob("*")):
+            if f.is_file() and str(f) not in keep:
+                try:
+                    f.unlink()
+                    _step("unlink")
+                except OSError:
+                    pass
+        for d in sorted((d for d in runs.rglob("*") if d.is_dir()), key=lambda d: -len(d.parts)):
+            _rmdir_empty(d)
+        for f in self.dir.glob(".*.tmp*"):
+            try:
+                f.unlink()
+            except OSError:
+                pass
 
     def _ingest(self, jobs: list[tuple[str, str]], workers: int | None, progress, executor) -> dict[str, dict]:
         """ingest_file over (source, temporary part) jobs: in this process for small inputs, else on
@@ -375,9 +484,10 @@ class RunStore:
         res = map_tasks(_ingest_job, jobs, workers if big else 1, executor, progress)
         return {src: {**r, "tmp_part": part} for (src, part), r in zip(jobs, res)}
 
-    def _write_index(self) -> None:
+    @staticmethod
+    def _index_table(m: dict) -> pa.Table:
         runs, topics, rows, rgs = [], [], [], []
-        for e in self.manifest["files"].values():
+        for e in m["files"].values():
             if e.get("tag") is None:
                 continue
             k = len(e["topics"])
@@ -386,21 +496,39 @@ class RunStore:
             rows.append(np.asarray(e["topic_rows"], np.int64))
             rgs.append(np.asarray(e["topic_rg"], np.int32))
         cat = (lambda xs, dt: np.concatenate(xs) if xs else np.zeros(0, dt))
-        t = pa.table({"run": pa.array(cat(runs, object), pa.string()), "topic": pa.array(cat(topics, object), pa.string()),
-                      "rows": pa.array(cat(rows, np.int64)), "row_group": pa.array(cat(rgs, np.int32))})
-        tmp = self.dir / f".index.parquet.tmp{os.getpid()}"
-        pq.write_table(t, tmp)
-        os.replace(tmp, self.dir / "index.parquet")
+        return pa.table({"run": pa.array(cat(runs, object), pa.string()),
+                         "topic": pa.array(cat(topics, object), pa.string()),
+                         "rows": pa.array(cat(rows, np.int64)), "row_group": pa.array(cat(rgs, np.int32))})
+
+    def _write_index(self, m: dict) -> str:
+        """Write index.parquet for manifest `m` (before the manifest); returns its sha256."""
+        from .atomic import atomic_path
+        self.dir.mkdir(parents=True, exist_ok=True)
+        with atomic_path(self.dir / "index.parquet") as tmp:
+            pq.write_table(self._index_table(m), tmp)
+        _step("index")
+        return file_sha256(self.dir / "index.parquet")
+
+    def _index_ok(self, m: dict) -> bool:
+        try:
+            return m.get("index_sha256") is not None and file_sha256(self.dir / "index.parquet") == m["index_sha256"]
+        except OSError:
+            return False
 
     # ------------------------------------------------------------------ reading
     @property
     def index(self) -> pd.DataFrame:
-        """run, topic, rows, row_group for every run and topic in the store."""
+        """run, topic, rows, row_group for every run and topic in the store (rebuilt from the manifest
+        when index.parquet does not match its recorded hash)."""
         if self._index is None:
-            try:
-                self._index = pq.read_table(self.dir / "index.parquet").to_pandas()
-            except OSError:
-                self._index = pd.DataFrame({"run": [], "topic": [], "rows": [], "row_group": []})
+            m = self.manifest
+            if self._index_ok(m):
+                try:
+                    self._index = pq.read_table(self.dir / "index.parquet").to_pandas()
+                except (OSError, pa.ArrowException):
+                    self._index = None
+            if self._index is None:
+                self._index = self._index_table(m).to_pandas()
         return self._index
 
     @property
@@ -408,11 +536,79 @@ class RunStore:
         """Run tags in the order of the source files."""
         return [e["tag"] for e in self.manifest["files"].values() if e.get("tag") is not None]
 
-    def part(self, run: str) -> Path:
-        for e in self.manifest["files"].values():
+    def _entry(self, run: str) -> tuple[str, dict]:
+        for k, e in self.manifest["files"].items():
             if e.get("tag") == run:
-                return self.root / e["part"]
+                return k, e
         raise CranfieldError(f"run {run!r} is not in the store of {self.root}")
+
+    def check_part(self, run: str) -> str | None:
+        """What is wrong with `run`'s part (size, footer, tag, source hash, rows), or None."""
+        _, e = self._entry(run)
+        path = self.root / e["part"]
+        try:
+            if os.path.getsize(path) != e.get("part_bytes"):
+                return "its size differs from the manifest (truncated or replaced)"
+            md = pq.ParquetFile(path).metadata
+        except OSError as exc:
+            return f"it cannot be read ({exc.strerror or exc})"
+        except (pa.ArrowException, ValueError) as exc:
+            return f"it is not a valid Parquet file ({str(exc).splitlines()[0][:80]})"
+        kv = md.metadata or {}
+        if kv.get(b"cranfield.run", b"").decode("utf-8", "replace") != run:
+            return f"it holds run {kv.get(b'cranfield.run', b'?').decode('utf-8', 'replace')!r}, not {run!r}"
+        if kv.get(b"cranfield.sha256", b"").decode("ascii", "replace") != e.get("sha256"):
+            return "it was made from other content than the manifest's run file"
+        if md.num_rows != e.get("rows"):
+            return f"it holds {md.num_rows} rows, the manifest {e.get('rows')}"
+        return None
+
+    def _repair(self, run: str, why: str) -> None:
+        """Re-ingest `run` from its run file (when that file still holds the content the manifest
+        recorded), with a warning; else raise StoreDamaged naming the part and --rebuild."""
+        key, e = self._entry(run)
+        part = self.root / e["part"]
+        src = Path(key)
+        try:
+            same = src.is_file() and file_sha256(src) == e.get("sha256")
+        except OSError:
+            same = False
+        if not same:
+            raise StoreDamaged(f"{part}: run store part of run {run!r} is damaged ({why}) and its run file "
+                               f"{src} has changed or is gone; {_rebuild_hint(self.root)}")
+        with _Lock(self.dir / ".lock"):
+            tmp = self.dir / "runs" / ".pending" / f"{os.getpid()}-repair.parquet"
+            r = ingest_file(str(src), str(tmp))
+            if "problems" in r or r.get("tag") != run or r.get("sha256") != e.get("sha256"):
+                raise StoreDamaged(f"{part}: run store part of run {run!r} is damaged ({why}) and could not be "
+                                   f"re-ingested from {src}; {_rebuild_hint(self.root)}")
+            final = _part_name(self.root, run, r["sha256"])
+            final.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(tmp, final)
+            m = json.loads(json.dumps(self.manifest))
+            m["files"][key] = {**e, **{k: v for k, v in r.items() if k != "warnings"},
+                               "part": str(final.relative_to(self.root))}
+            m["index_sha256"] = self._write_index(m)
+            self._write_manifest(m)
+            self._collect_garbage()
+        self._index = None
+        self.warnings.add(str(part), None, f"run store part of run {run!r} was damaged ({why}); re-ingested "
+                                           f"from {src}")
+
+    def part(self, run: str) -> Path:
+        """The verified part of `run` (re-ingested when damaged, see `check_part`)."""
+        if run not in self._verified:
+            why = self.check_part(run)
+            if why is not None:
+                self._repair(run, why)
+                why = self.check_part(run)
+                if why is not None:
+                    _, e = self._entry(run)
+                    raise StoreDamaged(f"{self.root / e['part']}: run store part of run {run!r}: {why}; "
+                                       f"{_rebuild_hint(self.root)}")
+            self._verified.add(run)
+        _, e = self._entry(run)
+        return self.root / e["part"]
 
     @property
     def rows(self) -> int:
@@ -427,6 +623,16 @@ class RunStore:
         """Rows of `runs` (default all, in store order) for `topics` (default all), as one Arrow table
         (`read_parts`); within a run, rows are in trec_eval order. `max_pos` keeps the first `max_pos`
         documents of each ranking."""
+        try:
+            return self._read(runs, topics, columns, max_pos)
+        except StoreDamaged as exc:           # a damaged page: re-ingest that run once, then read again
+            run = getattr(exc, "run", None)
+            if run is None:
+                raise
+            self._repair(run, "a page failed its checksum")
+            return self._read(runs, topics, columns, max_pos)
+
+    def _read(self, runs, topics, columns, max_pos) -> pa.Table:
         run_list = self.runs if runs is None else list(runs)
         if topics is None:
             return read_parts([(r, str(self.part(r)), None) for r in run_list], None, columns, max_pos,
@@ -494,9 +700,16 @@ def read_parts(parts, topics: list[str] | None = None, columns: list[str] | None
     for run, path, rgs in parts:
         if rgs is not None and not rgs:
             continue
-        pf = pq.ParquetFile(path, read_dictionary=["topic"])
-        t = (pf.read(columns=read_cols, use_threads=use_threads) if rgs is None
-             else pf.read_row_groups(list(rgs), columns=read_cols, use_threads=use_threads))
+        try:
+            pf = pq.ParquetFile(path, read_dictionary=["topic"], page_checksum_verification=True)
+            t = (pf.read(columns=read_cols, use_threads=use_threads) if rgs is None
+                 else pf.read_row_groups(list(rgs), columns=read_cols, use_threads=use_threads))
+        except (OSError, pa.ArrowException, ValueError) as exc:
+            err = StoreDamaged(f"{path}: run store part of run {run!r} cannot be read "
+                               f"({str(exc).splitlines()[0][:100]}); run `cranfield ingest --rebuild` on the "
+                               f"campaign to ingest every run file again")
+            err.run = run
+            raise err from None
         mask = np.ones(len(t), bool)
         if tlist is not None:
             mask &= dict_codes(t.column("topic"), tlist) >= 0

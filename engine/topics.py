@@ -163,9 +163,11 @@ def _parse_jsonl(spath: str, text: str) -> tuple[list[dict], list[Problem]]:
         if not line.strip():
             continue
         try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            problems.append(Problem(spath, ln, f"not valid JSON ({exc.msg} at column {exc.colno})"))
+            from .safeload import loads_json
+            obj = loads_json(line, spath, ln)
+        except ValueError as exc:
+            where = f"{exc.msg} at column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else str(exc)
+            problems.append(Problem(spath, ln, f"not valid JSON ({where})"))
             continue
         if not isinstance(obj, dict):
             problems.append(Problem(spath, ln, f"expected a JSON object, found {type(obj).__name__}"))

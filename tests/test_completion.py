@@ -62,7 +62,7 @@ def test_trec_sgml_errors_name_file_and_line(tmp_path, text, line, what):
     ('[1, 2]\n', 1, "expected a JSON object"),
     ('{"text": "x"}\n', 1, "no document id"),
     ('{"id": "a", "text": 3}\n', 1, "must be strings"),
-    ('{"id": "a"}\n' + "[" * 100000 + "\n", 2, "nested too deeply"),
+    ('{"id": "a"}\n' + "[" * 100000 + "\n", 2, "nested deeper"),
 ])
 def test_jsonl_errors_name_file_and_line(tmp_path, text, line, what):
     p = tmp_path / "bad.jsonl"

@@ -102,6 +102,13 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("cranfield: interrupted", file=sys.stderr)
         return 130
+    except OSError as exc:                       # disk full, read-only, permission: one line, no traceback
+        from ..atomic import os_error_message
+        print(f"cranfield: {os_error_message(exc)}", file=sys.stderr)
+        return EXIT_INPUT
+    except RecursionError:
+        print("cranfield: input nested too deeply to process (a hostile or damaged file?)", file=sys.stderr)
+        return EXIT_INPUT
     return int(rc or 0)
 
 

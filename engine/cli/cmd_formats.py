@@ -35,7 +35,8 @@ def detect_kind(path: Path) -> str:
         import json
         first = read_bytes(path)[:65536].lstrip().split(b"\n")[0]
         try:
-            obj = json.loads(first)
+            from ..safeload import loads_json
+            obj = loads_json(first, str(path))
         except ValueError:
             return "log"
         return "topics" if isinstance(obj, dict) and "title" in obj and "grade" not in obj else "log"

@@ -31,11 +31,18 @@ def register(sub) -> None:
     a.add_argument("campaign")
     a.add_argument("topic")
     a.add_argument("doc")
-    a.add_argument("grade", type=int)
-    a.add_argument("--assessor", default="")
-    a.add_argument("--seconds", type=float, default=None, help="time spent judging")
+    a.add_argument("grade", help="a grade on the campaign's relevance scale")
+    a.add_argument("--assessor", default=None, help="who judged (default: $CRANFIELD_ASSESSOR, else $USER)")
+    a.add_argument("--seconds", default=None, help="time spent judging (a finite number >= 0)")
     a.add_argument("--strategy", default=None, help="strategy that selected the document")
+    a.add_argument("--new-topic", action="store_true", help="allow a topic the campaign's topics do not list")
     a.set_defaults(func=run_add)
+
+    r = jsub.add_parser("repair", help="repair a damaged judgment log (shows the changes; --apply does them)")
+    r.add_argument("campaign")
+    r.add_argument("--apply", action="store_true", help="make the changes shown (nothing is deleted: bad "
+                                                       "lines move to log.jsonl.rejected)")
+    r.set_defaults(func=run_repair)
 
     u = jsub.add_parser("undo", help="retract your latest judgment of a document")
     u.add_argument("campaign")
@@ -177,8 +184,33 @@ def run_add(args) -> int:
     root = Path(args.campaign)
     if not root.is_dir():
         raise CranfieldError(f"{root}: not a campaign directory")
-    rec = record_judgment(root, args.topic, args.doc, args.grade, args.assessor, args.seconds, args.strategy)
+    import os
+    assessor = args.assessor if args.assessor is not None else (os.environ.get("CRANFIELD_ASSESSOR")
+                                                                or os.environ.get("USER") or "")
+    rec = record_judgment(root, args.topic, args.doc, args.grade, assessor, args.seconds, args.strategy,
+                          new_topic=args.new_topic)
     print(f"judged topic {rec['topic']} doc {rec['doc']} grade {rec['grade']} (saved)")
+    return 0
+
+
+def run_repair(args) -> int:
+    from ..judging import log_path
+    from ..judgment_checks import apply_repair, plan_repair
+    p = log_path(args.campaign)
+    if not p.is_file():
+        print(f"{p}: no judgment log; nothing to repair")
+        return 0
+    plan = plan_repair(p)
+    if not plan.changes:
+        print(f"{p}: {len(plan.keep)} entries, nothing to repair")
+        return 0
+    for line in plan.describe():
+        print(line)
+    if not args.apply:
+        print("nothing changed yet: run again with --apply to make these changes")
+        return 1
+    apply_repair(plan)
+    print(f"{p}: repaired ({len(plan.keep)} entries kept, {len(plan.moved)} line(s) moved to {p.name}.rejected)")
     return 0
 
 

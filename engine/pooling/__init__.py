@@ -274,8 +274,9 @@ def pool_log(root) -> list[dict]:
     out = []
     for line in p.read_text(encoding="utf-8").splitlines():
         try:
-            out.append(json.loads(line))
-        except json.JSONDecodeError:
+            from ..safeload import loads_json
+            out.append(loads_json(line, str(p)))
+        except ValueError:
             continue
     return out
 

@@ -11,9 +11,9 @@ from textual.widgets.option_list import Option
 
 
 def _label(p: Path) -> str:
-    import yaml
+    from engine.safeload import safe_yaml
     try:
-        cfg = yaml.safe_load((p / "campaign.yaml").read_text(encoding="utf-8")) or {}
+        cfg = safe_yaml((p / "campaign.yaml").read_text(encoding="utf-8"), str(p / "campaign.yaml")) or {}
         name = str(cfg.get("name") or p.name)
     except Exception:  # a broken campaign.yaml still shows, by folder name
         name = p.name + "  (campaign.yaml unreadable)"

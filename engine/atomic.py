@@ -1,0 +1,85 @@
+"""Atomic file writes and clean operating-system errors.
+
+`atomic_write(path, data)` writes a temporary file beside `path`, fsyncs it, renames it over `path`
+and fsyncs the directory: a reader sees the old file or the new one, never half of one, and a failed
+write (disk full, read-only, permission) leaves nothing behind. `os_error_message(exc)` turns an
+OSError into one line naming the path and what to do; the CLI prints it instead of a traceback.
+"""
+from __future__ import annotations
+
+import errno
+import os
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+_ADVICE = {
+    errno.ENOSPC: "the disk is full: free some space and run the command again",
+    errno.EDQUOT: "your disk quota is used up: free some space and run the command again",
+    errno.EROFS: "the file system is read-only: work on a writable copy of the campaign directory",
+    errno.EACCES: "permission denied: check the owner and permissions (ls -l) or run as the owner",
+    errno.EPERM: "operation not permitted: check the owner and permissions (ls -l)",
+    errno.ENOENT: "no such file or directory: check the path",
+    errno.ENOTDIR: "a part of the path is not a directory: check the path",
+    errno.EISDIR: "is a directory, expected a file: check the path",
+    errno.ELOOP: "too many symbolic links (a loop?): fix the link",
+    errno.ENAMETOOLONG: "the file name is too long: use a shorter path",
+    errno.EMFILE: "too many open files: raise the limit (ulimit -n) and run the command again",
+    errno.EIO: "input/output error: the disk may be failing; check it and run the command again",
+    errno.EEXIST: "the file already exists: remove it or choose another name",
+    errno.ENOTEMPTY: "the directory is not empty",
+}
+
+
+def os_error_message(exc: OSError) -> str:
+    """One line: the path, the system's words, and what to do."""
+    where = exc.filename if exc.filename is not None else "(unknown file)"
+    if exc.filename2 is not None:
+        where = f"{exc.filename} -> {exc.filename2}"
+    what = exc.strerror or str(exc)
+    advice = _ADVICE.get(exc.errno or -1, "check the path, the disk and the permissions, then run the command again")
+    return f"{where}: {what} ({advice}); nothing was left half-written"
+
+
+def _fsync_dir(d: Path) -> None:
+    try:
+        fd = os.open(d, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+@contextmanager
+def atomic_path(path: os.PathLike | str) -> Iterator[Path]:
+    """Yield a temporary path beside `path`; on normal exit it is fsynced and renamed over `path`,
+    on any error it is removed. The writer writes (and closes) the temporary file itself."""
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    tmp = p.with_name(f".{p.name}.tmp{os.getpid()}")
+    try:
+        yield tmp
+        fd = os.open(tmp, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, p)
+    except BaseException:
+        try:
+            tmp.unlink()
+        except OSError:
+            pass
+        raise
+    _fsync_dir(p.parent)
+
+
+def atomic_write(path: os.PathLike | str, data: bytes) -> None:
+    """Write `data` to `path` atomically and durably (temp file, fsync, rename, directory fsync)."""
+    with atomic_path(path) as tmp:
+        with open(tmp, "wb") as fh:
+            fh.write(data)
