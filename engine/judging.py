@@ -23,7 +23,7 @@ import pandas as pd
 
 from .errors import CranfieldError, Warnings
 from .judgment_log import (CONFLICT_RULES, LOG_NAME, append_records, apply_undo, judgment_record,  # noqa: F401
-                           log_path, merged_log, now_ts, read_log, record_judgment, resolve_judgments,
+                           log_path, merged_log, now_ts, read_log, resolve_judgments,
                            undo_judgment)
 
 # ---------------------------------------------------------------------------- next document
@@ -57,6 +57,17 @@ def next_documents(runs: pd.DataFrame, judged: pd.DataFrame, topic, strategy: st
     pt = pool[(pool["topic"].astype(str) == topic) & (pool["order"] > 0)].sort_values("order", kind="mergesort")
     todo = [d for d in pt["doc"].astype(str) if d not in done]
     return todo[:k]
+
+
+def record_judgment(root, topic, doc, grade, assessor="", seconds=None, strategy=None,
+                    new_topic: bool = False) -> dict:
+    """Check one judgment against the campaign (engine.judgment_checks), then append it to the log;
+    returns the record once it is durable."""
+    from .judgment_checks import check_new_judgment
+    check_new_judgment(root, str(topic), grade, seconds, assessor, strategy, new_topic)
+    rec = judgment_record(topic, doc, grade, assessor, seconds, strategy)
+    append_records(log_path(root), [rec])
+    return rec
 
 
 def export_batch(pool: pd.DataFrame, judged: pd.DataFrame, path, fmt: str | None = None,

@@ -135,16 +135,6 @@ def log_path(root) -> Path:
     return Path(root) / "judgments" / LOG_NAME
 
 
-def record_judgment(root, topic, doc, grade, assessor="", seconds=None, strategy=None,
-                    new_topic: bool = False) -> dict:
-    """Append one judgment to a campaign's log; returns the record once it is durable."""
-    from .judgment_checks import check_new_judgment
-    check_new_judgment(root, str(topic), grade, seconds, assessor, strategy, new_topic)
-    rec = judgment_record(topic, doc, grade, assessor, seconds, strategy)
-    append_records(log_path(root), [rec])
-    return rec
-
-
 def undo_judgment(root, topic, doc, assessor="") -> dict:
     """Append an undo line: retracts this assessor's latest judgment of the document."""
     rec = judgment_record(topic, doc, 0, assessor, None, None, op="undo")
