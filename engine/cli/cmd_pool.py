@@ -85,6 +85,8 @@ def run(args) -> int:
     elif args.oracle == "judgments":
         oracle = camp.qrels()
     params = _parse_params(args.param)
+    if st is not None and args.strategy in ("rrf", "rbp"):
+        st, runs = None, camp.runs()        # fusion pools rank by weights over whole rankings: in memory
     if st is not None:
         # streamed from the run store by topic blocks: only the first `depth` documents of each ranking
         from ..blocks import build_pool_store
