@@ -40,6 +40,9 @@ _RUN_ENTRY = {"kind": "map", "keys": {
     "pooled": {"kind": "bool", "doc": "whether the run contributed to the pool"},
     "file": {"kind": "str", "doc": "path of the run file, relative to the campaign directory"},
     "description": {"kind": "str"},
+    "priority": {"kind": "int", "doc": "pooling priority given at submission (cranfield submit)"},
+    "submitted": {"kind": "str", "doc": "submission time (ISO 8601), written by cranfield submit"},
+    "checksum": {"kind": "str", "doc": "sha256 of the submitted file, written by cranfield submit"},
 }}
 
 SCHEMA: dict = {"kind": "map", "required": ["name"], "keys": {
@@ -68,6 +71,7 @@ SCHEMA: dict = {"kind": "map", "required": ["name"], "keys": {
     }},
     "pool": {"kind": "any", "default": {}, "doc": "written by `cranfield pool`"},
     "cost": {"kind": "any", "default": {}, "doc": "checked by engine.cost"},
+    "submission": {"kind": "any", "default": {}, "doc": "intake settings, checked by engine.intake"},
 }}
 
 _KIND_TEXT = {"str": "a string", "int": "an integer", "number": "a number", "bool": "true or false",
