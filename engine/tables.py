@@ -209,6 +209,18 @@ class Comparison:
         out += ["\\hline", f"\\multicolumn{{{len(cols)}}}{{l}}{{\\footnotesize {leg}}} \\\\", "\\end{tabular}"]
         return "\n".join(out) + "\n"
 
+    def write(self, folder, stem: str) -> list:
+        """Write `stem`.md, .csv and .tex into `folder`; returns the paths."""
+        from pathlib import Path
+        folder = Path(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        paths = []
+        for ext, fmt in (("md", "markdown"), ("csv", "csv"), ("tex", "latex")):
+            p = folder / f"{stem}.{ext}"
+            p.write_text(self.render(fmt), encoding="utf-8")
+            paths.append(p)
+        return paths
+
     def render(self, fmt: str = "markdown", floatfmt: str = ".4f") -> str:
         """markdown, csv or latex."""
         if fmt in ("markdown", "md"):

@@ -116,3 +116,18 @@ def test_latex_baseline_marks_and_bold():
     assert "**" in md and "<sup>\u2020</sup>" in md
     csv = pd.read_csv(__import__("io").StringIO(res.to_csv()))
     assert list(csv["run"]) == ["a", "b", "c", "d"]
+
+
+def test_table_command_latex(tmp_path, capsys):
+    from pathlib import Path
+    from engine.campaign import load_campaign
+    from engine.cli import main
+    demo = Path(__file__).resolve().parents[1] / "campaigns" / "demo"
+    out = tmp_path / "t.tex"
+    assert main(["table", str(demo), "--baseline", "asterA1", "-m", "map", "--correction", "bonferroni",
+                 "--format", "latex", "-o", str(out)]) == 0
+    res = compare_scores(load_campaign(demo).evaluate(["map"]), ["map"], "asterA1", correction="bonferroni")
+    tex = out.read_text()
+    assert tex == res.to_latex()
+    assert len(re.findall(r"\\textsuperscript\{\\d?dag\}", tex)) == int(res.pairs["significant"].sum()) > 0
+    assert main(["table", str(demo), "--baseline", "nope"]) == 3

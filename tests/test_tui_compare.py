@@ -60,3 +60,22 @@ def test_compare_and_field_screens(tmp_path):
             await press(pilot, "n")
             assert f.measure != "map"
     asyncio.run(body())
+
+
+def test_leaderboard_export_writes_significance_table(tmp_path):
+    camp = load_campaign(DEMO)
+    long = camp.evaluate(camp.measures())
+
+    async def body():
+        app = CranfieldApp(DEMO, export_dir=tmp_path)
+        async with app.run_test(size=(100, 30)) as pilot:
+            await settle(pilot)
+            await press(pilot, "l", "e")
+            return list(app.model.scores.measures), [str(r) for r in app.screen.frame["run"]]
+    measures, runs = asyncio.run(body())
+    from engine.tables import compare_scores
+    expected = compare_scores(long, measures, runs=runs)
+    tex = (tmp_path / "leaderboard-significance.tex").read_text()
+    assert tex == expected.to_latex()
+    assert (tmp_path / "leaderboard-significance.md").read_text() == expected.to_markdown()
+    assert tex.count(r"\textsuperscript{") > 0 and r"\textbf{" in tex
