@@ -35,7 +35,8 @@ _TEX_MARK = {BETTER: r"\dag", WORSE: r"\ddag"}
 # ---------------------------------------------------------------------------------------------- tests
 def sign_p(d: np.ndarray) -> np.ndarray:
     """Two-sided exact sign test per column of paired differences d (topics x pairs); zeros dropped."""
-    d = np.atleast_2d(np.asarray(d, float).T).T if np.ndim(d) == 1 else np.asarray(d, float)
+    d = np.asarray(d, float)
+    d = d[:, None] if d.ndim == 1 else d
     out = np.ones(d.shape[1])
     for j in range(d.shape[1]):
         w, l_ = int((d[:, j] > 0).sum()), int((d[:, j] < 0).sum())
@@ -338,11 +339,6 @@ def compare(runs, qrels: pd.DataFrame, measures=None, baseline: str | None = Non
     frame = _runs_frame(runs)
     order = list(dict.fromkeys(frame["run"].astype(str).tolist()))
     long = evaluate(qrels, frame, measures, gains=gains, **eval_options)
-    long = long[long["value"].map(lambda v: isinstance(v, (int, float, np.floating, np.integer)))] \
-        if long["value"].dtype == object else long
-    names = measures
-    if measures is not None:
-        got = list(dict.fromkeys(long["measure"].astype(str).tolist()))
-        names = got       # requested names may expand (e.g. P -> P_5, P_10, ...)
-    return compare_scores(long, names, baseline, test=test, correction=correction, alpha=alpha,
+    # every output name of the requested measures (P.5 -> P_5; P -> P_5, P_10, ...)
+    return compare_scores(long, None, baseline, test=test, correction=correction, alpha=alpha,
                           threshold=threshold, runs=order, fill=fill, n_perm=n_perm, seed=seed)
