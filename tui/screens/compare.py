@@ -25,7 +25,25 @@ def long_table(scores, measure: str) -> pd.DataFrame:
     return df[np.isfinite(df["value"].to_numpy(float))]
 
 
-class CompareScreen(CranfieldScreen):
+class MeasureCycle:
+    """For screens showing one measure at a time: `current_measure()` keeps `self.measure` among the
+    evaluated measures, n (action_next_measure) moves to the next one and redraws."""
+
+    measure: str | None
+
+    def current_measure(self) -> str:
+        ms = self.model.scores.measures
+        if self.measure not in ms:
+            self.measure = ms[0]
+        return self.measure
+
+    def action_next_measure(self) -> None:
+        ms = self.model.scores.measures
+        self.measure = ms[(ms.index(self.current_measure()) + 1) % len(ms)]
+        self.draw()
+
+
+class CompareScreen(MeasureCycle, CranfieldScreen):
     TITLE = "Compare"
     HELP = """Two runs on one measure: wins, losses and ties per topic, the paired test (t cycles t, Wilcoxon,
 sign, randomization) with the effect size d_z, and every topic's scores, most different first. The lower
@@ -56,8 +74,7 @@ and tau_ap of the lists. a / b choose run A / B, w swaps them, n moves to the ne
 
     def refresh_data(self) -> None:
         s = self.model.scores
-        if self.measure not in s.measures:
-            self.measure = s.measures[0]
+        self.current_measure()
         means = pd.Series(np.nanmean(s.matrix[self.measure], axis=1), index=s.runs).sort_values(
             ascending=False, kind="mergesort")
         if self.a not in s.runs:
@@ -131,11 +148,6 @@ and tau_ap of the lists. a / b choose run A / B, w swaps them, n moves to the ne
 
     def action_next_test(self) -> None:
         self.test = TESTS[(TESTS.index(self.test) + 1) % len(TESTS)]
-        self.draw()
-
-    def action_next_measure(self) -> None:
-        ms = self.model.scores.measures
-        self.measure = ms[(ms.index(self.measure) + 1) % len(ms)]
         self.draw()
 
     def export_table(self):

@@ -10,6 +10,7 @@ from textual.widgets import DataTable, Footer, Header, Static
 
 from .base import CranfieldScreen, nav_bar
 from .choice import ChoiceScreen
+from .compare import MeasureCycle
 
 
 def run_bmw(scores, run: str, measure: str, runs: list[str] | None = None) -> pd.DataFrame:
@@ -26,7 +27,7 @@ def run_bmw(scores, run: str, measure: str, runs: list[str] | None = None) -> pd
                          "worst": worst})
 
 
-class RunBMWScreen(CranfieldScreen):
+class RunBMWScreen(MeasureCycle, CranfieldScreen):
     TITLE = "Run vs field"
     HELP = """The run's score on every topic against the best, median and worst of all runs (f: of the pooled
 runs only), with the count of topics above / at / below the median. n moves to the next measure, r picks
@@ -52,8 +53,7 @@ another run; Enter opens the topic."""
 
     def refresh_data(self) -> None:
         s = self.model.scores
-        if self.measure not in s.measures:
-            self.measure = s.measures[0]
+        self.current_measure()
         if self.run not in s.runs:
             self.run = s.runs[int(np.nanargmax(np.nanmean(s.matrix[self.measure], axis=1)))]
         self.draw()
@@ -79,11 +79,6 @@ another run; Enter opens the topic."""
             f"[b]{self.run}[/b] · {self.measure} · against {'pooled runs' if ref else 'all runs'}: "
             f"{int((d > 0).sum())} topics above the median, {int((d == 0).sum())} equal, {int((d < 0).sum())} below; "
             f"best on {int((df['run'] >= df['best']).sum())}, worst on {int((df['run'] <= df['worst']).sum())}")
-
-    def action_next_measure(self) -> None:
-        ms = self.model.scores.measures
-        self.measure = ms[(ms.index(self.measure) + 1) % len(ms)]
-        self.draw()
 
     def action_toggle_pooled(self) -> None:
         self.pooled_only = not self.pooled_only
