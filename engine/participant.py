@@ -46,6 +46,23 @@ class RunReport:
     per_topic: dict[str, pd.DataFrame] = field(default_factory=dict)  # measure -> topic, run, best, median, worst
     curve: list[float] = field(default_factory=list)                  # interpolated precision at recall 0..1
     against: str = "all runs"
+    header: list[str] = field(default_factory=list)                   # '#' / ir_metadata lines of the run file
+
+
+def run_header(path: Path, limit: int = 50) -> list[str]:
+    """The leading '#' comment (ir_metadata) lines of a run file, as submitted."""
+    out: list[str] = []
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            for ln in fh:
+                if not ln.strip():
+                    continue
+                if not ln.lstrip().startswith("#") or len(out) >= limit:
+                    break
+                out.append(ln.rstrip("\n"))
+    except OSError:
+        return []
+    return out
 
 
 def build_reports(camp, runs: list[str] | None = None, measures: list[str] | None = None,
@@ -89,7 +106,8 @@ def build_reports(camp, runs: list[str] | None = None, measures: list[str] | Non
             per[m] = b[["run", "best", "median", "worst"]].rename_axis("topic").reset_index()
         curve = [float(means.loc[r, c]) if c in means.columns else float("nan") for c in IPREC]
         md = meta.loc[r].to_dict() if r in meta.index else {}
-        out.append(RunReport(r, md, summary, positions, per, curve, label))
+        header = run_header(camp.root / md["file"]) if md.get("file") else []
+        out.append(RunReport(r, md, summary, positions, per, curve, label, header))
     return out
 
 
@@ -160,6 +178,7 @@ def _meta_line(rep: RunReport) -> str:
 def to_markdown(rep: RunReport, campaign: str = "") -> str:
     """The run's page as Markdown."""
     out = [f"# Run {rep.run}" + (f" ({campaign})" if campaign else ""), "", _meta_line(rep), "",
+           *(["Run file header (as submitted):", "", "```", *rep.header, "```", ""] if rep.header else []),
            "## Summary", "", "| measure | value | position |", "|:---|---:|---:|"]
     for m, v in rep.summary.items():
         pos, n = rep.positions[m]
@@ -186,7 +205,8 @@ def to_html(rep: RunReport, campaign: str = "") -> str:
     title = f"Run {rep.run}" + (f" ({campaign})" if campaign else "")
     b = [f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{e(title)}</title>"
          f"<style>{_CSS}</style></head><body>", f"<h1>{e(title)}</h1><p>{e(_meta_line(rep))}</p>",
-         "<p><a href=\"index.html\">all runs</a></p>", "<h2>Summary</h2><table><tr><th>measure</th><th>value</th>"
+         "<p><a href=\"index.html\">all runs</a></p>",
+         (f"<p>Run file header (as submitted):</p><pre>{e(chr(10).join(rep.header))}</pre>" if rep.header else ""), "<h2>Summary</h2><table><tr><th>measure</th><th>value</th>"
          "<th>position</th></tr>"]
     for m, v in rep.summary.items():
         pos, n = rep.positions[m]

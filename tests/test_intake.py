@@ -115,3 +115,12 @@ def test_deadline_closes_intake(camp: Path, tmp_path: Path):
     assert main(["submit", str(camp), str(good)]) == 3
     submit(camp, [good], now=datetime(2026, 1, 2, tzinfo=timezone.utc), override_deadline=True)
     assert (camp / "runs" / "late.txt").is_file()
+
+
+def test_report_shows_submitted_header(camp: Path, tmp_path: Path):
+    good = _write(tmp_path / "h.txt", "# ir_metadata: {software: {name: bm25}}\n1 Q0 a 1 2.0 hdr\n2 Q0 c 1 1.0 hdr\n")
+    submit(camp, [good], group="g3")
+    out = tmp_path / "rep"
+    assert main(["report", str(camp), "--run", "hdr", "--out", str(out)]) == 0
+    assert "# ir_metadata: {software: {name: bm25}}" in (out / "hdr.md").read_text()
+    assert "# ir_metadata: {software: {name: bm25}}" in (out / "hdr.html").read_text()
