@@ -293,3 +293,22 @@ def submit(campaign, paths: list, *, group: str | None = None, manual: bool = Fa
         tmp_cfg.unlink(missing_ok=True)
         raise
     return results
+
+
+def select_by_priority(camp, runs: list[str] | None, per_group: int) -> list[str]:
+    """TREC-style pooled-run selection: per group, the `per_group` runs of `runs` (default all) with the
+    best submission priority (runs.<tag>.priority; 1 = first; runs without one come last, in tag order)."""
+    if per_group < 1:
+        raise CranfieldError("--runs-per-group must be at least 1")
+    meta = camp.run_meta()
+    cand = meta if runs is None else meta[meta["run"].astype(str).isin(set(runs))]
+    prio = {t: m.get("priority") for t, m in camp.config["runs"].items()}
+    order = sorted(cand.itertuples(index=False),
+                   key=lambda r: (prio.get(r.run) is None, prio.get(r.run) or 0, str(r.run)))
+    taken: dict[str, int] = {}
+    out = []
+    for r in order:
+        if taken.get(r.group, 0) < per_group:
+            taken[r.group] = taken.get(r.group, 0) + 1
+            out.append(str(r.run))
+    return sorted(out)

@@ -124,3 +124,15 @@ def test_report_shows_submitted_header(camp: Path, tmp_path: Path):
     assert main(["report", str(camp), "--run", "hdr", "--out", str(out)]) == 0
     assert "# ir_metadata: {software: {name: bm25}}" in (out / "hdr.md").read_text()
     assert "# ir_metadata: {software: {name: bm25}}" in (out / "hdr.html").read_text()
+
+
+def test_pool_runs_per_group_by_priority(camp: Path, tmp_path: Path):
+    from engine.intake import select_by_priority
+    for tag, prio, g in (("p2", 2, "g9"), ("p1", 1, "g9"), ("q3", 3, "g8"), ("q1", 1, "g8")):
+        submit(camp, [_write(tmp_path / f"{tag}.txt", f"1 Q0 a 1 1.0 {tag}\n2 Q0 c 1 1.0 {tag}\n")],
+               group=g, priority=prio)
+    c = load_campaign(camp)
+    assert select_by_priority(c, None, 1) == ["old", "p1", "q1"]
+    assert select_by_priority(c, None, 2) == ["old", "p1", "p2", "q1", "q3"]
+    assert select_by_priority(c, ["p2", "q3", "old"], 1) == ["old", "p2", "q3"]
+    assert main(["pool", str(camp), "--strategy", "depth", "--runs-per-group", "1", "--dry-run"]) == 0
