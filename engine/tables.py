@@ -318,26 +318,36 @@ def compare_scores(table: pd.DataFrame, measures=None, baseline: str | None = No
                       alpha, dict(zip(runs, _letters(len(runs)))))
 
 
-def _runs_frame(runs) -> pd.DataFrame:
+def _runs_frame(runs, names: list[str] | None = None) -> pd.DataFrame:
     if isinstance(runs, pd.DataFrame):
         return runs
+    if isinstance(runs, (list, tuple)):         # pt.Experiment style: a list of run tables (+ names)
+        if names is not None and len(names) != len(runs):
+            raise CranfieldError(f"{len(names)} names for {len(runs)} runs")
+        runs = {(names[i] if names else f"run{i}"): df for i, df in enumerate(runs)}
     if isinstance(runs, Mapping):
         parts = [df.assign(run=str(tag)) for tag, df in runs.items()]
         return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=["run", "topic", "doc", "score"])
-    raise CranfieldError("runs must be a run table (run, topic, doc, score) or a mapping tag -> run table")
+    raise CranfieldError("runs must be a run table (run, topic, doc, score), a mapping tag -> run table or a "
+                         "list of run tables")
 
 
-def compare(runs, qrels: pd.DataFrame, measures=None, baseline: str | None = None, *, test: str = "t",
+def compare(runs, qrels: pd.DataFrame, measures=None, baseline: str | int | None = None, *, test: str = "t",
             correction: str | None = "holm", alpha: float = 0.05, threshold: float = 0.0,
             fill: float | None = None, n_perm: int = 10000, seed: int = 0, gains: dict | None = None,
-            **eval_options) -> Comparison:
-    """Evaluate `runs` (a run table or a mapping tag -> run table) against `qrels` with `measures` and
-    compare them: against `baseline` (a run tag) or all pairs. `test`: t, wilcoxon, randomization or sign;
+            names: list[str] | None = None, **eval_options) -> Comparison:
+    """Evaluate `runs` (a run table, a mapping tag -> run table, or a list of run tables named by `names`)
+    against `qrels` with `measures` and compare them: against `baseline` (a run tag, or an index into the
+    runs as in pt.Experiment) or all pairs. `test`: t, wilcoxon, randomization or sign;
     `correction`: holm, bonferroni, bh or None; `eval_options` go to `engine.evaluate` (rel_level,
     max_depth, judged_only, complete)."""
     from .evaluate import evaluate
-    frame = _runs_frame(runs)
+    frame = _runs_frame(runs, names)
     order = list(dict.fromkeys(frame["run"].astype(str).tolist()))
+    if isinstance(baseline, int) and not isinstance(baseline, bool):
+        if not 0 <= baseline < len(order):
+            raise CranfieldError(f"baseline index {baseline} is out of range for {len(order)} runs")
+        baseline = order[baseline]
     long = evaluate(qrels, frame, measures, gains=gains, **eval_options)
     # every output name of the requested measures (P.5 -> P_5; P -> P_5, P_10, ...)
     return compare_scores(long, None, baseline, test=test, correction=correction, alpha=alpha,

@@ -60,6 +60,13 @@ def test_pvalues_match_pt_experiment_oracle():
         np.testing.assert_allclose(res.means[m].to_numpy(), mat[res.runs].mean().to_numpy())
 
 
+def test_list_of_runs_and_index_baseline_like_pt_experiment():
+    runs, qrels = _fixed_example()
+    by_tag = compare(runs, qrels, ["map"], baseline="base")
+    by_index = compare(list(runs.values()), qrels, ["map"], baseline=0, names=list(runs))
+    pd.testing.assert_frame_equal(by_tag.pairs, by_index.pairs)
+
+
 def test_corrections_hand_computed():
     p = [0.01, 0.04, 0.03, 0.005]
     np.testing.assert_allclose(correct(p, "holm"), [0.03, 0.06, 0.06, 0.02])
