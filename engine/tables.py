@@ -24,7 +24,7 @@ import pandas as pd
 from scipy import stats
 
 from .errors import CranfieldError
-from .stability.significance import holm, paired_t, randomization_p, wilcoxon_p
+from .stability.significance import holm, paired_t, randomization_p
 
 TESTS = ("t", "wilcoxon", "randomization", "sign")
 CORRECTIONS = ("holm", "bonferroni", "bh", None)
@@ -45,6 +45,18 @@ def sign_p(d: np.ndarray) -> np.ndarray:
     return out
 
 
+def wilcoxon_exact(d: np.ndarray) -> np.ndarray:
+    """Two-sided Wilcoxon signed-rank p per column as scipy.stats.wilcoxon computes it (exact distribution for
+    small samples without ties, as pt.Experiment reports); zero differences dropped; all zero -> 1."""
+    d = np.asarray(d, float)
+    d = d[:, None] if d.ndim == 1 else d
+    out = np.ones(d.shape[1])
+    for j in range(d.shape[1]):
+        if np.any(d[:, j] != 0):
+            out[j] = float(stats.wilcoxon(d[:, j]).pvalue)
+    return out
+
+
 def test_p(d: np.ndarray, test: str = "t", *, n_perm: int = 10000, seed: int = 0) -> np.ndarray:
     """Two-sided p-values of paired test `test` per column of d (topics x pairs)."""
     d = np.asarray(d, float)
@@ -53,7 +65,7 @@ def test_p(d: np.ndarray, test: str = "t", *, n_perm: int = 10000, seed: int = 0
     if test == "t":
         return paired_t(d)[1] if d.shape[0] > 1 else np.ones(d.shape[1])
     if test == "wilcoxon":
-        return wilcoxon_p(d)
+        return wilcoxon_exact(d)
     if test == "randomization":
         return randomization_p(d, n_perm, seed)
     if test == "sign":

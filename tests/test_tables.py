@@ -67,6 +67,20 @@ def test_list_of_runs_and_index_baseline_like_pt_experiment():
     pd.testing.assert_frame_equal(by_tag.pairs, by_index.pairs)
 
 
+def test_wilcoxon_and_sign_equal_scipy():
+    runs, qrels = _fixed_example()
+    res = compare(runs, qrels, ["map"], baseline="base", test="wilcoxon", correction=None)
+    from engine.evaluate import evaluate
+    long = evaluate(qrels, pd.concat([r.assign(run=k) for k, r in runs.items()]), ["map"])
+    mat = long.pivot(index="topic", columns="run", values="value")
+    for r in res.vs_baseline("map").itertuples():
+        assert r.p == pytest.approx(stats.wilcoxon(mat["base"], mat[r.a]).pvalue, rel=1e-10)
+        assert r.p_adj == r.p
+    sign = compare(runs, qrels, ["map"], baseline="base", test="sign")
+    for r in sign.vs_baseline("map").itertuples():
+        assert r.p == pytest.approx(stats.binomtest(r.wins, r.wins + r.losses).pvalue)
+
+
 def test_corrections_hand_computed():
     p = [0.01, 0.04, 0.03, 0.005]
     np.testing.assert_allclose(correct(p, "holm"), [0.03, 0.06, 0.06, 0.02])
