@@ -26,6 +26,7 @@ import json
 import os
 import platform
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -183,6 +184,11 @@ def main() -> None:
     ap.add_argument("--tools", default="engine,engine_tables,pytrec_eval,ranx")
     ap.add_argument("--ranx-reps", type=int, default=1, help="timed repetitions for ranx (slow; default 1)")
     ap.add_argument("--no-memory", action="store_true", help="skip the per-tool memory probes")
+    ap.add_argument("--whole-process", type=int, default=3, metavar="REPS",
+                    help="also time whole processes (cranfield eval, a pytrec_eval script, trec_eval per run "
+                         "file) REPS times each; 0 skips")
+    ap.add_argument("--trec-eval", default=os.environ.get("TREC_EVAL") or shutil.which("trec_eval"),
+                    help="a trec_eval binary (e.g. built with -O2) for the whole-process comparison")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     ap.add_argument("--dir", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -237,9 +243,56 @@ def main() -> None:
         if ref and "ranx" in med:
             print(f"engine is {med['ranx'] / ref:.2f}x faster than ranx end to end")
         print(f"load average during the run: {os.getloadavg()[0]:.1f} (on {os.cpu_count()} CPUs)")
+        if args.whole_process:
+            whole_process(q, rp, tmp, args.whole_process, args.trec_eval)
         if "engine" in results and "pytrec_eval" in results:
             d = abs(results["engine"]["mean_map"] - results["pytrec_eval"]["mean_map"])
             print(f"|mean MAP engine - pytrec_eval| = {d:.2e}")
+
+
+PYTREC_WHOLE = """
+import statistics, sys, pytrec_eval
+with open(sys.argv[1]) as f:
+    ev = pytrec_eval.RelevanceEvaluator(pytrec_eval.parse_qrel(f), {measures!r})
+for p in sys.argv[2:]:
+    with open(p) as f:
+        res = ev.evaluate(pytrec_eval.parse_run(f))
+    print("map", statistics.fmean(v["map"] for v in res.values()))
+"""
+
+
+def whole_process(qrels: Path, runs: list[Path], tmp: Path, reps: int, trec_eval: str | None) -> dict:
+    """Median wall time of whole processes evaluating every run file (interpreter start, imports, reading,
+    evaluating, printing): `cranfield eval` once on all files, a pytrec_eval script once on all files,
+    and trec_eval once per run file (it takes one run), with the standard measure set."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""),
+               PYTHONPYCACHEPREFIX=str(tmp / "pycache"))     # bytecode cached, as an installed tool
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    script = tmp / "pytrec_whole.py"
+    script.write_text(PYTREC_WHOLE.format(measures=sorted(PYTREC_MEASURES)))
+    cmds = {"cranfield eval": [[sys.executable, "-m", "engine.cli", "eval",
+                                *[a for m in ENGINE_MEASURES for a in ("-m", m)], str(qrels), *map(str, runs)]],
+            "pytrec_eval": [[sys.executable, str(script), str(qrels), *map(str, runs)]]}
+    if trec_eval:
+        cmds["trec_eval"] = [[trec_eval, *[a for m in ("official", "ndcg", "ndcg_cut.10", "recall.100")
+                                          for a in ("-m", m)], str(qrels), str(r)] for r in runs]
+    times: dict[str, list[float]] = {k: [] for k in cmds}
+    for rep in range(reps + 1):                    # the first round warms caches and is not counted
+        for name, group in cmds.items():
+            t0 = time.perf_counter()
+            for cmd in group:
+                subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, check=True)
+            if rep:
+                times[name].append(time.perf_counter() - t0)
+    med = {k: statistics.median(v) for k, v in times.items()}
+    print(f"\nwhole processes, {len(runs)} run files (median of {reps}; load {os.getloadavg()[0]:.1f}):")
+    for name, t in med.items():
+        print(f"  {name:<16} {t:7.2f} s" + ("" if name == "cranfield eval" else
+                                             f"   cranfield / {name} = {med['cranfield eval'] / t:.2f}"))
+    if not trec_eval:
+        print("  trec_eval: not found (pass --trec-eval PATH or set TREC_EVAL to compare)")
+    print("  targets: cranfield / pytrec_eval <= 0.5, and below trec_eval")
+    return med
 
 
 if __name__ == "__main__":

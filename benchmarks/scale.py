@@ -86,7 +86,8 @@ def main(argv=None) -> int:
     ap.add_argument("--json", default=None, help="also write the figures to this file")
     args = ap.parse_args(argv)
 
-    from engine.blocks import evaluate_store, pool_candidates_store
+    from engine.blocks import evaluate_store
+    from engine.pooling.store import pool_candidates_store
     from engine.formats import read_qrels
     from engine.simulate_large import write_large_campaign
     from engine.store import RunStore, store_dir

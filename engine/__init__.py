@@ -1,17 +1,54 @@
-"""Cranfield engine: formats, measures, pooling, judgments, stability and cost. No UI imports."""
+"""Cranfield engine: formats, measures, pooling, judgments, stability and cost. No UI imports.
+
+Public names are loaded on first use (PEP 562), so `import engine` (and a command that needs little)
+stays fast: pandas, pyarrow and scipy are imported by the modules that use them.
+"""
 from __future__ import annotations
 
-from .errors import CranfieldError, FormatError, Problem, Warnings
-from .evaluate import compute, evaluate, evaluate_files, per_topic_table, summarize, trec_eval_lines
-from .formats import read_qrels, read_run, read_runs, write_qrels, write_run
-from .ranking import EvalOptions, build_ranked
-from .store import RunStore
-from .blocks import evaluate_store, pool_candidates_store
+import importlib
+import sys
+import types
 
-__all__ = [
-    "CranfieldError", "FormatError", "Problem", "Warnings", "EvalOptions", "build_ranked",
-    "compute", "evaluate", "evaluate_files", "per_topic_table", "summarize", "trec_eval_lines",
-    "read_qrels", "read_run", "read_runs", "write_qrels", "write_run",
-    "RunStore", "evaluate_store", "pool_candidates_store",
-]
-__version__ = "0.1.0"
+from .version import __version__
+
+_EXPORTS = {
+    "CranfieldError": "errors", "FormatError": "errors", "Problem": "errors", "Warnings": "errors",
+    "compute": "evaluate", "evaluate": "evaluate", "evaluate_files": "evaluate", "per_topic_table": "evaluate",
+    "summarize": "evaluate", "trec_eval_lines": "evaluate",
+    "read_qrels": "formats", "read_run": "formats", "read_runs": "formats", "write_qrels": "formats",
+    "write_run": "formats",
+    "EvalOptions": "ranking", "build_ranked": "ranking",
+    "RunStore": "store",
+    "evaluate_store": "blocks",
+    "pool_candidates_store": "pooling.store",
+    "evaluate_campaign": "evaluation",
+}
+
+__all__ = sorted(_EXPORTS) + ["__version__"]
+
+
+def __getattr__(name: str):
+    mod = _EXPORTS.get(name)
+    if mod is None:
+        raise AttributeError(f"module 'engine' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{mod}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))
+
+
+class _Package(types.ModuleType):
+    """`engine.evaluate` is the function (as it always was), although a submodule has the same name:
+    loading the submodule does not replace the package attribute (the module stays in sys.modules)."""
+
+    def __setattr__(self, name: str, value) -> None:
+        if name in _EXPORTS and isinstance(value, types.ModuleType) and value.__name__ == f"{__name__}.{name}":
+            self.__dict__.pop(name, None)      # resolved by __getattr__ to the exported name instead
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package

@@ -32,10 +32,16 @@ def fingerprint(paths: Iterable[os.PathLike | str]) -> list[tuple[str, int, int]
     return out
 
 
+_VALUE_MODULES = ("ranking.py", "evaluate.py", "evaluation.py", "blocks.py", "store.py", "formats.py",
+                  "judgment_log.py", "campaign.py", "config.py")
+
+
 def _code_fingerprint() -> list:
-    from . import __version__
-    mods = sorted((_ENGINE / "measures").glob("*.py")) + [_ENGINE / n for n in
-                                                          ("ranking.py", "evaluate.py", "blocks.py", "store.py")]
+    """Version and fingerprints of every module that computes values (measures, estimators, the
+    ranking kernel, readers and the evaluation paths)."""
+    from .version import __version__
+    mods = (sorted((_ENGINE / "measures").glob("*.py")) + sorted((_ENGINE / "estimators").glob("*.py"))
+            + [_ENGINE / n for n in _VALUE_MODULES])
     return [__version__, fingerprint(mods)]
 
 
@@ -124,17 +130,6 @@ def cached_evaluate(campaign, measures, options) -> pd.DataFrame:
 
 
 def evaluate_campaign(campaign, measures, options, progress=None) -> pd.DataFrame:
-    """A campaign's long table of `measures`: streamed over its run store by topic blocks (bounded
-    memory, one process per core for large campaigns), or in memory when it has no store."""
-    from .blocks import evaluate_store
-    from .evaluate import evaluate
-
-    gains = campaign.gains()
-    st = campaign.store()
-    if st is None:
-        return evaluate(campaign.qrels(), campaign.runs(), measures, options=options, gains=gains)
-    df = evaluate_store(st, campaign.qrels(), measures, options=options, gains=gains, progress=progress)
-    rename = campaign.run_renames()
-    if rename and len(df):
-        df["run"] = df["run"].cat.rename_categories([rename.get(r, r) for r in df["run"].cat.categories])
-    return df
+    """A campaign's long table of `measures` (engine.evaluation.evaluate_campaign, uncached)."""
+    from .evaluation import evaluate_campaign as evaluate
+    return evaluate(campaign, measures, options=options, progress=progress).table

@@ -32,15 +32,14 @@ def compute(qrels: pd.DataFrame, runs: pd.DataFrame, measures=None, options: Eva
             run_order: list[str] | None = None, extra: dict | None = None, presorted: bool = False) -> Computed:
     """Evaluate every requested measure for every (run, topic) in one vectorized pass (`presorted`:
     see `build_ranked`)."""
-    load_all()
     requests = resolve(measures)
     if not isinstance(runs, pd.DataFrame):      # an Arrow table in store order (engine.blocks)
         ranked, notes = ranked_from_arrow(qrels, runs, run_order, options)
     else:
         ranked, notes = build_ranked(qrels, runs, options, run_order=run_order, presorted=presorted)
     if extra:
-        ranked.extra = extra  # type: ignore[attr-defined]
-    ranked.qrels = qrels  # type: ignore[attr-defined]  (for measures needing judgment columns)
+        ranked.extra = extra
+    ranked.qrels = qrels
     values: dict[str, np.ndarray] = {}
     kinds: dict[str, MeasureRequest] = {}
     for req in requests:
@@ -91,8 +90,11 @@ PARALLEL_MIN_ROWS = 400_000
 
 
 def evaluate_files(qrels_path, run_paths: list, measures=None, *, options: EvalOptions | None = None,
-                   warnings=None, gains: dict | None = None, workers: int | None = None) -> pd.DataFrame:
+                   warnings=None, gains: dict | None = None, workers: int | None = None,
+                   strings: bool = False) -> pd.DataFrame:
     """Read judgments and run files and evaluate them, end to end, like `evaluate` on the tables.
+    With `strings`, the text-valued measures are in `df.attrs["strings"]` and the notes in
+    `df.attrs["notes"]` (what the trec_eval text writer needs besides the table).
 
     Runs are independent, so the run files are split into one batch per core and each batch is read
     and evaluated in its own thread (parsing and the array work release the GIL); the tables are joined
@@ -110,8 +112,18 @@ def evaluate_files(qrels_path, run_paths: list, measures=None, *, options: EvalO
     k = min(workers or os.cpu_count() or 1, len(paths))
     opt = options or EvalOptions()
     extra = {"gains": dict(gains)} if gains else None
+    def done(cs: list) -> pd.DataFrame:
+        df = concat_long([to_long(c) for c in cs])
+        if strings:
+            df.attrs["strings"] = pd.concat([to_long_str(c) for c in cs], ignore_index=True)
+            unjudged = sorted({t for c in cs for t in c.notes.get("topics_without_judgments", [])})
+            df.attrs["notes"] = {"topics_without_judgments": unjudged} if unjudged else {}
+            df.attrs["groups"] = sum(c.ranked.n_groups for c in cs)
+            df.attrs["runs"] = [r for c in cs for r in dict.fromkeys(c.ranked.run_names)]
+        return df
+
     if k < 2:
-        return to_long(compute(qrels, read_runs(paths, w), measures, opt, extra=extra))
+        return done([compute(qrels, read_runs(paths, w), measures, opt, extra=extra)])
     sizes = [os.path.getsize(p) if os.path.exists(p) else 0 for p in paths]
     bounds = np.searchsorted(np.cumsum(sizes), np.linspace(0, sum(sizes), k + 1)[1:-1], side="right")
     cuts = sorted(set([0, *[int(b) for b in bounds], len(paths)]))
@@ -123,7 +135,7 @@ def evaluate_files(qrels_path, run_paths: list, measures=None, *, options: EvalO
             runs = read_runs(batches[i], ws[i])
         except FormatError as exc:
             return exc
-        return runs, to_long(compute(qrels, runs, measures, opt, extra=extra))
+        return runs, compute(qrels, runs, measures, opt, extra=extra)
 
     with ThreadPoolExecutor(max_workers=len(batches)) as ex:
         results = list(ex.map(one, range(len(batches))))
@@ -143,7 +155,7 @@ def evaluate_files(qrels_path, run_paths: list, measures=None, *, options: EvalO
             seen[str(name)] = i
     if dup:
         raise FormatError(dup, hint="every run needs a distinct tag; edit the 6th column of one file")
-    return concat_long([df for _, df in results])
+    return done([c for _, c in results])
 
 
 def run_batches(runs: pd.DataFrame, workers: int | None = None) -> list[pd.DataFrame]:
@@ -221,15 +233,21 @@ def to_long_str(c: Computed) -> pd.DataFrame:
 
 
 def trec_eval_lines_long(df: pd.DataFrame, measures=None, per_query: bool = False,
-                         strings: pd.DataFrame | None = None) -> list[str]:
-    """`trec_eval_lines` from a long table (as `evaluate` or `blocks.evaluate_store` return it) plus the
-    text-valued measures in `strings` (`to_long_str`): the same lines without the Ranked structure."""
-    load_all()
-    kinds = {}
-    for req in resolve(measures):
-        for n in req.names:
-            kinds[n] = req
-    runs = list(df["run"].cat.categories) if len(df) else []
+                         strings: pd.DataFrame | None = None, kinds: dict | None = None,
+                         runs: list[str] | None = None) -> list[str]:
+    """trec_eval's exact text output, run after run, from a long table (as `evaluate`,
+    `blocks.evaluate_store` or `engine.evaluation.evaluate_campaign` return it) plus the text-valued
+    measures in `strings` (`to_long_str`). `kinds` (output name -> request) replaces resolving
+    `measures`; `runs` lists the runs when the table has no numeric measure. The one text writer."""
+    if kinds is None:
+        kinds = {}
+        for req in resolve(measures):
+            for n in req.names:
+                kinds[n] = req
+    if len(df):
+        runs = list(df["run"].cat.categories)
+    elif runs is None:
+        runs = list(dict.fromkeys(strings["run"])) if strings is not None and len(strings) else []
     run_codes = df["run"].cat.codes.to_numpy() if len(df) else np.zeros(0, np.int64)
     meas = df["measure"].astype(object).to_numpy() if len(df) else np.zeros(0, object)
     vals = df["value"].to_numpy() if len(df) else np.zeros(0)
@@ -247,9 +265,12 @@ def trec_eval_lines_long(df: pd.DataFrame, measures=None, per_query: bool = Fals
     lines: list[str] = []
     for ri, run in enumerate(runs):
         numeric = [n for n in kinds if (n, ri) in by]
-        if not numeric:
+        if numeric:
+            run_topics = by[(numeric[0], ri)][0]
+        elif any(r == run for _, r in sby) or (not len(df) and any(k.measure.name == "runid" for k in kinds.values())):
+            run_topics = list(next((v for (m, r), v in sby.items() if r == run), {}))
+        else:
             continue
-        run_topics = by[(numeric[0], ri)][0]
         if per_query:
             vals_of = {n: dict(zip(*by[(n, ri)])) for n in numeric}
             for t in run_topics:
@@ -322,29 +343,5 @@ def _fmt(kind: str, value, text_format: str = "{}") -> str:
 
 def trec_eval_lines(c: Computed, per_query: bool = False) -> list[str]:
     """trec_eval's exact text output, run after run (one block per run, as separate trec_eval calls)."""
-    r = c.ranked
-    lines: list[str] = []
-    topic_order = np.argsort(r.g_topic, kind="stable")
-    for run_idx, run_name in enumerate(r.run_names):
-        sel = topic_order[r.g_run[topic_order] == run_idx]
-        if len(sel) == 0:
-            continue
-        if per_query:
-            for g in sel:
-                tname = r.topic_names[r.g_topic[g]]
-                for n, req in c.kinds.items():
-                    m = req.measure
-                    if not m.per_topic:
-                        continue
-                    lines.append(f"{n:<22}\t{tname}\t{_fmt(m.value_kind, c.values[n][g], m.text_format)}")
-        for n, req in c.kinds.items():
-            m = req.measure
-            if not m.summary:
-                continue
-            vals = c.values[n][sel]
-            if m.value_kind == "str":
-                v = vals[0]
-            else:
-                v = aggregate_values(m.aggregate, vals)
-            lines.append(f"{n:<22}\tall\t{_fmt(m.value_kind, v, m.text_format)}")
-    return lines
+    return trec_eval_lines_long(to_long(c), per_query=per_query, strings=to_long_str(c), kinds=c.kinds,
+                                runs=list(dict.fromkeys(c.ranked.run_names)))

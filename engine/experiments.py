@@ -18,20 +18,8 @@ import numpy as np
 import pandas as pd
 
 from .errors import CranfieldError
+from .names import DEFAULT_DESIGNS, DESIGNS  # noqa: F401  (public here too)
 
-# design label -> (pool strategy, measure computing the estimate)
-DESIGNS: dict[str, tuple[str, str]] = {
-    "xinfAP@stratified": ("stratified", "xinfAP"),
-    "infAP@uniform": ("uniform", "infAP"),
-    "AP@uniform": ("uniform", "map"),
-    "AP@stratified": ("stratified", "map"),
-    "statAP@statap": ("statap", "statAP"),
-    "AP@depth": ("take_n", "map"),
-    "AP@mtf": ("mtf", "map"),
-    "AP@hedge": ("hedge", "map"),
-    "AP@mtc": ("mtc", "map"),
-}
-DEFAULT_DESIGNS = ("xinfAP@stratified", "infAP@uniform", "AP@uniform", "statAP@statap", "AP@depth", "AP@mtc")
 ESTIMATORS_NEEDING_FRAME = {"xinfAP", "infAP"}
 
 

@@ -228,7 +228,7 @@ def _raise_rows(spath: str, df: pd.DataFrame, bad: np.ndarray, message: Callable
     raise FormatError(problems, hint=hint)
 
 
-def _str_series(values) -> pd.Series:
+def str_series(values) -> pd.Series:
     return pd.Series(values, dtype=object, copy=False)
 
 
@@ -248,13 +248,13 @@ def read_run(path: PathLike, warnings: Warnings | None = None, name: str | None 
     are reported and evaluated as part of this run; a document retrieved twice for the same topic
     keeps its first line and the repeat is reported. An empty file is reported and yields no rows.
     """
-    a = _read_run_arrays(path, warnings if warnings is not None else Warnings(), name, data)
+    a = read_run_arrays(path, warnings if warnings is not None else Warnings(), name, data)
     if a is None:
         return _empty_run()
     return _run_frame([a])
 
 
-def _read_run_arrays(path: PathLike, w: Warnings, name: str | None = None,
+def read_run_arrays(path: PathLike, w: Warnings, name: str | None = None,
                      data: bytes | None = None) -> dict | None:
     """One run file as column arrays (topic strings shared per topic); None when the file is empty."""
     spath = str(path)
@@ -307,8 +307,8 @@ def _run_frame(parts: list[dict]) -> pd.DataFrame:
     tags = np.asarray([p["run"] for p in parts], dtype=object)
     lens = [len(p["doc"]) for p in parts]
     cat = (lambda k: parts[0][k] if len(parts) == 1 else np.concatenate([p[k] for p in parts]))
-    return pd.DataFrame({"run": _str_series(np.repeat(tags, lens)), "topic": _str_series(cat("topic")),
-                         "doc": _str_series(cat("doc")), "rank": cat("rank"), "score": cat("score"),
+    return pd.DataFrame({"run": str_series(np.repeat(tags, lens)), "topic": str_series(cat("topic")),
+                         "doc": str_series(cat("doc")), "rank": cat("rank"), "score": cat("score"),
                          "line": cat("line")}, copy=False)  # fresh arrays: no need to consolidate copies
 
 
@@ -347,7 +347,7 @@ def _arrow_table(data: bytes):
                                                                                 "tag"]))
 
 
-def _sorted_categorical(chunked) -> pd.Categorical:
+def sorted_categorical(chunked) -> pd.Categorical:
     """An Arrow string column as a Categorical with lexically (byte-order) sorted categories."""
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -363,8 +363,8 @@ def _sorted_categorical(chunked) -> pd.Categorical:
     return pd.Categorical.from_codes(codes, categories=pd.Index(cats, dtype=object), validate=False)
 
 
-def _grouped_categorical(chunked) -> pd.Categorical:
-    """Like _sorted_categorical for a column made of long runs of equal values (topic ids in run
+def grouped_categorical(chunked) -> pd.Categorical:
+    """Like sorted_categorical for a column made of long runs of equal values (topic ids in run
     files): only the first value of each run of equal values is hashed."""
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -372,11 +372,11 @@ def _grouped_categorical(chunked) -> pd.Categorical:
     arr = chunked.combine_chunks() if isinstance(chunked, pa.ChunkedArray) else chunked
     n = len(arr)
     if n == 0:
-        return _sorted_categorical(arr)
+        return sorted_categorical(arr)
     change = np.ones(n, bool)
     change[1:] = pc.not_equal(arr.slice(1), arr.slice(0, n - 1)).to_numpy(zero_copy_only=False)
     heads = np.flatnonzero(change)
-    cat = _sorted_categorical(arr.take(pa.array(heads)))
+    cat = sorted_categorical(arr.take(pa.array(heads)))
     codes = np.repeat(np.asarray(cat.codes), np.diff(np.append(heads, n)))
     return pd.Categorical.from_codes(codes, dtype=cat.dtype, validate=False)
 
@@ -411,7 +411,7 @@ def _duplicate_rows(run_c: np.ndarray, topic_c: np.ndarray, doc_c: np.ndarray, n
     return pd.Series(key).duplicated(keep="first").to_numpy()
 
 
-def _arrow_run(p: PathLike, data: bytes):
+def arrow_run(p: PathLike, data: bytes):
     """(tag, table) when a run file is clean and Arrow parses it whole with one tag, else None."""
     import pyarrow.compute as pc
     if not _clean_for_arrow(data):
@@ -435,8 +435,8 @@ def _arrow_frame(items: list[tuple[str, str, object]], w: Warnings) -> pd.DataFr
     import pyarrow as pa
     lens = [len(t) for _, _, t in items]
     big = pa.concat_tables([t for _, _, t in items])
-    topic = _grouped_categorical(big.column("topic"))
-    doc = _sorted_categorical(big.column("doc"))
+    topic = grouped_categorical(big.column("topic"))
+    doc = sorted_categorical(big.column("doc"))
     run_names = [tag for _, tag, _ in items]
     run = pd.Categorical.from_codes(np.repeat(np.arange(len(run_names), dtype=np.int32), lens),
                                     categories=pd.Index(run_names, dtype=object), validate=False)
@@ -480,7 +480,7 @@ def read_runs(paths: list[PathLike], warnings: Warnings | None = None) -> pd.Dat
             blobs.append((p, None))
     # Arrow releases the GIL while parsing: clean files are parsed on all cores (Python threads, each
     # parse single-threaded, so no Arrow thread pool outlives the call)
-    fast_of = (lambda pd_: _arrow_run(pd_[0], pd_[1]) if pd_[1] is not None else None)
+    fast_of = (lambda pd_: arrow_run(pd_[0], pd_[1]) if pd_[1] is not None else None)
     if len(blobs) > 1 and (os.cpu_count() or 1) > 1:
         from concurrent.futures import ThreadPoolExecutor
         with ThreadPoolExecutor(max_workers=min(os.cpu_count() or 1, 8)) as ex:
@@ -495,7 +495,7 @@ def read_runs(paths: list[PathLike], warnings: Warnings | None = None) -> pd.Dat
                 tag, first_line = fast[0], 1
                 item = ("arrow", (str(p), fast[0], fast[1]))
             else:
-                a = _read_run_arrays(p, w, data=data)
+                a = read_run_arrays(p, w, data=data)
                 if a is None:
                     continue
                 tag, first_line = a["run"], int(a["line"][0])
@@ -560,7 +560,7 @@ SAMPLE_COLS = [_Col("topic", "str", "a topic id"), _Col("iter", "str", "an itera
 SAMPLE_LABEL = "topic iter doc stratum grade"
 
 
-def _rule_text(rule: str) -> str:
+def rule_text(rule: str) -> str:
     return {"last": "the last judgment wins", "max": "the highest grade wins",
             "majority": "the most frequent grade wins (ties: the latest of the tied grades)"}[rule]
 
@@ -602,7 +602,7 @@ def resolve_duplicate_judgments(df: pd.DataFrame, spath: str, w: Warnings,
             where = ", ".join(str(int(g)) for g in rows["grade"])
         line = int(rows["line"].iat[-1]) if has_line else None
         w.add(spath, line, f"document {rows['doc'].iat[0]} judged differently for topic {rows['topic'].iat[0]} "
-                           f"({where}); rule '{rule}': {_rule_text(rule)}")
+                           f"({where}); rule '{rule}': {rule_text(rule)}")
     if len(conflicting) > 50:
         w.add(spath, None, f"{len(conflicting) - 50} more conflicting judgments resolved by rule '{rule}'")
     if n_same:
@@ -647,7 +647,7 @@ def _resolve(df: pd.DataFrame, key: np.ndarray, rule: str) -> pd.DataFrame:
 
 
 def _judgment_table(df: pd.DataFrame, extra: tuple[str, ...] = ()) -> pd.DataFrame:
-    out = {"topic": _str_series(df["topic"].to_numpy(object)), "doc": _str_series(df["doc"].to_numpy(object)),
+    out = {"topic": str_series(df["topic"].to_numpy(object)), "doc": str_series(df["doc"].to_numpy(object)),
            "grade": df["grade"].to_numpy(np.int64)}
     for c in extra:
         if c == "stratum":
@@ -655,7 +655,7 @@ def _judgment_table(df: pd.DataFrame, extra: tuple[str, ...] = ()) -> pd.DataFra
         elif c == "prob":
             out[c] = df[c].to_numpy(np.float64)
         else:
-            out[c] = _str_series(df[c].astype(str).to_numpy(object))
+            out[c] = str_series(df[c].astype(str).to_numpy(object))
     out["line"] = df["line"].to_numpy(np.int64)
     return pd.DataFrame(out, copy=False)
 

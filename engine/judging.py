@@ -1,5 +1,5 @@
-"""The judging workflow: the append-only judgment log, the next document to judge, assessor
-batches, exports and judgment summaries.
+"""The judging workflow: the next document to judge, assessor batches, exports and judgment summaries.
+The append-only judgment log lives in engine.judgment_log (re-exported here).
 
 Log safety (judgments/log.jsonl, format in docs/campaign-format.md): every append opens the file
 with O_APPEND, takes an exclusive `fcntl.flock`, writes each complete line with one `write()`,
@@ -15,166 +15,16 @@ grades). An `undo` line retracts that assessor's latest earlier judgment of the 
 """
 from __future__ import annotations
 
-import fcntl
 import json
-import os
-from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from .errors import CranfieldError, Warnings
-
-CONFLICT_RULES = ("last", "max", "majority")
-LOG_NAME = "log.jsonl"
-
-
-# ---------------------------------------------------------------------------- the append-only log
-
-def _open_locked(path: Path) -> int:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
-    fcntl.flock(fd, fcntl.LOCK_EX)
-    return fd
-
-
-def _cut_torn_tail(fd: int, path: Path) -> None:
-    """Under the lock: an incomplete last line (a writer died mid-write) is saved to PATH.torn and
-    removed, so the next line starts on a line of its own."""
-    size = os.fstat(fd).st_size
-    if size == 0 or os.pread(fd, 1, size - 1) == b"\n":
-        return
-    start = max(0, size - 65536)
-    while True:
-        chunk = os.pread(fd, size - start, start)
-        nl = chunk.rfind(b"\n")
-        if nl >= 0 or start == 0:
-            break
-        start = max(0, start - 65536)
-    cut = start + nl + 1 if nl >= 0 else 0
-    fragment = os.pread(fd, size - cut, cut)
-    tfd = os.open(str(path) + ".torn", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-    try:
-        _write_all(tfd, fragment + b"\n")
-        os.fsync(tfd)
-    finally:
-        os.close(tfd)
-    os.ftruncate(fd, cut)
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        n = os.write(fd, view)
-        view = view[n:]
-
-
-def append_records(path, records: list[dict]) -> int:
-    """Append JSON records as lines, durably and under an exclusive lock; returns the count.
-
-    When this returns, every record is on disk (fsync) as a complete line.
-    """
-    p = Path(path)
-    lines = [(json.dumps(r, ensure_ascii=False, separators=(", ", ": ")) + "\n").encode("utf-8")
-             for r in records]
-    if any(b"\n" in ln[:-1] for ln in lines):
-        raise CranfieldError("a judgment record may not contain a line break")
-    fd = _open_locked(p)
-    try:
-        _cut_torn_tail(fd, p)
-        for ln in lines:
-            _write_all(fd, ln)   # one write() per complete line (regular files: never short)
-        os.fsync(fd)
-    finally:
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        os.close(fd)
-    return len(lines)
-
-
-def now_ts() -> str:
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-def judgment_record(topic, doc, grade: int, assessor: str = "", seconds: float | None = None,
-                    strategy: str | None = None, op: str = "judge", ts: str | None = None) -> dict:
-    """One log record (schema of docs/campaign-format.md)."""
-    if op not in ("judge", "undo"):
-        raise CranfieldError(f"unknown judgment op {op!r} (judge or undo)")
-    try:
-        g = int(grade)
-    except (TypeError, ValueError):
-        raise CranfieldError(f"grade must be an integer, got {grade!r}") from None
-    rec = {"topic": str(topic), "doc": str(doc), "grade": g, "assessor": str(assessor or ""),
-           "ts": ts or now_ts(), "seconds": None if seconds is None else float(seconds),
-           "strategy": strategy, "op": op}
-    for k in ("topic", "doc"):
-        if not rec[k] or any(c.isspace() for c in rec[k]):
-            raise CranfieldError(f"{k} {rec[k]!r}: must be non-empty without white space")
-    if op == "undo":
-        del rec["grade"]
-    return rec
-
-
-def log_path(root) -> Path:
-    return Path(root) / "judgments" / LOG_NAME
-
-
-def record_judgment(root, topic, doc, grade, assessor="", seconds=None, strategy=None) -> dict:
-    """Append one judgment to a campaign's log; returns the record once it is durable."""
-    rec = judgment_record(topic, doc, grade, assessor, seconds, strategy)
-    append_records(log_path(root), [rec])
-    return rec
-
-
-def undo_judgment(root, topic, doc, assessor="") -> dict:
-    """Append an undo line: retracts this assessor's latest judgment of the document."""
-    rec = judgment_record(topic, doc, 0, assessor, None, None, op="undo")
-    append_records(log_path(root), [rec])
-    return rec
-
-
-def read_log(path, warnings: Warnings | None = None) -> pd.DataFrame:
-    """Every entry of a judgment log in file order (engine.campaign's reader: a torn last line is
-    ignored with a warning, any other malformed line is an error)."""
-    from .campaign import read_judgment_log
-    return read_judgment_log(path, warnings)
-
-
-def apply_undo(log: pd.DataFrame, warnings: Warnings | None = None, source: str = LOG_NAME) -> pd.DataFrame:
-    """The judge entries still in force after undos, in log order (engine.campaign.log_judgments)."""
-    from .campaign import log_judgments
-    return log_judgments(log, source, warnings)
-
-
-def resolve_judgments(judgments: pd.DataFrame, rule: str = "last",
-                      warnings: Warnings | None = None, source: str = "judgments") -> pd.DataFrame:
-    """One grade per (topic, doc) from repeated judgments (rows in time order), by `rule` (the
-    rules of engine.formats.resolve_duplicate_judgments). Returns topic, doc, grade, n_judgments,
-    conflict (True when the judgments disagreed)."""
-    from .formats import resolve_duplicate_judgments
-    if rule not in CONFLICT_RULES:
-        raise CranfieldError(f"judgments.conflict_rule {rule!r}: use one of {', '.join(CONFLICT_RULES)}")
-    cols = ["topic", "doc", "grade"]
-    df = judgments[cols].astype({"topic": str, "doc": str}).reset_index(drop=True)
-    df["grade"] = df["grade"].astype(np.int64)
-    picked = resolve_duplicate_judgments(df, source, Warnings(), rule)[cols]
-    stats = df.groupby(["topic", "doc"], sort=False)["grade"].agg(n_judgments="size", n_grades="nunique")
-    out = picked.merge(stats.reset_index(), on=["topic", "doc"], how="left")
-    out["conflict"] = out["n_grades"] > 1
-    n_conf = int(out["conflict"].sum())
-    if n_conf and warnings is not None:
-        warnings.add(source, None, f"{n_conf} document(s) judged differently more than once; "
-                                   f"all judgments are kept, rule '{rule}' picks the grade")
-    return out[["topic", "doc", "grade", "n_judgments", "conflict"]].reset_index(drop=True).astype(
-        {"grade": np.int64, "n_judgments": np.int64})
-
-
-def merged_log(path, rule: str = "last", warnings: Warnings | None = None) -> pd.DataFrame:
-    """The log's judgments in force, resolved to one grade per (topic, doc)."""
-    log = apply_undo(read_log(path, warnings), warnings, str(path))
-    return resolve_judgments(log, rule, warnings, str(path))
-
+from .judgment_log import (CONFLICT_RULES, LOG_NAME, append_records, apply_undo, judgment_record,  # noqa: F401
+                           log_path, merged_log, now_ts, read_log, record_judgment, resolve_judgments,
+                           undo_judgment)
 
 # ---------------------------------------------------------------------------- next document
 

@@ -100,6 +100,11 @@ class Ranked:
     t_grades_offsets: np.ndarray        # CSR per topic into t_grades
     t_grades: np.ndarray                # per topic: judged grades (>= 0) sorted descending
     g_missing: np.ndarray = field(default=None)  # per group: True when the run had no results (-c fill)
+    extra: dict | None = None           # evaluation extras: {"gains": grade -> gain} (campaign relevance scale)
+    qrels: object = None                # the judgments joined (DataFrame), for measures reading judgment columns
+    # named caches of values derived from this structure ("gain": graded measures, "est": estimators);
+    # not copied by dataclasses.replace (a derived structure starts empty)
+    caches: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     # ------------------------------------------------------------------ sizes and indexing
     @property
@@ -557,7 +562,7 @@ def _assemble(opt: EvalOptions, run_names: list[str], topic_names: list[str], ru
                     rel=rel, doc=r_doc, score=r_score, t_levels=t_levels,
                     t_grades_offsets=t_grades_offsets, t_grades=t_grades, g_missing=g_missing)
     if row_qrel is not None:
-        ranked.__dict__.setdefault("_est_cache", {})["row_index_sparse"] = row_qrel
+        ranked.caches.setdefault("est", {})["row_index_sparse"] = row_qrel
     return ranked
 
 
@@ -716,3 +721,15 @@ class ArrowDocs(_Docs):
 
     def __len__(self) -> int:
         return len(self.arr)
+
+
+def rename_runs(df: pd.DataFrame, rename: dict[str, str], column: str = "run") -> pd.DataFrame:
+    """`df` with store run tags replaced by campaign names (categorical or plain column), in place."""
+    if not rename or df is None or len(df) == 0:
+        return df
+    col = df[column]
+    if isinstance(col.dtype, pd.CategoricalDtype):
+        df[column] = col.cat.rename_categories([rename.get(r, r) for r in col.cat.categories])
+    else:
+        df[column] = col.map(lambda r: rename.get(r, r))
+    return df

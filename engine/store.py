@@ -9,7 +9,7 @@ DuckDB or Spark as it is):
 
 Rows of a part are in trec_eval order: topic ascending (byte order), score descending, ties by
 document id descending; `pos` is the 1-based position in that order (what measures use), `rank`
-the file's own rank column. A row group holds whole topics (`BLOCK_ROWS` rows or so), so one topic
+the file's own rank column. A row group holds whole topics (`ROW_GROUP_ROWS` rows or so), so one topic
 or a block of topics is read without touching the rest. A source file is ingested again only when its
 size or modification time changed; problems are reported as the text readers report them
 (file:line: what is wrong) and nothing is recorded for a file with problems.
@@ -36,7 +36,7 @@ from .errors import CranfieldError, FormatError, Problem, Warnings
 
 STORE_DIR = ".cranfield-store"
 FORMAT = 1
-BLOCK_ROWS = 32_768           # rows per row group (whole topics)
+ROW_GROUP_ROWS = 32_768       # rows per Parquet row group (whole topics); topic blocks: blocks.BLOCK_ROWS
 COMPRESSION = "zstd"
 SCHEMA = pa.schema([("topic", pa.string()), ("doc", pa.string()), ("score", pa.float64()),
                     ("rank", pa.int64()), ("pos", pa.int32())])
@@ -83,12 +83,12 @@ def _positions(topic: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, np.ndarra
 
 def _parse(path: str, w: Warnings) -> tuple[str, pa.Table] | None:
     """(tag, table of topic, doc, score, rank, line) in file order, duplicates dropped and reported."""
-    from .formats import _arrow_run, _read_run_arrays, read_bytes
+    from .formats import arrow_run, read_run_arrays, read_bytes
 
     data = read_bytes(path)
-    fast = _arrow_run(path, data)
+    fast = arrow_run(path, data)
     if fast is None:
-        a = _read_run_arrays(path, w, data=data)           # the validating reader: raises FormatError
+        a = read_run_arrays(path, w, data=data)           # the validating reader: raises FormatError
         if a is None:
             return None
         tab = pa.table({"topic": pa.array(a["topic"], pa.string()), "doc": pa.array(a["doc"], pa.string()),
@@ -146,7 +146,7 @@ def _first_lines(tab: pa.Table, idx: np.ndarray) -> dict:
     return out
 
 
-def ingest_file(path: str, part: str, block_rows: int = BLOCK_ROWS) -> dict:
+def ingest_file(path: str, part: str, group_rows: int = ROW_GROUP_ROWS) -> dict:
     """Parse one run file and write it as a Parquet part in trec_eval order. Returns its manifest entry
     (tag, rows, topics, warnings, seconds) or {"problems": [...], "hint": ...} when the file is bad."""
     t0 = time.perf_counter()
@@ -168,7 +168,7 @@ def ingest_file(path: str, part: str, block_rows: int = BLOCK_ROWS) -> dict:
     n = len(out)
     bounds = [0]
     for s in starts:                                   # cut row groups at topic starts
-        if s - bounds[-1] >= block_rows:
+        if s - bounds[-1] >= group_rows:
             bounds.append(int(s))
     bounds.append(n)
     Path(part).parent.mkdir(parents=True, exist_ok=True)
@@ -518,7 +518,7 @@ def read_parts(parts, topics: list[str] | None = None, columns: list[str] | None
 def to_frame(tab: pa.Table) -> pd.DataFrame:
     """An Arrow run table as a pandas run table: run categorical (store order), topic and doc
     categorical with byte-ordered categories (as formats.read_runs gives), other columns as arrays."""
-    from .formats import _grouped_categorical, _sorted_categorical
+    from .formats import grouped_categorical, sorted_categorical
     data = {}
     for name in tab.column_names:
         col = tab.column(name)
@@ -532,7 +532,7 @@ def to_frame(tab: pa.Table) -> pd.DataFrame:
         elif name in ("topic", "doc"):
             if pa.types.is_dictionary(col.type):
                 col = col.cast(pa.string())
-            data[name] = (_grouped_categorical if name == "topic" else _sorted_categorical)(col)
+            data[name] = (grouped_categorical if name == "topic" else sorted_categorical)(col)
         else:
             data[name] = col.to_numpy()
     return pd.DataFrame(data, copy=False)

@@ -331,7 +331,7 @@ def test_bpref_10_uses_r_plus_10_nonrelevant():
 def test_bpref_family_agrees_with_trec_eval_bpref(sim):
     # bpref_10 with N <= R + 10 for every topic reduces to min(., N) normalisation; the generic
     # capped kernel with extra 0 must reproduce trec_eval's bpref everywhere
-    from engine.estimators.preference import bpref_capped
+    from engine.measures.preference import bpref_capped
     q = sim.truth.sample(frac=0.5, random_state=3)
     c = engine.compute(q, sim.runs, ["bpref"])
     assert np.abs(bpref_capped(c.ranked, 0.0) - c.values["bpref"]).max() < 1e-12

@@ -130,7 +130,7 @@ for i in range(n):
 
 CRASHER = r"""
 import fcntl, os, signal, sys
-from engine.judging import _open_locked
+from engine.judgment_log import _open_locked
 fd = _open_locked(__import__("pathlib").Path(sys.argv[1]))
 os.write(fd, b'{"topic": "7", "doc": "C-0", "grade"')   # half a line, lock held
 os.kill(os.getpid(), signal.SIGKILL)

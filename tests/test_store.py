@@ -10,7 +10,8 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
-from engine.blocks import evaluate_store, pool_candidates_store
+from engine.blocks import evaluate_store
+from engine.pooling.store import pool_candidates_store
 from engine.campaign import load_campaign
 from engine.errors import FormatError, Warnings
 from engine.evaluate import compute, evaluate, trec_eval_lines, trec_eval_lines_long
@@ -67,7 +68,7 @@ def test_row_groups_hold_whole_topics(tmp_path):
     f = write(tmp_path / "runs" / "r.txt", run_lines("r", rows))
     from engine import store as store_mod
     part = tmp_path / "p.parquet"
-    meta = store_mod.ingest_file(str(f), str(part), block_rows=100)
+    meta = store_mod.ingest_file(str(f), str(part), group_rows=100)
     pf = pq.ParquetFile(part)
     assert pf.num_row_groups > 5
     seen = set()
@@ -205,7 +206,7 @@ def test_medium_pools_identical(medium):
         p2 = build_pool(None, strategy, budget, depth=100, seed=5, pooled=pooled, candidates=cand)
         pd.testing.assert_frame_equal(p1.table, p2.table, check_exact=True)
     # the whole pool, streamed (static: one generator over streamed candidates; online: per topic block)
-    from engine.blocks import build_pool_store
+    from engine.pooling.store import build_pool_store
     p1 = build_pool(runs, "statap", 30, depth=50, seed=2, pooled=pooled)
     p2 = build_pool_store(st, "statap", 30, depth=50, seed=2, pooled=pooled, block_rows=200_000, workers=2)
     pd.testing.assert_frame_equal(p1.table, p2.table, check_exact=True)

@@ -1,4 +1,4 @@
-"""The TUI's large-campaign mode (more than tui.source.LARGE_ROWS run rows): evaluation streams over
+"""The TUI's large-campaign mode (more than engine.evaluation.LARGE_ROWS run rows): evaluation streams over
 the run store and drill-downs read one topic; every table the screens show equals the in-memory mode's."""
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import engine.evaluation
 import tui.model as model_mod
 import tui.source as source
 from engine.simulate_large import write_large_campaign
@@ -31,11 +32,11 @@ def camp(tmp_path_factory):
 def both(camp, monkeypatch, specs=("map", "P.10", "ndcg_cut.10")):
     model_mod._OPENED.clear()
     small = CampaignModel(source.open_campaign(camp))
-    monkeypatch.setattr(source, "LARGE_ROWS", 10_000)
+    small.evaluate(list(specs))          # before the threshold drops: the engine decides when evaluating
+    monkeypatch.setattr(engine.evaluation, "LARGE_ROWS", 10_000)
     model_mod._OPENED.clear()
     large = CampaignModel(source.open_campaign(camp))
     assert large.large and not small.large and len(large.runs) == 0 and len(small.runs) == 120 * 6 * 150
-    small.evaluate(list(specs))
     large.evaluate(list(specs))
     return small, large
 

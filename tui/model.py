@@ -1,6 +1,6 @@
 """What the screens show, as plain tables: a thin layer over the engine (no Textual imports).
 
-Scores come from `engine.evaluate.compute` (summaries from `engine.summarize`); this module only
+Scores come from `engine.evaluation.evaluate_campaign` (summaries from `engine.summarize`); this module only
 arranges them: run x topic matrices, intervals of the mean, adjacent-run paired tests, judged@10,
 and per-document contributions read off the engine's ranked lists.
 """
@@ -15,10 +15,10 @@ import pandas as pd
 
 
 from engine.errors import CranfieldError, Warnings
-from engine.evaluate import compute, summarize, to_long
+from engine.evaluate import compute, summarize
 from engine.measures import load_all, resolve
 from engine.measures.registry import REGISTRY
-from engine.ranking import EvalOptions
+from engine.ranking import EvalOptions, rename_runs
 
 from .source import Opened, load_docs, open_campaign
 
@@ -113,53 +113,65 @@ class CampaignModel:
         return ok, bad
 
     def evaluate(self, specs: list[str]) -> Scores:
-        """Evaluate `specs` on all runs and topics (one vectorized engine pass; for a large campaign,
-        streamed over the run store by topic blocks)."""
-        if self.large:
-            return self._evaluate_store(specs)
-        if len(self.runs) == 0:
+        """Evaluate `specs` on all runs and topics through the engine's campaign API
+        (`engine.evaluation.evaluate_campaign`: in memory, or streamed over the run store by topic blocks
+        for a large campaign; the campaign's gains and run renames applied), arranged as matrices."""
+        if not self.large and len(self.runs) == 0:
             raise CranfieldError(f"{self.root}/runs: the campaign has no runs")
         cache, names = self._start(specs)
         if names is None:
             return self.scores
-        c = compute(self.qrels, self.runs, specs, self.options)
-        r = c.ranked
-        long = to_long(c)
-        means = summarize(long)
-        run_names = list(r.run_names)
-        topic_names = list(r.topic_names)
+        from engine.evaluation import evaluate_campaign
+        c = self.o.engine_campaign
+        if c is None:
+            raise CranfieldError(f"{self.root}: not opened through engine.campaign.load_campaign")
+        ev = evaluate_campaign(c, specs, options=self.options, extras=True)
+        df, facts, computed = ev.table, ev.facts, ev.computed
+        q = self.qrels
+        if computed is not None:
+            r = computed.ranked
+            run_names, topic_names = list(r.run_names), list(r.topic_names)
+            t_num_rel = np.asarray(r.t_num_rel)
+        else:
+            r = None
+            rename = c.run_renames()
+            run_names = [rename.get(x, x) for x in self.store.runs]
+            topic_names = sorted(set(q["topic"].astype(str)), key=lambda t: t.encode("utf-8"))
+            t_num_rel = (q[q["grade"] >= self.options.rel_level].groupby(q["topic"].astype(str)).size()
+                         .reindex(topic_names).fillna(0).to_numpy(np.int64))
         n_r, n_t = len(run_names), len(topic_names)
-        group_of = np.full((n_r, n_t), -1, dtype=np.int64)
-        group_of[r.g_run, r.g_topic] = np.arange(r.n_groups)
-        present = group_of >= 0
-        if r.g_missing is not None:
-            present[r.g_run[r.g_missing], r.g_topic[r.g_missing]] = False
+        ri = {x: i for i, x in enumerate(run_names)}
+        ti = {t: i for i, t in enumerate(topic_names)}
+        means = summarize(df) if len(df) else pd.DataFrame()
         matrix = {}
         for n in names:
             m = np.full((n_r, n_t), np.nan)
-            m[r.g_run, r.g_topic] = np.asarray(c.values[n], dtype=np.float64)
-            m[~present] = np.nan
+            sub = df[df["measure"] == n]
+            i = sub["run"].astype(str).map(ri).to_numpy(np.float64)
+            j = sub["topic"].astype(str).map(ti).to_numpy(np.float64)
+            ok = ~(np.isnan(i) | np.isnan(j))
+            m[i[ok].astype(np.int64), j[ok].astype(np.int64)] = sub["value"].to_numpy()[ok]
             matrix[n] = m
-        top = r.rank <= 10
-        judged = r.seg_sum(top & (r.rel >= 0)).astype(float)
-        denom = np.minimum(r.num_ret, 10).astype(float)
+        g_run = facts["run"].astype(str).map(ri).to_numpy(np.int64)
+        g_topic = facts["topic"].astype(str).map(ti).to_numpy(np.int64)
+        missing = facts["missing"].to_numpy(bool)
+        group_of = np.full((n_r, n_t), -1, dtype=np.int64)
+        # in memory: the group index into the ranked lists; streamed: present (rows are read per topic)
+        group_of[g_run[~missing], g_topic[~missing]] = np.flatnonzero(~missing) if r is not None else 0
+        for n in names:
+            matrix[n][group_of < 0] = np.nan
+        denom = np.minimum(facts["num_ret"].to_numpy(), 10).astype(float)
+        judged = facts["top10_judged"].to_numpy(float)
         share = np.divide(judged, denom, out=np.ones_like(judged), where=denom > 0)
         j10 = np.full((n_r, n_t), np.nan)
-        j10[r.g_run, r.g_topic] = share
-        j10[~present] = np.nan
-        with np.errstate(invalid="ignore"):
-            judged10 = np.nanmean(np.where(np.isnan(j10), np.nan, j10), axis=1) if n_t else np.zeros(n_r)
-        unj = r.rel < 0
-        first_unj = np.full(r.n_groups, np.iinfo(np.int64).max)
-        if r.n_rows:
-            rows = np.flatnonzero(unj)
-            np.minimum.at(first_unj, r.row_group[rows], r.rank[rows])
-        facts = pd.DataFrame({"g_run": r.g_run, "g_topic": r.g_topic, "num_ret": r.num_ret,
-                              "top10_unjudged": r.seg_sum(top & unj),
-                              "depth": np.minimum(first_unj - 1, r.num_ret)})
-        self.scores = Scores(names, run_names, topic_names, matrix, means.reindex(columns=names),
-                             np.nan_to_num(judged10, nan=1.0), r, group_of, np.asarray(r.t_num_rel),
-                             *_facts(facts, n_r, n_t))
+        j10[g_run[~missing], g_topic[~missing]] = share[~missing]
+        with np.errstate(invalid="ignore"), _quiet():
+            judged10 = np.nanmean(j10, axis=1) if n_t else np.zeros(n_r)
+        f = pd.DataFrame({"g_run": g_run, "g_topic": g_topic, "num_ret": facts["num_ret"].to_numpy(),
+                          "top10_unjudged": facts["top10_unjudged"].to_numpy(), "depth": facts["depth"].to_numpy()})
+        self.scores = Scores(names, run_names, topic_names, matrix,
+                             means.reindex(index=[x for x in run_names if x in means.index], columns=names),
+                             np.nan_to_num(judged10, nan=1.0), r, group_of, t_num_rel, *_facts(f, n_r, n_t))
         if cache is not None:
             cache[tuple(specs)] = self.scores
         return self.scores
@@ -178,59 +190,6 @@ class CampaignModel:
             names += [n for n in output_names(s_) if n not in names]
         return cache, names
 
-    def _evaluate_store(self, specs: list[str]) -> Scores:
-        """`evaluate` for a large campaign: the engine streams over the run store by topic blocks (all
-        cores, bounded memory); only per-(run, topic) values and facts come back."""
-        from engine.blocks import evaluate_store
-        cache, names = self._start(specs)
-        if names is None:
-            return self.scores
-        c = self.o.engine_campaign
-        gains = c.gains() if c is not None else None
-        df = evaluate_store(self.store, self.qrels, specs, options=self.options, gains=gains, extras=True)
-        facts = df.attrs.pop("extras")
-        rename = c.run_renames() if c is not None else {}
-        run_names = [rename.get(r, r) for r in self.store.runs]
-        if rename and len(df):
-            df["run"] = df["run"].cat.rename_categories([rename.get(x, x) for x in df["run"].cat.categories])
-            facts["run"] = facts["run"].map(lambda x: rename.get(x, x))
-        topic_names = sorted(set(self.qrels["topic"].astype(str)), key=lambda t: t.encode("utf-8"))
-        n_r, n_t = len(run_names), len(topic_names)
-        ri = {r: i for i, r in enumerate(run_names)}
-        ti = {t: i for i, t in enumerate(topic_names)}
-        means = summarize(df) if len(df) else pd.DataFrame()
-        matrix = {}
-        for n in names:
-            m = np.full((n_r, n_t), np.nan)
-            sub = df[df["measure"] == n]
-            m[sub["run"].astype(str).map(ri).to_numpy(), sub["topic"].astype(str).map(ti).to_numpy()] = sub["value"].to_numpy()
-            matrix[n] = m
-        g_run = facts["run"].map(ri).to_numpy(np.int64)
-        g_topic = facts["topic"].map(ti).to_numpy(np.int64)
-        missing = facts["missing"].to_numpy(bool)
-        group_of = np.full((n_r, n_t), -1, dtype=np.int64)
-        group_of[g_run[~missing], g_topic[~missing]] = 0          # present; row data is read per topic
-        for n in names:
-            matrix[n][group_of < 0] = np.nan
-        denom = np.minimum(facts["num_ret"].to_numpy(), 10).astype(float)
-        judged = facts["top10_judged"].to_numpy(float)
-        share = np.divide(judged, denom, out=np.ones_like(judged), where=denom > 0)
-        j10 = np.full((n_r, n_t), np.nan)
-        j10[g_run[~missing], g_topic[~missing]] = share[~missing]
-        with np.errstate(invalid="ignore"), _quiet():
-            judged10 = np.nanmean(j10, axis=1) if n_t else np.zeros(n_r)
-        q = self.qrels
-        t_num_rel = (q[q["grade"] >= self.options.rel_level].groupby(q["topic"].astype(str)).size()
-                     .reindex(topic_names).fillna(0).to_numpy(np.int64))
-        f = pd.DataFrame({"g_run": g_run, "g_topic": g_topic, "num_ret": facts["num_ret"].to_numpy(),
-                          "top10_unjudged": facts["top10_unjudged"].to_numpy(), "depth": facts["depth"].to_numpy()})
-        self.scores = Scores(names, run_names, topic_names, matrix,
-                             means.reindex(index=[r for r in run_names if r in means.index], columns=names),
-                             np.nan_to_num(judged10, nan=1.0), None, group_of, t_num_rel, *_facts(f, n_r, n_t))
-        if cache is not None:
-            cache[tuple(specs)] = self.scores
-        return self.scores
-
     def topic_runs(self, topic: str) -> pd.DataFrame:
         """Every run's results for one topic (read from the run store for a large campaign)."""
         if not self.large:
@@ -238,8 +197,7 @@ class CampaignModel:
         c = self.o.engine_campaign
         df = self.store.frame(topics=[topic])
         rename = c.run_renames() if c is not None else {}
-        if rename and len(df):
-            df["run"] = df["run"].cat.rename_categories([rename.get(x, x) for x in df["run"].cat.categories])
+        rename_runs(df, rename)
         return df
 
     # ------------------------------------------------------------------ leaderboard

@@ -37,7 +37,7 @@ class Opened:
     warnings: Warnings = field(default_factory=Warnings)
     engine_campaign: object = None
     store: object = None        # engine.store.RunStore when the campaign has one
-    large: bool = False         # more than LARGE_ROWS run rows: runs are read per topic, never whole
+    large: bool = False         # engine.evaluation.is_large: runs are read per topic, never whole
 
     @property
     def name(self) -> str:
@@ -61,11 +61,6 @@ def _frame(obj, columns: list[str]) -> pd.DataFrame:
         rows = [{"run": str(k), **(v or {})} for k, v in obj.items()]
         return pd.DataFrame(rows) if rows else _frame(None, columns)
     return pd.DataFrame(obj)
-
-
-LARGE_ROWS = 20_000_000
-"""Above this many run rows the UI never holds the whole run table: evaluation streams over the run
-store by topic blocks and drill-downs read one topic."""
 
 
 def empty_runs() -> pd.DataFrame:
@@ -115,11 +110,12 @@ def open_campaign(root: Path) -> Opened:
         raise CranfieldError(f"{root}: not a campaign directory (no campaign.yaml); "
                              f"`cranfield tui DIR` expects a campaign or a folder of campaigns")
     from engine.campaign import load_campaign
+    from engine.evaluation import is_large
 
     w = Warnings()
     c = load_campaign(root, warnings=w)
     st = c.store()
-    large = st is not None and st.rows > LARGE_ROWS
+    large = is_large(c)
     runs = empty_runs() if large else c.runs()
     qrels = c.qrels()
     topics = _normalize_topics(_frame(c.topics(), ["topic", "title"]))

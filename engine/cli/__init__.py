@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from ..errors import CranfieldError
+from ..version import __version__
 
 EXIT_USAGE = 2
 EXIT_INPUT = 3
@@ -41,7 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="cranfield",
         description="Run IR evaluation campaigns: pools, judgments, trec_eval-exact measures, "
                     "stability and cost. With no command, opens the TUI on the demo campaign.")
-    parser.add_argument("--version", action="version", version="cranfield 0.1.0")
+    parser.add_argument("--version", action="version", version=f"cranfield {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     mods = sorted(pkgutil.iter_modules(__path__), key=lambda i: i.name)
     for info in mods:
@@ -51,12 +52,40 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def campaign_as_option(parser: argparse.ArgumentParser, argv: list[str]) -> list[str]:
+    """`--campaign DIR` names the campaign for every command. Commands that take the campaign as a
+    positional DIR keep it (an alias): for them `--campaign DIR` is moved to the positional place."""
+    names = [i for i, a in enumerate(argv) if a == "--campaign" or a.startswith("--campaign=")]
+    if len(names) != 1:
+        return argv
+    node, depth = parser, 0
+    while depth < len(argv) and not argv[depth].startswith("-"):
+        subs = [a for a in node._actions if isinstance(a, argparse._SubParsersAction)]
+        if not subs or argv[depth] not in subs[0].choices:
+            break
+        node = subs[0].choices[argv[depth]]
+        depth += 1
+    positional = [a for a in node._actions if not a.option_strings and a.dest == "campaign"]
+    has_option = any("--campaign" in a.option_strings for a in node._actions)
+    if not positional or has_option:
+        return argv
+    i = names[0]
+    if argv[i] == "--campaign":
+        if i + 1 >= len(argv):
+            return argv
+        value, rest = argv[i + 1], argv[:i] + argv[i + 2:]
+    else:
+        value, rest = argv[i].partition("=")[2], argv[:i] + argv[i + 1:]
+    return rest[:depth] + [value] + rest[depth:]
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the `cranfield` console script."""
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or (len(argv) == 1 and not argv[0].startswith("-") and Path(argv[0]).is_dir()):
         argv = ["tui", *argv]
     parser = build_parser()
+    argv = campaign_as_option(parser, argv)
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()

@@ -7,7 +7,7 @@ def register(sub) -> None:
                        description="Per-topic differences of run A against run B, wins/losses/ties, a paired "
                                    "test with effect size, the topics where they differ most, their ranked lists "
                                    "side by side (grades; ? = unjudged) and Kendall tau / tau_ap of the lists.")
-    p.add_argument("campaign", help="campaign directory")
+    p.add_argument("campaign", metavar="DIR", help="campaign directory (--campaign DIR is the same)")
     p.add_argument("a", help="run tag A")
     p.add_argument("b", help="run tag B")
     p.add_argument("-m", "--measure", default=None, help="measure (default: the campaign's first)")

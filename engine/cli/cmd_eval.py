@@ -35,50 +35,40 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from ..evaluate import compute, summarize, to_long, trec_eval_lines, trec_eval_lines_long
+    from ..evaluate import evaluate_files, summarize, trec_eval_lines_long
     from ..ranking import EvalOptions
-    from . import load_inputs
     from ..report import format_table
 
     w = Warnings()
     flags = dict(rel_level=args.rel_level, max_depth=args.max_depth, judged_only=args.judged_only,
                  complete=args.complete, num_docs_in_coll=args.num_docs_in_coll,
                  trec_eval_version="9" if args.compat == "9" else "10.0")
-    store = None
     if args.campaign:
+        # a campaign: the engine decides in memory or streamed, and applies gains, renames and options
         from ..campaign import load_campaign
+        from ..evaluation import evaluate_campaign
         camp = load_campaign(args.campaign, warnings=w)
-        store = camp.store()
-    if store is not None:
-        # a campaign: streamed over its run store by topic blocks (bounded memory, all cores)
-        from ..blocks import evaluate_store
         measures = args.measures or camp.measures() or None
-        opt = camp.eval_options(**flags)   # campaign depth and threshold unless a flag overrides them
+        if args.format == "trec" and not _names_runid(measures):
+            measures = ["runid", *(measures or ["official"])]   # a campaign's runs are told apart by their ids
+        strings = args.format == "trec"
         if args.dask:
             from ..distributed import dask_executor
             with dask_executor(None if args.dask == "local" else args.dask) as ex:
-                df = evaluate_store(store, camp.qrels(), measures, options=opt, gains=camp.gains(), strings=True,
-                                    executor=ex)
+                ev = evaluate_campaign(camp, measures, options=flags, strings=strings, executor=ex)
         else:
-            df = evaluate_store(store, camp.qrels(), measures, options=opt, gains=camp.gains(), strings=True)
-        rename = camp.run_renames()
-        strings = df.attrs.get("strings")
-        if rename and len(df):
-            df["run"] = df["run"].cat.rename_categories([rename.get(r, r) for r in df["run"].cat.categories])
-            if strings is not None:
-                strings = strings.assign(run=strings["run"].map(lambda r: rename.get(r, r)))
-        notes = df.attrs.get("notes", {})
-        n_groups = len(df)
+            ev = evaluate_campaign(camp, measures, options=flags, strings=strings)
+        df, text, notes, run_names = ev.table, ev.strings, ev.notes, None
+        n_groups = len(df) + (len(text) if text is not None else 0)
     else:
-        camp, qrels, runs = load_inputs(args, "eval", w)
-        measures = args.measures or (camp.measures() if camp is not None else None) or None
-        if args.campaign:
-            opt = camp.eval_options(**flags)
-        else:
-            opt = EvalOptions(**{k: v for k, v in flags.items() if v is not None})
-        extra = {"gains": camp.gains()} if camp is not None else None   # campaign.yaml relevance.scale gains
-        c = compute(qrels, runs, measures, opt, extra=extra)
-        notes, n_groups = c.notes, c.ranked.n_groups
+        if len(args.files) < 2:
+            raise CranfieldError("eval needs a judgments file and at least one run file "
+                                 "(cranfield eval JUDGMENTS RUN [RUN ...]) or --campaign DIR")
+        # run files are independent: read and evaluated in one batch per core (threads)
+        measures = args.measures or None
+        df = evaluate_files(args.files[0], args.files[1:], measures, warnings=w, strings=True,
+                            options=EvalOptions(**{k: v for k, v in flags.items() if v is not None}))
+        text, notes, n_groups, run_names = (df.attrs.pop(k) for k in ("strings", "notes", "groups", "runs"))
     for p in w:
         print(f"warning: {p}", file=sys.stderr)
     if notes.get("topics_without_judgments"):
@@ -89,16 +79,11 @@ def run(args) -> int:
         raise CranfieldError("no topics with both results and judgments")
     out = sys.stdout
     if args.format == "trec":
-        if store is not None:
-            lines = trec_eval_lines_long(df, measures, per_query=args.per_query, strings=strings)
-        else:
-            lines = trec_eval_lines(c, per_query=args.per_query)
+        lines = trec_eval_lines_long(df, measures, per_query=args.per_query, strings=text, runs=run_names)
         if args.no_summary:
             lines = [ln for ln in lines if "\tall\t" not in ln]
         out.write("\n".join(lines) + "\n")
         return 0
-    if store is None:
-        df = to_long(c)
     table = df if args.per_query else summarize(df).rename_axis("run").reset_index()
     if args.per_query:
         table = df.pivot_table(index=["run", "topic"], columns="measure", values="value",
@@ -106,3 +91,9 @@ def run(args) -> int:
         table.columns.name = None
     out.write(format_table(table, args.format, ".4f"))
     return 0
+
+
+def _names_runid(measures) -> bool:
+    """Whether the measure specs print run ids (runid, or a nickname holding it)."""
+    from ..measures import resolve
+    return any(req.measure.name == "runid" for req in resolve(measures))

@@ -7,7 +7,7 @@ from ..errors import CranfieldError, Warnings
 
 
 def register(sub) -> None:
-    from ..experiments import DEFAULT_DESIGNS, DESIGNS
+    from ..names import DEFAULT_DESIGNS, DESIGNS
     p = sub.add_parser("experiment", help="experiments on simulated campaigns (pool strategies vs truth)")
     esub = p.add_subparsers(dest="experiment", metavar="EXPERIMENT")
     e = esub.add_parser("pools", help="pool strategies at equal judging budgets: RMSE, Kendall tau, "

@@ -11,7 +11,7 @@ def register(sub) -> None:
                                    "part per run, rows in trec_eval order, row groups of whole topics). Every "
                                    "later command and the TUI read the store; unchanged files are not read "
                                    "again. Runs on all cores.")
-    p.add_argument("campaign", help="campaign directory")
+    p.add_argument("campaign", metavar="DIR", help="campaign directory (--campaign DIR is the same)")
     p.add_argument("--workers", type=int, default=None, help="processes (default: one per core)")
     p.add_argument("--rebuild", action="store_true", help="drop the store and ingest every file again")
     p.set_defaults(func=run)

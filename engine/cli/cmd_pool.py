@@ -7,13 +7,13 @@ from ..errors import CranfieldError, Warnings
 
 
 def register(sub) -> None:
-    from ..pooling import STRATEGIES
+    from ..names import POOL_STRATEGIES as STRATEGIES
     p = sub.add_parser("pool", help="build a pool of documents to judge (depth, sampling, MTC, ...)",
                        description="Build a pool for a campaign and write pools/pool-NAME.tsv (topic doc "
                                    "stratum prob method order; order 0 = sampling frame, not selected). The "
                                    "strategy, budget, depth, parameters and seed are appended to "
                                    "pools/pools.log.jsonl so the pool can be rebuilt exactly.")
-    p.add_argument("campaign", help="campaign directory")
+    p.add_argument("campaign", metavar="DIR", help="campaign directory (--campaign DIR is the same)")
     p.add_argument("--strategy", required=True, choices=STRATEGIES)
     p.add_argument("--budget", default=None,
                    help="per-topic documents: N, a fraction (0.05) or percentage (5%%) of each topic's depth "
@@ -55,7 +55,7 @@ def _parse_params(items: list[str]) -> dict:
 
 def run(args) -> int:
     from ..campaign import load_campaign
-    from ..pooling import assign_targets, build_pool, parse_budget, write_pool
+    from ..pooling import assign_targets, parse_budget, write_pool
 
     w = Warnings()
     camp = load_campaign(args.campaign, warnings=w)
@@ -91,16 +91,9 @@ def run(args) -> int:
     elif args.oracle == "judgments":
         oracle = camp.qrels()
     params = _parse_params(args.param)
-    if st is not None and args.strategy in ("rrf", "rbp"):
-        st, runs = None, camp.runs()        # fusion pools rank by weights over whole rankings: in memory
-    if st is not None:
-        # streamed from the run store by topic blocks: only the first `depth` documents of each ranking
-        from ..blocks import build_pool_store
-        pool = build_pool_store(st, args.strategy, budget, depth=args.depth, seed=args.seed, pooled=pooled,
-                                oracle=oracle, renames=camp.run_renames(), **params)
-    else:
-        pool = build_pool(runs, args.strategy, budget, depth=args.depth, seed=args.seed, pooled=pooled,
-                          oracle=oracle, **params)
+    from ..evaluation import pool_campaign
+    pool = pool_campaign(camp, args.strategy, budget, depth=args.depth, seed=args.seed, pooled=pooled,
+                         oracle=oracle, **params)
     for item in w:
         print(f"warning: {item}", file=sys.stderr)
     sizes = pool.sizes()

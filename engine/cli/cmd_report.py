@@ -7,7 +7,7 @@ def register(sub) -> None:
                        description="For each run: summary measures and leaderboard position, per-topic scores "
                                    "against the best, median and worst of all (or the pooled) runs, and the "
                                    "interpolated recall-precision curve. HTML pages embed their plots as SVG.")
-    p.add_argument("campaign", help="campaign directory")
+    p.add_argument("campaign", metavar="DIR", help="campaign directory (--campaign DIR is the same)")
     p.add_argument("--run", action="append", dest="runs", help="only this run tag; repeatable")
     p.add_argument("-m", "--measure", action="append", dest="measures",
                    help="measure to report (default: the campaign's); repeatable")

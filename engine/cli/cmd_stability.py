@@ -256,26 +256,13 @@ def run_stratified(args) -> int:
     return 0
 
 
-STREAM_ROWS = 20_000_000   # above this many run rows, reductions stream over the run store
-
-
-def _campaign_inputs(args, truth: bool = False):
-    camp, w = _campaign(args.campaign)
-    q = camp.truth_qrels() if truth else camp.qrels()
-    if q is None:
-        raise CranfieldError(f"{args.campaign}: no truth/qrels.txt (only simulated campaigns have complete truth)")
-    measures = args.measures or camp.measures()
-    return camp, q, camp.runs(), measures
-
-
 def run_reduction(args) -> int:
-    from ..stability.reduction import reduction_experiment, reduction_experiment_store, summarize_reduction
-    from ..stability.rejudge import Rejudger
+    from ..evaluation import reduction_campaign
+    from ..stability.reduction import summarize_reduction
     camp, w = _campaign(args.campaign)
     q = camp.truth_qrels() if args.truth else camp.qrels()
     if q is None:
         raise CranfieldError(f"{args.campaign}: no truth/qrels.txt (only simulated campaigns have complete truth)")
-    measures = args.measures or camp.measures()
     levels = None
     if args.levels:
         try:
@@ -284,40 +271,18 @@ def run_reduction(args) -> int:
             raise CranfieldError(f"--levels {args.levels!r}: give comma-separated percentages")
     if args.trials < 1:
         raise CranfieldError("--trials must be >= 1")
-    st = camp.store()
-    if st is not None and st.rows > STREAM_ROWS:
-        # a large campaign: streamed over the run store by topic blocks (bounded memory, all cores)
-        df = reduction_experiment_store(st, q, measures, options=camp.eval_options(max_depth=None),
-                                        method=args.method, levels=levels, trials=args.trials, seed=args.seed,
-                                        rel_level=camp.binary_threshold(), progress=_progress(args))
-    else:
-        runs = camp.runs()
-        rj = Rejudger(q, runs, measures, camp.eval_options(max_depth=None))
-        df = reduction_experiment(q, runs, measures, method=args.method, levels=levels, trials=args.trials,
-                                  seed=args.seed, rel_level=camp.binary_threshold(), rejudger=rj,
-                                  progress=_progress(args))
+    df = reduction_campaign(camp, q, args.measures, method=args.method, levels=levels, trials=args.trials,
+                            seed=args.seed, progress=_progress(args))
     t = summarize_reduction(df, args.value).reset_index()
     _emit_table(t, args, f"{args.method} reduction: mean {args.value} vs full judgments ({args.trials} trials)")
     return 0
 
 
 def run_poolbias(args) -> int:
-    from ..stability.poolbias import leave_group_out, leave_manual_out
-    from ..stability.rejudge import Rejudger
-    from ..stability.poolbias import pool_bias_store
+    from ..evaluation import pool_bias_campaign
     camp, w = _campaign(args.campaign)
-    q, measures = camp.qrels(), args.measures or camp.measures()
     depth = args.depth or int((camp.config.get("pool") or {}).get("depth") or 50)
-    st = camp.store()
-    if st is not None and st.rows > STREAM_ROWS and not camp.run_renames():
-        # a large campaign: streamed over the run store by topic blocks (bounded memory, all cores)
-        summ, det = pool_bias_store(st, q, camp.run_meta(), measures, mode=args.mode, depth=depth,
-                                    options=camp.eval_options(max_depth=None), progress=_progress(args))
-    else:
-        runs = camp.runs()
-        rj = Rejudger(q, runs, measures, camp.eval_options(max_depth=None))
-        fn = leave_group_out if args.mode == "group" else leave_manual_out
-        summ, det = fn(q, runs, camp.run_meta(), measures, depth=depth, rejudger=rj, progress=_progress(args))
+    summ, det = pool_bias_campaign(camp, args.measures, mode=args.mode, depth=depth, progress=_progress(args))
     _emit_table(det if args.detail else summ, args,
                 f"leave-{args.mode}-out at pool depth {depth} (rank change > 0: moved down)")
     return 0

@@ -11,7 +11,7 @@ def register(sub) -> None:
                        description="Print the campaign's runs (with the fraction of each run's top 10 and "
                                    "top 100 documents that is judged), its topics with judged and relevant "
                                    "counts, and totals. Rich tables on a terminal, plain text otherwise.")
-    p.add_argument("directory", help="campaign directory")
+    p.add_argument("campaign", metavar="DIR", help="campaign directory (--campaign DIR is the same)")
     p.add_argument("--plain", action="store_true", help="plain text even on a terminal")
     p.set_defaults(func=run)
 
@@ -133,7 +133,7 @@ def run(args) -> int:
     from ..campaign import load_campaign
 
     w = Warnings()
-    camp = load_campaign(args.directory, warnings=w)
+    camp = load_campaign(args.campaign, warnings=w)
     tables = status_tables(camp)
     render(tables, sys.stdout, rich=False if args.plain else None)
     for p in w:

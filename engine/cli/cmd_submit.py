@@ -7,7 +7,7 @@ def register(sub) -> None:
                        description="Check each run (format, topics, depth, ranks and scores, duplicates, collection "
                                    "ids, tag, group limit, deadline). All pass: copied into runs/ and recorded in "
                                    "campaign.yaml. Any fails: every problem as file:line, nothing copied.")
-    p.add_argument("campaign", help="campaign directory")
+    p.add_argument("campaign", metavar="DIR", help="campaign directory (--campaign DIR is the same)")
     p.add_argument("files", nargs="+", help="run file(s)")
     p.add_argument("--group", default=None, help="submitting group (default: the run tag)")
     p.add_argument("--manual", action="store_true", help="manual run (default automatic)")

@@ -10,7 +10,7 @@ def register(sub) -> None:
                                    "against it and a dagger (better) / double dagger (worse) when the paired test "
                                    "is significant after the correction; without, all pairs (letter marks). "
                                    "Best mean in bold. Markdown, CSV or LaTeX.")
-    p.add_argument("campaign", help="campaign directory")
+    p.add_argument("campaign", metavar="DIR", help="campaign directory (--campaign DIR is the same)")
     p.add_argument("--baseline", default=None, help="baseline run tag (default: all pairs)")
     p.add_argument("-m", "--measure", action="append", dest="measures",
                    help="measure (default: the campaign's); repeatable")

@@ -8,7 +8,8 @@ def register(sub) -> None:
     p = sub.add_parser("tui", help="open the terminal UI (default: the bundled demo campaign)",
                        description="Open the terminal UI on a campaign directory, or on a folder of "
                                    "campaigns (a picker opens first). `cranfield DIR` is the same.")
-    p.add_argument("directory", nargs="?", help="a campaign directory, or a folder of campaigns")
+    p.add_argument("campaign", nargs="?", metavar="DIR", help="a campaign directory, or a folder of campaigns "
+                                                              "(--campaign DIR is the same)")
     p.add_argument("--measures", help="leaderboard measures, comma separated (default: campaign.yaml "
                                       "evaluation.measures), e.g. map,P.10,ndcg_cut.10")
     p.add_argument("--assessor", help="name written with each judgment (default: $CRANFIELD_ASSESSOR or $USER)")
@@ -20,7 +21,7 @@ def run(args) -> int:
     from . import demo_campaign
     from tui.app import run_app  # the UI lives outside the engine; imported only here
 
-    target = Path(args.directory) if args.directory else demo_campaign()
+    target = Path(args.campaign) if args.campaign else demo_campaign()
     kw = {}
     if getattr(args, "measures", None):
         kw["measures"] = [m.strip() for m in args.measures.split(",") if m.strip()]

@@ -5,7 +5,7 @@ Measures built on these live in engine/measures/m_*.py; this package holds the s
 """
 from __future__ import annotations
 
-from .condensed import condense
+from ..measures.condensed import condense
 from .infap import infap_terms, infap_variance, infap_variance_jackknife, infap_variance_linearized, mean_ci
 from .samplers import ap_prior_weights, pps_sample, stratified_sample, uniform_sample
 from .statap import statap_terms

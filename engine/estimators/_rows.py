@@ -16,7 +16,7 @@ def _qrels(r: Ranked) -> pd.DataFrame:
 
 def row_index(r: Ranked) -> np.ndarray:
     """Per row: the index of its (topic, doc) judgment row in r.qrels, or -1 when not in the qrels."""
-    cache = r.__dict__.setdefault("_est_cache", {})
+    cache = r.caches.setdefault("est", {})
     if "row_index" in cache:
         return cache["row_index"]
     if "row_index_sparse" in cache:       # set by ranking.ranked_from_arrow
@@ -50,7 +50,7 @@ def qcol(r: Ranked, column: str) -> np.ndarray | None:
 
     Sampling trials (estimators.trials) override columns through the cache without building frames.
     """
-    over = r.__dict__.get("_est_cache", {}).get("qrels_arrays", {})
+    over = r.caches.get("est", {}).get("qrels_arrays", {})
     if column in over:
         return over[column]
     q = _qrels(r)
@@ -76,7 +76,7 @@ def topic_codes(r: Ranked, q: pd.DataFrame | None = None) -> np.ndarray:
     """Per qrels row: index of its topic in r.topic_names (-1 if the topic is unknown)."""
     own = q is None or q is getattr(r, "qrels", None)
     q = _qrels(r) if q is None else q
-    cache = r.__dict__.setdefault("_est_cache", {})
+    cache = r.caches.setdefault("est", {})
     if own and "qrels_topics" in cache:
         return cache["qrels_topics"]
     m = {t: i for i, t in enumerate(r.topic_names)}

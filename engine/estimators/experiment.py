@@ -30,7 +30,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
-from scipy.stats import norm
 
 from . import infap, samplers, statap, trials, xinfap
 
@@ -318,6 +317,7 @@ def run_experiment(sim, n_trials: int = 200, rate: float = 0.2, depth: int = 100
     wt = pool["weight"].to_numpy(np.float64)
     wt = wt / np.bincount(codes, weights=wt)[codes] + mix / size[codes]
     pi = samplers.pps_probabilities(wt, codes, np.floor(rate * size + 0.5))
+    from scipy.stats import norm
     z = float(norm.ppf(0.5 + level / 2))
     rng = np.random.default_rng(seed)
     extra = [p for p in xinf_priors if p != "sample_eval"]

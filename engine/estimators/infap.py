@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from scipy.stats import norm
 
 from ..ranking import Ranked
 from ._rows import topic_codes
@@ -122,6 +121,7 @@ def mean_ci(df: pd.DataFrame, measure: str = "infAP", var_measure: str | None = 
     n = g[measure].count()
     mean = g[measure].mean()
     var = g[var_measure].sum() / n.astype(float) ** 2
+    from scipy.stats import norm
     z = float(norm.ppf(0.5 + level / 2.0))
     se = np.sqrt(var)
     out = pd.DataFrame({"n_topics": n, "mean": mean, "var": var, "se": se,

@@ -29,15 +29,15 @@ def with_judgments(base: Ranked, grade: np.ndarray, stratum: np.ndarray | None =
     """`base` with the pool's grades replaced (grade < 0: pooled, not judged), plus strata/probabilities."""
     q = base.qrels
     grade = np.asarray(grade, np.int64)
-    idx = base.__dict__["_est_cache"]["row_index"]
+    idx = base.caches["est"]["row_index"]
     rel = np.full(base.n_rows, RELVALUE_NONPOOL, np.int64)
     ok = idx >= 0
     g = grade[idx[ok]]
     rel[ok] = np.where(g < 0, RELVALUE_UNJUDGED, g)
-    tc = base.__dict__["_est_cache"].get("qrels_topics")
+    tc = base.caches["est"].get("qrels_topics")
     if tc is None:
         tc = topic_codes(base, q)
-        base.__dict__["_est_cache"]["qrels_topics"] = tc
+        base.caches["est"]["qrels_topics"] = tc
     T = len(base.topic_names)
     judged = (grade >= 0) & (tc >= 0)
     G = max(int(grade.max()) + 1 if len(grade) else 1, 1)
@@ -55,13 +55,13 @@ def with_judgments(base: Ranked, grade: np.ndarray, stratum: np.ndarray | None =
     # the pool's topic/doc frame is shared; the trial's columns live in the estimator cache (qcol),
     # so no DataFrame is built per trial. Use `judgments_frame` for a standalone qrels table.
     new.qrels = q
-    new.__dict__["_est_cache"] = {"row_index": idx, "qrels_topics": tc, "qrels_arrays": arrays}
+    new.caches["est"] = {"row_index": idx, "qrels_topics": tc, "qrels_arrays": arrays}
     return new
 
 
 def judgments_frame(r: Ranked) -> pd.DataFrame:
     """The qrels table of a trial Ranked (pool topic/doc with the trial's grade/stratum/prob)."""
     q = r.qrels[["topic", "doc"]].copy()
-    for k, v in r.__dict__.get("_est_cache", {}).get("qrels_arrays", {}).items():
+    for k, v in r.caches.get("est", {}).get("qrels_arrays", {}).items():
         q[k] = v
     return q

@@ -41,7 +41,7 @@ def _strata(r: Ranked):
     has_strata = st_all is not None
     if has_strata:   # documents without a stratum (missing values) form one stratum of their own
         st_all = pd.to_numeric(pd.Series(st_all), errors="coerce").fillna(-1).to_numpy(np.int64)
-        r.__dict__.setdefault("_est_cache", {}).setdefault("qrels_arrays", {})["stratum"] = st_all
+        r.caches.setdefault("est", {}).setdefault("qrels_arrays", {})["stratum"] = st_all
     st = np.asarray(st_all if has_strata else np.zeros(len(tc), np.int64))[ok]
     grade = np.asarray(qcol(r, "grade"), np.int64)[ok]
     tc = tc[ok]

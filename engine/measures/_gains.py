@@ -171,7 +171,7 @@ def seg_cumsum_float(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
 
 
 def _cache(r) -> dict:
-    return r.__dict__.setdefault("_gain_cache", {})
+    return r.caches.setdefault("gain", {})
 
 
 def row_topic(r) -> np.ndarray:
@@ -182,8 +182,8 @@ def row_topic(r) -> np.ndarray:
     return c["row_topic"]
 
 
-def discount(r) -> np.ndarray:
-    """Per row: log2(rank + 1)."""
+def rank_log2(r) -> np.ndarray:
+    """Per row: log2(rank + 1), trec_eval's divisor (the multiplicative `discount` is graded.discount)."""
     c = _cache(r)
     if "discount" not in c:
         c["discount"] = log2_of(r.rank + 1)
@@ -262,7 +262,7 @@ def gain_model(r, pairs: tuple = (), normalize: bool = False) -> GainModel:
 def results_dcg(r, model: GainModel) -> np.ndarray:
     """Per row: the run's DCG through this rank (gain / log2(rank + 1), summed in rank order)."""
     with np.errstate(divide="ignore", invalid="ignore"):
-        return seg_cumsum_rows(r, model.row_gain / discount(r))
+        return seg_cumsum_rows(r, model.row_gain / rank_log2(r))
 
 
 def group_value_at(r, per_row: np.ndarray, g: np.ndarray, k: np.ndarray, before: float = 0.0) -> np.ndarray:

@@ -8,7 +8,7 @@ Binary judgments (max grade 1, g1 = 1) give AP.
 """
 import numpy as np
 
-from ..estimators.params import as_dict, get_list, kv_measure
+from .params import as_dict, get_list, kv_measure
 from .registry import MeasureError
 
 

@@ -5,8 +5,8 @@ Parameters: beta=B (default 1; 0 gives AP), gains=g0:g1:... (default campaign ga
 """
 import numpy as np
 
-from ..estimators.graded import gains_per_grade, ideal_cumulative_at, row_gains
-from ..estimators.params import as_dict, get_float, get_list, kv_measure
+from .graded import gains_per_grade, ideal_cumulative_at, row_gains
+from .params import as_dict, get_float, get_list, kv_measure
 
 
 @kv_measure("Q", keys=("beta", "gains"), order=210, nicknames={"incomplete"})

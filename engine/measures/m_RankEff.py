@@ -1,5 +1,5 @@
 """RankEff (Gronqvist; Ahlgren and Gronqvist 2006; Buttcher et al. 2007 sec. 2)."""
-from ..estimators.preference import rankeff
+from .preference import rankeff
 from .registry import measure
 
 

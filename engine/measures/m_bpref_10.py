@@ -1,5 +1,5 @@
 """bpref_10: bpref-10 (Buckley and Voorhees 2004), the first R + 10 judged non-relevant documents."""
-from ..estimators.preference import bpref_capped
+from .preference import bpref_capped
 from .registry import measure
 
 

@@ -1,5 +1,5 @@
 """bpref_N (= trec_eval 8's bpref_allnonrel; Sakai 2007 eq. 11): penalty normalised by all N."""
-from ..estimators.preference import bpref_allnonrel
+from .preference import bpref_allnonrel
 from .registry import measure
 
 

@@ -1,5 +1,5 @@
 """bpref_relative (De Beer and Moens; Sakai 2007 eq. 18): relative normalisation by r' - 1."""
-from ..estimators.preference import bpref_relative
+from .preference import bpref_relative
 from .registry import measure
 
 

@@ -1,5 +1,5 @@
 """bpref_relative2 (Sakai 2007 eq. 20): relative normalisation by r'; equals AP on condensed lists."""
-from ..estimators.preference import bpref_relative2
+from .preference import bpref_relative2
 from .registry import measure
 
 

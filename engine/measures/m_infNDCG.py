@@ -3,7 +3,7 @@
 Gain = grade (sample_eval.pl's default) unless gains=g0:g1:... is given (its -G mapping);
 discount 1/log2(rank + 1); estimated optimal DCG from rounded per-grade counts; cut-off 1000.
 """
-from ..estimators.params import as_dict, get_int, get_list, kv_measure
+from .params import as_dict, get_int, get_list, kv_measure
 from ..estimators.xinfap import MAX_RESULT_SIZE, xinfap_terms
 
 

@@ -1,13 +1,13 @@
 """ndcg_cut: ndcg at fixed cut-offs, gains = the judged grades (no gain parameters)."""
 import numpy as np
 
-from ._gains import discount, log2_of, seg_cumsum_float, seg_cumsum_rows
+from ._gains import log2_of, rank_log2, seg_cumsum_float, seg_cumsum_rows
 from .registry import measure
 
 
 def _ideal_grade_dcg(r) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per topic (offsets, cumulative ideal DCG, number of positive grades) of the grades sorted down."""
-    c = r.__dict__.setdefault("_gain_cache", {})
+    c = r.caches.setdefault("gain", {})
     if "ideal_grades" not in c:
         g = r.t_grades.astype(np.float64)
         n_t = len(r.topic_names)
@@ -26,7 +26,7 @@ def _ideal_grade_dcg(r) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 def ndcg_cut(r, params):
     """DCG of the first k documents over the DCG of the first k ideal documents (grade as gain)."""
     gain = np.where(r.rel > 0, r.rel, 0).astype(np.float64)
-    cum = seg_cumsum_rows(r, gain / discount(r))
+    cum = seg_cumsum_rows(r, gain / rank_log2(r))
     off, icum, n_pos = _ideal_grade_dcg(r)
     t = r.g_topic
     out = np.empty((r.n_groups, len(params)))

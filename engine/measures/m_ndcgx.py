@@ -15,8 +15,8 @@ import re
 
 import numpy as np
 
-from ..estimators.graded import discount, gains_per_grade, ideal_gains, row_gains
-from ..estimators.params import as_dict, get_float, get_int, get_list, kv_measure
+from .graded import discount, gains_per_grade, ideal_gains, row_gains
+from .params import as_dict, get_float, get_int, get_list, kv_measure
 from .registry import MeasureError
 
 

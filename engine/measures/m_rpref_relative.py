@@ -2,8 +2,8 @@
 
 Parameter: gains=g0:g1:... (gain per grade; default campaign gains or the grade itself).
 """
-from ..estimators import preference
-from ..estimators.params import as_dict, get_list, kv_measure
+from . import preference
+from .params import as_dict, get_list, kv_measure
 
 
 @kv_measure("rpref_relative", keys=("gains",), order=205)

@@ -4,7 +4,7 @@ Judgments need a stratum per document (qrels column `stratum`; `topic iter doc s
 grade -1 = pooled, not sampled). Without strata the whole pool is one stratum.
 Parameter: cutoff=N (documents used per list; default 1000 as sample_eval.pl).
 """
-from ..estimators.params import as_dict, get_int, kv_measure
+from .params import as_dict, get_int, kv_measure
 from ..estimators.xinfap import MAX_RESULT_SIZE, xinfap_terms
 
 

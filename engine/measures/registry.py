@@ -5,7 +5,11 @@ parameter (cut-off). Averaging over topics, printing and the -c fill value are d
 """
 from __future__ import annotations
 
+import importlib
+import pkgutil
+import threading
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
@@ -161,14 +165,15 @@ def resolve(specs: list[str] | str | None) -> list[MeasureRequest]:
     """Resolve measure specs (`map`, `P.5,10`, `ndcg.1=3,2=9`, `all_trec`, `official`) in registry order.
 
     As trec_eval: a nickname marks every member; parameters given for a measure apply to it; output
-    follows registry order whatever the order asked.
+    follows registry order whatever the order asked. Plain measure names load only their own
+    modules (m_<name>.py); nicknames, variants and unknown names load every measure.
     """
-    from . import load_all
-    load_all()
     if specs is None:
         specs = ["official"]
     if isinstance(specs, str):
         specs = [specs]
+    if not load_named([spec.partition(".")[0] for spec in specs]):
+        load_all()
     chosen: dict[str, str | None] = {}
     for spec in specs:
         base, dot, ptext = spec.partition(".")
@@ -208,3 +213,36 @@ def aggregate_values(kind: str, values: np.ndarray) -> float:
     if kind == "gmean":
         return float(np.exp(np.add.accumulate(np.log(np.maximum(v, MIN_GEO_MEAN)))[-1] / len(v)))
     raise MeasureError(f"unknown aggregate {kind!r}")
+
+
+_loaded = False
+_lock = threading.RLock()
+_DIR = Path(__file__).parent
+
+
+def load_named(names: list[str]) -> bool:
+    """Import the measure modules m_<name>.py of `names` (measures load on first use); False when a
+    name has no module of its own registering it (a nickname, a variant, an unknown name)."""
+    with _lock:
+        for name in names:
+            if name in REGISTRY:
+                continue
+            if not name.replace("_", "").isalnum() or not (_DIR / f"m_{name}.py").is_file():
+                return False
+            importlib.import_module(f"{__package__}.m_{name}")
+            if name not in REGISTRY:
+                return False
+    return True
+
+
+def load_all() -> dict[str, Measure]:
+    """Import every measure module of this package (and return the registry); safe across threads."""
+    global _loaded
+    if not _loaded:
+        with _lock:
+            if not _loaded:
+                for info in sorted(pkgutil.iter_modules([str(Path(__file__).parent)]), key=lambda i: i.name):
+                    if info.name.startswith("m_"):
+                        importlib.import_module(f"{__package__}.{info.name}")
+                _loaded = True
+    return REGISTRY

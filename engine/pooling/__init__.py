@@ -129,7 +129,7 @@ def build_pool(runs: pd.DataFrame, strategy: str, budget=None, *, depth: int = 1
     """Build a pool of the `pooled` runs (default: all) cut at `depth` with `strategy` and per-topic
     `budget` (see `resolve_budgets`). Reproducible from (runs, strategy, budget, depth, seed, params).
     `candidates` (static strategies) is `pool_candidates` computed elsewhere, e.g. streamed over the
-    run store by `engine.blocks.pool_candidates_store`; `runs` is then not read."""
+    run store by `engine.pooling.store.pool_candidates_store`; `runs` is then not read."""
     if strategy not in STRATEGIES:
         raise CranfieldError(f"unknown pool strategy {strategy!r}; choose one of {', '.join(STRATEGIES)}")
     if depth is None or int(depth) < 1:
@@ -145,8 +145,8 @@ def build_pool(runs: pd.DataFrame, strategy: str, budget=None, *, depth: int = 1
     sizes = cand.groupby("topic", sort=False).size()
     budgets = resolve_budgets(budget, sizes)
     rng = np.random.default_rng(seed)
-    spec = {"strategy": strategy, "budget": _jsonable(budget), "depth": depth, "seed": int(seed),
-            "params": _jsonable(params), "pooled": sorted(rr["run"].unique().tolist()) if pooled else None,
+    spec = {"strategy": strategy, "budget": jsonable(budget), "depth": depth, "seed": int(seed),
+            "params": jsonable(params), "pooled": sorted(rr["run"].unique().tolist()) if pooled else None,
             "rel_level": rel_level}
     if strategy in FUSION_POOLS:
         if budgets is None:
@@ -214,13 +214,13 @@ def _grade_lookup(qrels: pd.DataFrame) -> dict:
     return out
 
 
-def _jsonable(v):
+def jsonable(v):
     if isinstance(v, pd.Series):
         return {str(k): int(x) for k, x in v.items()}
     if isinstance(v, dict):
-        return {str(k): _jsonable(x) for k, x in v.items()}
+        return {str(k): jsonable(x) for k, x in v.items()}
     if isinstance(v, (list, tuple)):
-        return [_jsonable(x) for x in v]
+        return [jsonable(x) for x in v]
     if isinstance(v, (np.integer,)):
         return int(v)
     if isinstance(v, (np.floating,)):
@@ -237,7 +237,7 @@ def pool_path(root, name: str) -> Path:
 def write_pool(root, name: str, pool: Pool) -> Path:
     """Write pools/pool-NAME.tsv (header + rows) and append the spec to pools/pools.log.jsonl."""
     from ..formats import write_text
-    from ..judging import append_records
+    from ..judgment_log import append_records
 
     if not name or any(c in name for c in "/\\ \t"):
         raise CranfieldError(f"pool name {name!r}: use letters, digits, '-' or '_'")

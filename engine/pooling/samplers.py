@@ -1,7 +1,6 @@
-"""Samplers with exact inclusion probabilities, vectorized over groups (topics or strata).
+"""Fixed-size samplers with exact inclusion probabilities, vectorized over groups (topics or strata);
+simple random sampling is engine.estimators.samplers.srs_mask.
 
-- `srs`: simple random sampling without replacement of n_g of the N_g units of each group;
-  inclusion probability exactly n_g / N_g.
 - `pps_probabilities` + `pps_systematic`: unequal-probability sampling of a fixed size n_g with
   inclusion probabilities pi_i = min(1, c_g * p_i) (sum pi = n_g), drawn by systematic sampling
   over a random permutation (Madow): a unit is selected with probability exactly pi_i.
@@ -9,23 +8,6 @@
 from __future__ import annotations
 
 import numpy as np
-
-
-def srs(codes: np.ndarray, n_per_group: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    """Selection mask and inclusion probabilities for simple random sampling within each group."""
-    codes = np.asarray(codes, np.int64)
-    n_groups = int(codes.max()) + 1 if len(codes) else 0
-    sizes = np.bincount(codes, minlength=n_groups)
-    n = np.minimum(np.asarray(n_per_group, np.int64), sizes)
-    key = rng.random(len(codes))
-    order = np.lexsort((key, codes))
-    c = codes[order]
-    starts = np.concatenate(([0], np.cumsum(sizes)))[:-1]
-    pos = np.arange(len(c)) - starts[c]
-    sel = np.zeros(len(codes), bool)
-    sel[order] = pos < n[c]
-    prob = np.divide(n[codes], sizes[codes], out=np.zeros(len(codes)), where=sizes[codes] > 0)
-    return sel, prob
 
 
 def pps_probabilities(codes: np.ndarray, p: np.ndarray, n_per_group: np.ndarray) -> np.ndarray:

@@ -12,36 +12,20 @@ import pandas as pd
 
 from ..errors import CranfieldError
 from .candidates import group_codes, rank_within
-from . import samplers as _own_samplers
+from ..estimators.samplers import srs_mask
+from .samplers import pps_probabilities, pps_systematic
 
 
-class _Samplers:
-    """Simple random sampling from engine.estimators.samplers (srs_mask) when present, else this
-    package's; fixed-size PPS always from this package (statAP pools need an exact budget, the
-    estimators' pps_sample is a Poisson design of random size)."""
-
-    def __init__(self):
-        try:
-            from ..estimators.samplers import srs_mask  # type: ignore
-        except Exception:
-            srs_mask = None
-        self._srs_mask = srs_mask
-        self.pps_probabilities = _own_samplers.pps_probabilities
-        self.pps_systematic = _own_samplers.pps_systematic
-
-    def srs(self, codes, n_per_group, rng):
-        if self._srs_mask is None:
-            return _own_samplers.srs(codes, n_per_group, rng)
-        codes = np.asarray(codes, np.int64)
-        sizes = np.bincount(codes, minlength=len(n_per_group))
-        n = np.minimum(np.asarray(n_per_group, np.int64), sizes)
-        sel = self._srs_mask(codes, n, rng)
-        prob = np.divide(n[codes], sizes[codes], out=np.zeros(len(codes)), where=sizes[codes] > 0)
-        return sel, prob
-
-
-def _samplers() -> _Samplers:
-    return _Samplers()
+def _srs(codes, n_per_group, rng) -> tuple[np.ndarray, np.ndarray]:
+    """Simple random sampling within groups (engine.estimators.samplers.srs_mask): selection mask and
+    inclusion probabilities n_g / N_g. Fixed-size PPS comes from this package's samplers (statAP
+    pools need an exact budget; the estimators' pps_sample is a Poisson design of random size)."""
+    codes = np.asarray(codes, np.int64)
+    sizes = np.bincount(codes, minlength=len(n_per_group))
+    n = np.minimum(np.asarray(n_per_group, np.int64), sizes)
+    sel = srs_mask(codes, n, rng)
+    prob = np.divide(n[codes], sizes[codes], out=np.zeros(len(codes)), where=sizes[codes] > 0)
+    return sel, prob
 
 
 def depth(cand: pd.DataFrame, budget: np.ndarray | None, k: int | None = None, **_):
@@ -68,7 +52,7 @@ def uniform(cand: pd.DataFrame, budget: np.ndarray | None, rng=None, rate: float
     codes, _ = group_codes(cand["topic"])
     sizes = np.bincount(codes)
     n = _per_group_n(codes, sizes, budget, rate)
-    sel, prob = _samplers().srs(codes, n, rng)
+    sel, prob = _srs(codes, n, rng)
     return sel, np.ones(len(cand), np.int64), prob
 
 
@@ -146,7 +130,6 @@ def stratified(cand: pd.DataFrame, budget: np.ndarray | None, rng=None, bounds=N
         n1 = np.bincount(codes[first], minlength=n_t)
         n_rest = len(weights)
         # the rest cut by rank into n_rest strata of about equal size (ties at a rank stay together)
-        rest = ~first
         pos_first_of_rank = upto_row - key.groupby(["t", "r"])["t"].transform("size").to_numpy() - n1[codes]
         m = (sizes_t - n1)[codes]
         band = np.minimum((n_rest * pos_first_of_rank) // np.maximum(m, 1), n_rest - 1)
@@ -175,7 +158,7 @@ def stratified(cand: pd.DataFrame, budget: np.ndarray | None, rng=None, bounds=N
                 w = np.ones(n_strata)
             n_s = _allocate(bud, sizes, w)
     scode = codes * n_strata + (stratum - 1)
-    sel, prob = _samplers().srs(scode, n_s.ravel(), rng)
+    sel, prob = _srs(scode, n_s.ravel(), rng)
     return sel, stratum, prob
 
 
@@ -184,9 +167,8 @@ def statap(cand: pd.DataFrame, budget: np.ndarray | None, rng=None, rate: float 
     codes, _ = group_codes(cand["topic"])
     sizes = np.bincount(codes)
     n = _per_group_n(codes, sizes, budget, rate)
-    s = _samplers()
-    pi = s.pps_probabilities(codes, cand["prior"].to_numpy(np.float64), n)
-    sel = s.pps_systematic(codes, pi, rng)
+    pi = pps_probabilities(codes, cand["prior"].to_numpy(np.float64), n)
+    sel = pps_systematic(codes, pi, rng)
     return sel, np.ones(len(cand), np.int64), pi
 
 

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import CranfieldError
-from . import Progress, as_matrix, report
+from .matrix import Progress, as_matrix, report
 from .significance import pair_indices
 
 

@@ -15,10 +15,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from ..errors import CranfieldError, Warnings
-from . import as_matrix
+from .matrix import as_matrix
 
 
 @dataclass
@@ -127,6 +126,7 @@ def _ratio(num: float, den: float) -> float:
 
 def _fq(q: float, d1: float, d2: float) -> float:
     """F quantile, with d2 = inf meaning chi2(d1)/d1."""
+    from scipy import stats
     if math.isinf(d2):
         return float(stats.chi2.ppf(q, d1) / d1)
     return float(stats.f.ppf(q, d1, d2))

@@ -17,11 +17,10 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy.optimize import minimize
 
 from ..errors import CranfieldError
 from ..ranking import EvalOptions, build_ranked
-from . import Progress, kendall_tau, report
+from .matrix import Progress, kendall_tau, report
 from .gtheory import anova, g_study, topics_needed
 
 
@@ -129,6 +128,7 @@ def _slsqp(f, x0: np.ndarray, increasing: bool, maxiter: int, progress: Progress
     def cb(_x):
         it[0] += 1
         report(progress, it[0] / maxiter, f"optimizing {what}: iteration {it[0]}")
+    from scipy.optimize import minimize
     res = minimize(lambda x: -f(x), x0, method="SLSQP", bounds=[(0.0, 1.0)] * n, constraints=cons,
                    callback=cb, options={"maxiter": maxiter, "ftol": 1e-10})
     x = np.clip(res.x, 0.0, None)

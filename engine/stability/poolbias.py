@@ -15,10 +15,9 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from ..errors import CranfieldError
-from . import Progress, kendall_tau, rank_positions, report
+from .matrix import Progress, kendall_tau, rank_positions, report
 from .rejudge import Rejudger
 
 
@@ -40,11 +39,6 @@ def _with_ranks(runs: pd.DataFrame) -> pd.DataFrame:
         return runs
     r = runs.sort_values(["run", "topic", "score", "doc"], ascending=[True, True, False, False], kind="mergesort")
     return r.assign(rank=r.groupby(["run", "topic"], sort=False).cumcount() + 1)
-
-
-def _effects(full: np.ndarray, new: np.ndarray, sel: np.ndarray) -> dict:
-    """Effect on the selected runs (bool over runs) of switching from `full` to `new` (topics x runs)."""
-    return _effects_means(full.mean(axis=0), new.mean(axis=0), full[:, sel], new[:, sel], sel)
 
 
 def _meta(run_meta: pd.DataFrame, runs_in: list[str]) -> pd.DataFrame:
@@ -69,43 +63,7 @@ def leave_group_out(qrels: pd.DataFrame, runs: pd.DataFrame, run_meta: pd.DataFr
                     ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(summary per measure, detail per left-out run and measure) of the leave-one-group-out experiment
     (only groups with pooled runs are left out)."""
-    runs = _with_ranks(runs)
-    report(progress, 0.0, "joining runs and judgments")
-    rj = rejudger or Rejudger(qrels, runs, measures)
-    meta = _meta(run_meta, rj.runs)
-    contributors = meta.index[meta["pooled"]].tolist()
-    groups = sorted(set(meta.loc[contributors, "group"].astype(str)))
-    if not groups:
-        raise CranfieldError("no pooled runs: nothing to leave out")
-    full = rj.evaluate()
-    detail = []
-    for gi, grp in enumerate(groups):
-        members = meta.index[meta["group"].astype(str) == grp].tolist()
-        rm = unique_contribution_mask(rj.qrels, runs, contributors, [m for m in members if m in contributors], depth)
-        new = rj.evaluate(~rm)
-        sel = np.isin(np.asarray(rj.runs), members)
-        for name in rj.names:
-            a, b = full[name].mean(axis=0), new[name].mean(axis=0)
-            ra, rb = rank_positions(a), rank_positions(b)
-            for j, run in zip(np.flatnonzero(sel), np.asarray(rj.runs)[sel]):
-                dj = new[name][:, j] - full[name][:, j]
-                p = stats.ttest_rel(new[name][:, j], full[name][:, j]).pvalue if dj.std() > 0 else (1.0 if not dj.any() else 0.0)
-                detail.append({"measure": name, "group": grp, "run": run, "removed": int(rm.sum()),
-                               "old_rank": int(ra[j]), "new_rank": int(rb[j]), "rank_change": int(rb[j] - ra[j]),
-                               "old": float(a[j]), "new": float(b[j]), "p": float(p)})
-        report(progress, (gi + 1) / len(groups), f"left out group {grp} ({gi + 1}/{len(groups)})")
-    det = pd.DataFrame(detail)
-    rows = []
-    for name in rj.names:
-        s = det[det["measure"] == name]
-        ch = s["rank_change"].to_numpy()
-        rows.append({"measure": name, "n_left_out": len(s), "mean_abs_rank_change": float(np.abs(ch).mean()),
-                     "mean_rank_change": float(ch.mean()), "max_up": int(max(0, -ch.min())),
-                     "max_down": int(max(0, ch.max())),
-                     "rms": float(np.sqrt(np.mean((s["new"] - s["old"]) ** 2))),
-                     "mean_score_change": float((s["new"] - s["old"]).mean()),
-                     "share_significant": float((s["p"] < 0.05).mean())})
-    return pd.DataFrame(rows), det
+    return _in_memory("group", qrels, runs, run_meta, measures, depth, rejudger, progress)
 
 
 def leave_manual_out(qrels: pd.DataFrame, runs: pd.DataFrame, run_meta: pd.DataFrame, measures, *,
@@ -113,44 +71,48 @@ def leave_manual_out(qrels: pd.DataFrame, runs: pd.DataFrame, run_meta: pd.DataF
                      ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(summary per measure, detail per manual run and measure) of removing the documents only manual
     pooled runs contributed (buttcher Table 3)."""
+    return _in_memory("manual", qrels, runs, run_meta, measures, depth, rejudger, progress)
+
+
+def _in_memory(mode, qrels, runs, run_meta, measures, depth, rejudger, progress):
+    """The experiment on a run table: `pool_bias_store`'s code on one block (the whole table)."""
     runs = _with_ranks(runs)
     report(progress, 0.0, "joining runs and judgments")
     rj = rejudger or Rejudger(qrels, runs, measures)
     meta = _meta(run_meta, rj.runs)
-    manual = meta.index[meta["type"].astype(str) == "manual"].tolist()
-    if not manual:
-        raise CranfieldError("no manual runs (campaign.yaml runs: type: manual): nothing to leave out")
+    scen, contributors = _scenarios(meta, mode)
+
+    def tick(d, n):
+        report(progress, d / n, f"left out {scen[d - 1][0]} ({d}/{n})")
+
+    res = _scenario_results(rj, runs, [(lo, mem) for _, lo, mem in scen], contributors, depth, rj.runs,
+                            tick if progress else None)
+    return _tables(mode, scen, [res], list(rj.runs))
+
+
+def _scenarios(meta: pd.DataFrame, mode: str) -> tuple[list, list[str]]:
+    """([(label, left-out pooled runs, runs compared)], pooled runs) of a mode."""
     contributors = meta.index[meta["pooled"]].tolist()
-    rm = unique_contribution_mask(rj.qrels, runs, contributors, [m for m in manual if m in contributors], depth)
-    report(progress, 0.3, f"removed {int(rm.sum())} judgments only manual runs contributed")
-    full = rj.evaluate()
-    new = rj.evaluate(~rm)
-    sel = np.isin(np.asarray(rj.runs), manual)
-    rows, detail = [], []
-    for name in rj.names:
-        rows.append({"measure": name, "removed": int(rm.sum()), **_effects(full[name], new[name], sel)})
-        a, b = full[name].mean(axis=0), new[name].mean(axis=0)
-        ra, rb = rank_positions(a), rank_positions(b)
-        for j in np.flatnonzero(sel):
-            detail.append({"measure": name, "run": rj.runs[j], "old_rank": int(ra[j]), "new_rank": int(rb[j]),
-                           "rank_change": int(rb[j] - ra[j]), "old": float(a[j]), "new": float(b[j])})
-    report(progress, 1.0, "done")
-    return pd.DataFrame(rows), pd.DataFrame(detail)
+    if mode == "group":
+        groups = sorted(set(meta.loc[contributors, "group"].astype(str)))
+        if not groups:
+            raise CranfieldError("no pooled runs: nothing to leave out")
+        scen = []
+        for grp in groups:
+            members = meta.index[meta["group"].astype(str) == grp].tolist()
+            scen.append((grp, [m for m in members if m in contributors], members))
+        return scen, contributors
+    if mode == "manual":
+        manual = meta.index[meta["type"].astype(str) == "manual"].tolist()
+        if not manual:
+            raise CranfieldError("no manual runs (campaign.yaml runs: type: manual): nothing to leave out")
+        return [("manual", [m for m in manual if m in contributors], manual)], contributors
+    raise CranfieldError(f"pool-bias mode must be 'group' or 'manual', got {mode!r}")
 
 
-# --------------------------------------------------------------------------- streamed over a run store
-
-def _poolbias_block(args):
+def _scenario_results(rj: Rejudger, runs: pd.DataFrame, scenarios, contributors, depth, run_order, tick=None):
     """Per scenario (runs left out): removed judgments, run sums under full and reduced judgments,
-    and per-topic values of the left-out runs (for the paired tests)."""
-    from ..blocks import read_block
-    task, scenarios, contributors, depth, run_order, options = args
-    q = task.qrels
-    runs = read_block(task, ["topic", "doc", "score", "rank"])
-    out = []
-    if len(runs) == 0 or len(q) == 0:
-        return None
-    rj = Rejudger(q, runs, task.measures, options)
+    and per-topic values of the compared runs (for the paired tests), over rj's topics."""
     col = np.asarray([run_order.index(r) for r in rj.runs])
     full = rj.evaluate()
     nm, nr = len(rj.names), len(run_order)
@@ -169,43 +131,44 @@ def _poolbias_block(args):
                     m[j, :, k] = ev[name][:, rj.runs.index(r)]
         return m
 
-    full_sums = sums(full)
-    for left_out, members in scenarios:
+    out = []
+    for i, (left_out, members) in enumerate(scenarios):
         rm = unique_contribution_mask(rj.qrels, runs, contributors, left_out, depth)
         new = rj.evaluate(~rm) if rm.any() else full
         out.append((int(rm.sum()), sums(new), per_topic(full, members), per_topic(new, members)))
-    return full_sums, rj.n_topics, rj.names, out
+        if tick is not None:
+            tick(i + 1, len(scenarios))
+    return sums(full), rj.n_topics, rj.names, out
+
+
+# --------------------------------------------------------------------------- streamed over a run store
+
+def _poolbias_block(args):
+    """`_scenario_results` of one topic block read from the store (None when it has no rows)."""
+    from ..blocks import read_block
+    task, scenarios, contributors, depth, run_order, options = args
+    q = task.qrels
+    runs = read_block(task, ["topic", "doc", "score", "rank"])
+    if len(runs) == 0 or len(q) == 0:
+        return None
+    return _scenario_results(Rejudger(q, runs, task.measures, options), runs, scenarios, contributors, depth,
+                             run_order)
 
 
 def pool_bias_store(store, qrels: pd.DataFrame, run_meta: pd.DataFrame, measures, *, mode: str = "group",
                     depth: int = 50, options=None, block_rows: int | None = None, workers: int | None = None,
                     executor=None, progress: Progress = None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """`leave_group_out` (mode "group") or `leave_manual_out` ("manual") over a run store, streamed by
-    topic blocks: each block re-judges its topics for every scenario; run means and the left-out
+    topic blocks: each block re-judges its topics for every scenario; run sums and the compared
     runs' per-topic scores are joined over blocks. Same tables as in memory (means up to rounding)."""
-    from ..blocks import BLOCK_ROWS, BlockTask, _sorted_topics, block_rows_of, plan_blocks
+    from ..blocks import BLOCK_ROWS, BlockTask, sorted_topics, block_rows_of, plan_blocks
     from ..parallel import map_tasks
     from ..ranking import EvalOptions
     run_order = list(store.runs)
     meta = _meta(run_meta, run_order)
-    contributors = meta.index[meta["pooled"]].tolist()
-    if mode == "group":
-        groups = sorted(set(meta.loc[contributors, "group"].astype(str)))
-        if not groups:
-            raise CranfieldError("no pooled runs: nothing to leave out")
-        scen = []
-        for grp in groups:
-            members = meta.index[meta["group"].astype(str) == grp].tolist()
-            scen.append((grp, [m for m in members if m in contributors], members))
-    elif mode == "manual":
-        manual = meta.index[meta["type"].astype(str) == "manual"].tolist()
-        if not manual:
-            raise CranfieldError("no manual runs (campaign.yaml runs: type: manual): nothing to leave out")
-        scen = [("manual", [m for m in manual if m in contributors], manual)]
-    else:
-        raise CranfieldError(f"pool-bias mode must be 'group' or 'manual', got {mode!r}")
+    scen, contributors = _scenarios(meta, mode)
     q = qrels.reset_index(drop=True)
-    plan = plan_blocks(store, _sorted_topics(q["topic"].astype(str)), run_order, block_rows or BLOCK_ROWS // 2)
+    plan = plan_blocks(store, sorted_topics(q["topic"].astype(str)), run_order, block_rows or BLOCK_ROWS // 2)
     opt = options or EvalOptions()
     tasks = []
     for (b, parts), rows in zip(plan, block_rows_of(plan, q["topic"])):
@@ -216,6 +179,12 @@ def pool_bias_store(store, qrels: pd.DataFrame, run_meta: pd.DataFrame, measures
            if r is not None]
     if not res:
         raise CranfieldError("no (run, topic) pairs with both results and judgments to evaluate")
+    return _tables(mode, scen, res, run_order)
+
+
+def _tables(mode: str, scen: list, res: list, run_order: list[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(summary, detail) from the `_scenario_results` of every topic block."""
+    from scipy import stats
     names = res[0][2]
     T = sum(r[1] for r in res)
     a_all = sum(r[0] for r in res) / T
@@ -263,13 +232,15 @@ def pool_bias_store(store, qrels: pd.DataFrame, run_meta: pd.DataFrame, measures
 
 
 def _effects_means(a: np.ndarray, b: np.ndarray, full_sel: np.ndarray, new_sel: np.ndarray, sel: np.ndarray) -> dict:
-    """`_effects` from run means (all runs) and the selected runs' per-topic scores."""
+    """Effect on the selected runs (bool over runs) from run means under full (`a`) and reduced (`b`)
+    judgments (all runs) and the selected runs' per-topic scores."""
     ra, rb = rank_positions(a), rank_positions(b)
     ch = (rb - ra)[sel]
     d = new_sel - full_sel
     sd = d.std(axis=0, ddof=1)
     with np.errstate(divide="ignore", invalid="ignore"):
         t = d.mean(axis=0) / (sd / np.sqrt(d.shape[0]))
+    from scipy import stats
     p = np.where(sd > 0, 2 * stats.t.sf(np.abs(t), d.shape[0] - 1), np.where(d.mean(axis=0) == 0, 1.0, 0.0))
     return {
         "n_left_out": int(sel.sum()),

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import CranfieldError
-from . import Progress, kendall_tau, report, tau_ap
+from .matrix import Progress, kendall_tau, report, tau_ap
 from .rejudge import Rejudger
 
 BV_RATES = (90, 70, 50, 30, 10)
@@ -69,33 +69,24 @@ def compare_means(a: np.ndarray, b: np.ndarray) -> dict:
 
 
 def reduction_experiment(qrels: pd.DataFrame, runs: pd.DataFrame, measures, *, method: str = "uniform",
-                         levels=None, trials: int = 10, seed: int = 0, rel_level: int = 1,
+                         levels=None, trials: int = 10, seed: int = 0, rel_level: int = 1, options=None,
                          rejudger: Rejudger | None = None, progress: Progress = None) -> pd.DataFrame:
     """Per (level, trial, measure): tau, tau_ap, rms, drift and mean_score vs the full judgments.
 
     `method` is "uniform" (He et al. degrees) or "bv" (Buckley-Voorhees rates). Summarize with
-    `summarize_reduction`.
+    `summarize_reduction`. The whole run table is one topic block of `reduction_experiment_store`.
     """
     levels = _levels(method, levels)
     report(progress, 0.0, "joining runs and judgments")
-    rj = rejudger or Rejudger(qrels, runs, measures)
-    q = rj.qrels
-    full = rj.evaluate()
-    rng = np.random.default_rng(seed)
-    keep_fn = uniform_keep if method == "uniform" else bv_keep
-    rows = []
-    total = len(levels) * trials
-    done = 0
-    for lv in levels:
-        for tr in range(trials):
-            keep = keep_fn(q, float(lv), rng, rel_level)
-            new = rj.evaluate(keep, removed_as="unjudged")
-            for name in rj.names:
-                rows.append({"level": float(lv), "trial": tr, "measure": name,
-                             "judged": int((keep & (rj.q_grade >= 0)).sum()), **compare(full[name], new[name])})
-            done += 1
-            report(progress, done / total, f"{method} level {lv}%: trial {tr + 1}/{trials}")
-    return pd.DataFrame(rows)
+    rj = rejudger or Rejudger(qrels, runs, measures, options)
+    draws = _draws(rj.qrels, method, levels, trials, seed, rel_level)
+
+    def tick(d, n):
+        lv, tr, _ = draws[max(d - 2, 0)]
+        report(progress, d / n, f"{method} level {lv:g}%: trial {tr + 1}/{trials}")
+
+    sums = _rejudged_sums(rj, [k for _, _, k in draws], rj.runs, tick if progress else None)
+    return _rows(draws, rj.names, sums / max(rj.n_topics, 1), rj.q_grade >= 0)
 
 
 def _levels(method: str, levels) -> tuple:
@@ -107,59 +98,28 @@ def _levels(method: str, levels) -> tuple:
     return levels
 
 
-def _reduction_block(args) -> tuple[np.ndarray, int, list[str]]:
-    """Per (mask, measure, run): the sum over the block's topics; mask 0 = full judgments."""
-    from ..blocks import read_block
-    task, masks, run_order, options = args
-    q = task.qrels
-    runs = read_block(task)
-    names = None
-    if len(runs) == 0:
-        from ..measures import load_all, resolve
-        load_all()
-        names = [n for req in resolve(task.measures) for n in req.names if req.measure.value_kind != "str"]
-        return np.zeros((len(masks) + 1, len(names), len(run_order))), q["topic"].nunique(), names
-    rj = Rejudger(q, runs, task.measures, options)
-    col = np.asarray([run_order.index(r) for r in rj.runs])
+def _draws(q: pd.DataFrame, method: str, levels, trials: int, seed: int, rel_level: int) -> list:
+    """(level, trial, keep-mask over q's rows) of every reduction, drawn in order from one generator."""
+    rng = np.random.default_rng(seed)
+    keep_fn = uniform_keep if method == "uniform" else bv_keep
+    return [(float(lv), tr, keep_fn(q, float(lv), rng, rel_level)) for lv in levels for tr in range(trials)]
+
+
+def _rejudged_sums(rj: Rejudger, masks: list, run_order: list[str], tick=None) -> np.ndarray:
+    """Per (mask, measure, run in `run_order`): the sum over rj's topics; mask 0 = full judgments."""
+    col = np.asarray([run_order.index(r) for r in rj.runs], np.int64)
     out = np.zeros((len(masks) + 1, len(rj.names), len(run_order)))
     for i, keep in enumerate([None, *masks]):
         ev = rj.evaluate(keep, removed_as="unjudged") if keep is not None else rj.evaluate()
         for j, name in enumerate(rj.names):
             out[i, j, col] = ev[name].sum(axis=0)
-    return out, rj.n_topics, rj.names
+        if tick is not None:
+            tick(i + 1, len(masks) + 1)
+    return out
 
 
-def reduction_experiment_store(store, qrels: pd.DataFrame, measures, *, options=None, method: str = "uniform",
-                               levels=None, trials: int = 10, seed: int = 0, rel_level: int = 1,
-                               block_rows: int | None = None, workers: int | None = None, executor=None,
-                               progress: Progress = None) -> pd.DataFrame:
-    """`reduction_experiment` over a run store, streamed by topic blocks (bounded memory): the same
-    random reductions (same seed, same draws), each block evaluated under every reduction, run means
-    accumulated over blocks. Equal to the in-memory experiment up to the rounding of the means."""
-    from ..blocks import BLOCK_ROWS, BlockTask, _sorted_topics, block_rows_of, plan_blocks
-    from ..parallel import map_tasks
-    from ..ranking import EvalOptions
-    levels = _levels(method, levels)
-    q = qrels.reset_index(drop=True)
-    rng = np.random.default_rng(seed)
-    keep_fn = uniform_keep if method == "uniform" else bv_keep
-    draws = [(float(lv), tr, keep_fn(q, float(lv), rng, rel_level)) for lv in levels for tr in range(trials)]
-    run_order = list(store.runs)
-    plan = plan_blocks(store, _sorted_topics(q["topic"].astype(str)), run_order, block_rows or BLOCK_ROWS // 2)
-    opt = options or EvalOptions(rel_level=rel_level)
-    tasks = []
-    for (b, parts), rows in zip(plan, block_rows_of(plan, q["topic"])):
-        task = BlockTask(parts, tuple(run_order), tuple(b), q.iloc[rows].reset_index(drop=True), measures, opt, None)
-        tasks.append((task, [k[rows] for _, _, k in draws], run_order, opt))
-    def tick(d, n):
-        report(progress, d / n, f"{method} reductions: topic block {d}/{n}")
-
-    results = map_tasks(_reduction_block, tasks, workers, executor, tick if progress else None)
-    total = sum(r[0] for r in results)
-    n_topics = sum(r[1] for r in results)
-    names = results[0][2]
-    means = total / max(n_topics, 1)
-    judged = q["grade"].to_numpy(np.int64) >= 0
+def _rows(draws: list, names: list[str], means: np.ndarray, judged: np.ndarray) -> pd.DataFrame:
+    """The experiment's table from per (mask, measure, run) mean scores (mask 0 = full judgments)."""
     rows = []
     for i, (lv, tr, keep) in enumerate(draws):
         n_judged = int((keep & judged).sum())
@@ -167,6 +127,51 @@ def reduction_experiment_store(store, qrels: pd.DataFrame, measures, *, options=
             rows.append({"level": lv, "trial": tr, "measure": name, "judged": n_judged,
                          **compare_means(means[0, j], means[i + 1, j])})
     return pd.DataFrame(rows)
+
+
+def _reduction_block(args) -> tuple[np.ndarray, int, list[str]]:
+    """Per (mask, measure, run): the sum over the block's topics; mask 0 = full judgments."""
+    from ..blocks import read_block
+    task, masks, run_order, options = args
+    q = task.qrels
+    runs = read_block(task)
+    if len(runs) == 0:
+        from ..measures import load_all, resolve
+        load_all()
+        names = [n for req in resolve(task.measures) for n in req.names if req.measure.value_kind != "str"]
+        return np.zeros((len(masks) + 1, len(names), len(run_order))), q["topic"].nunique(), names
+    rj = Rejudger(q, runs, task.measures, options)
+    return _rejudged_sums(rj, masks, run_order), rj.n_topics, rj.names
+
+
+def reduction_experiment_store(store, qrels: pd.DataFrame, measures, *, options=None, method: str = "uniform",
+                               levels=None, trials: int = 10, seed: int = 0, rel_level: int = 1,
+                               block_rows: int | None = None, workers: int | None = None, executor=None,
+                               progress: Progress = None) -> pd.DataFrame:
+    """`reduction_experiment` over a run store, streamed by topic blocks (bounded memory): the same
+    random reductions (same seed, same draws), each block evaluated under every reduction, run sums
+    accumulated over blocks. Equal to the in-memory experiment up to the rounding of the means."""
+    from ..blocks import BLOCK_ROWS, BlockTask, sorted_topics, block_rows_of, plan_blocks
+    from ..parallel import map_tasks
+    from ..ranking import EvalOptions
+    levels = _levels(method, levels)
+    q = qrels.reset_index(drop=True)
+    draws = _draws(q, method, levels, trials, seed, rel_level)
+    run_order = list(store.runs)
+    plan = plan_blocks(store, sorted_topics(q["topic"].astype(str)), run_order, block_rows or BLOCK_ROWS // 2)
+    opt = options or EvalOptions(rel_level=rel_level)
+    tasks = []
+    for (b, parts), rows in zip(plan, block_rows_of(plan, q["topic"])):
+        task = BlockTask(parts, tuple(run_order), tuple(b), q.iloc[rows].reset_index(drop=True), measures, opt, None)
+        tasks.append((task, [k[rows] for _, _, k in draws], run_order, opt))
+
+    def tick(d, n):
+        report(progress, d / n, f"{method} reductions: topic block {d}/{n}")
+
+    results = map_tasks(_reduction_block, tasks, workers, executor, tick if progress else None)
+    total = sum(r[0] for r in results)
+    n_topics = sum(r[1] for r in results)
+    return _rows(draws, results[0][2], total / max(n_topics, 1), q["grade"].to_numpy(np.int64) >= 0)
 
 
 def summarize_reduction(df: pd.DataFrame, value: str = "tau") -> pd.DataFrame:

@@ -81,9 +81,9 @@ class Rejudger:
         if removed_as == "unjudged" and not keep.all():
             q = self.qrels.copy()
             q.loc[~keep, "grade"] = -1
-            r.qrels = q  # type: ignore[attr-defined]
+            r.qrels = q
         else:
-            r.qrels = self.qrels[keep]  # type: ignore[attr-defined]
+            r.qrels = self.qrels[keep]
         return r
 
     def evaluate(self, keep: np.ndarray | None = None, removed_as: str = "absent") -> dict[str, np.ndarray]:

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from ..errors import CranfieldError
-from . import Progress, as_matrix, report
+from .matrix import Progress, as_matrix, report
 from .gtheory import anova
 
 TESTS = ("t", "wilcoxon", "randomization")
@@ -41,6 +40,7 @@ def paired_t(d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     with np.errstate(divide="ignore", invalid="ignore"):
         t = mean / (sd / np.sqrt(n))
     t = np.where(sd > 0, t, np.where(mean == 0, 0.0, np.sign(mean) * np.inf))
+    from scipy import stats
     p = 2 * stats.t.sf(np.abs(t), n - 1)
     return t, p
 
@@ -71,6 +71,7 @@ def wilcoxon_p(d: np.ndarray) -> np.ndarray:
     var = n * (n + 1) * (2 * n + 1) / 24 - tie_term
     with np.errstate(divide="ignore", invalid="ignore"):
         z = (w_plus - mean) / np.sqrt(var)
+    from scipy import stats
     p = 2 * stats.norm.sf(np.abs(z))
     return np.where((n > 0) & (var > 0), np.minimum(p, 1.0), 1.0)
 
@@ -95,6 +96,7 @@ def randomization_p(d: np.ndarray, n_perm: int = 10000, seed: int = 0, chunk: in
 def _tukey_p(q: np.ndarray, k: int, df: int) -> np.ndarray:
     """Studentized-range tail probabilities, interpolated on a grid (the exact integral is slow)."""
     df = min(df, 100000)
+    from scipy import stats
     if len(q) <= 40:
         return np.asarray(stats.studentized_range.sf(q, k, df), float)
     qmax = float(np.max(q)) if len(q) else 0.0
@@ -168,5 +170,6 @@ def tukey_hsd_threshold(scores, alpha: float = 0.05) -> float:
     x, _, _ = as_matrix(scores)
     n, k = x.shape
     _, _, ms_e, _ = anova(x)
+    from scipy import stats
     qcrit = float(stats.studentized_range.ppf(1 - alpha, k, min((k - 1) * (n - 1), 100000)))
     return qcrit * float(np.sqrt(ms_e / n))

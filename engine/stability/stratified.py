@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import CranfieldError
-from . import as_matrix
+from .matrix import as_matrix
 from .gtheory import GStudy, g_study
 
 

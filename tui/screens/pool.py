@@ -110,7 +110,7 @@ hedge, mtc) choose as judgments arrive: use the judging screen."""
         def work(progress):
             progress(0.1, f"building the {spec['strategy']} pool")
             if m.large:          # streamed by topic blocks: the first `depth` documents of each ranking
-                from engine.blocks import build_pool_store
+                from engine.pooling.store import build_pool_store
                 pool = build_pool_store(m.store, spec["strategy"], spec["budget"], depth=spec["depth"],
                                         seed=spec["seed"], pooled=pooled, rel_level=m.options.rel_level,
                                         renames=m.o.engine_campaign.run_renames())

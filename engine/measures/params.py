@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..measures.registry import Measure, MeasureError, register
+from .registry import Measure, MeasureError, register
 
 
 @dataclass

@@ -18,17 +18,14 @@ SUFFIX = "@cond"
 
 def condense(r: Ranked) -> Ranked:
     """The same lists keeping only judged documents (rel >= 0); ranks renumbered, groups kept (maybe empty)."""
-    cache = r.__dict__.setdefault("_est_cache", {})
+    cache = r.caches.setdefault("est", {})
     if "condensed" in cache:
         return cache["condensed"]
     keep = r.rel >= 0
     counts = np.bincount(r.row_group[keep], minlength=r.n_groups) if r.n_rows else np.zeros(r.n_groups, np.int64)
     offsets = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
     c = replace(r, offsets=offsets, rel=r.rel[keep], doc=r.doc[keep], score=r.score[keep])
-    for attr in ("qrels", "extra"):
-        if attr in r.__dict__:
-            setattr(c, attr, r.__dict__[attr])
-    c.__dict__["_est_cache"] = {"condensed": c}   # condensing twice is the identity
+    c.caches["est"] = {"condensed": c}   # condensing twice is the identity
     cache["condensed"] = c
     return c
 
@@ -37,7 +34,7 @@ def condensed_variant(name: str):
     """VARIANT_HOOKS entry: `<measure>@cond` -> that measure computed on condensed lists."""
     if not name.endswith(SUFFIX):
         return None
-    from ..measures.registry import REGISTRY, lookup
+    from .registry import REGISTRY, lookup
     base_name = name[: -len(SUFFIX)]
     base = REGISTRY.get(base_name) or lookup(base_name)
     if base is None:

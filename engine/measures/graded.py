@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..measures.registry import MeasureError
+from .registry import MeasureError
 from ..ranking import Ranked
 
 

@@ -1,0 +1,143 @@
+"""Pooling over the run store: candidates and pools streamed by topic blocks (engine.blocks plans them)."""
+from __future__ import annotations
+
+from concurrent.futures import Executor
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..blocks import BLOCK_ROWS, BlockTask, plan_blocks, read_block, read_block_table, sorted_topics
+from ..parallel import map_tasks
+from ..ranking import EvalOptions, rename_runs
+from ..store import RunStore
+
+def candidates_from_table(tab: pa.Table, run_rank: dict[str, int], depth: int) -> pd.DataFrame:
+    """`pooling.candidates.pool_candidates` of run rows in store order (`pos` = trec_eval rank, all
+    <= depth): per (topic, doc) best rank, first run (index in `run_rank`), runs retrieving it and the
+    mean AP prior over the topic's runs, in the pool's canonical order."""
+    from .candidates import ap_prior
+    cols = ["topic", "doc", "best_rank", "first_run", "n_runs", "prior"]
+    if len(tab) == 0:
+        return pd.DataFrame({c: [] for c in cols})
+    rcol = tab.column("run").combine_chunks()
+    rlut = np.asarray([run_rank[str(x)] for x in rcol.dictionary.to_pylist()], np.int64)
+    run = rlut[rcol.indices.to_numpy()]
+    tcol = pc.dictionary_encode(tab.column("topic").cast(pa.string())).combine_chunks()
+    tnames = np.asarray(tcol.dictionary.to_pylist(), dtype=object)
+    tc = tcol.indices.to_numpy().astype(np.int64)
+    dcol = pc.dictionary_encode(tab.column("doc")).combine_chunks()
+    dc = dcol.indices.to_numpy().astype(np.int64)
+    pos = tab.column("pos").to_numpy().astype(np.int64)
+    nd = max(len(dcol.dictionary), 1)
+    key = tc * nd + dc
+    # the in-memory order (topic, doc, rank, run) within each (topic, doc), then pandas' grouped sums
+    order = np.lexsort((run, pos, key))
+    key, run, pos, tc = key[order], run[order], pos[order], tc[order]
+    first = np.concatenate(([True], key[1:] != key[:-1]))
+    grp = np.cumsum(first) - 1
+    prior = pd.Series(ap_prior(pos, depth)).groupby(grp, sort=False).sum().to_numpy()
+    n_runs_row = np.diff(np.append(np.flatnonzero(first), len(key)))
+    t_runs = pd.Series(run).groupby(tc, sort=False).nunique()
+    g_t = tc[first]
+    out = pd.DataFrame({"topic": tnames[g_t], "doc": np.asarray(dcol.dictionary.to_pylist(), dtype=object)[key[first] % nd],
+                        "best_rank": pos[first], "first_run": run[first], "n_runs": n_runs_row.astype(np.int64),
+                        "prior": prior / t_runs.reindex(g_t).to_numpy(np.float64)})
+    out = out.sort_values(["topic", "best_rank", "first_run", "doc"], kind="mergesort")
+    return out.reset_index(drop=True)
+
+
+def _candidates_block(args) -> pd.DataFrame:
+    task, run_rank, depth = args
+    return candidates_from_table(read_block_table(task, ["topic", "doc", "pos"]), run_rank, depth)
+
+
+def pool_candidates_store(store: RunStore, depth: int, pooled: list[str] | None = None,
+                          topics: list[str] | None = None, *, block_rows: int = BLOCK_ROWS,
+                          workers: int | None = None, executor: Executor | None = None,
+                          progress: Callable[[int, int], None] | None = None) -> pd.DataFrame:
+    """`pooling.candidates.pool_candidates(ranked_runs(runs, depth, pooled, topics), depth)` over the
+    store, streamed by topic blocks: only the first `depth` documents of each ranking are read."""
+    from ..errors import CranfieldError
+    run_order = list(store.runs if pooled is None else pooled)
+    missing = sorted(set(run_order) - set(store.runs))
+    if missing:
+        raise CranfieldError(f"pooled runs not found among the runs: {', '.join(missing[:10])}")
+    all_topics = store.topics() if topics is None else sorted_topics(topics)
+    ix = store.index
+    ix = ix[ix["run"].isin(set(run_order)) & ix["topic"].isin(set(all_topics))]
+    present = sorted(set(ix["run"].tolist()))
+    run_rank = {r: i for i, r in enumerate(present)}
+    tasks = [(BlockTask(parts, tuple(run_order), tuple(b), pd.DataFrame(), None, EvalOptions(), None,
+                        max_pos=depth), run_rank, depth)
+             for b, parts in plan_blocks(store, all_topics, run_order, block_rows, cap=depth)]
+    frames = [f for f in map_tasks(_candidates_block, tasks, workers, executor, progress) if len(f)]
+    if not frames:
+        raise CranfieldError("no run results to pool (check the runs and the pooled-run selection)")
+    return pd.concat(frames, ignore_index=True)
+
+
+def _pool_block(args) -> pd.DataFrame | None:
+    task, strategy, budget, depth, seed, pooled, oracle, rel_level, params, renames = args
+    from . import build_pool
+    runs = read_block(task, ["topic", "doc", "score", "rank"])
+    if len(runs) == 0:
+        return None
+    if renames:
+        rename_runs(runs, renames)
+    present = set(runs["run"].astype(str))
+    use = [r for r in pooled if r in present] if pooled else None
+    if pooled and not use:
+        return None
+    pool = build_pool(runs, strategy, budget, depth=depth, seed=seed, pooled=use, oracle=oracle,
+                      rel_level=rel_level, topics=list(task.topics), **params)
+    return pool.table
+
+
+def build_pool_store(store: RunStore, strategy: str, budget=None, *, depth: int = 100, seed: int = 0,
+                     pooled: list[str] | None = None, oracle: pd.DataFrame | None = None, rel_level: int = 1,
+                     renames: dict[str, str] | None = None, block_rows: int = BLOCK_ROWS,
+                     workers: int | None = None, executor: Executor | None = None,
+                     progress: Callable[[int, int], None] | None = None, **params):
+    """`pooling.build_pool` over the run store, streamed by topic blocks (only the first `depth`
+    documents of each ranking are read). Static strategies draw from the streamed candidates with one
+    random generator, as in memory; online strategies (judgments replayed from `oracle`) select per
+    topic, block by block. `renames` maps store tags to the names `pooled` uses. Same pool as
+    `build_pool` on the whole run table."""
+    from ..errors import CranfieldError
+    from . import POOL_COLUMNS, STATIC, STRATEGIES, Pool, build_pool
+    if strategy not in STRATEGIES:
+        raise CranfieldError(f"unknown pool strategy {strategy!r}; choose one of {', '.join(STRATEGIES)}")
+    renames = renames or {}
+    back = {v: k for k, v in renames.items()}
+    stored = [back.get(r, r) for r in pooled] if pooled else None
+    if strategy in STATIC:
+        cand = pool_candidates_store(store, depth, stored, block_rows=block_rows, workers=workers,
+                                     executor=executor, progress=progress)
+        return build_pool(None, strategy, budget, depth=depth, seed=seed, pooled=pooled, rel_level=rel_level,
+                          candidates=cand, oracle=oracle, **params)
+    if oracle is None:
+        raise CranfieldError(f"strategy {strategy} is online: it needs judgments as they arrive. Judge with "
+                             f"`cranfield judgments next`, or replay known judgments (--oracle truth)")
+    run_order = list(store.runs if stored is None else stored)
+    missing = sorted(set(run_order) - set(store.runs))
+    if missing:
+        raise CranfieldError(f"pooled runs not found among the runs: {', '.join(missing[:10])}")
+    ot = oracle["topic"].astype(str)
+    tasks = []
+    for bb, parts in plan_blocks(store, store.topics(), list(store.runs), block_rows, cap=depth):
+        tasks.append((BlockTask(parts, tuple(store.runs), tuple(bb), pd.DataFrame(), None, EvalOptions(), None,
+                                max_pos=depth), strategy, budget, depth, seed, pooled, oracle[ot.isin(set(bb))],
+                      rel_level, params, renames))
+    tables = [t for t in map_tasks(_pool_block, tasks, workers, executor, progress) if t is not None]
+    if not tables:
+        raise CranfieldError("no run results to pool (check the runs and the pooled-run selection)")
+    table = pd.concat(tables, ignore_index=True)[POOL_COLUMNS]
+    from . import jsonable
+    present = sorted({renames.get(r, r) for r in set(store.index["run"])})
+    spec = {"strategy": strategy, "budget": jsonable(budget), "depth": int(depth), "seed": int(seed),
+            "params": jsonable(params), "pooled": sorted(set(pooled) & set(present)) if pooled else None,
+            "rel_level": rel_level}
+    return Pool(table, spec)

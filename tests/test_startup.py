@@ -1,0 +1,72 @@
+"""Fast start: `cranfield --help` loads no heavy library, `cranfield eval` loads neither scipy nor the TUI,
+and the light name lists the command line shows match the modules that implement them."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+HEAVY = ("pandas", "scipy", "pyarrow", "textual", "matplotlib", "sklearn")
+
+
+def _loaded_after(code: str) -> list[str]:
+    """Top-level heavy packages imported by `code` in a fresh interpreter."""
+    probe = code + f"\nimport sys, json\nprint(json.dumps(sorted({{m.split('.')[0] for m in sys.modules}} & set({HEAVY!r}))))"
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, cwd=ROOT, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_help_imports_no_heavy_library():
+    assert _loaded_after("from engine.cli import build_parser\nbuild_parser().format_help()") == []
+    assert _loaded_after("import engine") == []
+
+
+def test_eval_imports_only_what_it_needs():
+    demo = ROOT / "campaigns" / "demo"
+    code = ("import contextlib, io\nfrom engine.cli import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            f"    main(['eval', '-m', 'map', '-m', 'P.10', {str(demo / 'judgments' / 'qrels.txt')!r}, "
+            f"{str(demo / 'runs' / 'asterA1.txt')!r}])")
+    loaded = _loaded_after(code)
+    assert "pandas" in loaded                      # the engine's tables
+    assert not {"scipy", "textual", "matplotlib", "sklearn"} & set(loaded), loaded
+
+
+def test_light_names_match_the_implementations():
+    from engine import experiments, names
+    from engine.pooling import SELECTORS, STATIC, STRATEGIES
+    assert names.STATIC_STRATEGIES == tuple(STATIC) and names.ONLINE_STRATEGIES == tuple(SELECTORS)
+    assert names.POOL_STRATEGIES == STRATEGIES
+    assert experiments.DESIGNS is names.DESIGNS
+    assert all(strategy in STRATEGIES for strategy, _ in names.DESIGNS.values())
+
+
+def test_campaign_is_named_the_same_way_for_every_command():
+    """--campaign DIR works for every command that takes a campaign; a positional DIR stays an alias."""
+    from engine.cli import build_parser, campaign_as_option
+    parser = build_parser()
+    for argv in (["pool", "--campaign", "C", "--strategy", "depth"], ["pool", "C", "--strategy", "depth"],
+                 ["judgments", "add", "--campaign=C", "401", "d1", "1"], ["judgments", "add", "C", "401", "d1", "1"],
+                 ["ingest", "--campaign", "C"], ["status", "--campaign", "C"], ["tui", "--campaign", "C"],
+                 ["eval", "--campaign", "C"], ["stability", "reduction", "--campaign", "C"]):
+        args = parser.parse_args(campaign_as_option(parser, list(argv)))
+        assert args.campaign == "C", argv
+    args = parser.parse_args(campaign_as_option(parser, ["judgments", "add", "--campaign", "C", "401", "d1", "2"]))
+    assert (args.topic, args.doc, args.grade) == ("401", "d1", 2)
+
+
+def test_measures_load_on_first_use():
+    code = ("import sys, json\nfrom engine.measures import resolve\nresolve(['map', 'P.10'])\n"
+            "print(json.dumps(sorted(m for m in sys.modules if m.startswith('engine.measures.m_'))))")
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == ["engine.measures.m_P", "engine.measures.m_map"]
+    from engine.measures import REGISTRY, load_all, resolve
+    assert [r.measure.name for r in resolve(["P.5", "map"])] == ["map", "P"]       # registry order kept
+    official = {r.measure.name for r in resolve(["official"])}                     # a nickname loads them all
+    load_all()
+    assert official == {m.name for m in REGISTRY.values() if "official" in m.nicknames} and len(official) >= 10
