@@ -14,17 +14,14 @@ from .compare import MeasureCycle
 
 
 def run_bmw(scores, run: str, measure: str, runs: list[str] | None = None) -> pd.DataFrame:
-    """topic, run, best, median, worst (over `runs`, default all) of one measure from the model's scores."""
-    m = scores.matrix[measure]
-    idx = [scores.runs.index(r) for r in (runs or scores.runs)]
-    sub = m[idx]
-    with np.errstate(all="ignore"):
-        import warnings
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            best, med, worst = np.nanmax(sub, axis=0), np.nanmedian(sub, axis=0), np.nanmin(sub, axis=0)
-    return pd.DataFrame({"topic": scores.topics, "run": m[scores.runs.index(run)], "best": best, "median": med,
-                         "worst": worst})
+    """topic, run, best, median, worst (over `runs`, default all) of one measure from the model's scores
+    (engine.participant.topic_bmw, the participant reports' computation)."""
+    from engine.participant import topic_bmw
+    from .compare import long_table
+    b = topic_bmw(long_table(scores, measure), measure, runs).reindex(scores.topics)
+    return pd.DataFrame({"topic": scores.topics, "run": scores.matrix[measure][scores.runs.index(run)],
+                         "best": b["best"].to_numpy(), "median": b["median"].to_numpy(),
+                         "worst": b["worst"].to_numpy()})
 
 
 class RunBMWScreen(MeasureCycle, CranfieldScreen):
