@@ -117,6 +117,11 @@ class Campaign:
     def run_files(self) -> list[Path]:
         """Run files: everything in runs/ plus files named by runs.<tag>.file."""
         files = self._scan("runs", RUN_SUFFIXES, "a run")
+        seen = {q.resolve() for q in files}     # once: resolving inside the loop was cubic in runs
+        skip = getattr(self, "skip_runs", None)   # files set aside (a UI keeps opening without them)
+        if skip:
+            files = [q for q in files if q.resolve() not in skip]
+            seen |= set(skip)
         for tag, meta in self.config["runs"].items():
             f = meta.get("file")
             if f:
@@ -125,7 +130,9 @@ class Campaign:
                     raise FormatError(Problem(str(self.config_path), None,
                                               f"runs.{tag}.file: {f} does not exist"),
                                       hint="fix the path (relative to the campaign directory) or remove the key")
-                if p.resolve() not in {q.resolve() for q in files}:
+                rp = p.resolve()
+                if rp not in seen:
+                    seen.add(rp)
                     files.append(p)
         return files
 
@@ -192,20 +199,22 @@ class Campaign:
     def _run_renames(self, files: list[Path]) -> dict[str, str]:
         by_file = {(self.root / m["file"]).resolve(): tag for tag, m in self.config["runs"].items() if m.get("file")}
         rename = {}
+        st = self.store() if by_file else None      # once: per file it re-scanned runs/ (quadratic)
         for p in files:
             want = by_file.get(p.resolve())
             if want is None:
                 continue
-            got = self._tag_of(p)
+            got = self._tag_of(p, st)
             if got is not None and got != want:
                 rename[got] = want
                 self._warn_once(str(p), None, f"run tag {got!r} differs from its campaign.yaml entry "
                                               f"runs.{want}; evaluated as run {want!r}")
         return rename
 
-    def _tag_of(self, path: Path) -> str | None:
-        """A run file's tag: from the run store's manifest when it holds the file, else its first line."""
-        st = self.store()
+    def _tag_of(self, path: Path, st=None) -> str | None:
+        """A run file's tag: from the run store's manifest (`st`, else the campaign's) when it holds the
+        file, else its first line."""
+        st = st if st is not None else self.store()
         if st is not None:
             e = st.manifest["files"].get(str(Path(path).resolve()))
             if e is not None:
@@ -298,7 +307,7 @@ class Campaign:
         files = self.run_files()
         file_of = {}
         for p in files:
-            t = self._tag_of(p)
+            t = self._tag_of(p, st)
             if t is not None:
                 file_of.setdefault(t, p)
         rows = []

@@ -10,7 +10,7 @@ from scipy import stats
 
 from engine.campaign import load_campaign
 from tui.app import CranfieldApp
-from tui.testing import press, settle
+from tui.testing import press, private_copy, settle
 
 DEMO = Path(__file__).resolve().parents[1] / "campaigns" / "demo"
 
@@ -21,7 +21,7 @@ def test_compare_and_field_screens(tmp_path):
     order = m.mean().sort_values(ascending=False, kind="mergesort").index
 
     async def body():
-        app = CranfieldApp(DEMO, export_dir=tmp_path)
+        app = CranfieldApp(private_copy(DEMO, tmp_path / "demo"), export_dir=tmp_path)
         async with app.run_test(size=(140, 40)) as pilot:
             await settle(pilot)
             await press(pilot, "l", "x")
@@ -67,7 +67,7 @@ def test_leaderboard_export_writes_significance_table(tmp_path):
     long = camp.evaluate(camp.measures())
 
     async def body():
-        app = CranfieldApp(DEMO, export_dir=tmp_path)
+        app = CranfieldApp(private_copy(DEMO, tmp_path / "demo"), export_dir=tmp_path)
         async with app.run_test(size=(100, 30)) as pilot:
             await settle(pilot)
             await press(pilot, "l", "e")

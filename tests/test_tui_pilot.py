@@ -13,24 +13,18 @@ from scipy import stats
 from engine import evaluate, read_qrels, read_runs, summarize
 from engine.ranking import EvalOptions
 from tui.app import CranfieldApp
-from tui.testing import press, screen_text, settle
+from tui.testing import press, private_copy, run_async, screen_text, settle
 
 import asyncio
 import functools
 import inspect
 
 
-def run_async(fn):
-    """Run an async test body with asyncio (no async pytest plugin is needed)."""
-    @functools.wraps(fn)
-    def wrapper(*args, **kw):
-        return asyncio.run(fn(*args, **kw))
-    wrapper.__signature__ = inspect.signature(fn)
-    return wrapper
-
-
 ROOT = Path(__file__).resolve().parents[1]
-DEMO = ROOT / "campaigns" / "demo"
+DEMO_SOURCE = ROOT / "campaigns" / "demo"
+
+
+DEMO = private_copy(DEMO_SOURCE)   # opening writes a run store: never into campaigns/demo
 
 
 def engine_scores(campaign: Path, measure: str = "map") -> pd.Series:
@@ -393,7 +387,7 @@ def test_cli_routes_to_the_tui(monkeypatch, tmp_path):
     assert main([]) == 0
     assert main([str(DEMO)]) == 0
     assert main(["tui", str(DEMO), "--measures", "map,P.10", "--assessor", "ann"]) == 0
-    assert [p for p, _ in seen] == [DEMO, DEMO, DEMO]
+    assert [p for p, _ in seen] == [DEMO_SOURCE, DEMO, DEMO]   # no argument: the bundled demo
     assert seen[2][1] == {"measures": ["map", "P.10"], "assessor": "ann"}
 
 

@@ -11,10 +11,13 @@ from pathlib import Path
 import pytest
 
 from tui.app import CranfieldApp
-from tui.testing import press, settle
+from tui.testing import press, private_copy, settle
 
 ROOT = Path(__file__).resolve().parents[1]
-DEMO = ROOT / "campaigns" / "demo"
+DEMO_SOURCE = ROOT / "campaigns" / "demo"
+
+
+DEMO = private_copy(DEMO_SOURCE)   # opening writes a run store: never into campaigns/demo
 
 # screen -> keys pressed after loading
 SCREENS = {

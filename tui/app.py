@@ -3,29 +3,60 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Iterable
+import threading
+from typing import Callable, Iterable
 
 import pandas as pd
 from textual import work
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.worker import Worker, WorkerState, get_current_worker
+from textual.worker import get_current_worker
 
 from engine.errors import CranfieldError
 
 from .export import write_exports
 from .model import CampaignModel
 from .screens.base import Cancelled
-from .screens.help import HelpScreen, all_bindings
+from .screens.help import HelpScreen, all_bindings, long_description
 from .source import find_campaigns, is_campaign
 
 
 def check_cancel() -> None:
-    """Call from worker code between steps: stops the work when the user pressed escape."""
-    w = get_current_worker()
+    """Call from background work between steps: stops the work when the user cancelled it."""
+    job = _CURRENT.job
+    if job is not None and job.cancelled.is_set():
+        raise Cancelled()
+    w = get_current_worker() if job is None else None
     if w is not None and w.is_cancelled:
         raise Cancelled()
+
+
+_CURRENT = threading.local()
+_CURRENT.job = None
+
+
+class Job:
+    """One background load or evaluation, in a daemon thread of its own: cancelling it (escape) or
+    quitting never waits for it; its result is dropped when it was cancelled or superseded."""
+
+    def __init__(self, kind: str):
+        self.kind = kind
+        self.cancelled = threading.Event()
+        self.done = threading.Event()
+
+
+def _screen_factory(name: str) -> Callable[[], Screen]:
+    def make() -> Screen:
+        from .screens import cost, home, judge, leaderboard, matrix, pool, stability
+        return {"home": home.HomeScreen, "leaderboard": leaderboard.LeaderboardScreen,
+                "matrix": matrix.MatrixScreen, "pool": pool.PoolScreen, "judge": judge.JudgeScreen,
+                "stability": stability.StabilityScreen, "cost": cost.CostScreen}[name]()
+    return make
+
+
+SCREEN_MODES = ("home", "leaderboard", "matrix", "pool", "judge", "stability", "cost")
+"""Every screen family, one mode each (declared once, in CranfieldApp.MODES)."""
 
 
 class CranfieldApp(App):
@@ -34,6 +65,7 @@ class CranfieldApp(App):
     TITLE = "Cranfield"
     CSS_PATH = "cranfield.tcss"
     ENABLE_COMMAND_PALETTE = True
+    MODES = {name: _screen_factory(name) for name in SCREEN_MODES}
     DEFAULT_MODE = "home"
 
     BINDINGS = [
@@ -46,7 +78,7 @@ class CranfieldApp(App):
         Binding("c", "goto('cost')", show=False, description="Cost"),
         Binding("x", "compare", show=False, description="Compare two runs"),
         Binding("o", "run_field", show=False, description="Run vs best/median/worst"),
-        Binding("question_mark", "help", "Help", key_display="?"),
+        Binding("question_mark", "help", "Help", key_display="?", show=False),  # the nav line says "? help"
         Binding("ctrl+r", "reload", "Reload campaign", show=False),
         Binding("q", "quit", "Quit"),
     ]
@@ -55,7 +87,7 @@ class CranfieldApp(App):
                  assessor: str | None = None):
         super().__init__()
         self.target = Path(target)
-        self.export_dir = Path(export_dir) if export_dir else Path.cwd()
+        self.export_dir = Path(export_dir).resolve() if export_dir else None
         self.requested_measures = measures
         self.assessor = assessor or os.environ.get("CRANFIELD_ASSESSOR") or os.environ.get("USER") or "assessor"
         self.model: CampaignModel | None = None
@@ -64,21 +96,11 @@ class CranfieldApp(App):
         self.judgments_changed = False
         self.status = "starting"
         self.progress: tuple[int, int, str] = (0, 1, "")
+        self.job: Job | None = None
+        self.last_export = ""                   # what the last `e` wrote (also shown as a notification)
 
     # ------------------------------------------------------------------ screens
-    def get_default_screen(self) -> Screen:
-        from .screens.home import HomeScreen
-        return HomeScreen()
-
-    def _screen_for(self, name: str) -> Screen:
-        from .screens import cost, home, judge, leaderboard, matrix, pool, stability
-        return {"home": home.HomeScreen, "leaderboard": leaderboard.LeaderboardScreen,
-                "matrix": matrix.MatrixScreen, "pool": pool.PoolScreen, "judge": judge.JudgeScreen,
-                "stability": stability.StabilityScreen, "cost": cost.CostScreen}[name]()
-
     def on_mount(self) -> None:
-        for name in ("leaderboard", "matrix", "pool", "judge", "stability", "cost"):
-            self.add_mode(name, lambda n=name: self._screen_for(n))
         self.sub_title = str(self.target)
         if is_campaign(self.target):
             self.load(self.target)
@@ -132,7 +154,6 @@ class CranfieldApp(App):
 
     def action_reload(self) -> None:
         """Re-read the campaign (after judging or editing files) and re-evaluate."""
-        self.judgments_changed = False
         self.requested_measures = list(self.measures) or self.requested_measures
         self.load(self.target)
 
@@ -148,21 +169,45 @@ class CranfieldApp(App):
                 if not b.description or b.action in seen:
                     continue
                 seen.add(b.action)
-                yield SystemCommand(f"{b.description}", f"key {b.key_display or b.key} — {b.action}",
+                yield SystemCommand(long_description(b), f"key {b.key_display or b.key} — {b.action}",
                                     lambda o=owner, a=b.action: self.run_action(a, o))
         yield from super().get_system_commands(screen)
 
     # ------------------------------------------------------------------ loading and evaluation
+    @property
+    def busy(self) -> bool:
+        """A load or evaluation is running."""
+        return self.job is not None and not self.job.done.is_set()
+
     def load(self, path: Path) -> None:
         self.target = Path(path)
         self.sub_title = str(self.target)
         self.status = "loading"
         self.progress = (0, 3, "reading the campaign files")
         self._refresh_current()
-        self._load_worker(self.target, self.requested_measures)
+        measures = self.requested_measures
+        self._start("load", lambda job: self._load(job, self.target, measures))
 
-    @work(thread=True, exclusive=True, group="load", exit_on_error=False)
-    def _load_worker(self, path: Path, measures: list[str] | None) -> tuple[CampaignModel, list[str], list[str]]:
+    def _start(self, kind: str, fn: Callable[[Job], tuple]) -> None:
+        """Run fn(job) in a daemon thread; the result arrives in `_job_done` on the UI thread."""
+        if self.job is not None:
+            self.job.cancelled.set()            # a newer request supersedes the running one
+        job = self.job = Job(kind)
+
+        def run() -> None:
+            _CURRENT.job = job
+            try:
+                result, error = fn(job), None
+            except BaseException as exc:  # delivered to the UI as a notification
+                result, error = None, exc
+            job.done.set()
+            try:
+                self.call_from_thread(self._job_done, job, result, error)
+            except Exception:             # the app has exited meanwhile: nothing to deliver
+                pass
+        threading.Thread(target=run, name=f"cranfield-{kind}", daemon=True).start()
+
+    def _load(self, job: Job, path: Path, measures: list[str] | None) -> tuple[CampaignModel, list[str], list[str]]:
         model = CampaignModel.load(path)
         check_cancel()
         specs, bad = model.usable_measures(measures or model.default_measures)
@@ -178,9 +223,7 @@ class CranfieldApp(App):
         check_cancel()
         return model, specs, bad
 
-    @work(thread=True, exclusive=True, group="evaluate", exit_on_error=False)
-    def _evaluate_worker(self, specs: list[str]) -> tuple[CampaignModel, list[str], list[str]]:
-        model = self.model
+    def _evaluate(self, job: Job, model: CampaignModel, specs: list[str]) -> tuple[CampaignModel, list[str], list[str]]:
         ok, bad = model.usable_measures(specs)
         if not ok:
             raise CranfieldError("none of the chosen measures is known: " + "; ".join(bad))
@@ -189,7 +232,7 @@ class CranfieldApp(App):
         return model, ok, bad
 
     def set_measures(self, specs: list[str]) -> None:
-        """Re-evaluate with another measure list (in a worker)."""
+        """Re-evaluate with another measure list (in the background)."""
         if self.model is None:
             return
         ok, bad = self.model.usable_measures(list(specs))
@@ -200,44 +243,71 @@ class CranfieldApp(App):
         self.status = "evaluating"
         self.progress = (1, 3, f"evaluating {', '.join(specs)}")
         self._refresh_current()
-        self._evaluate_worker(list(specs))
+        model = self.model
+        self._start("evaluate", lambda job: self._evaluate(job, model, list(specs)))
 
     def _set_progress(self, done: int, total: int, text: str) -> None:
-        self.progress = (done, total, text)
-        self._refresh_current()
+        if self.busy:
+            self.progress = (done, total, text)
+            self._refresh_current()
 
-    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        w = event.worker
-        if w.group not in ("load", "evaluate"):
-            return
-        if event.state == WorkerState.SUCCESS:
-            model, specs, bad = w.result
+    def _job_done(self, job: Job, result, error: BaseException | None) -> None:
+        if job is not self.job or job.cancelled.is_set():
+            return                               # cancelled or superseded: already reported
+        self.job = None
+        if error is None:
+            model, specs, bad = result
             self.model, self.measures = model, specs
             self.sub_title = model.name
             self.status = "ready"
+            self.judgments_changed = False
             self.data_version += 1
             for b in bad:
                 self.notify(b if b.startswith("no judgments") else f"measure skipped: {b}",
                             severity="warning", timeout=12)
-            self._refresh_current()
-        elif event.state == WorkerState.ERROR:
+            self._announce_problems(model)
+        else:
             self.status = "error" if self.model is None else "ready"
-            self.report_error(w.error)
-            self._refresh_current()
-        elif event.state == WorkerState.CANCELLED:
-            self.status = "cancelled" if self.model is None else "ready"
-            self.notify("cancelled", severity="warning")
-            self._refresh_current()
+            self.report_error(error)
+        self._refresh_current()
+
+    def _announce_problems(self, model: CampaignModel) -> None:
+        """Input problems (a malformed run, ...) stay on screen until dismissed; Home lists them."""
+        errors = model.load_errors()
+        if errors:
+            self.notify(f"{len(errors)} input problem(s), listed on Home (h) until fixed; first: {errors[0]}",
+                        title="Input problems", severity="error", timeout=10 ** 6)
 
     def cancel_work(self) -> bool:
-        """Cancel running load/evaluation workers; True when something was running."""
-        running = [w for w in self.workers if w.is_running]
-        for w in running:
+        """Cancel the running load or evaluation (and screen jobs); True when something was running.
+        The UI is usable (and quits) at once; the abandoned thread's result is dropped."""
+        running = False
+        if self.busy:
+            self.job.cancelled.set()
+            self.job = None
+            running = True
+            self.status = "cancelled" if self.model is None else "ready"
+            self.notify("cancelled", severity="warning")
+        for w in [w for w in self.workers if w.is_running]:
             w.cancel()
-        return bool(running)
+            running = True
+        self._refresh_current()
+        return running
+
+    def mark_stale(self) -> None:
+        """New judgments were recorded: the scores on screen predate them until ctrl+r."""
+        self.judgments_changed = True
+        self._refresh_current()
+
+    @property
+    def stale(self) -> bool:
+        return self.judgments_changed and self.model is not None and self.model.scores is not None
 
     def _refresh_current(self) -> None:
         from .screens.base import CranfieldScreen
+        if self.model is not None:
+            self.sub_title = self.model.name + (" · SCORES STALE: judged since, ctrl+r re-evaluates"
+                                                if self.stale else "")
         for scr in self.screen_stack:
             if isinstance(scr, CranfieldScreen):
                 if hasattr(scr, "show_status"):
@@ -256,13 +326,22 @@ class CranfieldApp(App):
             msg = f"{type(exc).__name__}: {exc}"
         self.notify(msg[:2000], title="Error", severity="error", timeout=20)
 
+    def export_folder(self) -> Path:
+        """Where `e` writes: --export-dir, else the campaign's exports/ folder (never the current directory)."""
+        if self.export_dir is not None:
+            return self.export_dir
+        root = self.model.root if self.model is not None else self.target
+        return (Path(root) / "exports").resolve()
+
     def export(self, stem: str, df: pd.DataFrame) -> list[Path]:
+        folder = self.export_folder()
         try:
-            paths = write_exports(df, stem, self.export_dir)
+            paths = write_exports(df, stem, folder)
         except OSError as exc:
-            self.notify(f"export failed: {exc}", severity="error")
+            self.notify(f"export to {folder} failed: {exc}", severity="error", timeout=20)
             return []
-        self.notify("wrote " + ", ".join(str(p) for p in paths), title="Export", timeout=10)
+        self.last_export = (f"wrote {len(df)} rows to {folder}/: " + ", ".join(p.name for p in paths))
+        self.notify(self.last_export, title="Export", timeout=15)
         return paths
 
 

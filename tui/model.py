@@ -269,44 +269,69 @@ class CampaignModel:
         return df
 
     # ------------------------------------------------------------------ drill-downs
-    def ranked_list(self, run: str, topic: str, measure: str | None = None, limit: int = 100) -> pd.DataFrame:
+    def ranked_list(self, run: str, topic: str, measure: str | None = None, limit: int | None = 100) -> pd.DataFrame:
         """One run's ranked list for a topic: rank, doc, grade (or -1 not pooled, -2 pooled unjudged),
-        pool method/stratum, and each document's contribution to `measure` when it is additive."""
-        s = self._need()
-        ri, ti = s.runs.index(run), s.topics.index(topic)
-        g = s.group_of[ri, ti]
+        pool method/stratum, and each document's contribution to `measure` when the measure explains
+        its score (the contributions sum to the value)."""
         cols = ["rank", "doc", "grade", "source", "contribution"]
-        if g < 0:
+        s = self._need()
+        if run not in s.runs or topic not in s.topics or s.group_of[s.runs.index(run), s.topics.index(topic)] < 0:
             return pd.DataFrame({c: [] for c in cols})
-        r = s.ranked
-        if r is None:                       # large campaign: this topic's rankings, read from the store
-            r = self._ranked_topic(topic, s)
-            g = int(np.flatnonzero((np.asarray(r.run_names)[r.g_run] == run))[0])
+        r = self.topic_ranked(topic)
+        groups = np.flatnonzero(np.asarray(r.run_names)[r.g_run] == run)
+        if not len(groups):
+            return pd.DataFrame({c: [] for c in cols})
+        g = int(groups[0])
         a, b = r.offsets[g], r.offsets[g + 1]
-        df = pd.DataFrame({"rank": r.rank[a:b], "doc": r.doc[a:b], "grade": r.rel[a:b]})
-        contrib = None
-        if measure is not None:
-            contrib = contributions(r, g, measure, self.config)
-            if contrib is not None:
-                value = s.matrix[measure][ri, ti]
-                if not np.isfinite(value) or abs(contrib.sum() - value) > 1e-6:
-                    contrib = None  # not additive as computed: show nothing rather than a wrong split
-        df["contribution"] = contrib if contrib is not None else np.nan
+        df = pd.DataFrame({"rank": r.rank[a:b], "doc": np.asarray(r.doc[a:b], dtype=object), "grade": r.rel[a:b]})
+        ex = self.contributions(topic, measure) if measure is not None else None
+        df["contribution"] = ex[0][a:b] if ex is not None else np.nan
         src = self.pool_sources(topic)
         df["source"] = df["doc"].map(src).fillna("") if len(src) else ""
         return df.iloc[:limit][cols]
 
-    def _ranked_topic(self, topic: str, s: Scores):
-        """The engine's Ranked of one topic (every run), for drill-downs of a large campaign."""
-        key = (topic, tuple(s.measures))
+    def topic_ranked(self, topic: str):
+        """The engine's ranked lists of one topic, every run (as evaluated: the campaign's options,
+        gains and run names); the last few topics are kept."""
+        key = topic
         if key not in self._topic_ranked:
             q = self.qrels[self.qrels["topic"].astype(str) == topic].reset_index(drop=True)
-            c = self.o.engine_campaign
-            extra = {"gains": c.gains()} if c is not None else None
             runs = self.topic_runs(topic)
-            out = compute(q, runs, s.measures[:1] or ["map"], self.options, run_order=list(s.runs), extra=extra)
-            self._topic_ranked = {key: out.ranked}          # keep one topic: bounded memory
+            if not self.large:
+                runs = runs[(runs["topic"] == topic).to_numpy()]
+            order = list(self.scores.runs) if self.scores is not None else None
+            gains = self.gains()
+            out = compute(q, runs, ["num_ret"], self.options, run_order=order,
+                          extra={"gains": gains} if gains else None)
+            while len(self._topic_ranked) >= 4:          # bounded memory
+                self._topic_ranked.pop(next(iter(self._topic_ranked)))
+            self._topic_ranked[key] = out.ranked
         return self._topic_ranked[key]
+
+    def gains(self) -> dict:
+        """The campaign's gain per grade (campaign.yaml relevance.scale), {} when it sets none."""
+        c = self.o.engine_campaign
+        try:
+            return dict(c.gains()) if c is not None else {}
+        except (AttributeError, KeyError, TypeError):
+            return {}
+
+    def contributions(self, topic: str, measure: str) -> tuple[np.ndarray, np.ndarray] | None:
+        """(per row of `topic_ranked(topic)`: the document's contribution to `measure`, per group: the
+        value they sum to), from the measure's own `contributions`; None when the measure cannot
+        explain its score."""
+        from engine.measures.registry import explain, request_for_output
+        try:
+            req = request_for_output(measure)
+        except CranfieldError:
+            return None
+        r = self.topic_ranked(topic)
+        ex = explain(r, req)
+        if ex is None:
+            return None
+        values = np.asarray(req.measure.compute(r, req.params), dtype=np.float64)
+        values = values[:, req.names.index(measure)] if values.ndim == 2 else values
+        return ex[measure], values
 
     def pool_sources(self, topic: str) -> pd.Series:
         """doc -> 'method/stratum' for the topic's pooled documents (from qrels columns and pools/)."""
@@ -403,7 +428,8 @@ class CampaignModel:
 
     def problems(self, limit: int = 200) -> list[str]:
         """Warnings for the home screen: file problems, runs with unjudged top-10 holes, topics with R = 0."""
-        out = [str(p) for p in list(self.warnings)[:limit]]
+        out = ["ERROR " + e for e in self.load_errors()]
+        out += [str(p) for p in list(self.warnings)[:limit]]
         s = self.scores
         if s is not None:
             per_run, n_top = s.holes, s.n_top
@@ -415,6 +441,10 @@ class CampaignModel:
                 out.append(f"{len(no_rel)} topic(s) without relevant documents: {', '.join(no_rel[:12])}"
                            + (" ..." if len(no_rel) > 12 else ""))
         return out
+
+    def load_errors(self) -> list[str]:
+        """Problems that left a run file out of this campaign (file:line: what is wrong)."""
+        return list(self.o.errors)
 
     def _need(self) -> Scores:
         if self.scores is None:
@@ -499,39 +529,6 @@ def filter_mask(df: pd.DataFrame, filt: tuple[str, str]) -> np.ndarray:
     if kind in ("type", "group"):
         return (df[kind].astype(str) == value).to_numpy()
     return np.ones(len(df), dtype=bool)
-
-
-def contributions(r, g: int, measure: str, config: dict) -> np.ndarray | None:
-    """Per-document share of an additive measure in group g (AP, P@k, recall@k, nDCG@k), or None."""
-    a, b = r.offsets[g], r.offsets[g + 1]
-    rel = r.is_rel[a:b]
-    rank = r.rank[a:b].astype(np.float64)
-    R = float(r.num_rel[g])
-    base, _, k = measure.partition("_")
-    if measure == "map":
-        if R == 0:
-            return np.zeros(b - a)
-        return np.where(rel, r.cum_rel[a:b] / rank, 0.0) / R
-    if base in ("P", "recall") and k.isdigit():
-        k = int(k)
-        hit = rel & (rank <= k)
-        if base == "P":
-            return hit / k
-        return hit / R if R else np.zeros(b - a)
-    if measure.startswith("ndcg_cut_") and measure[9:].isdigit():
-        k = int(measure[9:])
-        scale = ((config.get("relevance") or {}).get("scale") or {})
-        grades = np.maximum(r.rel[a:b], 0)
-        gains_map = {int(gr): float((v or {}).get("gain", gr)) for gr, v in scale.items()} if scale else {}
-        gain = np.array([gains_map.get(int(x), float(x)) for x in grades]) if gains_map else grades.astype(float)
-        gain = np.where(r.rel[a:b] >= 0, gain, 0.0)
-        disc = 1.0 / np.log2(rank + 1.0)
-        dcg = np.where(rank <= k, gain * disc, 0.0)
-        tg = r.t_grades[r.t_grades_offsets[r.g_topic[g]]:r.t_grades_offsets[r.g_topic[g] + 1]][:k]
-        ig = np.array([gains_map.get(int(x), float(x)) for x in tg]) if gains_map else tg.astype(float)
-        idcg = float(np.sum(ig / np.log2(np.arange(1, len(ig) + 1) + 1.0)))
-        return dcg / idcg if idcg > 0 else np.zeros(b - a)
-    return None
 
 
 # ---------------------------------------------------------------------- pools and cost (engine parts)

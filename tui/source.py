@@ -38,6 +38,7 @@ class Opened:
     engine_campaign: object = None
     store: object = None        # engine.store.RunStore when the campaign has one
     large: bool = False         # engine.evaluation.is_large: runs are read per topic, never whole
+    errors: list = field(default_factory=list)  # problems that cost a run file (file:line: what), shown on Home
 
     @property
     def name(self) -> str:
@@ -71,7 +72,7 @@ def empty_runs() -> pd.DataFrame:
 
 def _normalize_meta(meta: pd.DataFrame, runs: pd.DataFrame, names: list[str] | None = None) -> pd.DataFrame:
     if names is None:
-        names = list(dict.fromkeys(runs["run"].astype(str))) if len(runs) else []
+        names = [str(x) for x in runs["run"].drop_duplicates()] if len(runs) else []
     meta = meta.copy()
     if "run" not in meta.columns:
         meta = meta.reset_index().rename(columns={"index": "run"})
@@ -114,15 +115,41 @@ def open_campaign(root: Path) -> Opened:
 
     w = Warnings()
     c = load_campaign(root, warnings=w)
-    st = c.store()
+    errors: list = []
+    st = _without_bad_runs(c, c.store, errors)
     large = is_large(c)
-    runs = empty_runs() if large else c.runs()
+    runs = empty_runs() if large else _without_bad_runs(c, c.runs, errors)
     qrels = c.qrels()
     topics = _normalize_topics(_frame(c.topics(), ["topic", "title"]))
     raw_meta = _frame(c.run_meta(), ["run", "group", "type", "pooled"])
     meta = _normalize_meta(raw_meta, runs, raw_meta["run"].astype(str).tolist() if large else None)
     cfg = dict(getattr(c, "config", {}) or {})
-    return Opened(Path(getattr(c, "root", root)), cfg, runs, qrels, topics, meta, w, c, st, large)
+    return Opened(Path(getattr(c, "root", root)), cfg, runs, qrels, topics, meta, w, c, st, large, errors)
+
+
+def _without_bad_runs(c, read, errors: list):
+    """read() (the campaign's store or runs); a run file with malformed lines is set aside (its problems
+    go to `errors`) and the rest is read: one bad line costs its run, not the campaign."""
+    from engine.errors import FormatError
+    skip = set(getattr(c, "skip_runs", None) or ())
+    while True:
+        try:
+            return read()
+        except FormatError as exc:
+            runs_dir = (Path(c.root) / "runs").resolve()
+            bad = {Path(p.path).resolve() for p in exc.problems if p.path}
+            bad = {p for p in bad if p.is_file() and p.parent == runs_dir or p in _named_run_files(c)} - skip
+            if not bad:
+                raise
+            skip |= bad
+            c.skip_runs = skip
+            errors.extend(f"{p} (run left out until fixed; ctrl+r re-reads)" for p in exc.problems
+                          if p.path and Path(p.path).resolve() in bad)
+
+
+def _named_run_files(c) -> set:
+    return {(Path(c.root) / m["file"]).resolve() for m in (c.config.get("runs") or {}).values()
+            if isinstance(m, dict) and m.get("file")}
 
 
 def load_docs(root: Path) -> dict[str, dict]:

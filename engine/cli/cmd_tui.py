@@ -13,7 +13,7 @@ def register(sub) -> None:
     p.add_argument("--measures", help="leaderboard measures, comma separated (default: campaign.yaml "
                                       "evaluation.measures), e.g. map,P.10,ndcg_cut.10")
     p.add_argument("--assessor", help="name written with each judgment (default: $CRANFIELD_ASSESSOR or $USER)")
-    p.add_argument("--export-dir", help="folder for exported tables (default: the current directory)")
+    p.add_argument("--export-dir", help="folder for exported tables (default: the campaign's exports/ folder)")
     p.set_defaults(func=run)
 
 

@@ -1,7 +1,7 @@
 """P: precision at fixed cut-offs."""
 import numpy as np
 
-from .registry import measure
+from .registry import contributes, measure
 
 
 @measure("P", order=11, params=(5, 10, 15, 20, 30, 100, 200, 500, 1000), param_kind="int_cut",
@@ -11,4 +11,13 @@ def P(r, params):
     out = np.empty((r.n_groups, len(params)))
     for j, k in enumerate(params):
         out[:, j] = r.at_rank(r.cum_rel, k) / k
+    return out
+
+
+@contributes("P")
+def P_contributions(r, params):
+    """1/k for each relevant document in the top k."""
+    out = np.zeros((r.n_rows, len(params)))
+    for j, k in enumerate(params):
+        out[:, j] = np.where(r.is_rel & (r.rank <= k), 1.0 / k, 0.0)
     return out

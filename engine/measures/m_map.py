@@ -1,7 +1,7 @@
 """map: mean average precision."""
 import numpy as np
 
-from .registry import measure
+from .registry import contributes, measure
 
 
 @measure("map", order=5, nicknames={"official", "all_trec"})
@@ -10,3 +10,12 @@ def map_(r, params=()):
     prec = np.where(r.is_rel, r.cum_rel / r.rank, 0.0)
     s = r.seg_sum(prec)
     return np.divide(s, r.num_rel, out=np.zeros(r.n_groups), where=r.num_rel_ret > 0)
+
+
+@contributes("map")
+def map_contributions(r, params=()):
+    """Per relevant retrieved document: precision at its rank over R (the shares sum to AP)."""
+    prec = np.where(r.is_rel, r.cum_rel / r.rank, 0.0)
+    R = r.num_rel[r.row_group].astype(np.float64)
+    ok = (r.num_rel_ret > 0)[r.row_group]
+    return np.divide(prec, R, out=np.zeros(r.n_rows), where=ok)

@@ -1,8 +1,8 @@
 """ndcg: normalized discounted cumulative gain (Jarvelin & Kekalainen), trec_eval's gain parameters."""
 import numpy as np
 
-from ._gains import gain_model, results_dcg
-from .registry import measure
+from ._gains import gain_model, rank_log2, results_dcg
+from .registry import contributes, measure
 
 
 def dcg_parts(r, params=()) -> tuple[np.ndarray, np.ndarray]:
@@ -18,3 +18,13 @@ def ndcg(r, params=()):
     """DCG / ideal DCG; gains default to the grade, `-m ndcg.1=3,2=9` sets gains per level."""
     dcg, ideal = dcg_parts(r, params)
     return np.divide(dcg, ideal, out=np.zeros(r.n_groups), where=ideal > 0)
+
+
+@contributes("ndcg")
+def ndcg_contributions(r, params=()):
+    """Each retrieved document's gain / log2(rank + 1) over the topic's ideal DCG."""
+    m = gain_model(r, params)
+    ideal = m.t_idcg[r.g_topic][r.row_group]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        per_row = m.row_gain / rank_log2(r)
+    return np.divide(per_row, ideal, out=np.zeros(r.n_rows), where=ideal > 0)

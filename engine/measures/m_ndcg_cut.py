@@ -2,7 +2,7 @@
 import numpy as np
 
 from ._gains import log2_of, rank_log2, seg_cumsum_float, seg_cumsum_rows
-from .registry import measure
+from .registry import contributes, measure
 
 
 def _ideal_grade_dcg(r) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -27,14 +27,32 @@ def ndcg_cut(r, params):
     """DCG of the first k documents over the DCG of the first k ideal documents (grade as gain)."""
     gain = np.where(r.rel > 0, r.rel, 0).astype(np.float64)
     cum = seg_cumsum_rows(r, gain / rank_log2(r))
-    off, icum, n_pos = _ideal_grade_dcg(r)
-    t = r.g_topic
     out = np.empty((r.n_groups, len(params)))
     for j, k in enumerate(params):
         dcg = r.at_rank(cum, k)
-        eff = np.minimum(k, n_pos[t])
-        ideal = np.zeros(r.n_groups)
-        ok = eff >= 1
-        ideal[ok] = icum[off[t[ok]] + eff[ok] - 1]
+        ideal = _ideal_at(r, k)
         out[:, j] = np.divide(dcg, ideal, out=dcg.copy(), where=ideal > 0)
+    return out
+
+
+def _ideal_at(r, k: int) -> np.ndarray:
+    """Per group: the ideal DCG of its topic's first k grades."""
+    off, icum, n_pos = _ideal_grade_dcg(r)
+    t = r.g_topic
+    eff = np.minimum(k, n_pos[t])
+    ideal = np.zeros(r.n_groups)
+    ok = eff >= 1
+    ideal[ok] = icum[off[t[ok]] + eff[ok] - 1]
+    return ideal
+
+
+@contributes("ndcg_cut")
+def ndcg_cut_contributions(r, params):
+    """Each top-k document's gain (its grade) / log2(rank + 1), over the ideal DCG at k."""
+    per_row = np.where(r.rel > 0, r.rel, 0).astype(np.float64) / rank_log2(r)
+    out = np.zeros((r.n_rows, len(params)))
+    for j, k in enumerate(params):
+        ideal = _ideal_at(r, k)[r.row_group]
+        share = np.where(r.rank <= k, per_row, 0.0)
+        out[:, j] = np.divide(share, ideal, out=share.copy(), where=ideal > 0)
     return out

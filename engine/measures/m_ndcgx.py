@@ -17,7 +17,7 @@ import numpy as np
 
 from .graded import discount, gains_per_grade, ideal_gains, row_gains
 from .params import as_dict, get_float, get_int, get_list, kv_measure
-from .registry import MeasureError
+from .registry import MeasureError, contributes
 
 
 def _disc_args(d: dict) -> dict:
@@ -33,6 +33,22 @@ def _disc_args(d: dict) -> dict:
 @kv_measure("ndcgx", keys=("gains", "disc", "b", "a", "k", "dvec"), order=211, nicknames={"incomplete"})
 def ndcgx(r, params=()):
     """Normalized discounted cumulative gain with configurable gains, discount and cut-off."""
+    per_row, idcg = _parts(r, params)
+    dcg = r.seg_sum(per_row)
+    return np.divide(dcg, idcg, out=np.zeros(r.n_groups), where=idcg > 0)
+
+
+@contributes("ndcgx")
+def ndcgx_contributions(r, params=()):
+    """Each document's gain x discount over the ideal DCG (gains as the value: parameters, else the
+    campaign's scale, else the grade)."""
+    per_row, idcg = _parts(r, params)
+    ideal = idcg[r.row_group]
+    return np.divide(per_row, ideal, out=np.zeros(r.n_rows), where=ideal > 0)
+
+
+def _parts(r, params=()) -> tuple[np.ndarray, np.ndarray]:
+    """(per row: gain x discount within the cut-off, per group: the topic's ideal DCG)."""
     d = as_dict(params)
     da = _disc_args(d)
     if da["kind"] == "vec" and da["vec"] is None:
@@ -41,12 +57,11 @@ def ndcgx(r, params=()):
     g_tab = gains_per_grade(r, get_list("ndcgx", d, "gains"))
     g = row_gains(r, g_tab)
     keep = r.rank <= k if k is not None else np.ones(r.n_rows, bool)
-    dcg = r.seg_sum(np.where(keep, g * discount(r.rank, **da), 0.0))
+    per_row = np.where(keep, g * discount(r.rank, **da), 0.0)
     off, ig = ideal_gains(r, g_tab)
     n_t = np.diff(off)
     t_of = np.repeat(np.arange(len(n_t)), n_t)
     pos = np.arange(len(ig)) - off[:-1][t_of] + 1 if len(ig) else np.zeros(0, np.int64)
     ok = (pos <= k) if k is not None else np.ones(len(ig), bool)
     idcg_t = np.bincount(t_of[ok], weights=(ig * discount(pos, **da))[ok], minlength=len(n_t)) if len(ig) else np.zeros(len(n_t))
-    idcg = idcg_t[r.g_topic]
-    return np.divide(dcg, idcg, out=np.zeros(r.n_groups), where=idcg > 0)
+    return per_row, idcg_t[r.g_topic]

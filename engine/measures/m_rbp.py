@@ -1,6 +1,6 @@
 """rbp: rank-biased precision (Moffat & Zobel 2008), persistence `-m rbp.p=0.95` (default 0.9)."""
 from ._gains import gain_model, pair_param, powers
-from .registry import measure
+from .registry import contributes, measure
 
 
 @measure("rbp", order=54, params=(), param_kind="pairs", nicknames={"all_trec"})
@@ -10,3 +10,12 @@ def rbp(r, params=()):
     m = gain_model(r, params, normalize=True)
     w = powers(p, int(r.num_ret.max(initial=0)))[r.rank - 1]
     return (1.0 - p) * r.seg_sum(m.row_gain * w)
+
+
+@contributes("rbp")
+def rbp_contributions(r, params=()):
+    """(1 - p) * gain * p^(rank - 1) per document."""
+    p = pair_param(params, "p", 0.9)
+    m = gain_model(r, params, normalize=True)
+    w = powers(p, int(r.num_ret.max(initial=0)))[r.rank - 1]
+    return (1.0 - p) * (m.row_gain * w)

@@ -1,7 +1,7 @@
 """recall: recall at fixed cut-offs."""
 import numpy as np
 
-from .registry import measure
+from .registry import contributes, measure
 
 
 @measure("recall", order=13, params=(5, 10, 15, 20, 30, 100, 200, 500, 1000), param_kind="int_cut",
@@ -12,4 +12,15 @@ def recall(r, params):
     ok = r.num_rel > 0
     for j, k in enumerate(params):
         out[ok, j] = r.at_rank(r.cum_rel, k)[ok] / r.num_rel[ok]
+    return out
+
+
+@contributes("recall")
+def recall_contributions(r, params):
+    """1/R for each relevant document in the top k (nothing when R = 0)."""
+    R = r.num_rel[r.row_group].astype(np.float64)
+    out = np.zeros((r.n_rows, len(params)))
+    for j, k in enumerate(params):
+        hit = r.is_rel & (r.rank <= k) & (R > 0)
+        out[:, j] = np.divide(1.0, R, out=np.zeros(r.n_rows), where=hit)
     return out

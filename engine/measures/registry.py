@@ -52,6 +52,7 @@ class Measure:
     n_params: int | None = None            # required number of parameters (utility: 4)
     extension: bool = False                # not a trec_eval measure (Cranfield addition)
     requires: frozenset = field(default_factory=frozenset)  # extra judgment columns needed
+    contributions: Callable[..., Any] | None = None  # per-row shares of the value (see `contributes`)
 
     def parse_params(self, text: str | None) -> tuple:
         """Parameters from the text after the '.' of a measure spec (trec_eval's rules)."""
@@ -142,6 +143,42 @@ def measure(name: str, **kw) -> Callable:
         register(Measure(name=name, compute=fn, **kw))
         return fn
     return deco
+
+
+def contributes(name: str) -> Callable:
+    """Decorator for a measure that can explain its score: fn(ranked, params) returns, per row of the
+    ranked lists, each document's share of the value, shaped as `compute`'s result ((n_rows,) or
+    (n_rows, len(params))); per (run, topic) group the shares sum to the value `compute` gives."""
+    def deco(fn):
+        REGISTRY[name].contributions = fn
+        return fn
+    return deco
+
+
+def explain(ranked, req: "MeasureRequest") -> dict[str, Any] | None:
+    """Per output name of `req`, each row's contribution to the value (None when the measure cannot
+    explain its score)."""
+    fn = req.measure.contributions
+    if fn is None:
+        return None
+    res = np.asarray(fn(ranked, req.params), dtype=np.float64)
+    if res.ndim == 1:
+        res = res[:, None]
+    return {n: res[:, j] for j, n in enumerate(req.names)}
+
+
+def request_for_output(name: str) -> "MeasureRequest":
+    """The measure request that produces output `name` (map, P_10, ndcg_cut_10, ndcgx_k=10, ...)."""
+    tries = [name] + [f"{name[:i]}.{name[i + 1:]}" for i, ch in enumerate(name) if ch == "_" and i]
+    for spec in tries:
+        try:
+            reqs = resolve([spec])
+        except CranfieldError:
+            continue
+        for req in reqs:
+            if name in req.names:
+                return req
+    raise MeasureError(f"no measure produces {name!r}")
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,7 @@
 """What every Cranfield screen shares: access to the campaign model, refresh on new data, export."""
 from __future__ import annotations
 
+import functools
 from typing import Callable
 
 import pandas as pd
@@ -37,15 +38,47 @@ def nav_bar(screen) -> Static:
     return Static(" ".join(parts) + "  [b]?[/b] help", classes="nav")
 
 
+def _guard(fn: Callable, needs_data: bool) -> Callable:
+    @functools.wraps(fn)
+    def action(self, *args, **kw):
+        if needs_data and not self.ready():
+            what = {"loading": "the campaign is still loading", "evaluating": "the campaign is being evaluated",
+                    "cancelled": "loading was cancelled (ctrl+r loads again)",
+                    "error": "the campaign could not be opened"}.get(self.app.status, "there are no scores yet")
+            self.notify(f"{self.TITLE}: not available, {what}", severity="warning", timeout=4)
+            return None
+        try:
+            return fn(self, *args, **kw)
+        except Exception as exc:  # an engine or formatting error must not kill the UI
+            self.app.report_error(exc)
+            return None
+    action._guarded = True
+    return action
+
+
 class CranfieldScreen(Screen):
     """Base screen: `refresh_data()` is called whenever the campaign or its scores change."""
 
     HELP = ""
     NEEDS_SCORES = True   # False for screens that work before anything is judged (home, pool, judge)
+    ALWAYS_ACTIONS: tuple = ("back", "cancel")   # actions that work before the campaign is loaded
     BINDINGS = [
         Binding("e", "export", "Export"),
         Binding("escape", "back", "Back", show=False),
     ]
+
+    def __init_subclass__(cls, **kw) -> None:
+        """Every key of a screen is guarded: before scores exist a screen that needs them says so
+        instead of acting, and an error in an action becomes a notification, never a crash."""
+        super().__init_subclass__(**kw)
+        for name, fn in list(cls.__dict__.items()):
+            if name.startswith("action_") and callable(fn) and not getattr(fn, "_guarded", False):
+                setattr(cls, name, _guard(fn, name[7:] not in cls.ALWAYS_ACTIONS))
+
+    def ready(self) -> bool:
+        """The screen has what it shows (scores, when it needs them)."""
+        m = self.app.model
+        return m is not None and (not self.NEEDS_SCORES or m.scores is not None)
 
     def __init__(self, *args, **kw):
         super().__init__(*args, **kw)
@@ -96,6 +129,19 @@ class CranfieldScreen(Screen):
                 self.app.report_error(w.error)
         elif event.state == WorkerState.CANCELLED:
             self.notify("cancelled", severity="warning")
+
+    def leave_input(self) -> bool:
+        """Move focus out of a text input or select (to the screen's first other focusable widget, e.g.
+        its table); True when the focus was in one."""
+        from textual.widgets import Input, Select, TextArea
+        typing = (Input, Select, TextArea)
+        f = self.focused
+        if f is None or not any(isinstance(x, typing) for x in (f, *f.ancestors)):
+            return False
+        other = [w for w in self.focus_chain
+                 if not any(isinstance(x, typing) for x in (w, *w.ancestors))]
+        self.set_focus(other[0] if other else None)
+        return True
 
     @property
     def model(self):
@@ -149,6 +195,9 @@ class CranfieldScreen(Screen):
         self.app.export(*t)
 
     def action_back(self) -> None:
+        """Escape: leave a text input (screen keys work again), else cancel a job, else go back."""
+        if self.leave_input():
+            return
         running = [w for w in self._jobs if w.is_running]
         if running:
             for w in running:

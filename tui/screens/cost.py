@@ -81,7 +81,7 @@ The cheapest design per criterion is shown on top. 'Current effort' prices the j
                     yield Static("", id="cost-effort-text")
                     yield DataTable(id="cost-effort", cursor_type="row")
         yield nav_bar(self)
-        yield Footer()
+        yield Footer(compact=True)
 
     def on_mount(self) -> None:
         self.sync()

@@ -1,6 +1,7 @@
 """`?`: every key of the current screen and of the app, with the screen's description."""
 from __future__ import annotations
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
@@ -37,6 +38,11 @@ def all_bindings(cls) -> list[Binding]:
     return out
 
 
+def long_description(b: Binding) -> str:
+    """A binding's full description (its tooltip when the footer label is short)."""
+    return b.tooltip or b.description
+
+
 class HelpScreen(ModalScreen):
     """Keys and purpose of the screen below."""
 
@@ -48,22 +54,25 @@ class HelpScreen(ModalScreen):
 
     def compose(self) -> ComposeResult:
         under = self.under
-        lines = [f"[b]{under.TITLE if hasattr(under, 'TITLE') and under.TITLE else type(under).__name__}[/b]"]
+        # plain text with styled spans, never markup: help and keys may contain [ and ] (topic keys)
+        title = under.TITLE if hasattr(under, "TITLE") and under.TITLE else type(under).__name__
+        text = Text()
+        text.append(str(title), style="bold")
         if getattr(under, "HELP", ""):
-            lines += ["", unwrap(under.HELP)]
-        lines += ["", "[b]Keys on this screen[/b]"]
+            text.append("\n\n" + unwrap(under.HELP))
+        text.append("\n\nKeys on this screen", style="bold")
         seen = set()
         for b in all_bindings(type(under)):
             if b.description and b.key not in seen:
                 seen.add(b.key)
-                lines.append(f"  {b.key_display or b.key:<12} {b.description}")
-        lines += ["", "[b]Everywhere[/b]"]
+                text.append(f"\n  {b.key_display or b.key:<12} {long_description(b)}")
+        text.append("\n\nEverywhere", style="bold")
         for b in all_bindings(type(self.app)):
             if b.description and b.key not in seen:
-                lines.append(f"  {b.key_display or b.key:<12} {b.description}")
-        lines += ["", "ctrl+p opens the command palette (every action, searchable). Escape closes this help."]
+                text.append(f"\n  {b.key_display or b.key:<12} {long_description(b)}")
+        text.append("\n\nctrl+p opens the command palette (every action, searchable). Escape closes this help.")
         with VerticalScroll(id="help-box"):
-            yield Static("\n".join(lines), id="help-text")
+            yield Static(text, id="help-text")
 
     def action_dismiss(self) -> None:
         self.dismiss()

@@ -14,6 +14,7 @@ from .base import CranfieldScreen, nav_bar
 
 class HomeScreen(CranfieldScreen):
     NEEDS_SCORES = False
+    ALWAYS_ACTIONS = ("back", "cancel", "toggle_warnings")
     TITLE = "Campaign home"
     MODE = "home"
     HELP = """The campaign at a glance: runs, topics and judgments; per topic how many documents are
@@ -34,7 +35,7 @@ relevant document. Escape cancels loading."""
             with VerticalScroll(id="home-warnings"):
                 yield Static("", id="home-warn-text")
         yield nav_bar(self)
-        yield Footer()
+        yield Footer(compact=True)
 
     def on_mount(self) -> None:
         self.show_status()

@@ -65,7 +65,7 @@ pick, so two people can judge the same campaign at once. ctrl+r re-evaluates the
                 yield Static("", id="judge-text")
             yield Static("", id="judge-keys", classes="status")
         yield nav_bar(self)
-        yield Footer()
+        yield Footer(compact=True)
 
     def on_mount(self) -> None:
         self.sync()
@@ -198,7 +198,7 @@ pick, so two people can judge the same campaign at once. ctrl+r re-evaluates the
             self.app.report_error(exc)
             return
         self.history.append({"topic": self.topic, "doc": self.doc, "grade": g, "seconds": secs})
-        self.app.judgments_changed = True
+        self.app.mark_stale()
         self.next_doc()
 
     def action_skip(self) -> None:
@@ -217,6 +217,7 @@ pick, so two people can judge the same campaign at once. ctrl+r re-evaluates the
         except Exception as exc:
             self.app.report_error(exc)
             return
+        self.app.mark_stale()
         self.topic, self.doc = h["topic"], h["doc"]
         self.shown_at = time.monotonic()
         self.notify(f"undid {h['doc']} = {h['grade']}")

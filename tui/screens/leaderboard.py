@@ -26,8 +26,8 @@ measure when sorting by a non-measure column). Digits 1-9 sort by that column (n
 s moves the sort to the next column; r reverses. Enter opens the run."""
     BINDINGS = [
         Binding("enter", "open_run", "Open run", show=False),
-        Binding("s", "next_sort", "Sort next"),
-        Binding("r", "reverse", "Reverse"),
+        Binding("s", "next_sort", "Sort", tooltip="Sort next"),
+        Binding("r", "reverse", "Rev", tooltip="Reverse"),
         Binding("f", "filter", "Filter"),
         Binding("a", "choose_measures", "Measures"),
     ] + [Binding(str(i), f"sort_col({i})", f"Sort by column {i}", show=False) for i in range(1, 10)]
@@ -46,7 +46,7 @@ s moves the sort to the next column; r reverses. Enter opens the run."""
         yield Static("", id="lb-title", classes="title")
         yield FastTable(id="lb")
         yield nav_bar(self)
-        yield Footer()
+        yield Footer(compact=True)
 
     def on_mount(self) -> None:
         self.query_one("#lb-title", Static).update("Loading…")

@@ -24,8 +24,8 @@ R = relevant documents; depth = deepest rank to which every run's list is judged
 (sort by it for the hardest/easiest topics). s sorts by the column under the cursor, r reverses,
 / filters topics by id, title or category, a picks the measure, Enter opens the topic."""
     BINDINGS = [
-        Binding("s", "sort", "Sort column"),
-        Binding("r", "reverse", "Reverse"),
+        Binding("s", "sort", "Sort", tooltip="Sort column"),
+        Binding("r", "reverse", "Rev", tooltip="Reverse"),
         Binding("slash", "filter", "Filter", key_display="/"),
         Binding("a", "choose_measure", "Measure"),
         Binding("enter", "open_topic", "Open topic", show=False),
@@ -46,7 +46,7 @@ R = relevant documents; depth = deepest rank to which every run's list is judged
         yield GridTable(id="mx", fixed=1)
         yield Input(placeholder="filter topics (id, title or category); enter applies, escape clears", id="filter-input")
         yield nav_bar(self)
-        yield Footer()
+        yield Footer(compact=True)
 
     def on_mount(self) -> None:
         self.query_one("#mx-title", Static).update("Loading…")

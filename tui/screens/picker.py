@@ -35,7 +35,7 @@ class PickerScreen(Screen):
         yield Header()
         yield Static(f"{len(self.campaigns)} campaigns here; enter opens one.", classes="title")
         yield OptionList(*[Option(_label(p), id=str(i)) for i, p in enumerate(self.campaigns)], id="picker")
-        yield Footer()
+        yield Footer(compact=True)
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         self.dismiss(self.campaigns[int(event.option.id)])

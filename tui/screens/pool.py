@@ -31,7 +31,7 @@ background and shows, per topic, the sampling frame, the documents to judge, how
 judged, the new ones and the expected assessor hours (engine.cost model). w writes
 pools/pool-NAME.tsv and logs the specification so the pool is reproducible. Online strategies (mtf,
 hedge, mtc) choose as judgments arrive: use the judging screen."""
-    BINDINGS = [Binding("b", "build", "Build preview"), Binding("w", "write", "Write pool")]
+    BINDINGS = [Binding("b", "build", "Build", tooltip="Build preview"), Binding("w", "write", "Write", tooltip="Write pool")]
 
     def __init__(self):
         super().__init__()
@@ -61,7 +61,7 @@ hedge, mtc) choose as judgments arrive: use the judging screen."""
             yield JobBar()
             yield DataTable(id="pool-table", cursor_type="row", zebra_stripes=True)
         yield nav_bar(self)
-        yield Footer()
+        yield Footer(compact=True)
 
     def on_mount(self) -> None:
         self.sync()

@@ -14,7 +14,7 @@ class RunScreen(CranfieldScreen):
     TITLE = "Run"
     HELP = """One run's score on every topic, with the median over all runs and the difference from it
 (first measure). s sorts by the column under the cursor; Enter opens the topic with this run's ranked list."""
-    BINDINGS = [Binding("s", "sort", "Sort column"), Binding("enter", "open_topic", "Open topic", show=False)]
+    BINDINGS = [Binding("s", "sort", "Sort", tooltip="Sort column"), Binding("enter", "open_topic", "Open topic", show=False)]
 
     def __init__(self, run: str):
         super().__init__()
@@ -28,7 +28,7 @@ class RunScreen(CranfieldScreen):
         yield Static("", id="run-title", classes="title")
         yield DataTable(id="run-table", cursor_type="cell", zebra_stripes=True)
         yield nav_bar(self)
-        yield Footer()
+        yield Footer(compact=True)
 
     def on_mount(self) -> None:
         self.sync()

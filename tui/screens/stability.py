@@ -47,10 +47,10 @@ bootstrap (B = 1000) for discriminative power; r runs the judgment-reduction exp
 levels, Kendall tau against the full judgments). a picks the measure. Escape cancels a running job."""
     BINDINGS = [
         Binding("a", "choose_measure", "Measure"),
-        Binding("plus,equals_sign", "target(0.01)", "Target +", key_display="+"),
-        Binding("minus", "target(-0.01)", "Target -", key_display="-"),
-        Binding("d", "discrim", "Disc. power"),
-        Binding("r", "reduction", "Reduction"),
+        Binding("plus,equals_sign", "target(0.01)", "Tgt+", key_display="+", tooltip="Target +"),
+        Binding("minus", "target(-0.01)", "Tgt-", key_display="-", tooltip="Target -"),
+        Binding("d", "discrim", "Power", tooltip="Disc. power"),
+        Binding("r", "reduction", "Reduce", tooltip="Reduction"),
     ] + [Binding(str(i + 1), f"tab('{t}')", f"Tab {name}", show=False)
          for i, (t, name) in enumerate([("tab-g", "G/D-study"), ("tab-plot", "plot"), ("tab-d", "disc. power"),
                                         ("tab-r", "reduction")])]
@@ -84,7 +84,7 @@ levels, Kendall tau against the full judgments). a picks the measure. Escape can
                     yield DataTable(id="st-red", cursor_type="row")
                     yield _plot_widget("st-red-plot")
         yield nav_bar(self)
-        yield Footer()
+        yield Footer(compact=True)
 
     def on_mount(self) -> None:
         self.sync()

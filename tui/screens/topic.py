@@ -17,14 +17,15 @@ class TopicScreen(CranfieldScreen):
     HELP = """One topic. Side by side: the top runs' ranked lists (leaderboard order), each document with its
 grade: a number is the judged grade (bold = relevant), ? = pooled but not judged, · = never pooled.
 t switches to one run's list with the pool/stratum each document came from and its contribution to
-the measure (shown when the measure is a sum over documents: AP, P@k, recall@k, nDCG@k).
+the measure, as the measure itself explains its score (AP, P@k, recall@k, nDCG, nDCG@k, ndcgx, RBP;
+the contributions of the whole list sum to the value).
 n / b: next / previous run; ] / [: next / previous topic; . cycles the measure."""
     BINDINGS = [
-        Binding("t", "toggle", "Side/single"),
-        Binding("n", "run(1)", "Next run"),
-        Binding("b", "run(-1)", "Prev run"),
-        Binding("right_square_bracket", "topic(1)", "Next topic", key_display="]"),
-        Binding("left_square_bracket", "topic(-1)", "Prev topic", key_display="["),
+        Binding("t", "toggle", "Single", tooltip="Side/single"),
+        Binding("n", "run(1)", "Run+", tooltip="Next run"),
+        Binding("b", "run(-1)", "Run-", tooltip="Prev run"),
+        Binding("right_square_bracket", "topic(1)", "Topic+", key_display="]", tooltip="Next topic"),
+        Binding("left_square_bracket", "topic(-1)", "Topic-", key_display="[", tooltip="Prev topic"),
         Binding("full_stop", "measure", "Measure", key_display="."),
     ]
 
@@ -42,7 +43,7 @@ n / b: next / previous run; ] / [: next / previous topic; . cycles the measure."
         yield Static("", id="topic-title", classes="title")
         yield DataTable(id="topic-table", cursor_type="row", zebra_stripes=True)
         yield nav_bar(self)
-        yield Footer()
+        yield Footer(compact=True)
 
     def on_mount(self) -> None:
         self.sync()
@@ -76,11 +77,14 @@ n / b: next / previous run; ] / [: next / previous topic; . cycles the measure."
         t.clear(columns=True)
         rl = m.options.rel_level
         if self.single:
-            df = m.ranked_list(self.run, self.topic, self.measure)
+            whole = m.ranked_list(self.run, self.topic, self.measure, limit=None)
+            df = whole.iloc[:100]
             val = s.matrix[self.measure][s.runs.index(self.run), ti] if self.measure else np.nan
             head += f"\nrun [b]{self.run}[/b] · {self.measure} = {num(val)}"
             if df["contribution"].isna().all():
-                head += " · (contributions not available for this measure)"
+                head += " · (this measure does not explain its score per document)"
+            else:
+                head += f" · contributions sum to {num(float(whole['contribution'].sum()))}"
             t.add_column("rank", key="rank")
             t.add_column("doc", key="doc")
             t.add_column("grade", key="grade")

@@ -183,7 +183,7 @@ class GridTable(ScrollView, can_focus=True):
         self.column_keys: list[str] = []
         self._headers: list[str] = []
         self._widths: list[int] = []
-        self._x: list[int] = []
+        self._x: list[int] = [0]                # column starts (and the end); [0] before any data
         self._rows: list[list[tuple[str, Style | None]]] = []
 
     def set_data(self, keys: list[str], headers: list[str], rows: list[list[tuple[str, Style | None]]]) -> None:
@@ -244,7 +244,7 @@ class GridTable(ScrollView, can_focus=True):
         elif r >= self.scroll_offset.y + h:
             self.scroll_to(y=r - h + 1, animate=False)
         c = self.cursor_column
-        if c >= self.fixed and self._x:
+        if self.fixed <= c < len(self._widths):
             fixed_w = 1 + self._x[self.fixed]
             view = max(1, self.size.width - fixed_w)
             x0 = self._x[c] - self._x[self.fixed]
@@ -287,7 +287,7 @@ class GridTable(ScrollView, can_focus=True):
             self.post_message(self.CellSelected(self, self.cursor_row, self.cursor_column))
 
     def on_click(self, event) -> None:
-        if event.y >= 1 and self._x:
+        if event.y >= 1 and len(self._x) > self.fixed:
             x = event.x - 1
             fixed_w = self._x[self.fixed]
             if x >= fixed_w:

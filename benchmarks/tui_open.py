@@ -1,0 +1,108 @@
+"""Cold time for the TUI to open a campaign to a scored leaderboard, for 50, 100 and 200 runs.
+
+    python3 benchmarks/tui_open.py [--runs 50,100,200] [--topics 50] [--depth 1000] [--dir /tmp/tui-open]
+
+Each campaign is made once with `cranfield simulate` (runs x topics x depth documents, campaign.yaml
+naming every run file) into --dir and reused by later calls. Every measurement starts from a cold
+campaign: its run store and caches (`.cranfield-cache`) are deleted, and the app runs in a fresh
+Python process (headless, `App.run_test` at 120x40): the time is from creating the app until the
+leaderboard (`l`) shows one scored row per run. The target is <= 30 s for 200 runs on a 2-core
+machine, growing linearly in runs; `uptime` is printed beside the figures (shared machines are noisy).
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def make_campaign(folder: Path, runs: int, topics: int, depth: int) -> Path:
+    """A simulated campaign `folder`/sim-RxTxD (made once with `cranfield simulate`)."""
+    out = folder / f"sim-{runs}x{topics}x{depth}"
+    if not (out / "campaign.yaml").is_file():
+        env = dict(os.environ, PYTHONPATH=str(ROOT))
+        subprocess.run([sys.executable, "-m", "engine.cli", "simulate", "--out", str(out), "--runs", str(runs),
+                        "--topics", str(topics), "--depth", str(depth), "--force"], check=True, env=env,
+                       stdout=subprocess.DEVNULL)
+    return out
+
+
+def cold(campaign: Path) -> None:
+    """Remove every cache the engine keeps inside the campaign (run store, evaluation cache)."""
+    for p in campaign.iterdir():
+        if p.is_dir() and p.name.startswith(".cranfield"):
+            shutil.rmtree(p)
+
+
+async def open_to_leaderboard(campaign: Path) -> dict:
+    """Seconds from creating the app to a leaderboard with one scored row per run (in this process)."""
+    t0 = time.perf_counter()
+    from tui.app import CranfieldApp
+    from tui.testing import press, settle
+    app = CranfieldApp(campaign, export_dir=campaign / ".bench-exports")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        t_loaded = time.perf_counter() - t0
+        await press(pilot, "l")
+        t = app.screen.query_one("#lb")
+        rows = t.row_count
+        scored = app.model is not None and app.model.scores is not None
+        total = time.perf_counter() - t0
+        await pilot.press("q")
+    return {"rows": rows, "scored": scored, "loaded_s": t_loaded, "total_s": total}
+
+
+def one(campaign: Path) -> dict:
+    """Measure in a fresh interpreter (cold imports, cold campaign)."""
+    cold(campaign)
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    out = subprocess.run([sys.executable, __file__, "--one", str(campaign)], env=env, check=True,
+                         capture_output=True, text=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", default="50,100,200", help="comma-separated run counts")
+    ap.add_argument("--topics", type=int, default=50)
+    ap.add_argument("--depth", type=int, default=1000)
+    ap.add_argument("--dir", type=Path, default=Path("/tmp/tui-open"), help="where the campaigns are made")
+    ap.add_argument("--one", type=Path, help=argparse.SUPPRESS)
+    a = ap.parse_args(argv)
+    if a.one:
+        sys.path.insert(0, str(ROOT))
+        print(json.dumps(asyncio.run(open_to_leaderboard(a.one))))
+        return 0
+    a.dir.mkdir(parents=True, exist_ok=True)
+    sizes = [int(x) for x in a.runs.split(",") if x]
+    print(f"uptime: {subprocess.run(['uptime'], capture_output=True, text=True).stdout.strip()}")
+    results = []
+    for n in sizes:
+        camp = make_campaign(a.dir, n, a.topics, a.depth)
+        r = one(camp)
+        results.append((n, r))
+        ok = r["scored"] and r["rows"] == n
+        print(f"{n:4d} runs x {a.topics} topics x {a.depth} docs: scored leaderboard in {r['total_s']:6.1f} s "
+              f"(loaded and evaluated {r['loaded_s']:.1f} s; {r['rows']} rows{'' if ok else ', NOT all scored'})",
+              flush=True)
+    if len(results) > 1:
+        base_n, base = results[0]
+        for n, r in results[1:]:
+            print(f"  {n} / {base_n} runs: time x{r['total_s'] / base['total_s']:.2f} for runs x{n / base_n:.2f}")
+    big = [r for n, r in results if n == 200]
+    if big:
+        print(f"target 200 runs <= 30 s: {'met' if big[0]['total_s'] <= 30 else 'NOT met'}")
+    print(f"uptime: {subprocess.run(['uptime'], capture_output=True, text=True).stdout.strip()}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
