@@ -32,6 +32,7 @@ ROUTES: dict[str, list[str] | None] = {
     "HomeScreen": ["h"], "LeaderboardScreen": ["l"], "MatrixScreen": ["m"], "PoolScreen": ["p"],
     "JudgeScreen": ["j"], "StabilityScreen": ["v"], "CostScreen": ["c"], "RunScreen": ["l", "enter"],
     "TopicScreen": ["m", "enter"], "HelpScreen": ["l", "question_mark"], "ChoiceScreen": ["l", "a"],
+    "CompareScreen": ["l", "x"], "RunBMWScreen": ["l", "o"],
     "PickerScreen": None,
 }
 MODE_SCREENS = ["HomeScreen", "LeaderboardScreen", "MatrixScreen", "PoolScreen", "JudgeScreen",
