@@ -43,16 +43,18 @@ def is_large(campaign) -> bool:
 
 def evaluate_campaign(campaign, measures=None, *, options=None, extras: bool = False, strings: bool = False,
                       executor: Executor | None = None,
-                      progress: Callable[[int, int], None] | None = None) -> Evaluation:
+                      progress: Callable[[int, int], None] | None = None,
+                      qrels: pd.DataFrame | None = None) -> Evaluation:
     """Evaluate `measures` (default: the campaign's evaluation.measures) on the campaign's runs and
-    merged judgments. `options`: an EvalOptions, or a dict of overrides of the campaign's options."""
+    merged judgments (or `qrels`, e.g. sources combined by engine.sources). `options`: an EvalOptions,
+    or a dict of overrides of the campaign's options."""
     from .ranking import EvalOptions, rename_runs
 
     if measures is None:
         measures = campaign.measures() or None
     opt = options if isinstance(options, EvalOptions) else campaign.eval_options(**(options or {}))
     gains = campaign.gains()
-    qrels = campaign.qrels()
+    qrels = campaign.qrels() if qrels is None else qrels
     st = campaign.store()
     if st is not None and (st.rows > LARGE_ROWS or executor is not None):
         from .blocks import evaluate_store

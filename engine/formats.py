@@ -693,6 +693,8 @@ def read_prels(path: PathLike, warnings: Warnings | None = None, rule: str = "la
                 lambda r: f"probability must be in (0, 1], found {r['prob']!r}",
                 hint="the 5th field is the document's inclusion probability (1 when selected with certainty)")
     df = resolve_duplicate_judgments(df, spath, w, rule)
+    from .mq import warn_unknown_methods
+    warn_unknown_methods(spath, df, w)
     return _judgment_table(df, ("method", "prob"))
 
 

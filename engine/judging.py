@@ -92,17 +92,28 @@ def export_batch(pool: pd.DataFrame, judged: pd.DataFrame, path, fmt: str | None
 # Files are written by engine.formats (write_qrels, write_prels, write_sample).
 
 def sample_qrels(pool: pd.DataFrame, judged: pd.DataFrame, warnings: Warnings | None = None) -> pd.DataFrame:
-    """sample_eval-style judgments: every pool row with its stratum and inclusion probability, the
-    grade where judged and -1 where it was in the frame but not judged. Judged documents outside
-    the pool are left out (reported)."""
-    j = judged[["topic", "doc", "grade"]].astype({"topic": str, "doc": str})
+    """sample_eval-style judgments reproducing the sampling design: every pool row with the stratum and
+    inclusion probability it was drawn under, the grade where the document was drawn (pool `order` > 0)
+    and judged, and -1 where it was in the frame but not drawn, even when it was judged for another
+    reason (another pool, a manual judgment): counting those as sampled would bias the estimates.
+    Judged documents outside the pool, or in it but not drawn, are left out (reported)."""
+    j = judged[judged["grade"] >= 0][["topic", "doc", "grade"]].astype({"topic": str, "doc": str})
     p = pool.astype({"topic": str, "doc": str})
     m = p.merge(j, on=["topic", "doc"], how="left")
-    m["grade"] = m["grade"].fillna(-1).astype(np.int64)
-    outside = len(j) - int((m["grade"] >= 0).sum())
+    drawn = m["order"].to_numpy() > 0 if "order" in m.columns else np.ones(len(m), bool)
+    judged_here = m["grade"].notna().to_numpy()
+    m["grade"] = np.where(drawn & judged_here, m["grade"].fillna(-1), -1).astype(np.int64)
+    outside = len(j) - int(judged_here.sum())
     if outside and warnings is not None:
         warnings.add("judgments", None, f"{outside} judged document(s) are not in the pool and are left "
                                         f"out of the sample qrels (no inclusion probability)")
+    not_drawn = int((judged_here & ~drawn).sum())
+    if not_drawn and warnings is not None:
+        warnings.add("judgments", None, f"{not_drawn} judged document(s) are in the pool's sampling frame but "
+                                        f"were not drawn by it: written with grade -1 (pooled, not sampled)")
+    pending = int((drawn & ~judged_here).sum())
+    if pending and warnings is not None:
+        warnings.add("judgments", None, f"{pending} drawn document(s) are not judged yet: written with grade -1")
     return m[["topic", "doc", "grade", "stratum", "prob", "method"]].reset_index(drop=True)
 
 

@@ -177,7 +177,7 @@ def merged_log(path, rule: str = "last", warnings: Warnings | None = None) -> pd
 # ---------------------------------------------------------------------------- reading and merging
 
 _KNOWN_OPS = {"judge", "undo"}
-_OTHER_OPS = {"topic", "skip", "view", "session", "note", "pause", "resume", "start", "stop"}
+_OTHER_OPS = {"topic", "skip", "view", "session", "note", "pause", "resume", "start", "stop", "cannot_judge"}
 LOG_COLUMNS = ["topic", "doc", "grade", "assessor", "ts", "seconds", "strategy", "op", "line"]
 
 

@@ -215,3 +215,30 @@ def test_batch_export_and_sample_qrels(tmp_path):
     assert n == 2 and json.loads((tmp_path / "b.jsonl").read_text().splitlines()[0])["order"] == 1
     sq = sample_qrels(pool, judged)
     assert (sq["grade"] == -1).sum() == 5 and sq.set_index("doc").loc[first, "grade"] == 1
+
+
+def test_sample_qrels_marks_only_drawn_documents_as_sampled():
+    # issue 15 item 9: a document of the frame judged for another reason is not part of the sample
+    from engine.errors import Warnings
+    from engine.pooling import build_pool
+    pool = build_pool(RUNS, "uniform", 2, depth=4, seed=3).table
+    drawn = pool[pool["order"] > 0]["doc"].tolist()
+    frame_only = pool[pool["order"] == 0]["doc"].tolist()
+    judged = pd.DataFrame({"topic": "1", "doc": drawn[:1] + frame_only[:2], "grade": [1, 1, 0]})
+    w = Warnings()
+    sq = sample_qrels(pool, judged, w).set_index("doc")
+    assert sq.loc[drawn[0], "grade"] == 1
+    assert (sq.loc[frame_only, "grade"] == -1).all()          # judged elsewhere, not drawn: -1
+    assert (sq["grade"] >= 0).sum() == 1                      # only what the design drew (and was judged)
+    assert sq.loc[drawn[1], "grade"] == -1                    # drawn, not judged yet
+    assert any("not drawn" in p.message for p in w) and any("not judged yet" in p.message for p in w)
+    assert sq["stratum"].tolist() == pool.set_index("doc").loc[sq.index, "stratum"].tolist()
+
+
+def test_derived_target_label_names_topics_above_the_largest_level():
+    # issue 15 item 11: a topic with more judgments than the largest level is filed under it, and said so
+    from engine.cli.cmd_judgments import derived_target_label
+    t = derive_targets(pd.Series([5, 121, 300, 200]))
+    assert t.tolist() == [8, 128, 128, 128] and t.attrs["above_largest"] == 2
+    assert "2 topic(s) with more than 128 judgments are filed under 128" in derived_target_label(t)
+    assert "smallest level >= the topic's judgment count" in derived_target_label(derive_targets(pd.Series([5, 9])))

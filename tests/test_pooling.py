@@ -196,3 +196,20 @@ def test_cli_pool_next_batch_export_on_simulated_campaign(tmp_path, capsys):
                  "--out", str(tmp_path / "s.sample")]) == 0
     lines = [ln.split() for ln in (tmp_path / "s.sample").read_text().splitlines()]
     assert [x for x in lines if x[2] == first][0][4] == "2" and any(x[4] == "-1" for x in lines)
+
+
+def test_cli_stratified_bounds_beyond_depth_extend_or_refuse(tmp_path, capsys):
+    # issue 15 item 10: bounds deeper than the pool depth never silently stop at the depth
+    from engine.cli import main
+    from engine.simulate import simulate, write_campaign
+    camp = tmp_path / "c"
+    write_campaign(simulate(n_runs=4, n_topics=2, depth=150, seed=5), camp, pool_depth=5)
+    args = ["pool", str(camp), "--strategy", "stratified", "--param", "bounds=10,50,120",
+            "--param", "rates=1,0.5,0.2", "--seed", "1"]
+    assert main(args + ["--depth", "100"]) == 3                 # explicit shallower depth: refused
+    assert "beyond the pool depth 100" in capsys.readouterr().err
+    assert main(args + ["--name", "deep"]) == 0                   # default depth: extended to 120
+    assert "depth extended from 100 to 120" in capsys.readouterr().err
+    t = read_pool(camp / "pools" / "pool-deep.tsv")
+    assert t["stratum"].max() == 3 and (t["stratum"] == 3).sum() > 0
+    assert pool_log(camp)[-1]["depth"] == 120

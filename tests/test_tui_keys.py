@@ -30,13 +30,14 @@ DEMO = ROOT / "campaigns" / "demo"
 # None: reached only from a folder of campaigns (tested by opening one)
 ROUTES: dict[str, list[str] | None] = {
     "HomeScreen": ["h"], "LeaderboardScreen": ["l"], "MatrixScreen": ["m"], "PoolScreen": ["p"],
-    "JudgeScreen": ["j"], "StabilityScreen": ["v"], "CostScreen": ["c"], "RunScreen": ["l", "enter"],
+    "JudgeScreen": ["j"], "StabilityScreen": ["v"], "CostScreen": ["c"], "TrainingScreen": ["g"], "AgreementScreen": ["k"],
+    "RunScreen": ["l", "enter"],
     "TopicScreen": ["m", "enter"], "HelpScreen": ["l", "question_mark"], "ChoiceScreen": ["l", "a"],
     "CompareScreen": ["l", "x"], "RunBMWScreen": ["l", "o"],
     "PickerScreen": None,
 }
 MODE_SCREENS = ["HomeScreen", "LeaderboardScreen", "MatrixScreen", "PoolScreen", "JudgeScreen",
-                "StabilityScreen", "CostScreen"]
+                "StabilityScreen", "CostScreen", "TrainingScreen", "AgreementScreen"]
 QUITS = {"quit", "quit_picker", "help_quit"}
 
 

@@ -48,14 +48,15 @@ class Job:
 
 def _screen_factory(name: str) -> Callable[[], Screen]:
     def make() -> Screen:
-        from .screens import cost, home, judge, leaderboard, matrix, pool, stability
-        return {"home": home.HomeScreen, "leaderboard": leaderboard.LeaderboardScreen,
+        from .screens import agreement, cost, home, judge, leaderboard, matrix, pool, stability, training
+        return {"training": training.TrainingScreen, "agreement": agreement.AgreementScreen,
+                "home": home.HomeScreen, "leaderboard": leaderboard.LeaderboardScreen,
                 "matrix": matrix.MatrixScreen, "pool": pool.PoolScreen, "judge": judge.JudgeScreen,
                 "stability": stability.StabilityScreen, "cost": cost.CostScreen}[name]()
     return make
 
 
-SCREEN_MODES = ("home", "leaderboard", "matrix", "pool", "judge", "stability", "cost")
+SCREEN_MODES = ("home", "leaderboard", "matrix", "pool", "judge", "stability", "cost", "training", "agreement")
 """Every screen family, one mode each (declared once, in CranfieldApp.MODES)."""
 
 
@@ -78,6 +79,8 @@ class CranfieldApp(App):
         Binding("c", "goto('cost')", show=False, description="Cost"),
         Binding("x", "compare", show=False, description="Compare two runs"),
         Binding("o", "run_field", show=False, description="Run vs best/median/worst"),
+        Binding("g", "goto('training')", show=False, description="Training"),
+        Binding("k", "goto('agreement')", show=False, description="Agreement"),
         Binding("question_mark", "help", "Help", key_display="?", show=False),  # the nav line says "? help"
         Binding("ctrl+r", "reload", "Reload campaign", show=False),
         Binding("q", "quit", "Quit"),

@@ -414,7 +414,11 @@ class CampaignModel:
         judged = q[q["grade"] >= 0].groupby("topic").size().reindex(topics).fillna(0).astype(np.int64)
         waiting = q[q["grade"] < 0].groupby("topic").size().reindex(topics).fillna(0).astype(np.int64)
         pools = self.pools()
-        if len(pools):
+        if len(pools):   # the active (newest) pool, the one being judged
+            from engine.assess import active_pool
+            name = active_pool(self.root)[0]
+            pools = pools[pools["pool"] == name] if name is not None else pools
+            pools = pools[pd.to_numeric(pools["order"], errors="coerce").fillna(1) > 0]
             pooled = pools.drop_duplicates(["topic", "doc"]).groupby("topic").size().reindex(topics).fillna(0)
             waiting = np.maximum(waiting, pooled.astype(np.int64) - judged)
         tg = self.o.targets()

@@ -67,6 +67,8 @@ def register(sub) -> None:
     e.add_argument("--format", choices=["qrels", "prels", "sample"], default="qrels")
     e.add_argument("--pool", default=None, help="pool giving strata and probabilities (prels, sample)")
     e.set_defaults(func=run_export)
+    from .judgments_sources import register_actions
+    register_actions(jsub)   # import, sources, auto (engine.sources, engine.autojudge)
     p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
 
 
@@ -145,7 +147,7 @@ def run_summary(args) -> int:
         out.write(f"pooled, not judged: {int(o['unjudged']):,}\n")
     fmt = {"frac_relevant": "{:.4f}".format, "judged_per_topic": "{:.2f}".format}
     for key, title in (("by_category", "By query category"), ("by_target", "By judgment target"
-                       + (" (derived: smallest level >= the topic's judgment count)"
+                       + (derived_target_label(targets)
                           if targets is not None and not isinstance(targets, dict) else ""))):
         if key in s:
             out.write(f"\n{title}\n" + s[key].to_string(index=False, formatters=fmt) + "\n")
@@ -259,3 +261,12 @@ def run_export(args) -> int:
     _warn(w)
     print(f"wrote {args.format} to {args.out}")
     return 0
+
+
+def derived_target_label(targets) -> str:
+    """The by-target table's title note for derived targets: the rule, including topics above the top level."""
+    above = int(getattr(targets, "attrs", {}).get("above_largest", 0))
+    top = int(max(targets)) if len(targets) else 0
+    extra = (f"; {above} topic(s) with more than {top} judgments are filed under {top}" if above
+             else f"; a count above {top} would be filed under {top}")
+    return f" (derived: smallest level >= the topic's judgment count{extra})"

@@ -19,7 +19,8 @@ def register(sub) -> None:
                    help="per-topic documents: N, a fraction (0.05) or percentage (5%%) of each topic's depth "
                         "pool, or 'targets' (campaign.yaml topics.targets; 'targets:mq' assigns the Million "
                         "Query 8/16/32/64/128 targets)")
-    p.add_argument("--depth", type=int, default=100, help="pool depth over the pooled runs (default 100)")
+    p.add_argument("--depth", type=int, default=None,
+                   help="pool depth over the pooled runs (default 100, or the deepest stratified bound)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--name", default=None, help="pool name (default: the strategy)")
     p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
@@ -31,6 +32,9 @@ def register(sub) -> None:
     p.add_argument("--oracle", choices=["truth", "judgments"], default=None,
                    help="online strategies: replay judgments from the simulator truth or the existing judgments")
     p.add_argument("--dry-run", action="store_true", help="print the pool summary, write nothing")
+    p.add_argument("--double", type=float, default=None, metavar="FRACTION",
+                   help="assign this share of the pooled documents to a second assessor (double judging; "
+                        "the judging screen offers them to two assessors)")
     p.set_defaults(func=run)
 
 
@@ -91,6 +95,10 @@ def run(args) -> int:
     elif args.oracle == "judgments":
         oracle = camp.qrels()
     params = _parse_params(args.param)
+    from ..pooling.bounds import depth_for_bounds
+    args.depth, note = depth_for_bounds(args.strategy, params, args.depth)
+    if note:
+        print(f"note: {note}", file=sys.stderr)
     from ..evaluation import pool_campaign
     pool = pool_campaign(camp, args.strategy, budget, depth=args.depth, seed=args.seed, pooled=pooled,
                          oracle=oracle, **params)
@@ -103,6 +111,10 @@ def run(args) -> int:
           f"(per topic min {int(sizes.min()) if len(sizes) else 0}, max {int(sizes.max()) if len(sizes) else 0})")
     if args.dry_run:
         return 0
+    if args.double is not None:
+        if not 0 <= args.double <= 1:
+            raise CranfieldError(f"--double {args.double}: a fraction in [0, 1]")
+        pool.spec["double_fraction"] = float(args.double)   # read back by engine.assess.pool_double_fraction
     path = write_pool(camp.root, name, pool)
     print(f"wrote {path}")
     return 0

@@ -37,6 +37,13 @@ def register(sub) -> None:
     p.add_argument("--docs", nargs="?", const="pool", default=None, metavar="DEPTH",
                    help="also write docs/docs.jsonl with synthetic text for the pooled documents "
                         "(or for the pool of depth DEPTH)")
+    p.add_argument("--judge", action="append", choices=["lenient", "strict", "noisy"], default=None,
+                   help="also write a second judgment source judged by a simulated judge with a known "
+                        "confusion matrix (judgments/sources/judge-KIND.qrels; repeatable)")
+    p.add_argument("--judge-error", type=float, default=0.2,
+                   help="the judge's error rate: the probability it moves a grade (default 0.2)")
+    p.add_argument("--judge-depth", type=int, default=None,
+                   help="the judge labels the depth-K pool (default: the judged pool's depth)")
     p.add_argument("--name", default=None, help="campaign name (campaign.yaml)")
     p.add_argument("--force", action="store_true", help="overwrite a non-empty output directory")
     p.set_defaults(func=run)
@@ -110,6 +117,12 @@ def run(args) -> int:
     t1 = time.perf_counter()
     write_campaign(sim, out, name=args.name, pool_depth=pool_depth, docs=docs)
     t2 = time.perf_counter()
+    for i, kind in enumerate(args.judge or []):
+        from ..simjudge import write_judge_source
+        from ..simulate import depth_pool
+        jd = depth_pool(sim, args.judge_depth or pool_depth)
+        name = write_judge_source(out, jd, list(grades), kind, args.judge_error, args.seed + 1000 + i)
+        print(f"judge source {name}: {len(jd)} documents, error {args.judge_error}")
     meta = sim.run_meta
     g0 = min(grades)
     pool = sim.pool(pool_depth)

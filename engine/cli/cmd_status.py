@@ -57,7 +57,18 @@ def status_tables(camp) -> dict:
         ("topics judged", f"{int((per['judged'] > 0).sum())} of {len(per)}"),
         ("assessor log", "none" if log is None else f"{len(log)} entries"),
     ]
-    return {"summary": summary, "runs": run_table, "topics": per, "totals": totals}
+    pool = None
+    from ..assess import active_pool, pool_progress
+    name, pt = active_pool(camp.root)
+    if pt is not None:                  # progress against the pool being judged, not against all runs
+        pool = pool_progress(pt, qrels)
+        tot = pool.iloc[-1]
+        summary.append(("active pool", f"{name}: {int(tot['judged'])} of {int(tot['pooled'])} judged, "
+                                       f"{int(tot['left'])} left"))
+        left = dict(zip(pool["topic"].iloc[:-1], pool["left"].iloc[:-1]))
+        per["pool left"] = [int(left.get(t, 0)) for t in per["topic"]]
+        totals["pool left"] = int(tot["left"])
+    return {"summary": summary, "runs": run_table, "topics": per, "totals": totals, "pool": pool}
 
 
 def _fmt(v) -> str:

@@ -24,22 +24,37 @@ from __future__ import annotations
 import numpy as np
 
 from ..ranking import Ranked
+from ..mq import reference_probabilities, statap_sampled
 from ._rows import qcol, row_column, topic_codes
 
 
-def _prob_rows(r: Ranked) -> np.ndarray:
+def _prob_rows(r: Ranked, reference: bool = False) -> np.ndarray:
     p = row_column(r, "prob", 1.0).astype(np.float64)
+    if reference and qcol(r, "method") is not None:
+        p = reference_probabilities(row_column(r, "method", ""), p)
     p = np.where((p > 0) & np.isfinite(p), p, 1.0)
     return p
 
 
-def _topic_R(r: Ranked) -> tuple[np.ndarray, np.ndarray]:
+def valid_topics(r: Ranked) -> np.ndarray:
+    """Per topic: evaluated by the reference script (R_hat > 0 and some statAP-sampled judgment)."""
+    tc = topic_codes(r)
+    T = len(r.topic_names)
+    m = qcol(r, "method")
+    sampled = statap_sampled(m, len(tc)) & (tc >= 0)
+    has = np.bincount(tc[sampled], minlength=T) > 0
+    return has & (_topic_R(r, True)[0] > 0)
+
+
+def _topic_R(r: Ranked, reference: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Per topic: (R_hat, sum over sampled relevant of (1-pi)/pi^2 * statAP-independent part)."""
     tc = topic_codes(r)
     lv = max(r.options.rel_level, 1)
     rel = (np.asarray(qcol(r, "grade"), np.int64) >= lv) & (tc >= 0)
     pq = qcol(r, "prob")
     p = np.asarray(pq, np.float64) if pq is not None else np.ones(len(tc))
+    if reference:
+        p = reference_probabilities(qcol(r, "method"), p)
     p = np.where((p > 0) & np.isfinite(p), p, 1.0)
     T = len(r.topic_names)
     R = np.bincount(tc[rel], weights=1.0 / p[rel], minlength=T)
@@ -48,17 +63,20 @@ def _topic_R(r: Ranked) -> tuple[np.ndarray, np.ndarray]:
     return R, v
 
 
-def statap_terms(r: Ranked, cutoffs=()) -> dict:
-    """Per group statAP, its variance, R_hat, P_hat at cut-offs, R-prec estimate."""
+def statap_terms(r: Ranked, cutoffs=(), reference: bool = False) -> dict:
+    """Per group statAP, its variance, R_hat, P_hat at cut-offs, R-prec estimate.
+
+    `reference`: the Million Query script's rules (engine.mq): probability 1 for methods 0 and 2, and
+    the R-precision estimate divided by the unrounded R_hat."""
     lv = max(r.options.rel_level, 1)
     rel = r.rel >= lv
-    p = _prob_rows(r)
+    p = _prob_rows(r, reference)
     w = np.where(rel, 1.0 / p, 0.0)
     cw = r.seg_cumsum(w)
     k = r.rank.astype(np.float64)
     above = cw - w
     pc = np.where(rel, (1.0 + above) / k, 0.0)
-    Rt, vx = _topic_R(r)
+    Rt, vx = _topic_R(r, reference)
     R = Rt[r.g_topic]
     num = r.seg_sum(pc * w)
     ap = np.divide(num, R, out=np.zeros(r.n_groups), where=R > 0)
@@ -92,4 +110,5 @@ def statap_terms(r: Ranked, cutoffs=()) -> dict:
     kR = np.floor(R + 0.5).astype(np.int64)
     rp = r.at_rank(cw, np.maximum(kR, 1))
     out["Rprec"] = np.divide(rp, kR, out=np.zeros(r.n_groups), where=kR > 0)
+    out["Rprec_unrounded"] = np.divide(rp, R, out=np.zeros(r.n_groups), where=kR > 0)
     return out

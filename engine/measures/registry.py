@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import re
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,6 +22,17 @@ MIN_GEO_MEAN = 1e-5
 
 class MeasureError(CranfieldError):
     """An unknown measure name or malformed measure parameters."""
+
+
+_ATOL = re.compile(r"\s*([+-]?\d+)")
+
+
+def atol(text: str) -> int:
+    """An integer cut-off read as trec_eval reads it (C atol: the leading digits, so '23.4' is 23)."""
+    m = _ATOL.match(text)
+    if not m:
+        raise ValueError(text)
+    return int(m.group(1))
 
 
 def fmt_float_param(v: float) -> str:
@@ -43,7 +55,7 @@ class Measure:
     params: tuple | None = None            # default parameters
     param_kind: str = "none"               # none | int_cut | float_cut | float_params | pairs
     value_kind: str = "float"              # float | long | str
-    aggregate: str = "mean"                # mean | sum | gmean | none (per-topic only) | first
+    aggregate: str = "mean"                # mean | validmean (NaN = not evaluated) | sum | gmean | first
     per_topic: bool = True                 # printed per topic with -q
     summary: bool = True                   # printed in the 'all' summary
     nicknames: frozenset = field(default_factory=frozenset)  # official, all_trec, set, ...
@@ -63,7 +75,7 @@ class Measure:
         parts = text.split(",")
         try:
             if self.param_kind == "int_cut":
-                vals = sorted(int(p) for p in parts)
+                vals = sorted(atol(p) for p in parts)
                 if vals[0] <= 0:
                     raise MeasureError(f"{self.name}: cut-offs must be positive (got {text!r})")
                 if len(set(vals)) != len(vals):
@@ -228,8 +240,8 @@ def resolve(specs: list[str] | str | None) -> list[MeasureRequest]:
             close = [n for n in REGISTRY if n.lower().startswith(base.lower()[:3])][:6]
             hint = f" (did you mean {', '.join(close)}?)" if close else ""
             raise MeasureError(f"unknown measure {base!r}{hint}; `cranfield measures` lists them all")
-        if ptext is not None or base not in chosen:
-            chosen[base] = ptext
+        if base not in chosen or (chosen[base] is None and ptext is not None):
+            chosen[base] = ptext      # trec_eval: the first explicit parameters win, later ones are ignored
     out = []
     for n in sorted(chosen, key=lambda n: REGISTRY[n].order):
         m = REGISTRY[n]
@@ -245,6 +257,9 @@ def aggregate_values(kind: str, values: np.ndarray) -> float:
     # sums run topic after topic, as trec_eval accumulates (pairwise summation could differ in the last bit)
     if kind == "mean":
         return float(np.add.accumulate(v)[-1] / len(v))
+    if kind == "validmean":        # mean over the topics with a value (NaN: topic not evaluated)
+        v = v[~np.isnan(v)]
+        return float(np.add.accumulate(v)[-1] / len(v)) if len(v) else 0.0
     if kind == "sum":
         return float(np.add.accumulate(v)[-1])
     if kind == "gmean":

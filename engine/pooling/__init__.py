@@ -117,10 +117,14 @@ def assign_targets(topics, levels=MQ_TARGETS, seed: int = 0) -> pd.Series:
 
 def derive_targets(counts: pd.Series, levels=MQ_TARGETS) -> pd.Series:
     """A topic's judgment target read from its judgment count: the smallest level >= the count
-    (collisions between selection methods only ever lower a count below its target)."""
+    (collisions between selection methods only ever lower a count below its target). A count above
+    the largest level is filed under the largest level; how many were is in `attrs["above_largest"]`."""
     lv = np.asarray(sorted(levels), dtype=np.int64)
-    i = np.minimum(np.searchsorted(lv, counts.to_numpy(np.int64), side="left"), len(lv) - 1)
-    return pd.Series(lv[i], index=counts.index, name="target")
+    c = counts.to_numpy(np.int64)
+    i = np.minimum(np.searchsorted(lv, c, side="left"), len(lv) - 1)
+    out = pd.Series(lv[i], index=counts.index, name="target")
+    out.attrs["above_largest"] = int((c > lv[-1]).sum()) if len(lv) else 0
+    return out
 
 
 def build_pool(runs: pd.DataFrame, strategy: str, budget=None, *, depth: int = 100, seed: int = 0,

@@ -69,7 +69,7 @@ relevant document. Escape cancels loading."""
             f"{f['runs']} runs ({f['groups']} groups, {f['manual']} manual, {f['pooled']} pooled) · "
             f"{f['topics']} topics · {f['judged']} judged, {f['relevant']} relevant"
             + (f", {f['unjudged_pooled']} pooled awaiting judgment" if f["unjudged_pooled"] else "")
-            + f"\nmeasures: {measures}")
+            + f"\nmeasures: {measures}" + self.pool_line())
         self.query_one("#home-facts", Static).update(facts)
         t = self.query_one("#home-progress", DataTable)
         t.clear(columns=True)
@@ -88,6 +88,19 @@ relevant document. Escape cancels loading."""
         else:
             body = "No warnings."
         self.query_one("#home-warn-text", Static).update(head + body)
+
+    def pool_line(self) -> str:
+        """Progress against the active pool (the newest in pools/), when there is one."""
+        try:
+            from engine.assess import active_pool, pool_progress
+            name, pt = active_pool(self.model.root)
+        except Exception:   # an unreadable pool file is reported by the pool screen
+            return ""
+        if pt is None:
+            return ""
+        tot = pool_progress(pt, self.model.qrels).iloc[-1]
+        return (f"\nactive pool {Text(name).markup}: {int(tot['judged'])} of {int(tot['pooled'])} judged, "
+                f"[b]{int(tot['left'])} left[/b]")
 
     def export_table(self) -> tuple[str, pd.DataFrame] | None:
         if self.model is None:

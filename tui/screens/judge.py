@@ -8,8 +8,9 @@ import pandas as pd
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import VerticalScroll
-from textual.widgets import Footer, Header, Static
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Footer, Header, Input, Static
 
 from engine.errors import CranfieldError
 
@@ -26,18 +27,54 @@ def _engine():
         return None, str(exc)
 
 
+class TextPrompt(ModalScreen):
+    """One line of free text (Enter keeps it, Escape cancels)."""
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+
+    def __init__(self, title: str, value: str = ""):
+        super().__init__()
+        self.title_text, self.value = title, value
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="choice-box"):
+            yield Static(f"[b]{Text(self.title_text).markup}[/b]  (enter keeps, escape cancels)")
+            yield Input(value=self.value, id="prompt-input")
+
+    def on_mount(self) -> None:
+        self.query_one("#prompt-input", Input).focus()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        self.dismiss(event.value)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
 class JudgeScreen(CranfieldScreen):
     NEEDS_SCORES = False
     TITLE = "Judging"
     MODE = "judge"
     HELP = """Judge the next document of a topic. The document comes from the newest pool in pools/ (written by
 the pool builder), else from the campaign's pool strategy and depth (campaign.yaml `pool:`); online
-strategies (mtf, hedge, mtc) pick after each judgment. Number keys grade (the campaign's relevance
-scale), s skips (for this session), u undoes your last judgment, t picks another topic. Each judgment is
-appended to judgments/log.jsonl with your name and the seconds it took; the log is re-read before every
-pick, so two people can judge the same campaign at once. ctrl+r re-evaluates the campaign."""
+strategies (mtf, hedge, mtc) pick after each judgment. The topic statement (title, description,
+narrative from topics/) and the guidelines (campaign.yaml judging.guidelines) are shown beside the
+document (i hides them). Number keys grade (the campaign's relevance scale); when an automatic label
+exists (judging.auto_source, else the first automatic source) it is shown and Enter accepts it, a number
+changes it (both logged with the label's source). s skips (for this session), x marks the document as
+one you cannot judge (with a reason), r adds a rationale to the next judgment, o switches random order
+(against position bias), u undoes your last judgment, t picks another topic. Each document is leased to
+you (judgments/leases.jsonl) so another assessor on the same topic gets a different one, unless it is
+double judged (judging.double_fraction); a lease is released on skip and expires after
+judging.lease_seconds. Each action is appended to judgments/log.jsonl with your name and the seconds it
+took. The title line shows how many documents of the active pool are left. ctrl+r re-evaluates."""
     BINDINGS = [Binding(str(g), f"grade({g})", f"Grade {g}", show=False) for g in range(10)] + [
+        Binding("enter", "accept", "Accept label", show=False),
         Binding("s", "skip", "Skip"),
+        Binding("x", "cannot_judge", "Cannot judge"),
+        Binding("r", "rationale", "Rationale"),
+        Binding("o", "toggle_order", "Random order", show=False),
+        Binding("i", "toggle_side", "Topic panel", show=False),
         Binding("u", "undo", "Undo"),
         Binding("t", "choose_topic", "Topic"),
     ]
@@ -52,6 +89,14 @@ pick, so two people can judge the same campaign at once. ctrl+r re-evaluates the
         self.pool_table: pd.DataFrame | None = None
         self.strategy = "depth"
         self.depth = 100
+        self.pool_name = ""
+        self.jcfg: dict = {}
+        self.random_order = False
+        self.auto: dict[tuple[str, str], int] = {}
+        self.auto_source: str | None = None
+        self.rationale = ""
+        self.cannot: set[tuple[str, str]] = set()
+        self.progress: pd.DataFrame | None = None
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -61,14 +106,23 @@ pick, so two people can judge the same campaign at once. ctrl+r re-evaluates the
         else:
             yield Static("", id="judge-title", classes="title")
             yield Static("", id="judge-info")
-            with VerticalScroll(id="judge-doc"):
-                yield Static("", id="judge-text")
+            with Horizontal(id="judge-body"):
+                with VerticalScroll(id="judge-doc"):
+                    yield Static("", id="judge-text")
+                with VerticalScroll(id="judge-side"):
+                    yield Static("", id="judge-topic")
+                    yield Static("", id="judge-guidelines")
             yield Static("", id="judge-keys", classes="status")
         yield nav_bar(self)
         yield Footer(compact=True)
 
     def on_mount(self) -> None:
         self.sync()
+
+    def on_unmount(self) -> None:
+        """Leaving the app: give the document on screen back to the other assessors."""
+        if _engine()[0] is not None and self.model is not None:
+            self.release()
 
     # ------------------------------------------------------------------ state
     def scale(self) -> dict[int, str]:
@@ -80,22 +134,65 @@ pick, so two people can judge the same campaign at once. ctrl+r re-evaluates the
     def refresh_data(self) -> None:
         if _engine()[0] is None:
             return
+        from engine import assess
         m = self.model
         cfg = m.config.get("pool") or {}
         self.strategy = str(cfg.get("strategy") or "depth")
         self.depth = int(cfg.get("depth") or 100)
         self.pool_table = None
-        pools = m.pools()
-        if len(pools):
-            newest = sorted((m.root / "pools").glob("pool-*.tsv"), key=lambda p: p.stat().st_mtime)[-1].stem[5:]
-            pt = pools[pools["pool"] == newest].copy()
-            pt["order"] = pd.to_numeric(pt["order"], errors="coerce").fillna(0).astype(np.int64)
+        try:
+            self.jcfg = assess.judging_config(m.config)
+        except CranfieldError as exc:
+            self.app.report_error(exc)
+            self.jcfg = assess.judging_config({})
+        self.random_order = self.jcfg["random_order"] if not hasattr(self, "_order_set") else self.random_order
+        name, pt = assess.active_pool(m.root)
+        if pt is not None and len(pt):
             self.pool_table = pt
-            self.strategy = f"{pt['method'].iat[0]}" if len(pt) else self.strategy
-            self.pool_name = newest
+            self.strategy = f"{pt['method'].iat[0]}"
+            self.pool_name = name
+            frac = assess.pool_double_fraction(m.root, name)
+            if frac is not None:          # the pool builder's double-judging share
+                self.jcfg["double_fraction"] = frac
+        self.load_auto_labels()
+        self.cannot = self.my_cannot_judge()
         if self.topic is None:
             self.topic = self.first_open_topic()
         self.next_doc()
+
+    def campaign(self):
+        return getattr(getattr(self.model, "o", None), "engine_campaign", None)
+
+    def load_auto_labels(self) -> None:
+        """The automatic labels shown for post-editing: judging.auto_source, else the first automatic source."""
+        self.auto, self.auto_source = {}, None
+        camp = self.campaign()
+        if camp is None:
+            return
+        try:
+            from engine.sources import list_sources, source_judgments
+            name = self.jcfg.get("auto_source")
+            if not name:
+                autos = [s.name for s in list_sources(camp) if s.kind in ("auto", "simulated")]
+                name = autos[0] if autos else None
+            if name:
+                q = source_judgments(camp, str(name))
+                self.auto = {(t, d): int(g) for t, d, g in zip(q["topic"], q["doc"], q["grade"])}
+                self.auto_source = str(name)
+        except CranfieldError as exc:
+            self.app.report_error(exc)
+
+    def log_entries(self) -> pd.DataFrame | None:
+        judging, _ = _engine()
+        lp = judging.log_path(self.model.root)
+        return judging.read_log(lp) if lp.exists() else None
+
+    def my_cannot_judge(self) -> set[tuple[str, str]]:
+        log = self.log_entries()
+        if log is None or not len(log):
+            return set()
+        c = log[(log["op"] == "cannot_judge") & (log["assessor"] == self.app.assessor)]
+        return set(zip(c["topic"].astype(str), c["doc"].astype(str)))
 
     def judged(self) -> pd.DataFrame:
         """Imported judgments plus the log as it is now (other assessors included)."""
@@ -110,46 +207,135 @@ pick, so two people can judge the same campaign at once. ctrl+r re-evaluates the
         both = pd.concat([base, log], ignore_index=True)
         return both.drop_duplicates(["topic", "doc"], keep="last").reset_index(drop=True)
 
+    def judged_by(self) -> dict:
+        """(topic, doc) -> assessors whose judgment stands in the log ('' for imported judgments)."""
+        judging, _ = _engine()
+        m = self.model
+        out: dict = {}
+        for t, d in zip(m.qrels.loc[m.qrels["grade"] >= 0, "topic"], m.qrels.loc[m.qrels["grade"] >= 0, "doc"]):
+            out.setdefault((str(t), str(d)), set()).add("")
+        log = self.log_entries()
+        if log is not None and len(log):
+            j = judging.apply_undo(log)
+            for t, d, a in zip(j["topic"], j["doc"], j["assessor"]):
+                s = out.setdefault((str(t), str(d)), set())
+                s.discard("")
+                s.add(str(a))
+        return out
+
     def candidates(self, topic: str, k: int) -> list[str]:
         judging, _ = _engine()
         m = self.model
+        if self.pool_table is not None:
+            pt = self.pool_table[self.pool_table["topic"] == topic].sort_values("order", kind="mergesort")
+            return list(dict.fromkeys(pt["doc"].astype(str)))
         pooled = [r for r, p in zip(m.run_meta.index, m.run_meta["pooled"]) if p] or None
-        return judging.next_documents(m.topic_runs(topic), self.judged(), topic, self.strategy if self.pool_table is None
-                                      else "depth", k=k, pool=self.pool_table, depth=self.depth, pooled=pooled,
-                                      rel_level=m.options.rel_level)
+        return judging.next_documents(m.topic_runs(topic), self.judged(), topic, self.strategy, k=k,
+                                      depth=self.depth, pooled=pooled, rel_level=m.options.rel_level)
+
+    def open_documents(self, topic: str, k: int = 1) -> list[str]:
+        """The topic's documents this assessor could judge now, in presentation order (before leases)."""
+        from engine import assess
+        by = self.judged_by()
+        frac = self.jcfg.get("double_fraction", 0.0)
+        out = []
+        for d in self.candidates(topic, k):
+            key = (topic, d)
+            if key in self.skipped or key in self.cannot:
+                continue
+            who = by.get(key, set())
+            if self.app.assessor in who:
+                continue
+            second = assess.is_double(topic, d, frac) and "" not in who and len(who) < 2
+            if who and not second:
+                continue
+            out.append(d)
+        return assess.order_documents(out, topic, self.app.assessor, self.random_order)
 
     def first_open_topic(self) -> str | None:
         topics = list(self.model.pool_progress()["topic"])
         for t in topics:
             try:
-                if self.candidates(t, 1):
+                if self.open_documents(t, 1):
                     return t
             except CranfieldError:
                 continue
         return topics[0] if topics else None
 
     def next_doc(self) -> None:
+        from engine import assess
         self.doc = None
         if self.topic is not None:
             try:
-                k = 1 + sum(1 for t, _ in self.skipped if t == self.topic)
-                docs = [d for d in self.candidates(self.topic, k) if (self.topic, d) not in self.skipped]
-                self.doc = docs[0] if docs else None
+                k = 1 + sum(1 for t, _ in self.skipped if t == self.topic) + len(self.cannot)
+                docs = self.open_documents(self.topic, k)
+                if docs:
+                    try:
+                        self.doc = assess.acquire(self.model.root, self.topic, docs, self.app.assessor,
+                                                  judged_by=self.judged_by(), double=self.double_set(docs),
+                                                  seconds=self.jcfg.get("lease_seconds",
+                                                                        assess.DEFAULT_LEASE_SECONDS))
+                    except OSError as exc:   # a read-only campaign: judge without leases
+                        self.doc = docs[0]
+                        self.notify(f"no document lease ({exc.strerror or exc}): another assessor may get the "
+                                    f"same document", severity="warning")
             except CranfieldError as exc:
                 self.app.report_error(exc)
         self.shown_at = time.monotonic()
         self.draw()
 
+    def double_set(self, docs: list[str]) -> set:
+        from engine import assess
+        frac = self.jcfg.get("double_fraction", 0.0)
+        return {(self.topic, d) for d in docs if assess.is_double(self.topic, d, frac)}
+
+    def release(self, judged: bool = False) -> None:
+        from engine import assess
+        if self.doc is not None and self.topic is not None:
+            try:
+                assess.release(self.model.root, self.topic, self.doc, self.app.assessor, judged)
+            except OSError as exc:
+                self.app.report_error(exc)
+
     def draw(self) -> None:
         m = self.model
         topic = self.topic
-        titles = dict(zip(m.topics["topic"].astype(str), m.topics["title"].astype(str)))
+        tt = m.topics
+        trow = tt[tt["topic"].astype(str) == str(topic)] if topic is not None and len(tt) else tt.iloc[0:0]
+        title = str(trow["title"].iat[0]) if len(trow) else ""
         judged = self.judged()
         n_j = int((judged["topic"] == topic).sum()) if topic else 0
-        src = f"pool {self.pool_name}" if self.pool_table is not None else f"strategy {self.strategy}, depth {self.depth}"
+        if self.pool_table is not None:
+            from engine.assess import pool_progress
+            pp = pool_progress(self.pool_table, judged)
+            self.progress = pp
+            row = pp[pp["topic"] == str(topic)]
+            left_t = int(row["left"].iat[0]) if len(row) else 0
+            src = f"pool {self.pool_name}: {left_t} left in topic, {int(pp['left'].iat[-1])} left overall"
+        else:
+            src = f"strategy {self.strategy}, depth {self.depth}"
+        order = " · random order" if self.random_order else ""
         self.query_one("#judge-title", Static).update(Text.from_markup(
-            f"[b]Topic {topic}[/b] {Text(titles.get(topic, '')).markup} · {n_j} judged · {src} · "
+            f"[b]Topic {topic}[/b] {Text(title).markup} · {n_j} judged · {Text(src).markup}{order} · "
             f"assessor {Text(self.app.assessor).markup}"))
+        side = []
+        if len(trow):
+            for col, lab in (("title", "Title"), ("description", "Description"), ("narrative", "Narrative")):
+                v = str(trow[col].iat[0]) if col in trow else ""
+                if v and v != "nan":
+                    side.append(Text.from_markup(f"[b]{lab}[/b]\n") + Text(v + "\n\n"))
+        topic_text = Text("")
+        for part in side:
+            topic_text += part
+        self.query_one("#judge-topic", Static).update(topic_text if side else Text("(no topic statement in topics/)",
+                                                                                   style="dim"))
+        try:
+            from engine.assess import guidelines_text
+            gl = guidelines_text(m.root, m.config)
+        except CranfieldError as exc:
+            gl = str(exc)
+        self.query_one("#judge-guidelines", Static).update(
+            Text.from_markup("[b]Guidelines[/b]\n") + Text(gl) if gl else Text(""))
         info = self.query_one("#judge-info", Static)
         text = self.query_one("#judge-text", Static)
         if self.doc is None:
@@ -164,9 +350,16 @@ pick, so two people can judge the same campaign at once. ctrl+r re-evaluates the
                 pr = self.pool_table[(self.pool_table["topic"] == topic) & (self.pool_table["doc"] == self.doc)]
                 if len(pr):
                     src_doc = f"{pr['method'].iat[0]}/s{pr['stratum'].iat[0]} p={float(pr['prob'].iat[0]):.3g}"
+            auto = self.auto.get((str(topic), str(self.doc)))
+            auto_txt = ""
+            if auto is not None:
+                lab = self.scale().get(auto, str(auto))
+                auto_txt = (f"\nautomatic label [b]{auto}[/b] {Text(lab).markup} ({Text(self.auto_source or '').markup})"
+                            f" · [b]Enter[/b] accepts, a number changes it")
             info.update(Text.from_markup(
                 f"document [b]{self.doc}[/b] · retrieved by {r['run'].nunique()} runs, best rank {best}"
-                + (f" · {src_doc}" if src_doc else "")))
+                + (f" · {src_doc}" if src_doc else "") + auto_txt
+                + (f"\nrationale: {Text(self.rationale).markup}" if self.rationale else "")))
             d = m.docs().get(self.doc)
             if d:
                 text.update(Text.from_markup(f"[b]{Text(str(d.get('title', ''))).markup}[/b]\n\n")
@@ -179,10 +372,11 @@ pick, so two people can judge the same campaign at once. ctrl+r re-evaluates the
             h = self.history[-1]
             last = f" · last: {h['doc']}={h['grade']} in {h['seconds']:.1f}s"
         self.query_one("#judge-keys", Static).update(
-            Text.from_markup(keys + "  [b]s[/b] skip  [b]u[/b] undo  [b]t[/b] topic" + last))
+            Text.from_markup(keys + "  [b]s[/b] skip  [b]x[/b] cannot judge  [b]r[/b] rationale  [b]u[/b] undo  "
+                                    "[b]t[/b] topic" + last))
 
     # ------------------------------------------------------------------ actions
-    def action_grade(self, g: int) -> None:
+    def action_grade(self, g: int, accepted: bool = False) -> None:
         judging, _ = _engine()
         if judging is None or self.doc is None:
             return
@@ -190,21 +384,81 @@ pick, so two people can judge the same campaign at once. ctrl+r re-evaluates the
             self.notify(f"grade {g} is not on this campaign's scale ({', '.join(map(str, sorted(self.scale())))})",
                         severity="warning")
             return
+        from engine import assess
         secs = round(time.monotonic() - self.shown_at, 2)
+        auto = self.auto.get((str(self.topic), str(self.doc)))
+        action = "judge" if auto is None else ("accept" if accepted else "change")
         try:
-            judging.record_judgment(self.model.root, self.topic, self.doc, g, self.app.assessor, secs,
-                                    self.strategy)
+            assess.record_action(self.model.root, self.topic, self.doc, g, self.app.assessor, secs, self.strategy,
+                                 action=action, auto_grade=auto, auto_source=self.auto_source if auto is not None
+                                 else None, rationale=self.rationale or None)
         except Exception as exc:
             self.app.report_error(exc)
             return
-        self.history.append({"topic": self.topic, "doc": self.doc, "grade": g, "seconds": secs})
+        self.release(judged=True)
+        self.history.append({"topic": self.topic, "doc": self.doc, "grade": g, "seconds": secs, "action": action})
+        self.rationale = ""
         self.app.mark_stale()
         self.next_doc()
 
+    def action_accept(self) -> None:
+        if self.doc is None:
+            return
+        auto = self.auto.get((str(self.topic), str(self.doc)))
+        if auto is None:
+            self.notify("no automatic label for this document: grade it with a number key", severity="warning")
+            return
+        self.action_grade(auto, accepted=True)
+
     def action_skip(self) -> None:
         if self.doc is not None:
+            self.release()
             self.skipped.add((self.topic, self.doc))
             self.next_doc()
+
+    def action_cannot_judge(self) -> None:
+        if self.doc is None:
+            return
+        from engine import assess
+        topic, doc = self.topic, self.doc
+        secs = round(time.monotonic() - self.shown_at, 2)
+
+        def done(reason) -> None:
+            if reason is None:
+                return
+            if reason == "other":
+                self.app.push_screen(TextPrompt("Why can you not judge this document?"),
+                                     lambda text: done(text) if text else None)
+                return
+            try:
+                assess.record_cannot_judge(self.model.root, topic, doc, self.app.assessor, reason, secs)
+            except Exception as exc:
+                self.app.report_error(exc)
+                return
+            self.release()
+            self.cannot.add((topic, doc))
+            self.notify(f"{doc}: cannot judge ({reason})")
+            self.next_doc()
+        self.app.push_screen(ChoiceScreen("Why can you not judge this document?",
+                                          [(r, r) for r in assess.CANNOT_JUDGE_REASONS]), done)
+
+    def action_rationale(self) -> None:
+        def done(text) -> None:
+            if text is not None:
+                self.rationale = text.strip()
+                self.draw()
+        self.app.push_screen(TextPrompt("Rationale for the next judgment", self.rationale), done)
+
+    def action_toggle_order(self) -> None:
+        self._order_set = True
+        self.random_order = not self.random_order
+        self.release()
+        self.notify("random order" if self.random_order else "pool order")
+        self.next_doc()
+
+    def action_toggle_side(self) -> None:
+        side = self.query_one("#judge-side")
+        side.display = not side.display
 
     def action_undo(self) -> None:
         judging, _ = _engine()
@@ -217,8 +471,12 @@ pick, so two people can judge the same campaign at once. ctrl+r re-evaluates the
         except Exception as exc:
             self.app.report_error(exc)
             return
+        from engine import assess
+        self.release()
         self.app.mark_stale()
         self.topic, self.doc = h["topic"], h["doc"]
+        assess.acquire(self.model.root, self.topic, [self.doc], self.app.assessor, double={(self.topic, self.doc)},
+                       seconds=self.jcfg.get("lease_seconds", assess.DEFAULT_LEASE_SECONDS))
         self.shown_at = time.monotonic()
         self.notify(f"undid {h['doc']} = {h['grade']}")
         self.draw()
@@ -231,6 +489,7 @@ pick, so two people can judge the same campaign at once. ctrl+r re-evaluates the
 
         def done(t) -> None:
             if t is not None:
+                self.release()
                 self.topic = t
                 self.next_doc()
         self.app.push_screen(ChoiceScreen("Judge which topic?", opts), done)

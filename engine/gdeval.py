@@ -1,0 +1,78 @@
+"""NIST's gdeval (TREC Web track 2010-2014): nDCG@k and ERR@k, and risk-sensitive evaluation.
+
+As gdeval.pl computes them: documents ranked by score descending, ties by document id descending (the
+trec_eval order); gain 2^g - 1 (grades below 1, e.g. -2 spam, gain 0); nDCG@k = DCG@k / ideal DCG@k with
+discount 1/log2(rank + 1) and the ideal from the topic's judged grades; ERR@k = sum_{r<=k} (1/r) R_r
+prod_{i<r} (1 - R_i) with R = (2^g - 1) / 2^4 (maximum grade 4). Topics: those of the judgments the run
+retrieved for; with -c every judged topic, a missing one scoring 0.
+
+Risk-sensitive (TREC Web 2013-2014), against a baseline run: per topic delta = run - baseline (a topic
+the baseline lacks counts as 0), the risk-adjusted value is delta when delta >= 0 and (1 + alpha) delta
+otherwise; the `amean` line is their mean (U_risk).
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+MAX_GRADE = 4
+
+
+def gd_values(r, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per (run, topic) group of a Ranked structure: (nDCG@k, ERR@k) as gdeval."""
+    g = np.maximum(r.rel, 0).astype(np.float64)
+    gain = np.where(r.rel > 0, 2.0 ** g - 1.0, 0.0)
+    rank = r.rank.astype(np.float64)
+    inside = rank <= k
+    dcg = r.seg_sum(np.where(inside, gain / np.log2(rank + 1.0), 0.0))
+    # ideal DCG per topic from the judged grades (sorted descending)
+    off, tg = r.t_grades_offsets, r.t_grades.astype(np.float64)
+    n_t = len(off) - 1
+    idcg_t = np.zeros(n_t)
+    for t in range(n_t):
+        gr = tg[off[t]:off[t + 1]][:k]
+        gr = gr[gr > 0]
+        if len(gr):
+            idcg_t[t] = float(np.sum((2.0 ** gr - 1.0) / np.log2(np.arange(2, len(gr) + 2))))
+    idcg = idcg_t[r.g_topic]
+    ndcg = np.divide(dcg, idcg, out=np.zeros(r.n_groups), where=idcg > 0)
+    R = np.where(inside, gain / 2.0 ** MAX_GRADE, 0.0)
+    # prod_{i<r}(1 - R_i) per group: exclusive cumulative product via cumulative log would fail at R = 1
+    err = np.zeros(r.n_groups)
+    for gi in range(r.n_groups):
+        a, b = int(r.offsets[gi]), int(r.offsets[gi + 1])
+        rr = R[a:b]
+        if not rr.any():
+            continue
+        keep = np.concatenate(([1.0], np.cumprod(1.0 - rr)[:-1]))
+        err[gi] = float(np.sum(rr * keep / np.arange(1, len(rr) + 1)))
+    return ndcg, err
+
+
+def risk_values(run_vals: pd.Series, base_vals: pd.Series, alpha: float) -> pd.Series:
+    """Per topic risk-adjusted difference: delta, or (1 + alpha) delta when the run loses."""
+    base = base_vals.reindex(run_vals.index).fillna(0.0)
+    d = run_vals - base
+    return d.where(d >= 0, (1.0 + alpha) * d)
+
+
+def gdeval_table(qrels: pd.DataFrame, runs: pd.DataFrame, k: int = 20, complete: bool = False) -> pd.DataFrame:
+    """runid, topic, ndcg, err per (run, topic), in run order then topic order."""
+    from .evaluate import compute
+    from .ranking import EvalOptions
+    c = compute(qrels, runs, [f"gd_ndcg@{k}", f"gd_err@{k}"], EvalOptions(complete=complete))
+    r = c.ranked
+    return pd.DataFrame({"runid": np.asarray(r.run_names, dtype=object)[r.g_run],
+                         "topic": np.asarray(r.topic_names, dtype=object)[r.g_topic],
+                         "ndcg": c.values[f"gd_ndcg@{k}"], "err": c.values[f"gd_err@{k}"]})
+
+
+def gdeval_lines(table: pd.DataFrame, k: int, runid: str | None = None) -> list[str]:
+    """gdeval's CSV: header, one line per topic, then `amean`."""
+    lines = [f"runid,topic,ndcg@{k},err@{k}"]
+    for rn, g in table.groupby("runid", sort=False):
+        name = runid or rn
+        for t, n, e in zip(g["topic"], g["ndcg"], g["err"]):
+            lines.append(f"{name},{t},{n:.5f},{e:.5f}")
+        lines.append(f"{name},amean,{g['ndcg'].mean():.5f},{g['err'].mean():.5f}")
+    return lines

@@ -1,0 +1,113 @@
+"""trec_eval's -R prefs / qrels_prefs / qrels_jg, -Z, parameter parsing and --strict-trec-eval."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from conftest import SHARED
+from engine.cli import main
+
+
+def ref(name: str) -> Path:
+    """A trec_eval conformance file (../shared/data/trec_eval, or $CRANFIELD_SHARED_DATA/trec_eval)."""
+    for base in (SHARED, Path(os.environ.get("CRANFIELD_SHARED_DATA", SHARED))):
+        p = base / "trec_eval" / name
+        if p.exists():
+            return p
+    pytest.skip(f"reference data {name} is not present (../shared is beside the checkout in CI)")
+
+
+def run_cli(capsys, *argv) -> tuple[int, list[str], str]:
+    rc = main([str(a) for a in argv])
+    out = capsys.readouterr()
+    return rc, out.out.splitlines(), out.err
+
+
+# trec_eval's prefs_avgjg_Rnonrel and prefs_avgjg_Rnonrel_ret are not implemented (see docs/trec_eval-compat.md)
+NOT_IMPLEMENTED = ("prefs_avgjg_Rnonrel", "prefs_avgjg_Rnonrel_ret")
+
+
+def expected(name: str, skip=()) -> list[str]:
+    return [ln for ln in ref(name).read_text().splitlines() if ln.split("\t")[0].rstrip() not in skip]
+
+
+def test_prefs_reproduces_out_test_prefs(capsys):
+    rc, lines, _ = run_cli(capsys, "eval", "-m", "all_prefs", "-q", "-R", "prefs", ref("prefs.test"),
+                           ref("prefs.results.test"))
+    assert rc == 0
+    assert lines == expected("out.test.prefs", NOT_IMPLEMENTED)
+
+
+def test_qrels_prefs_reproduces_out_test_qrels_prefs(capsys):
+    rc, lines, _ = run_cli(capsys, "eval", "-m", "all_prefs", "-q", "-R", "qrels_prefs", ref("qrels.test"),
+                           ref("results.test"))
+    assert rc == 0
+    assert lines == expected("out.test.qrels_prefs", NOT_IMPLEMENTED)
+
+
+def test_qrels_jg_reproduces_out_test_qrels_jg(capsys):
+    rc, lines, _ = run_cli(capsys, "eval", "-m", "qrels_jg", "-q", "-R", "qrels_jg", ref("qrels.123"),
+                           ref("results.test"))
+    assert rc == 0
+    assert lines == expected("out.test.qrels_jg")
+
+
+def test_zscores_reproduce_out_test_aqZ(capsys):
+    rc, lines, _ = run_cli(capsys, "eval", "-q", "-m", "all_trec", "-Z", ref("zscores_file"), ref("qrels.test"),
+                           ref("results.test"))
+    assert rc == 0
+    assert lines == expected("out.test.aqZ")
+
+
+def test_prefs_hand_case(tmp_path, capsys):
+    # one group, two subgroups joined transitively: a > b (jsg 0), b > c (jsg 1) => a > c as well
+    (tmp_path / "p").write_text("1 g 0 a 2\n1 g 0 b 1\n1 g 1 b 3\n1 g 1 c 0\n")
+    (tmp_path / "r").write_text("1 Q0 c 1 3 r\n1 Q0 a 2 2 r\n")          # c above a; b not retrieved
+    rc, lines, _ = run_cli(capsys, "eval", "-m", "prefs_num_prefs_poss", "-m", "prefs_num_prefs_ful",
+                           "-m", "prefs_simp_ret", "-m", "prefs_simp_imp", "-R", "prefs", tmp_path / "p", tmp_path / "r")
+    v = {ln.split("\t")[0].strip(): ln.split("\t")[2] for ln in lines}
+    # prefs: a>b (imp, fulfilled), b>c (imp, not), a>c (ret, not) -> 3 possible, 1 fulfilled
+    assert v["prefs_num_prefs_poss"] == "3" and v["prefs_num_prefs_ful"] == "1"
+    assert v["prefs_simp_ret"] == "0.0000" and v["prefs_simp_imp"] == f"{1 / 3:.4f}"
+
+
+def test_cutoff_parsed_as_trec_eval_and_first_parameters_win(tmp_path, capsys):
+    (tmp_path / "q").write_text("1 0 a 1\n1 0 b 0\n")
+    (tmp_path / "r").write_text("1 Q0 a 1 2 r\n1 Q0 b 2 1 r\n")
+    rc, lines, _ = run_cli(capsys, "eval", "-m", "P.23.4", "-m", "P.5", tmp_path / "q", tmp_path / "r")
+    assert lines == ["P_23                  \tall\t0.0435"]          # 23.4 is 23 (atol); P.5 ignored
+    rc, lines, _ = run_cli(capsys, "eval", "-m", "P", "-m", "P.2", tmp_path / "q", tmp_path / "r")
+    assert lines == ["P_2                   \tall\t0.5000"]          # a bare name does not override
+
+
+def test_strict_trec_eval_exit_codes(tmp_path, capsys):
+    (tmp_path / "q").write_text("1 0 a 1\n1 0 b 0\n")
+    (tmp_path / "dup").write_text("1 Q0 a 1 2 r\n1 Q0 a 2 1 r\n")
+    (tmp_path / "miss").write_text("2 Q0 a 1 2 r\n")                   # judged topic 1 has no results
+    (tmp_path / "extra").write_text("1 Q0 a 1 2 r\n2 Q0 a 1 2 r\n")   # run topic 2 is not judged: ignored
+    (tmp_path / "bad").write_text("1 Q0 a 1 2 r\n1 Q0 b 2 x r\n")
+    q = tmp_path / "q"
+    assert run_cli(capsys, "eval", "--strict-trec-eval", q, tmp_path / "dup")[0] == 4
+    assert run_cli(capsys, "eval", "--strict-trec-eval", q, tmp_path / "miss")[0] == 4
+    assert run_cli(capsys, "eval", "--strict-trec-eval", "-c", q, tmp_path / "miss")[0] == 0
+    assert run_cli(capsys, "eval", "--strict-trec-eval", q, tmp_path / "extra")[0] == 0
+    assert run_cli(capsys, "eval", "--strict-trec-eval", q, tmp_path / "bad")[0] == 3
+    assert run_cli(capsys, "eval", "--strict-trec-eval", tmp_path / "bad", tmp_path / "dup")[0] == 2
+    # without the switch: documented leniency
+    assert run_cli(capsys, "eval", q, tmp_path / "dup")[0] == 0
+    assert run_cli(capsys, "eval", q, tmp_path / "extra")[0] == 0
+
+
+def test_malformed_auxiliary_files_name_file_and_line(tmp_path, capsys):
+    (tmp_path / "p").write_text("1 g 0 a x\n1 g\n")
+    (tmp_path / "r").write_text("1 Q0 a 1 2 r\n")
+    (tmp_path / "z").write_text("1 map 0.5\n")
+    (tmp_path / "q").write_text("1 0 a 1\n")
+    rc, _, err = run_cli(capsys, "eval", "-R", "prefs", tmp_path / "p", tmp_path / "r")
+    assert rc == 3
+    assert f"{tmp_path / 'p'}:1: rel_level 'x' is not a number" in err
+    assert f"{tmp_path / 'p'}:2: expected 5 fields" in err and "Traceback" not in err
+    rc, _, err = run_cli(capsys, "eval", "-Z", tmp_path / "z", tmp_path / "q", tmp_path / "r")
+    assert rc == 3 and f"{tmp_path / 'z'}:1: expected 4 fields 'topic measure mean sd'" in err

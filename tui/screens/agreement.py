@@ -1,0 +1,129 @@
+"""Agreement between two judgment sources: kappa, alpha, confusion matrices, per topic, and the
+leaderboards under each source (engine.agreement)."""
+from __future__ import annotations
+
+import pandas as pd
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.widgets import Footer, Header, Static
+
+from engine.errors import CranfieldError
+
+from ..widgets.jobbar import JobBar
+from .base import CranfieldScreen, nav_bar
+from .choice import ChoiceScreen
+
+
+class AgreementScreen(CranfieldScreen):
+    NEEDS_SCORES = False
+    TITLE = "Agreement"
+    MODE = "agreement"
+    HELP = """How far two judgment sources agree (human assessors, imported label sets, automatic judges):
+on the documents both judged, Cohen's kappa (unweighted, linear, quadratic), Krippendorff's alpha
+(nominal, ordinal) and the confusion matrix, graded and binarized at the campaign's threshold; the
+topics that disagree most; and the leaderboard under each source (Kendall tau, tau_ap, largest rank
+change, top-k overlap) for the first shown measure. a and b choose the two sources; e exports the
+per-topic table. Same as `cranfield agreement DIR --sources A B`."""
+    BINDINGS = [Binding("a", "pick('a')", "Source A"), Binding("b", "pick('b')", "Source B")]
+
+    def __init__(self):
+        super().__init__()
+        self.a: str | None = None
+        self.b: str | None = None
+        self.result = None
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static("", id="agr-title", classes="title")
+        yield JobBar()
+        with VerticalScroll(id="agr-body"):
+            yield Static("", id="agr-text")
+        yield nav_bar(self)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.sync()
+
+    def campaign(self):
+        return getattr(getattr(self.model, "o", None), "engine_campaign", None)
+
+    def names(self) -> list[str]:
+        from engine.sources import source_names
+        camp = self.campaign()
+        return source_names(camp) if camp is not None else []
+
+    def refresh_data(self) -> None:
+        camp = self.campaign()
+        text = self.query_one("#agr-text", Static)
+        if camp is None:
+            text.update("Agreement needs a campaign directory (judgment sources live in it).")
+            return
+        from engine.sources import source_config
+        names = self.names()
+        off = source_config(camp)["official"]
+        if self.a is None:
+            self.a = off
+        if self.b is None:
+            others = [n for n in names if n != self.a]
+            self.b = others[0] if others else None
+        if self.b is None:
+            self.query_one("#agr-title", Static).update(Text.from_markup(f"[b]Sources[/b] {Text(self.a).markup} only"))
+            text.update("Only one judgment source. Import another (`cranfield judgments import`), run an automatic "
+                        "judge (`cranfield judgments auto`) or let a second assessor judge, then ctrl+r.")
+            return
+        self.compute()
+
+    def compute(self) -> None:
+        camp = self.campaign()
+        a, b = self.a, self.b
+        measure = (self.app.measures or camp.measures())[0]
+        self.query_one("#agr-title", Static).update(Text.from_markup(
+            f"[b]{Text(a).markup}[/b] vs [b]{Text(b).markup}[/b] · systems by {Text(measure).markup} · "
+            f"[b]a[/b]/[b]b[/b] change sources"))
+
+        def work(progress):
+            from engine.agreement import label_agreement, leaderboard_agreement, mean_scores
+            from engine.sources import source_judgments
+            ja, jb = source_judgments(camp, a), source_judgments(camp, b)
+            progress(0.2, "labels")
+            la = label_agreement(ja, jb, (a, b), sorted(camp.scale()), camp.binary_threshold())
+            progress(0.4, "leaderboards")
+            sa = None
+            runs = camp.runs()
+            if runs["run"].nunique() >= 2:
+                opt = camp.eval_options()
+                sa = leaderboard_agreement(mean_scores(ja, runs, measure, opt, camp.gains()),
+                                           mean_scores(jb, runs, measure, opt, camp.gains()), (a, b), measure)
+            return la, sa
+
+        def done(res) -> None:
+            from engine.agreement import report_lines
+            self.result = res
+            self.query_one("#agr-text", Static).update(Text("\n".join(report_lines(*res, top_topics=15))))
+        self.run_job("agreement", work, done)
+
+    def action_pick(self, which: str) -> None:
+        if self.campaign() is None:
+            return
+        try:
+            names = self.names()
+        except CranfieldError as exc:
+            self.app.report_error(exc)
+            return
+
+        def done(n) -> None:
+            if n is None:
+                return
+            setattr(self, which, n)
+            if self.a == self.b:
+                self.notify("pick two different sources", severity="warning")
+                return
+            self.compute()
+        self.app.push_screen(ChoiceScreen(f"Source {which.upper()}", [(n, n) for n in names]), done)
+
+    def export_table(self) -> tuple[str, pd.DataFrame] | None:
+        if self.result is None:
+            return None
+        return f"agreement-{self.a}-{self.b}".replace(":", "_"), self.result[0].per_topic
