@@ -24,6 +24,9 @@ _RUN_ENTRY = {"kind": "map", "keys": {
     "pooled": {"kind": "bool", "doc": "whether the run contributed to the pool"},
     "file": {"kind": "str", "doc": "path of the run file, relative to the campaign directory"},
     "description": {"kind": "str"},
+    "priority": {"kind": "int", "doc": "pooling priority given at submission (cranfield submit)"},
+    "submitted": {"kind": "str", "doc": "submission time (ISO 8601), written by cranfield submit"},
+    "checksum": {"kind": "str", "doc": "sha256 of the submitted file, written by cranfield submit"},
     "params": {"kind": "dict", "key": "str", "values": {"kind": "any"},
                "doc": "the run's parameter values (a run family for `cranfield training sensitivity`)"},
 }}
@@ -54,6 +57,7 @@ SCHEMA: dict = {"kind": "map", "required": ["name"], "keys": {
     }},
     "pool": {"kind": "any", "default": {}, "doc": "written by `cranfield pool`"},
     "cost": {"kind": "any", "default": {}, "doc": "checked by engine.cost"},
+    "submission": {"kind": "any", "default": {}, "doc": "intake settings, checked by engine.intake"},
     "sources": {"kind": "any", "default": {}, "doc": "judgment sources, checked by engine.sources"},
     "judging": {"kind": "any", "default": {}, "doc": "judging-screen options, checked by engine.assess"},
     "allow_outside": {"kind": "list", "items": {"kind": "str"}, "default": [],

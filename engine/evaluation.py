@@ -124,8 +124,9 @@ def pool_bias_campaign(campaign, measures=None, *, mode: str = "group", depth: i
 def pool_campaign(campaign, strategy: str, budget=None, **kw):
     """`pooling.build_pool` over a campaign's runs (read from the run store by topic blocks, only the
     first `depth` documents of each ranking, when the campaign has one). `kw` as build_pool's."""
+    from .pooling.fusion import FUSION_POOLS
     st = campaign.store()
-    if st is not None:
+    if st is not None and strategy not in FUSION_POOLS:   # fusion pools weigh whole rankings: in memory
         from .pooling.store import build_pool_store
         return build_pool_store(st, strategy, budget, renames=campaign.run_renames(), **kw)
     from .pooling import build_pool

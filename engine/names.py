@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 STATIC_STRATEGIES = ("depth", "take_n", "uniform", "stratified", "statap")
+FUSION_STRATEGIES = ("rrf", "rbp")
 ONLINE_STRATEGIES = ("mtf", "hedge", "mtc")
-POOL_STRATEGIES = STATIC_STRATEGIES + ONLINE_STRATEGIES
+POOL_STRATEGIES = STATIC_STRATEGIES + FUSION_STRATEGIES + ONLINE_STRATEGIES
 
 # experiment design label -> (pool strategy, measure computing the estimate)
 DESIGNS: dict[str, tuple[str, str]] = {

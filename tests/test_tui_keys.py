@@ -33,6 +33,7 @@ ROUTES: dict[str, list[str] | None] = {
     "JudgeScreen": ["j"], "StabilityScreen": ["v"], "CostScreen": ["c"], "TrainingScreen": ["g"], "AgreementScreen": ["k"],
     "RunScreen": ["l", "enter"],
     "TopicScreen": ["m", "enter"], "HelpScreen": ["l", "question_mark"], "ChoiceScreen": ["l", "a"],
+    "CompareScreen": ["l", "x"], "RunBMWScreen": ["l", "o"], "TextPrompt": ["j", "r"],
     "PickerScreen": None, "CompletionScreen": ["v", "b"],
 }
 MODE_SCREENS = ["HomeScreen", "LeaderboardScreen", "MatrixScreen", "PoolScreen", "JudgeScreen",

@@ -77,6 +77,8 @@ class CranfieldApp(App):
         Binding("j", "goto('judge')", show=False, description="Judge"),
         Binding("v", "goto('stability')", show=False, description="Stability"),
         Binding("c", "goto('cost')", show=False, description="Cost"),
+        Binding("x", "compare", show=False, description="Compare two runs"),
+        Binding("o", "run_field", show=False, description="Run vs best/median/worst"),
         Binding("g", "goto('training')", show=False, description="Training"),
         Binding("k", "goto('agreement')", show=False, description="Agreement"),
         Binding("question_mark", "help", "Help", key_display="?", show=False),  # the nav line says "? help"
@@ -126,6 +128,32 @@ class CranfieldApp(App):
                 self.pop_screen()
             return
         self.switch_mode(mode)
+
+    def _current_run(self) -> str | None:
+        """The run the current screen is about (run screens) or under the leaderboard cursor."""
+        scr = self.screen
+        run = getattr(scr, "run", None)
+        if isinstance(run, str):
+            return run
+        rows = getattr(scr, "_row_runs", None)
+        if rows:
+            from .widgets.fasttable import FastTable
+            t = scr.query(FastTable)
+            i = t.first().cursor_row if t else 0
+            return rows[i] if i < len(rows) else None
+        return None
+
+    def action_compare(self) -> None:
+        """Compare two runs (A: the current run, B: the best other run)."""
+        from .screens.compare import CompareScreen
+        if self.model is not None and not isinstance(self.screen, CompareScreen):
+            self.push_screen(CompareScreen(self._current_run()))
+
+    def action_run_field(self) -> None:
+        """The current run per topic against the best, median and worst of all runs."""
+        from .screens.runbmw import RunBMWScreen
+        if self.model is not None and not isinstance(self.screen, RunBMWScreen):
+            self.push_screen(RunBMWScreen(self._current_run()))
 
     def action_reload(self) -> None:
         """Re-read the campaign (after judging or editing files) and re-evaluate."""

@@ -27,6 +27,8 @@ def register(sub) -> None:
                    help="strategy parameter, e.g. k=10 (depth), rates=1,0.5,0.2 bounds=10,40,100 "
                         "weights=3,1.5,1 (stratified), beta=0.5 (hedge); repeatable")
     p.add_argument("--all-runs", action="store_true", help="pool every run, not only those marked pooled")
+    p.add_argument("--runs-per-group", type=int, default=None, metavar="K",
+                   help="pool only each group's K runs of best submission priority (runs.<tag>.priority)")
     p.add_argument("--oracle", choices=["truth", "judgments"], default=None,
                    help="online strategies: replay judgments from the simulator truth or the existing judgments")
     p.add_argument("--dry-run", action="store_true", help="print the pool summary, write nothing")
@@ -69,6 +71,10 @@ def run(args) -> int:
         if meta is not None and len(meta) and "pooled" in meta:
             sel = meta.loc[meta["pooled"].astype(bool), "run"].astype(str).tolist()
             pooled = sel or None
+    if args.runs_per_group is not None:
+        from ..intake import select_by_priority
+        pooled = select_by_priority(camp, pooled, args.runs_per_group)
+        print(f"pooling {len(pooled)} runs by priority: {', '.join(pooled)}")
     cfg = camp.config if isinstance(camp.config, dict) else {}
     if args.budget and args.budget.startswith("targets"):
         if args.budget == "targets:mq":

@@ -9,6 +9,8 @@ per document: topic, doc, stratum, prob (inclusion probability), method (selecti
   uniform     simple random sample of the depth pool (infAP)
   stratified  stratified random sample, strata by rank depth (xinfAP / infNDCG; thesis 3.1.5)
   statap      unequal-probability sample, prior from AP, exact inclusion probabilities (statAP)
+  rrf         take@N by reciprocal-rank-fusion weight sum 1/(k + rank) over the pooled runs (k = 60)
+  rbp         take@N by rank-biased-precision weight sum (1 - p) p^(rank - 1) (p = 0.8)
   mtf         move-to-front (online)          hedge   Hedge (online)          mtc   MTC (online)
 
 Online strategies need the judgments as they arrive: `build_pool(..., oracle=qrels)` replays them
@@ -28,8 +30,9 @@ from ..errors import CranfieldError, FormatError, Problem
 from .candidates import ap_prior, group_codes, pool_candidates, rank_within, ranked_runs
 from .online import SELECTORS
 from .static import SAMPLING, STATIC
+from .fusion import FUSION_POOLS, fusion_pool
 
-STRATEGIES = tuple(STATIC) + tuple(SELECTORS)
+STRATEGIES = tuple(STATIC) + FUSION_POOLS + tuple(SELECTORS)
 ONLINE = frozenset(SELECTORS)
 POOL_COLUMNS = ["topic", "doc", "stratum", "prob", "method", "order"]
 MQ_TARGETS = (8, 16, 32, 64, 128)
@@ -149,6 +152,14 @@ def build_pool(runs: pd.DataFrame, strategy: str, budget=None, *, depth: int = 1
     spec = {"strategy": strategy, "budget": jsonable(budget), "depth": depth, "seed": int(seed),
             "params": jsonable(params), "pooled": sorted(rr["run"].unique().tolist()) if pooled else None,
             "rel_level": rel_level}
+    if strategy in FUSION_POOLS:
+        if budgets is None:
+            raise CranfieldError(f"strategy {strategy} needs a budget (--budget N per topic)")
+        sel = fusion_pool(rr, strategy, budgets, **params)
+        table = pd.DataFrame({"topic": sel["topic"].to_numpy(object), "doc": sel["doc"].to_numpy(object),
+                              "stratum": np.int64(1), "prob": 1.0, "method": strategy,
+                              "order": (sel.groupby("topic", sort=False).cumcount() + 1).to_numpy(np.int64)})
+        return Pool(table[POOL_COLUMNS], spec)
     if strategy in STATIC:
         row_budget = None if budgets is None else cand["topic"].map(budgets).to_numpy(np.int64)
         sel, stratum, prob = STATIC[strategy](cand, row_budget, rng=rng, **params)
@@ -189,10 +200,11 @@ def build_pool(runs: pd.DataFrame, strategy: str, budget=None, *, depth: int = 1
 def _check_params(strategy: str, params: dict) -> None:
     """Unknown strategy parameters are an error, not silently ignored."""
     import inspect
-    fn = STATIC[strategy] if strategy in STATIC else SELECTORS[strategy].__init__
+    fn = (STATIC[strategy] if strategy in STATIC else fusion_pool if strategy in FUSION_POOLS
+          else SELECTORS[strategy].__init__)
     names = [p.name for p in inspect.signature(fn).parameters.values()
              if p.kind is p.POSITIONAL_OR_KEYWORD or p.kind is p.KEYWORD_ONLY]
-    known = set(names) - {"self", "cand", "budget", "rng", "rows", "depth"}
+    known = set(names) - {"self", "cand", "budget", "rng", "rows", "depth", "rr", "kind", "budgets"}
     bad = sorted(set(params) - known)
     if bad:
         raise CranfieldError(f"strategy {strategy}: unknown parameter(s) {', '.join(bad)}; "

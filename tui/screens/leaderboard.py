@@ -174,6 +174,23 @@ s moves the sort to the next column; r reverses. Enter opens the run."""
         from .run import RunScreen
         self.app.push_screen(RunScreen(run))
 
+    def action_export(self) -> None:
+        """The table as shown, plus the significance table (engine.tables: all pairs, paired t, Holm)."""
+        super().action_export()
+        if self.frame is None or len(self.frame) < 2:
+            return
+        from engine.tables import compare_scores
+        from .compare import long_table
+        s = self.model.scores
+        long = pd.concat([long_table(s, m) for m in s.measures], ignore_index=True)
+        try:
+            res = compare_scores(long, list(s.measures), runs=[str(r) for r in self.frame["run"]])
+            paths = res.write(self.app.export_dir, "leaderboard-significance")
+        except Exception as exc:       # never kill the UI over an export
+            self.app.report_error(exc)
+            return
+        self.notify("wrote " + ", ".join(str(p) for p in paths), title="Export", timeout=10)
+
     def export_table(self):
         if self.frame is None:
             return None

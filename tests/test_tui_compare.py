@@ -1,0 +1,81 @@
+"""Pilot tests of the compare screen (x) and the run-vs-field screen (o)."""
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from engine.campaign import load_campaign
+from tui.app import CranfieldApp
+from tui.testing import press, private_copy, settle
+
+DEMO = Path(__file__).resolve().parents[1] / "campaigns" / "demo"
+
+
+def test_compare_and_field_screens(tmp_path):
+    camp = load_campaign(DEMO)
+    m = camp.evaluate(["map"]).pivot_table(index="topic", columns="run", values="value", observed=True)
+    order = m.mean().sort_values(ascending=False, kind="mergesort").index
+
+    async def body():
+        app = CranfieldApp(private_copy(DEMO, tmp_path / "demo"), export_dir=tmp_path)
+        async with app.run_test(size=(140, 40)) as pilot:
+            await settle(pilot)
+            await press(pilot, "l", "x")
+            scr = app.screen
+            assert type(scr).__name__ == "CompareScreen"
+            assert (scr.a, scr.b) == (order[0], order[1]) and scr.measure == "map"
+            r = scr.result
+            assert r.wins + r.losses + r.ties == len(m)
+            assert r.p == pytest.approx(stats.ttest_rel(m[order[0]], m[order[1]]).pvalue, rel=1e-9)
+            lists = scr.query_one("#cmp-lists")
+            assert lists.row_count == 20
+            first_topic = scr.topic
+            await press(pilot, "down")
+            assert scr.topic != first_topic
+            await press(pilot, "w")
+            assert (scr.a, scr.b) == (order[1], order[0]) and scr.result.wins == r.losses
+            await press(pilot, "t")
+            assert scr.test == "wilcoxon"
+            await press(pilot, "n")
+            assert scr.measure != "map"
+            await press(pilot, "b", "end", "enter")
+            assert scr.b == camp.run_meta()["run"].iloc[-1] or scr.a == camp.run_meta()["run"].iloc[-1]
+            await press(pilot, "e")
+            assert list(tmp_path.glob("compare-*.csv"))
+            await press(pilot, "escape", "o")
+            f = app.screen
+            assert type(f).__name__ == "RunBMWScreen" and f.run == order[0]
+            df = f.frame.set_index("topic")
+            np.testing.assert_allclose(df["best"], m.max(axis=1).loc[df.index])
+            np.testing.assert_allclose(df["median"], m.median(axis=1).loc[df.index])
+            np.testing.assert_allclose(df["worst"], m.min(axis=1).loc[df.index])
+            np.testing.assert_allclose(df["run"], m[order[0]].loc[df.index])
+            await press(pilot, "f")
+            pooled = camp.run_meta().query("pooled")["run"].tolist()
+            np.testing.assert_allclose(f.frame.set_index("topic")["worst"], m[pooled].min(axis=1).loc[df.index])
+            await press(pilot, "n")
+            assert f.measure != "map"
+    asyncio.run(body())
+
+
+def test_leaderboard_export_writes_significance_table(tmp_path):
+    camp = load_campaign(DEMO)
+    long = camp.evaluate(camp.measures())
+
+    async def body():
+        app = CranfieldApp(private_copy(DEMO, tmp_path / "demo"), export_dir=tmp_path)
+        async with app.run_test(size=(100, 30)) as pilot:
+            await settle(pilot)
+            await press(pilot, "l", "e")
+            return list(app.model.scores.measures), [str(r) for r in app.screen.frame["run"]]
+    measures, runs = asyncio.run(body())
+    from engine.tables import compare_scores
+    expected = compare_scores(long, measures, runs=runs)
+    tex = (tmp_path / "leaderboard-significance.tex").read_text()
+    assert tex == expected.to_latex()
+    assert (tmp_path / "leaderboard-significance.md").read_text() == expected.to_markdown()
+    assert tex.count(r"\textsuperscript{") > 0 and r"\textbf{" in tex

@@ -1,0 +1,157 @@
+"""Compare two runs: per-topic differences (most different first), wins/losses/ties, a paired test with its
+effect size, and the two ranked lists of the selected topic side by side with grades and rank correlation."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.widgets import DataTable, Footer, Header, Static
+
+from .base import CranfieldScreen, nav_bar
+from .choice import ChoiceScreen
+
+TESTS = ("t", "wilcoxon", "sign", "randomization")
+
+
+def long_table(scores, measure: str) -> pd.DataFrame:
+    """The model's run x topic matrix of one measure as an evaluation long table (run, topic, measure, value)."""
+    m = scores.matrix[measure]
+    runs = np.repeat(np.asarray(scores.runs, object), len(scores.topics))
+    topics = np.tile(np.asarray(scores.topics, object), len(scores.runs))
+    df = pd.DataFrame({"run": runs, "topic": topics, "measure": measure, "value": m.reshape(-1)})
+    return df[np.isfinite(df["value"].to_numpy(float))]
+
+
+class MeasureCycle:
+    """For screens showing one measure at a time: `current_measure()` keeps `self.measure` among the
+    evaluated measures, n (action_next_measure) moves to the next one and redraws."""
+
+    measure: str | None
+
+    def current_measure(self) -> str:
+        ms = self.model.scores.measures
+        if self.measure not in ms:
+            self.measure = ms[0]
+        return self.measure
+
+    def action_next_measure(self) -> None:
+        ms = self.model.scores.measures
+        self.measure = ms[(ms.index(self.current_measure()) + 1) % len(ms)]
+        self.draw()
+
+
+class CompareScreen(MeasureCycle, CranfieldScreen):
+    TITLE = "Compare"
+    HELP = """Two runs on one measure: wins, losses and ties per topic, the paired test (t cycles t, Wilcoxon,
+sign, randomization) with the effect size d_z, and every topic's scores, most different first. The lower
+table shows the highlighted topic's two ranked lists side by side (grade; ? = unjudged) with Kendall tau
+and tau_ap of the lists. a / b choose run A / B, w swaps them, n moves to the next measure."""
+    BINDINGS = [Binding("a", "pick('a')", "Run A"), Binding("b", "pick('b')", "Run B"),
+                Binding("w", "swap", "Swap"), Binding("t", "next_test", "Test"),
+                Binding("n", "next_measure", "Measure")]
+
+    def __init__(self, a: str | None = None, b: str | None = None, measure: str | None = None):
+        super().__init__()
+        self.a, self.b, self.measure = a, b, measure
+        self.test = "t"
+        self.result = None
+        self.topic: str | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static("", id="cmp-title", classes="title")
+        with Horizontal():
+            yield DataTable(id="cmp-topics", cursor_type="row", zebra_stripes=True)
+            yield DataTable(id="cmp-lists", cursor_type="row", zebra_stripes=True)
+        yield nav_bar(self)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.sync()
+
+    def refresh_data(self) -> None:
+        s = self.model.scores
+        self.current_measure()
+        means = pd.Series(np.nanmean(s.matrix[self.measure], axis=1), index=s.runs).sort_values(
+            ascending=False, kind="mergesort")
+        if self.a not in s.runs:
+            self.a = str(means.index[0])
+        if self.b not in s.runs or self.b == self.a:
+            self.b = next(str(r) for r in means.index if r != self.a)
+        self.draw()
+
+    def draw(self) -> None:
+        from engine.runcompare import compare_two
+        s = self.model.scores
+        self.result = r = compare_two(long_table(s, self.measure), self.a, self.b, self.measure, test=self.test)
+        t = self.query_one("#cmp-topics", DataTable)
+        t.clear(columns=True)
+        for c in ("topic", self.a, self.b, "diff", "outcome"):
+            t.add_column(c, key=c)
+        top = r.most_different(len(r.topics))
+        for row in top.itertuples(index=False):
+            t.add_row(row.topic, f"{row.a:.4f}", f"{row.b:.4f}", f"{row.diff:+.4f}", row.outcome, key=row.topic)
+        lines = r.summary_lines()
+        self.query_one("#cmp-title", Static).update(Text("\n".join(lines)))
+        if self.topic not in set(r.topics["topic"]):
+            self.topic = str(top["topic"].iloc[0]) if len(top) else None
+        if self.topic is not None:
+            t.move_cursor(row=list(top["topic"]).index(self.topic))
+        self.draw_lists()
+
+    def draw_lists(self) -> None:
+        from engine.runcompare import list_correlation, ranked_list, side_by_side
+        t = self.query_one("#cmp-lists", DataTable)
+        t.clear(columns=True)
+        if self.topic is None:
+            return
+        m = self.model
+        runs = m.topic_runs(self.topic)
+        sbs = side_by_side(runs, m.qrels, self.a, self.b, self.topic, depth=20)
+        for c in sbs.columns:
+            t.add_column(c.replace("grade_", "g ").replace("doc_", ""), key=c)
+        for row in sbs.itertuples(index=False):
+            t.add_row(*[str(v) for v in row])
+        tau, tap, n = list_correlation(ranked_list(runs, self.a, self.topic, 100),
+                                       ranked_list(runs, self.b, self.topic, 100))
+        self.list_stats = (tau, tap, n)
+        self.query_one("#cmp-title", Static).update(Text(
+            "\n".join(self.result.summary_lines())
+            + f"\ntopic {self.topic}: Kendall tau {tau:.3f}, tau_ap {tap:.3f} over {n} common documents (top 100)"))
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if event.data_table.id != "cmp-topics" or event.row_key is None or event.row_key.value == self.topic:
+            return
+        self.topic = event.row_key.value
+        self.draw_lists()
+
+    def action_pick(self, which: str) -> None:
+        if self.model is None or self.model.scores is None:
+            return
+
+        def done(choice) -> None:
+            if choice:
+                setattr(self, which, choice)
+                if self.a == self.b:
+                    self.notify("choose two different runs", severity="warning")
+                    return
+                self.draw()
+        runs = self.model.scores.runs
+        self.app.push_screen(ChoiceScreen(f"Run {which.upper()}", [(r, r) for r in runs]), done)
+
+    def action_swap(self) -> None:
+        self.a, self.b = self.b, self.a
+        self.draw()
+
+    def action_next_test(self) -> None:
+        self.test = TESTS[(TESTS.index(self.test) + 1) % len(TESTS)]
+        self.draw()
+
+    def export_table(self):
+        if self.result is None:
+            return None
+        return f"compare-{self.a}-{self.b}-{self.measure}", self.result.topics.rename(
+            columns={"a": self.a, "b": self.b})
