@@ -69,6 +69,8 @@ class Evaluator:
         for t, d, g in zip(self._q_tcode.tolist(), self._q_doc, self._q_grade.tolist()):
             grades[t][d] = g if g >= 0 else -2          # RELVALUE_UNJUDGED
         self._grades = grades
+        from .ranking import topic_judgments
+        self._topic_arrays = topic_judgments(len(self.topic_names), self._q_tcode, self._q_grade)
 
     @property
     def qrels(self):
@@ -102,31 +104,42 @@ class Evaluator:
             import pandas as pd
             check_ids(self.qrels, pd.DataFrame({"topic": [str(k) for k in run]}), self.issues)
         topics.sort()
-        t_code, scores, rels, docs = [], [], [], []
+        t_code, sc, ds = [], [], []
         names = self.topic_names
         for ti in topics:
             qid = names[ti]
             ranking = run[qid] if qid in run else _lookup(run, qid)
-            if not ranking:
-                continue
-            items = sorted(zip(ranking.values(), map(str, ranking)), reverse=True)
-            ss, ds = zip(*items)
-            g = grades[ti]
-            t_code += [ti] * len(ds)
-            scores += ss
-            docs += ds
-            rels += [g.get(d, -1) for d in ds]
-        n = len(docs)
-        score_arr = np.asarray(scores, np.float64)
+            t_code += [ti] * len(ranking)
+            sc += ranking.values()
+            ds += map(str, ranking)
+        try:
+            score_arr = np.asarray(sc, np.float64)
+        except (TypeError, ValueError):
+            raise self.issues.error("run: scores must be numbers") from None
+        n = len(ds)
         if n and not np.isfinite(score_arr).all():
             bad = int(np.flatnonzero(~np.isfinite(score_arr))[0])
-            raise self.issues.error(f"run: topic {names[t_code[bad]]}, document {docs[bad]}: score {scores[bad]} "
+            raise self.issues.error(f"run: topic {names[t_code[bad]]}, document {ds[bad]}: score {sc[bad]} "
                                     f"is not a finite number (a run file would be refused the same way)")
+        tc = np.asarray(t_code, np.int64)
+        order = np.lexsort((-score_arr, tc))          # topic, then score descending
+        s_o, t_o = score_arr[order], tc[order]
+        tie = (s_o[1:] == s_o[:-1]) & (t_o[1:] == t_o[:-1])
+        order = order.tolist()
+        if tie.any():                                 # trec_eval: tied scores by document id, descending
+            edges = np.flatnonzero(np.diff(np.concatenate(([0], tie.astype(np.int8), [0]))))
+            for a, b in zip(edges[::2].tolist(), edges[1::2].tolist()):
+                order[a:b + 1] = sorted(order[a:b + 1], key=ds.__getitem__, reverse=True)
+        docs = [ds[i] for i in order]
+        t_sorted = t_o.tolist()
+        rels = [grades[t].get(d, -1) for t, d in zip(t_sorted, docs)]
+        score_arr = score_arr[order]
+        t_code = t_sorted
         vocab = np.asarray(docs, dtype=object)
         ranked = _assemble(self.groups[0].options if self.groups else None, ["run"], self.topic_names,
                            np.zeros(n, np.int64), np.asarray(t_code, np.int64), score_arr,
                            np.asarray(rels, np.int64), LazyDocs(vocab, np.arange(n)), self._q_tcode,
-                           self._q_grade, np.zeros(0, np.int64))
+                           self._q_grade, np.zeros(0, np.int64), topic_arrays=self._topic_arrays)
         topic_of = [names[t] for t in ranked.g_topic.tolist()]
         out: dict = {t: {} for t in topic_of}
         for user, col in self._values(ranked):

@@ -522,8 +522,9 @@ def build_ranked(qrels: pd.DataFrame, runs: pd.DataFrame, options: EvalOptions |
 
 def _assemble(opt: EvalOptions, run_names: list[str], topic_names: list[str], run_code: np.ndarray,
               t_code: np.ndarray, r_score: np.ndarray, rel: np.ndarray, r_doc, q_tcode: np.ndarray,
-              q_grade: np.ndarray, missing: np.ndarray, row_qrel=None) -> Ranked:
-    """The `Ranked` of rows already in trec_eval order with their grades (-M, -J applied here)."""
+              q_grade: np.ndarray, missing: np.ndarray, row_qrel=None, topic_arrays=None) -> Ranked:
+    """The `Ranked` of rows already in trec_eval order with their grades (-M, -J applied here).
+    `topic_arrays`: `topic_judgments(...)` of these judgments, when the caller has them already."""
     n_topics = len(topic_names)
     gid = run_code.astype(np.int64) * n_topics + t_code
     starts = _seg_starts(gid)
@@ -549,16 +550,7 @@ def _assemble(opt: EvalOptions, run_names: list[str], topic_names: list[str], ru
     g_topic = g_gid % max(n_topics, 1)
     g_missing = np.isin(g_gid, missing) if len(missing) else np.zeros(len(g_gid), bool)
 
-    judged = q_grade >= 0
-    max_grade = int(q_grade[judged].max()) if judged.any() else 0
-    t_levels = np.zeros((n_topics, max_grade + 1), dtype=np.int64)
-    np.add.at(t_levels, (q_tcode[judged], q_grade[judged]), 1)
-    jt, jg = q_tcode[judged], q_grade[judged]
-    srt = np.lexsort((-jg, jt))
-    t_grades = jg[srt]
-    t_counts = np.bincount(jt, minlength=n_topics)
-    t_grades_offsets = np.concatenate(([0], np.cumsum(t_counts))).astype(np.int64)
-
+    t_levels, t_grades_offsets, t_grades = topic_arrays or topic_judgments(n_topics, q_tcode, q_grade)
     ranked = Ranked(options=opt, run_names=run_names, topic_names=topic_names,
                     g_run=g_run.astype(np.int64), g_topic=g_topic.astype(np.int64), offsets=offsets,
                     rel=rel, doc=r_doc, score=r_score, t_levels=t_levels,
@@ -566,6 +558,20 @@ def _assemble(opt: EvalOptions, run_names: list[str], topic_names: list[str], ru
     if row_qrel is not None:
         ranked.caches.setdefault("est", {})["row_index_sparse"] = row_qrel
     return ranked
+
+
+def topic_judgments(n_topics: int, q_tcode: np.ndarray, q_grade: np.ndarray
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per topic the judged documents per grade (topics x 0..max grade), and the judged grades sorted
+    descending in CSR form (offsets, grades)."""
+    judged = q_grade >= 0
+    max_grade = int(q_grade[judged].max()) if judged.any() else 0
+    t_levels = np.zeros((n_topics, max_grade + 1), dtype=np.int64)
+    np.add.at(t_levels, (q_tcode[judged], q_grade[judged]), 1)
+    jt, jg = q_tcode[judged], q_grade[judged]
+    srt = np.lexsort((-jg, jt))
+    t_counts = np.bincount(jt, minlength=n_topics)
+    return t_levels, np.concatenate(([0], np.cumsum(t_counts))).astype(np.int64), jg[srt]
 
 
 def _judged_topics(qrels: pd.DataFrame) -> tuple[list[str], np.ndarray, np.ndarray]:
