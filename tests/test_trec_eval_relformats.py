@@ -25,10 +25,6 @@ def run_cli(capsys, *argv) -> tuple[int, list[str], str]:
     return rc, out.out.splitlines(), out.err
 
 
-# trec_eval's prefs_avgjg_Rnonrel and prefs_avgjg_Rnonrel_ret are not implemented (see docs/trec_eval-compat.md)
-NOT_IMPLEMENTED = ("prefs_avgjg_Rnonrel", "prefs_avgjg_Rnonrel_ret")
-
-
 def expected(name: str, skip=()) -> list[str]:
     return [ln for ln in ref(name).read_text().splitlines() if ln.split("\t")[0].rstrip() not in skip]
 
@@ -37,14 +33,14 @@ def test_prefs_reproduces_out_test_prefs(capsys):
     rc, lines, _ = run_cli(capsys, "eval", "-m", "all_prefs", "-q", "-R", "prefs", ref("prefs.test"),
                            ref("prefs.results.test"))
     assert rc == 0
-    assert lines == expected("out.test.prefs", NOT_IMPLEMENTED)
+    assert lines == expected("out.test.prefs")
 
 
 def test_qrels_prefs_reproduces_out_test_qrels_prefs(capsys):
     rc, lines, _ = run_cli(capsys, "eval", "-m", "all_prefs", "-q", "-R", "qrels_prefs", ref("qrels.test"),
                            ref("results.test"))
     assert rc == 0
-    assert lines == expected("out.test.qrels_prefs", NOT_IMPLEMENTED)
+    assert lines == expected("out.test.qrels_prefs")
 
 
 def test_qrels_jg_reproduces_out_test_qrels_jg(capsys):

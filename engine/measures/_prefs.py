@@ -112,3 +112,71 @@ def count(r, field: str) -> np.ndarray:
         else:
             out[g] = sum(c[field] for c in s["jgs"])
     return out
+
+
+def _docid_ranks(jg, rank_of: dict) -> tuple[np.ndarray, np.ndarray]:
+    """trec_eval's docid ranks of a group's documents: retrieved ones by rank, then the others by docno
+    (`jg.docs` is sorted), and whether each was retrieved."""
+    rank = np.array([rank_of.get(d, -1) for d in jg.docs], dtype=np.int64)
+    ret = rank >= 0
+    return np.where(ret, rank, len(rank_of) + np.arange(len(rank))), ret
+
+
+def _rnonrel_ec(jg, dr: np.ndarray, ret: np.ndarray, k: int, ret_only: bool) -> tuple[int, int]:
+    """Recount of a one-subgroup group keeping k documents of its lowest level (trec_eval's recalculate):
+    pairs of higher levels, plus every document (the lowest level's own included, as trec_eval counts
+    them) against the first k lowest-level documents in rank order; `ret_only` drops unretrieved ones."""
+    ec = np.unique(-jg.level, return_inverse=True)[1].ravel()      # 0 = highest level
+    last = ec.max()
+    if ret_only:
+        dr, ec, ret = dr[ret], ec[ret], ret[ret]
+    low = np.flatnonzero(ec == last)
+    kept = low[np.argsort(dr[low], kind="stable")[:k]]
+    m = (ec[:, None] < ec[None, :]) & (ec[None, :] < last)
+    m[:, kept] = True
+    ful = m & (dr[:, None] < dr[None, :]) & ret[:, None]
+    return int(ful.sum()), int(m.sum())
+
+
+def _rnonrel_pa(jg, rank_of: dict, dr: np.ndarray, ret: np.ndarray, num_rel: int,
+                ret_only: bool) -> tuple[int, int]:
+    """Recount of a several-subgroup group keeping only its first num_rel level-0 documents in rank order
+    (for `ret_only`, the first num_rel retrieved ones)."""
+    from ..prefs import JudgmentGroup, group_counts
+    zero = np.flatnonzero((jg.level == 0) & (ret if ret_only else True))
+    keep = np.ones(len(dr), dtype=bool)
+    keep[zero[np.argsort(dr[zero], kind="stable")[num_rel:]]] = False
+    sub = JudgmentGroup(jg.docs[keep], jg.pref[np.ix_(keep, keep)], jg.level[keep], False)
+    return ful_poss(group_counts(sub, rank_of), "ret" if ret_only else "all")
+
+
+def rnonrel(r, ret_only: bool) -> np.ndarray:
+    """prefs_avgjg with each group's non-relevant count set to its relevant count R (trec_eval's
+    prefs_avgjg_Rnonrel; `ret_only`: retrieved documents only, prefs_avgjg_Rnonrel_ret). With N <= R
+    non-relevant documents, R * (R - N) preferences are added, fulfilled for each retrieved relevant
+    document; with N > R the counts are formed again over the first R non-relevant documents."""
+    out = np.zeros(r.n_groups)
+    for g, s in enumerate(prefs_stats(r)):
+        total = 0.0
+        for jg, c in zip(s["groups"], s["jgs"]):
+            dr, ret = _docid_ranks(jg, s["rank_of"])
+            rel = jg.level > 0
+            nonrel = (jg.level <= 0) if jg.single else (jg.level == 0)
+            num_rel, num_rel_ret = int(rel.sum()), int((rel & ret).sum())
+            if ret_only:
+                big_r, big_n = num_rel_ret, int((nonrel & ret).sum())
+            else:
+                big_r, big_n = num_rel, int(nonrel.sum())
+            if big_r >= big_n:
+                ful, poss = ful_poss(c, "ret" if ret_only else "all")
+                ful += num_rel_ret * (big_r - big_n)
+                poss += num_rel * (big_r - big_n)
+            elif jg.single:
+                ful, poss = _rnonrel_ec(jg, dr, ret, num_rel_ret if ret_only else num_rel, ret_only)
+            else:
+                ful, poss = _rnonrel_pa(jg, s["rank_of"], dr, ret, num_rel, ret_only)
+            # trec_eval divides 0 by 0 here: the NaN makes the topic's value 0 (below)
+            total += ful / poss if poss else float("nan")
+        if total > 0.0:
+            out[g] = total / len(s["jgs"])
+    return out
