@@ -57,22 +57,36 @@ def risk_values(run_vals: pd.Series, base_vals: pd.Series, alpha: float) -> pd.S
 
 
 def gdeval_table(qrels: pd.DataFrame, runs: pd.DataFrame, k: int = 20, complete: bool = False) -> pd.DataFrame:
-    """runid, topic, ndcg, err per (run, topic), in run order then topic order."""
+    """runid, topic, ndcg, err, retrieved per (run, topic), in run order then topic order. As gdeval.pl,
+    only topics with a judgment above 0 count (the others are read and ignored)."""
     from .evaluate import compute
     from .ranking import EvalOptions
     c = compute(qrels, runs, [f"gd_ndcg@{k}", f"gd_err@{k}"], EvalOptions(complete=complete))
     r = c.ranked
-    return pd.DataFrame({"runid": np.asarray(r.run_names, dtype=object)[r.g_run],
-                         "topic": np.asarray(r.topic_names, dtype=object)[r.g_topic],
-                         "ndcg": c.values[f"gd_ndcg@{k}"], "err": c.values[f"gd_err@{k}"]})
+    t = pd.DataFrame({"runid": np.asarray(r.run_names, dtype=object)[r.g_run],
+                      "topic": np.asarray(r.topic_names, dtype=object)[r.g_topic],
+                      "ndcg": c.values[f"gd_ndcg@{k}"], "err": c.values[f"gd_err@{k}"]})
+    have = set(zip(runs["run"].astype(str), runs["topic"].astype(str)))
+    t["retrieved"] = [(str(a), str(b)) in have for a, b in zip(t["runid"], t["topic"])]
+    seen = set(qrels.loc[qrels["grade"] > 0, "topic"].astype(str))
+    return t[t["topic"].astype(str).isin(seen)].reset_index(drop=True)
 
 
-def gdeval_lines(table: pd.DataFrame, k: int, runid: str | None = None) -> list[str]:
-    """gdeval's CSV: header, one line per topic, then `amean`."""
+def risk_runid(runid: str, base_runid: str, alpha_text: str) -> str:
+    """gdeval.pl's name of a risk-sensitive run: `run (rel to. base, rs=1+a, a=ALPHA)`, ALPHA as typed."""
+    return f"{runid} (rel to. {base_runid}, rs=1+a, a={alpha_text})"
+
+
+def gdeval_lines(table: pd.DataFrame, k: int, runid: str | None = None, risk: bool = False) -> list[str]:
+    """gdeval's CSV: header, one line per topic, then `amean` over every row of the table. Topics the
+    run did not retrieve for (rows of -c) are not printed, except in risk-sensitive mode, where gdeval.pl
+    prints them after the run's own topics."""
     lines = [f"runid,topic,ndcg@{k},err@{k}"]
     for rn, g in table.groupby("runid", sort=False):
         name = runid or rn
-        for t, n, e in zip(g["topic"], g["ndcg"], g["err"]):
+        ret = g["retrieved"].to_numpy(bool) if "retrieved" in g else np.ones(len(g), bool)
+        shown = pd.concat([g[ret], g[~ret]]) if risk else g[ret]
+        for t, n, e in zip(shown["topic"], shown["ndcg"], shown["err"]):
             lines.append(f"{name},{t},{n:.5f},{e:.5f}")
         lines.append(f"{name},amean,{g['ndcg'].mean():.5f},{g['err'].mean():.5f}")
     return lines

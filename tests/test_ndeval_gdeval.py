@@ -87,7 +87,8 @@ BASE_NDCG1 = (15 + 3 / math.log2(3)) / IDCG1
 
 def _csv(capsys, *argv):
     assert main([str(a) for a in argv]) == 0
-    return [ln.split(",") for ln in capsys.readouterr().out.splitlines()]
+    # gdeval.pl's risk run id itself contains commas: the last three fields are topic and values
+    return [ln.rsplit(",", 3) for ln in capsys.readouterr().out.splitlines()]
 
 
 @pytest.fixture
@@ -104,14 +105,23 @@ def test_gdeval_ndcg_err_hand_computed(gfiles, capsys):
     assert rows[2] == ["sys", "2", "1.00000", f"{1 / 16:.5f}"]
     assert rows[3] == ["sys", "amean", f"{(NDCG1 + 1) / 2:.5f}", f"{(ERR1 + 1 / 16) / 2:.5f}"]
     rows = _csv(capsys, "gdeval", "-c", "-k", "1", gfiles / "q", gfiles / "run")
-    assert [r[1] for r in rows[1:]] == ["1", "2", "3", "amean"]      # topic 3 judged, not retrieved: 0
+    # gdeval.pl -c: topic 3 (judged, not retrieved) is not printed but counts 0 in the mean
+    assert [r[1] for r in rows[1:]] == ["1", "2", "amean"]
     assert rows[1][2:] == [f"{3 / 15:.5f}", f"{3 / 16:.5f}"]          # @1: gain 3 over ideal 15
-    assert rows[3][2:] == ["0.00000", "0.00000"]
+    assert rows[3][2:] == [f"{(3 / 15 + 1) / 3:.5f}", f"{(3 / 16 + 1 / 16) / 3:.5f}"]
+
+
+def test_gdeval_ignores_topics_without_a_positive_judgment(tmp_path, capsys):
+    (tmp_path / "q").write_text(GQ + "4 0 g 0\n4 0 h -2\n")
+    (tmp_path / "run").write_text(GRUN + "4 Q0 g 1 1 sys\n")
+    rows = _csv(capsys, "gdeval", "-c", tmp_path / "q", tmp_path / "run")
+    assert [r[1] for r in rows[1:]] == ["1", "2", "amean"]            # 3 counted (-c), 4 never
+    assert rows[3][2] == f"{(NDCG1 + 1) / 3:.5f}"
 
 
 def test_gdeval_risk_sensitive_against_baseline(gfiles, capsys):
     rows = _csv(capsys, "gdeval", "--baseline", gfiles / "base", "--risk-alpha", "1", gfiles / "q", gfiles / "run")
-    assert rows[1][0] == "sys(risk alpha=1 vs base)"
+    assert rows[1][0] == "sys (rel to. base, rs=1+a, a=1)"
     d1 = NDCG1 - BASE_NDCG1                                           # a loss: weighted 1 + alpha = 2
     assert float(rows[1][2]) == pytest.approx(2 * d1, abs=1e-5)
     base_err1 = 15 / 16 + (1 - 15 / 16) * (3 / 16) / 2
@@ -125,3 +135,13 @@ def test_gd_measures_on_the_leaderboard(gfiles, capsys):
     out = dict((ln.split("\t")[0].strip(), float(ln.split("\t")[2])) for ln in capsys.readouterr().out.splitlines())
     assert out["gd_ndcg@20"] == pytest.approx((NDCG1 + 1) / 2, abs=1e-4)
     assert out["gd_err@20"] == pytest.approx((ERR1 + 1 / 16) / 2, abs=1e-4)
+
+
+def test_gdeval_risk_complete_prints_missing_topics_last(gfiles, capsys):
+    rows = _csv(capsys, "gdeval", "-c", "--baseline", gfiles / "base", "--risk-alpha", "0.50", gfiles / "q",
+                gfiles / "run")
+    assert {r[0] for r in rows[1:]} == {"sys (rel to. base, rs=1+a, a=0.50)"}   # alpha as typed
+    assert [r[1] for r in rows[1:]] == ["1", "2", "3", "amean"]
+    assert rows[3][2:] == ["0.00000", "0.00000"]                      # neither retrieved for topic 3
+    d1 = 1.5 * (NDCG1 - BASE_NDCG1)
+    assert float(rows[4][2]) == pytest.approx((d1 + 1) / 3, abs=1e-5)

@@ -15,7 +15,7 @@ def register(sub) -> None:
     p.add_argument("-c", action="store_true", dest="complete",
                    help="average over every judged topic; a topic the run misses scores 0")
     p.add_argument("--baseline", help="baseline run for risk-sensitive evaluation")
-    p.add_argument("--risk-alpha", type=float, default=0.0, dest="risk_alpha",
+    p.add_argument("--risk-alpha", default="0", dest="risk_alpha",
                    help="risk aversion alpha: losses against the baseline count 1 + alpha times (default 0)")
     p.set_defaults(func=run)
 
@@ -23,10 +23,16 @@ def register(sub) -> None:
 def run(args) -> int:
     from ..errors import CranfieldError, Warnings
     from ..formats import read_judgments, read_runs
-    from ..gdeval import gdeval_lines, gdeval_table, risk_values
+    from ..gdeval import gdeval_lines, gdeval_table, risk_runid, risk_values
 
     if args.k < 1:
         raise CranfieldError("-k must be a positive cut-off")
+    try:
+        alpha = float(args.risk_alpha)
+    except ValueError:
+        alpha = -1.0
+    if not alpha >= 0.0:
+        raise CranfieldError(f"--risk-alpha {args.risk_alpha}: not a number >= 0 (give e.g. --risk-alpha 1)")
     w = Warnings()
     qrels = read_judgments(args.qrels, w)
     runs = read_runs([args.run], w)
@@ -35,12 +41,12 @@ def run(args) -> int:
     if args.baseline:
         base = gdeval_table(qrels, read_runs([args.baseline], w), args.k, args.complete)
         rt, bt = table.set_index("topic"), base.set_index("topic")
-        table = table.assign(ndcg=risk_values(rt["ndcg"], bt["ndcg"], args.risk_alpha).to_numpy(),
-                             err=risk_values(rt["err"], bt["err"], args.risk_alpha).to_numpy())
-        runid = f"{table['runid'].iat[0]}(risk alpha={args.risk_alpha:g} vs {base['runid'].iat[0]})"
+        table = table.assign(ndcg=risk_values(rt["ndcg"], bt["ndcg"], alpha).to_numpy(),
+                             err=risk_values(rt["err"], bt["err"], alpha).to_numpy())
+        runid = risk_runid(table["runid"].iat[0], base["runid"].iat[0], args.risk_alpha)
     for p in w:
         print(f"warning: {p}", file=sys.stderr)
     if table.empty:
         raise CranfieldError("no topics with both results and judgments")
-    sys.stdout.write("\n".join(gdeval_lines(table, args.k, runid)) + "\n")
+    sys.stdout.write("\n".join(gdeval_lines(table, args.k, runid, risk=bool(args.baseline))) + "\n")
     return 0
