@@ -15,8 +15,10 @@ c_s = documents relevant to s ranked above r. As ndeval prints them:
 - MAP-IA = mean over subtopics of AP; P-IA@k = mean over subtopics of P@k; strec@k = fraction of
   subtopics with a relevant document in the top k.
 
-Order: by default the run's rank field (ties: score descending, then document id); `traditional`
-ranks by score descending, ties by document id ascending (what ndeval's sort and pyndeval do).
+Order: by default the run's rank field (ndeval 4.5 refuses a rank repeated within a topic; we break such
+ties by score descending, then document id descending); `traditional` ranks by score descending, ties by
+document id descending (ndeval 4.5's resultCompareByScore; ndeval 1.3 of 2009 and pyndeval, which ranks
+by score itself, break ties by ascending document id).
 `complete` (-c): topics of the judgments a run did not retrieve for score 0 and count in the mean.
 """
 from __future__ import annotations
@@ -142,7 +144,7 @@ def ranked_docs(run: pd.DataFrame, order: str = "default") -> dict[str, list[str
     """Per topic, the run's documents in ndeval's order (`default`: rank field; `traditional`: score)."""
     out = {}
     for t, g in run.groupby("topic", sort=False):
-        g = g.sort_values("doc", kind="stable")
+        g = g.sort_values("doc", ascending=False, kind="stable")
         g = g.sort_values("score", ascending=False, kind="stable")
         if order != "traditional" and "rank" in g.columns:
             g = g.sort_values("rank", kind="stable")

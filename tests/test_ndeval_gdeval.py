@@ -31,7 +31,10 @@ def test_ndeval_equals_pyndeval_per_topic(alpha, beta):
     rng = random.Random(11)
     for _ in range(25):
         q, run = _random_case(rng)
-        ref = pyndeval.ndeval(q, run, alpha=alpha, beta=beta)
+        # ndeval 4.5's -traditional breaks score ties by descending docno; pyndeval ranks by (-score, docno)
+        # itself, so it is given tie-free scores in ndeval's order
+        order = sorted(sorted(run, key=lambda x: x[1], reverse=True), key=lambda x: (x[0], -x[2]))
+        ref = pyndeval.ndeval(q, [(t, d, -float(i)) for i, (t, d, _) in enumerate(order)], alpha=alpha, beta=beta)
         qd = pd.DataFrame(q, columns=["topic", "subtopic", "doc", "grade"])
         rd = pd.DataFrame(run, columns=["topic", "doc", "score"]).assign(run="r")
         mine = evaluate_diversity(qd, rd, alpha=alpha, beta=beta, order="traditional").set_index("topic")
@@ -71,6 +74,11 @@ def test_ndeval_rank_field_order_differs_from_score_order():
     by_score = evaluate_diversity(q, run, order="traditional").iloc[0]
     assert by_rank["P-IA@5"] == by_score["P-IA@5"] == pytest.approx(0.2)
     assert by_rank["NRBP"] == pytest.approx(0.375) and by_score["NRBP"] == pytest.approx(0.75)
+    # ndeval 4.5 -traditional: equal scores, the larger document id first (x above a)
+    tied = run.assign(score=[1.0, 1.0])
+    assert evaluate_diversity(q, tied, order="traditional").iloc[0]["NRBP"] == pytest.approx(0.375)
+    assert evaluate_diversity(q, tied.assign(doc=["0", "a"]), order="traditional").iloc[0]["NRBP"] == \
+        pytest.approx(0.75)
 
 
 # ------------------------------------------------------------------------------------------- gdeval
