@@ -77,3 +77,13 @@ def test_unknown_method_is_warned_with_file_line(files, capsys):
     prels, run = files
     _, err = table(capsys, "eval", "-m", "statAP", prels, run)
     assert f"{prels}:10: 1 prels row(s) with selection method 4" in err
+
+
+def test_statrprec_cutoff_rule_of_the_script(tmp_path, capsys):
+    # statAP_MQ_eval v3: R_hat = 1/0.4 = 2.5, round(2.5) = 3. A list reaching rank 3 gives the weight in
+    # the top 3 over 3; a shorter list gives its whole weight over the unrounded 2.5.
+    (tmp_path / "p").write_text("1 a 1 1 0.4\n1 b 0 1 0.5\n2 a 1 1 0.4\n2 b 0 1 0.5\n")
+    (tmp_path / "r").write_text("1 Q0 a 1 3 r\n1 Q0 b 2 2 r\n1 Q0 x 3 1 r\n2 Q0 a 1 3 r\n2 Q0 b 2 2 r\n")
+    v, _ = table(capsys, "eval", "-q", "-m", "statRprec", tmp_path / "p", tmp_path / "r")
+    assert v[("statRprec", "1")] == pytest.approx(2.5 / 3, abs=1e-4)
+    assert v[("statRprec", "2")] == pytest.approx(2.5 / 2.5, abs=1e-4)

@@ -9,7 +9,8 @@ Horvitz-Thompson sums are unbiased:
     PC_hat(k)    = (1 + sum over sampled relevant d ranked above k of 1/pi_d) / k   (at a sampled relevant k)
     statAP_ratio = (sum over sampled relevant retrieved d of PC_hat(rank d) / pi_d) / R_hat
     statAP       = statAP_ratio minus its estimated second-order ratio bias (see statap_terms)
-    statRprec    = P_hat@round(R_hat)
+    statRprec    = P_hat@round(R_hat) (the script's rule, statap_terms: the whole list over R_hat when the
+                   list is shorter than round(R_hat))
 
 statAP is a generalized ratio estimator (numerator and R_hat both estimated). Its variance is estimated
 by linearization under Poisson sampling, plus the variance of the precision estimates:
@@ -66,8 +67,7 @@ def _topic_R(r: Ranked, reference: bool = False) -> tuple[np.ndarray, np.ndarray
 def statap_terms(r: Ranked, cutoffs=(), reference: bool = False) -> dict:
     """Per group statAP, its variance, R_hat, P_hat at cut-offs, R-prec estimate.
 
-    `reference`: the Million Query script's rules (engine.mq): probability 1 for methods 0 and 2, and
-    the R-precision estimate divided by the unrounded R_hat."""
+    `reference`: the Million Query script's probabilities (engine.mq): 1 for methods 0 and 2."""
     lv = max(r.options.rel_level, 1)
     rel = r.rel >= lv
     p = _prob_rows(r, reference)
@@ -110,5 +110,10 @@ def statap_terms(r: Ranked, cutoffs=(), reference: bool = False) -> dict:
     kR = np.floor(R + 0.5).astype(np.int64)
     rp = r.at_rank(cw, np.maximum(kR, 1))
     out["Rprec"] = np.divide(rp, kR, out=np.zeros(r.n_groups), where=kR > 0)
-    out["Rprec_unrounded"] = np.divide(rp, R, out=np.zeros(r.n_groups), where=kR > 0)
+    # the Million Query script (statAP_MQ_eval v3): the weight in the top round(R_hat) over round(R_hat)
+    # when the list reaches that rank; otherwise (shorter list, or round(R_hat) = 0) the list's whole
+    # weight over the unrounded R_hat
+    reach = (kR >= 1) & (np.diff(np.asarray(r.offsets)) >= kR)
+    short = np.divide(r.seg_sum(w), R, out=np.zeros(r.n_groups), where=R > 0)
+    out["Rprec_script"] = np.where(reach, out["Rprec"], short)
     return out
