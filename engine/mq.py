@@ -8,12 +8,14 @@ script reads them:
 | 0      | selected by MTC only                                | 1 (judged with certainty)           |
 | 1      | selected by statAP sampling only                    | the file's probability              |
 | 2      | selected by both                                    | 1 (judged with certainty)           |
-| other  | (2007 prels carry 4,163 rows of method 4, a value   | the file's probability, as method 1 |
-|        |  the track's documentation does not define)         | (warned once with file:line, count) |
+| 4      | (2007 prels: 4,163 rows; undefined in the track's   | the file's probability, as method 1 |
+|        |  documentation, counted with 1 and 2 as statAP-     | (warned once with file:line, count) |
+|        |  judged by statAP_MQ_eval v3)                       |                                     |
+| other  | not in the script                                   | the file's probability (warned)     |
 
 A topic is evaluated by the reference statAP only when its estimated number of relevant documents
-R_hat > 0 and at least one of its judgments was drawn by statAP sampling (method 1 or 2); statMAP
-is the mean over those valid topics.
+R_hat > 0 and at least one of its judgments was drawn by statAP sampling (method 1, 2 or 4, the
+script's "NEU judged" count); statMAP is the mean over those valid topics.
 """
 from __future__ import annotations
 
@@ -23,7 +25,7 @@ import pandas as pd
 from .errors import Warnings
 
 CERTAIN_METHODS = ("0", "2")      # probability 1 in the reference script
-STATAP_METHODS = ("1", "2")       # drawn by statAP sampling
+STATAP_METHODS = ("1", "2", "4")  # drawn by statAP sampling (the script's NEU count)
 KNOWN_METHODS = ("0", "1", "2")
 
 
@@ -40,8 +42,8 @@ def warn_unknown_methods(path: str, df: pd.DataFrame, warnings: Warnings) -> Non
     line = int(df["line"].iloc[i]) if "line" in df.columns else None
     values = sorted(set(m[bad].tolist()))
     warnings.add(path, line, f"{n} prels row(s) with selection method {', '.join(values)} (not 0 MTC, 1 statAP, "
-                             "2 both); they are read as statAP-sampled with the file's probability, as method 1 "
-                             "(see docs/million-query.md)")
+                             "2 both); they use the file's probability, as method 1, and method 4 counts as statAP-sampled "
+                             "as in the reference script (see docs/million-query.md)")
 
 
 def reference_probabilities(method: np.ndarray | None, prob: np.ndarray) -> np.ndarray:
@@ -53,8 +55,7 @@ def reference_probabilities(method: np.ndarray | None, prob: np.ndarray) -> np.n
 
 
 def statap_sampled(method: np.ndarray | None, n: int) -> np.ndarray:
-    """Per judgment: drawn by statAP sampling (method 1 or 2, or any unknown method); all when no methods."""
+    """Per judgment: drawn by statAP sampling (method 1, 2 or 4, as the script counts); all when no methods."""
     if method is None:
         return np.ones(n, dtype=bool)
-    m = np.asarray(method).astype(str)
-    return ~np.isin(m, ("0",))
+    return np.isin(np.asarray(method).astype(str), STATAP_METHODS)

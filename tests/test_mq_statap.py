@@ -87,3 +87,13 @@ def test_statrprec_cutoff_rule_of_the_script(tmp_path, capsys):
     v, _ = table(capsys, "eval", "-q", "-m", "statRprec", tmp_path / "p", tmp_path / "r")
     assert v[("statRprec", "1")] == pytest.approx(2.5 / 3, abs=1e-4)
     assert v[("statRprec", "2")] == pytest.approx(2.5 / 2.5, abs=1e-4)
+
+
+def test_method_4_counts_as_statap_judged_other_methods_do_not(tmp_path, capsys):
+    # statAP_MQ_eval v3 counts methods 1, 2 and 4 as statAP ("NEU") judged; a topic with MTC (0) and
+    # method 3 only is not evaluated
+    (tmp_path / "p").write_text("1 a 1 0 1\n1 b 0 4 0.5\n2 a 1 0 1\n2 b 0 3 0.5\n")
+    (tmp_path / "r").write_text("1 Q0 a 1 2 r\n2 Q0 a 1 2 r\n")
+    v, err = table(capsys, "eval", "-q", "-m", "statAP", tmp_path / "p", tmp_path / "r")
+    assert v[("statAP", "1")] == pytest.approx(1.0) and math.isnan(v[("statAP", "2")])
+    assert "2 prels row(s) with selection method 3, 4" in err
