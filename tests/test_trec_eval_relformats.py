@@ -69,6 +69,27 @@ def test_prefs_hand_case(tmp_path, capsys):
     assert v["prefs_simp_ret"] == "0.0000" and v["prefs_simp_imp"] == f"{1 / 3:.4f}"
 
 
+def test_prefs_avgjg_rnonrel_hand_cases(tmp_path, capsys):
+    (tmp_path / "p").write_text(
+        "1 g 0 r1 1\n1 g 0 n1 0\n1 g 0 n2 0\n1 g 0 n3 0\n"       # one subgroup (classes), N = 3 > R = 1
+        "2 g 0 r1 2\n2 g 0 r2 1\n2 g 0 n1 0\n"                   # N = 1 <= R = 2
+        "3 g 0 r1 1\n3 g 0 n1 0\n3 g 1 r1 1\n3 g 1 n2 0\n")      # two subgroups (array), N = 2 > R = 1
+    (tmp_path / "r").write_text("1 Q0 r1 1 3 r\n1 Q0 n2 2 2 r\n1 Q0 n1 3 1 r\n"
+                                "2 Q0 r2 1 3 r\n2 Q0 n1 2 2 r\n2 Q0 r1 3 1 r\n"
+                                "3 Q0 n1 1 3 r\n3 Q0 r1 2 2 r\n3 Q0 n2 3 1 r\n")
+    rc, lines, _ = run_cli(capsys, "eval", "-q", "-m", "prefs_avgjg_Rnonrel", "-m", "prefs_avgjg_Rnonrel_ret",
+                           "-m", "prefs_avgjg", "-R", "prefs", tmp_path / "p", tmp_path / "r")
+    v = {(ln.split("\t")[0].strip(), ln.split("\t")[1]): ln.split("\t")[2] for ln in lines}
+    # 1: the first R = 1 non-relevant in rank order (n2) is kept; trec_eval pairs it with every document of
+    # the group, the non-relevant class included: only r1 > n2 is fulfilled, 1 of 4 (retrieved only: 1 of 3)
+    assert v[("prefs_avgjg_Rnonrel", "1")] == "0.2500" and v[("prefs_avgjg_Rnonrel_ret", "1")] == f"{1 / 3:.4f}"
+    # 2: r2 > n1 fulfilled, r1 > r2 and r1 > n1 not: (1 + R_ret (R - N)) / (3 + R (R - N)) = 3/5
+    assert v[("prefs_avgjg_Rnonrel", "2")] == "0.6000" and v[("prefs_avgjg_Rnonrel_ret", "2")] == "0.6000"
+    # 3: keeps n1 (ranked first), drops n2: r1 > n1 not fulfilled -> 0 (prefs_avgjg counts r1 > n2 too)
+    assert v[("prefs_avgjg_Rnonrel", "3")] == "0.0000" and v[("prefs_avgjg", "3")] == "0.5000"
+    assert v[("prefs_avgjg_Rnonrel_ret", "3")] == "0.0000"
+
+
 def test_cutoff_parsed_as_trec_eval_and_first_parameters_win(tmp_path, capsys):
     (tmp_path / "q").write_text("1 0 a 1\n1 0 b 0\n")
     (tmp_path / "r").write_text("1 Q0 a 1 2 r\n1 Q0 b 2 1 r\n")
