@@ -55,7 +55,9 @@ def reference_probabilities(method: np.ndarray | None, prob: np.ndarray) -> np.n
 
 
 def statap_sampled(method: np.ndarray | None, n: int) -> np.ndarray:
-    """Per judgment: drawn by statAP sampling (method 1, 2 or 4, as the script counts); all when no methods."""
+    """Per judgment: drawn by statAP sampling (method 1, 2 or 4, as the script counts); a judgment without a
+    method (no column, or an empty value from merged qrels) counts as sampled."""
     if method is None:
         return np.ones(n, dtype=bool)
-    return np.isin(np.asarray(method).astype(str), STATAP_METHODS)
+    m = np.asarray(method).astype(str)
+    return np.isin(m, STATAP_METHODS) | np.isin(m, ("", "nan", "None"))
