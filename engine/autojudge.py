@@ -189,13 +189,13 @@ def pooled_pairs(camp, pool: str | None = None, depth: int | None = None, topics
         t = t[t["order"] > 0].sort_values(["topic", "order"], kind="mergesort") if "order" in t else t
         pairs = t[["topic", "doc"]].astype(str)
     else:
-        from .status import top_ranks
+        from .ranking import ranked_rows
         k = int(depth or (camp.config.get("pool") or {}).get("depth") or 100)
         runs = camp.runs()
         meta = camp.run_meta()
         pooled = set(meta.loc[meta["pooled"], "run"])
         r = runs[runs["run"].astype(str).isin(pooled)] if pooled else runs
-        rows, rank = top_ranks(r, k)
+        rows, rank = ranked_rows(r, k)
         sel = r.iloc[rows]
         pairs = pd.DataFrame({"topic": sel["topic"].astype(str).to_numpy(object),
                               "doc": sel["doc"].astype(str).to_numpy(object), "rank": rank})

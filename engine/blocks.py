@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from .ranking import EvalOptions
+from .ranking import EvalOptions, judged_at
 from .parallel import map_tasks
 from .store import RunStore, read_parts, to_frame
 
@@ -70,7 +70,7 @@ def evaluate_block(task: BlockTask) -> tuple[pd.DataFrame, dict, pd.DataFrame | 
 def group_facts(r) -> pd.DataFrame:
     """Per (run, topic) ranking: results, top-10 documents judged and unjudged, judged depth (deepest k
     with the whole top k judged), and whether the run had no results for the topic (-c fill)."""
-    top = r.rank <= 10
+    judged10, top10 = judged_at(r.row_group, r.rank, r.rel, 10, r.n_groups)
     unj = r.rel < 0
     first = np.full(r.n_groups, np.iinfo(np.int64).max)
     if r.n_rows:
@@ -79,7 +79,7 @@ def group_facts(r) -> pd.DataFrame:
     return pd.DataFrame({"run": np.asarray(r.run_names, dtype=object)[r.g_run],
                          "topic": np.asarray(r.topic_names, dtype=object)[r.g_topic],
                          "num_ret": r.num_ret.astype(np.int64),
-                         "top10_judged": r.seg_sum(top & ~unj), "top10_unjudged": r.seg_sum(top & unj),
+                         "top10_judged": judged10, "top10_unjudged": top10 - judged10,
                          "depth": np.minimum(first - 1, r.num_ret).astype(np.int64),
                          "missing": np.asarray(r.g_missing, bool) if r.g_missing is not None
                          else np.zeros(r.n_groups, bool)})

@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from .errors import FormatError, Problem, Warnings
+from .ranking import ranked_rows
 from .grammar import all_finite, check_grade_bounds, find_nul, parse_float, parse_int, strict_int_column
 
 PathLike = str | os.PathLike
@@ -556,8 +557,10 @@ def read_runs(paths: list[PathLike], warnings: Warnings | None = None) -> pd.Dat
 def write_run(path: PathLike, run: pd.DataFrame, tag: str | None = None) -> None:
     """Write a run as `topic Q0 doc rank score tag`, ranks renumbered 1.. in trec_eval order per topic
     (score descending, ties by document id descending). Scores keep full precision (repr)."""
-    df = run.sort_values(["topic", "score", "doc"], ascending=[True, False, False], kind="mergesort")
-    ranks = df.groupby("topic", sort=False).cumcount() + 1
+    rows, ranks = ranked_rows(pd.DataFrame({"run": np.zeros(len(run), np.int64), "topic": run["topic"].to_numpy(),
+                                            "doc": run["doc"].to_numpy(), "score": run["score"].to_numpy()}),
+                              by_name=True)
+    df = run.iloc[rows]
     t = tag if tag is not None else df["run"].astype(str)
     out = pd.DataFrame({"topic": df["topic"], "q0": "Q0", "doc": df["doc"], "rank": ranks,
                         "score": df["score"].map(repr), "tag": t})

@@ -17,6 +17,7 @@ import pandas as pd
 from .correlation import kendall_tau
 from .cost import CostModel
 from .errors import CranfieldError
+from .ranking import ranked_rows
 
 Progress = Callable[[float, str], None] | None
 
@@ -39,9 +40,8 @@ def reduce_judgments(qrels: pd.DataFrame, runs: pd.DataFrame, j: int, selection:
         return judged.iloc[np.sort(keep_idx)] if len(keep_idx) else judged.iloc[0:0]
     if selection != "depth":
         raise CranfieldError(f"unknown judgment selection {selection!r} (use depth or random)")
-    r = runs.copy()
-    r = r.sort_values(["run", "topic", "score", "doc"], ascending=[True, True, False, False], kind="mergesort")
-    r["pos"] = r.groupby(["run", "topic"], sort=False).cumcount() + 1
+    rows, pos = ranked_rows(runs, by_name=True)
+    r = runs.iloc[rows].assign(pos=pos)
     best = r.groupby(["topic", "doc"], sort=False)["pos"].agg(["min", "size"]).reset_index()
     m = judged.merge(best, on=["topic", "doc"], how="left")
     m["min"] = m["min"].fillna(np.inf)

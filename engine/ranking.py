@@ -432,6 +432,92 @@ def lookup_rel(q_tcode, q_dcode, q_grade, t_code, r_dcode, n_topics, n_docs) -> 
     return rel
 
 
+def dict_codes(col, values: list[str]) -> np.ndarray:
+    """Per row of a (chunked, possibly dictionary-encoded) string column: its index in `values`, -1 if
+    absent. Dictionary chunks are looked up once per distinct value."""
+    vs = pa.array(values, pa.string())
+    chunks = col.chunks if isinstance(col, pa.ChunkedArray) else [col]
+    out = []
+    for ch in chunks:
+        if pa.types.is_dictionary(ch.type):
+            lut = pc.fill_null(pc.index_in(ch.dictionary, value_set=vs), -1).to_numpy()
+            out.append(lut[ch.indices.to_numpy()])
+        else:
+            out.append(pc.fill_null(pc.index_in(ch, value_set=vs), -1).to_numpy())
+    return np.concatenate(out) if out else np.zeros(0, np.int32)
+
+
+def ranked_rows(runs: pd.DataFrame, depth: int | None = None, by_name: bool = False
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """trec_eval's ranking of run rows (columns run, topic, doc, score): (positional row indices in
+    trec_eval order, each row's 1-based rank in its (run, topic)). Groups come runs then topics in order
+    of first appearance (`by_name`: in byte order of their names); within a group score descending,
+    ties by document id descending in byte order (equal rows keep file order). With `depth`, only
+    rows ranked <= depth."""
+    n = len(runs)
+    if n == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    rc, r_names = _str_codes(runs["run"])
+    tc, t_names = _str_codes(runs["topic"])
+    if by_name:
+        rc, tc = _byte_rank(r_names)[rc], _byte_rank(t_names)[tc]
+    dc, d_names = _str_codes(runs["doc"])
+    score = runs["score"].to_numpy(np.float64)
+    n_t = max(len(t_names), 1)
+    order = trec_order(rc, tc, score, dc, n_t, max(len(d_names), 1), _byte_rank(d_names))
+    rows = np.arange(n, dtype=np.int64)
+    if isinstance(order, tuple):
+        rows[order[0]] = order[1]
+    elif order is not None:
+        rows = np.asarray(order, np.int64)
+    g = (rc * n_t + tc)[rows]
+    first = np.concatenate(([True], g[1:] != g[:-1]))
+    rank = np.arange(n, dtype=np.int64) - np.maximum.accumulate(np.where(first, np.arange(n), 0)) + 1
+    if depth is not None:
+        keep = rank <= depth
+        rows, rank = rows[keep], rank[keep]
+    return rows, rank
+
+
+def run_grades(runs: pd.DataFrame, qrels: pd.DataFrame) -> np.ndarray:
+    """The judgment of each run row joined on (topic, doc): its grade (>= 0), RELVALUE_UNJUDGED for a
+    pooled but unjudged document (grade < 0 in the judgments) and RELVALUE_NONPOOL without one."""
+    if len(runs) == 0:
+        return np.zeros(0, np.int64)
+    tc, t_names = _str_codes(pd.concat([runs["topic"].astype(object), qrels["topic"].astype(object)],
+                                       ignore_index=True))
+    dc, d_names = _str_codes(pd.concat([runs["doc"].astype(object), qrels["doc"].astype(object)],
+                                       ignore_index=True))
+    n = len(runs)
+    return lookup_rel(tc[n:], dc[n:], qrels["grade"].to_numpy(np.int64), tc[:n], dc[:n],
+                      max(len(t_names), 1), max(len(d_names), 1))
+
+
+def judged_at(group: np.ndarray, rank: np.ndarray, rel: np.ndarray, k: int, n_groups: int
+              ) -> tuple[np.ndarray, np.ndarray]:
+    """judged@k counts per group from per-row group index, rank and judgment (`rel`, as run_grades or
+    Ranked.rel): (rows ranked <= k that carry a judgment (rel >= 0), rows ranked <= k)."""
+    top = rank <= k
+    g = np.asarray(group, np.int64)[top]
+    judged = np.bincount(g, weights=(np.asarray(rel)[top] >= 0), minlength=n_groups).astype(np.int64)
+    return judged, np.bincount(g, minlength=n_groups).astype(np.int64)
+
+
+def judged_share_at(runs: pd.DataFrame, qrels: pd.DataFrame, depths: tuple[int, ...] = (10,)
+                    ) -> tuple[np.ndarray, dict[int, np.ndarray]]:
+    """judged@k: per run (in order of first appearance), the share of its top-k documents over all its
+    topics that carry a judgment (grade >= 0); NaN for a run with no rows. (run names, {k: shares})."""
+    rc, r_names = _str_codes(runs["run"])
+    rows, rank = ranked_rows(runs, max(depths) if depths else 0)
+    rel = run_grades(runs.iloc[rows], qrels)
+    out = {}
+    for k in depths:
+        num, den = judged_at(rc[rows], rank, rel, k, len(r_names))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out[k] = np.where(den > 0, num / np.maximum(den, 1), np.nan)
+    return r_names, out
+
+
 def build_ranked(qrels: pd.DataFrame, runs: pd.DataFrame, options: EvalOptions | None = None,
                  run_order: list[str] | None = None, presorted: bool = False) -> tuple[Ranked, dict]:
     """Join runs with qrels into a `Ranked` structure, with integer codes throughout.
@@ -606,7 +692,6 @@ def ranked_from_arrow(qrels: pd.DataFrame, table: pa.Table, run_order: list[str]
     run_names = list(run_order)
     run_index = {r: i for i, r in enumerate(run_names)}
 
-    from .store import dict_codes
     n = len(table)
     rcol = table.column("run").combine_chunks() if n else None
     run_code = np.zeros(0, np.int64)

@@ -328,8 +328,8 @@ def hole_filling(camp, fill: str, measures: list[str] | None = None, base: str =
         rows.append(t.sort_values("rank", kind="mergesort"))
     out = pd.concat(rows, ignore_index=True)
     # which judgments the filled scores used: share of each run's top 10 judged by the fill source
-    from .status import top_ranks
-    idx, _ = top_ranks(runs, 10)
+    from .ranking import ranked_rows
+    idx, _ = ranked_rows(runs, 10)
     top = pd.DataFrame({"run": runs["run"].astype(str).to_numpy(object)[idx],
                         "topic": runs["topic"].astype(str).to_numpy(object)[idx],
                         "doc": runs["doc"].astype(str).to_numpy(object)[idx]})

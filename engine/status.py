@@ -4,6 +4,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from .ranking import judged_share_at, ranked_rows
+
 
 def _objects(s: pd.Series) -> np.ndarray:
     """A column as an object array of str without a round trip through pandas' string dtype."""
@@ -13,32 +15,8 @@ def _objects(s: pd.Series) -> np.ndarray:
 
 def top_ranks(runs: pd.DataFrame, k: int) -> tuple[np.ndarray, np.ndarray]:
     """Rows of each (run, topic) ranked within the top `k` in trec_eval order (score descending, ties by
-    document id descending): (row indices in rank order, their 1-based ranks)."""
-    n = len(runs)
-    if n == 0:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    rc, _ = pd.factorize(_objects(runs["run"]))
-    tc, tu = pd.factorize(_objects(runs["topic"]))
-    g = rc.astype(np.int64) * (len(tu) + 1) + tc
-    score = runs["score"].to_numpy(np.float64)
-    # by score only first: a row whose tie block starts beyond k cannot reach the top k
-    order = np.lexsort((-score, g))
-    gs, ss = g[order], score[order]
-    new_g = np.concatenate(([True], gs[1:] != gs[:-1]))
-    new_block = new_g | np.concatenate(([True], ss[1:] != ss[:-1]))
-    g_start = np.maximum.accumulate(np.where(new_g, np.arange(n), 0))
-    b_start = np.maximum.accumulate(np.where(new_block, np.arange(n), 0))
-    cand = order[b_start - g_start < k]
-    # exact order among the candidates: ties broken by document id, descending
-    dc, _ = pd.factorize(_objects(runs["doc"].iloc[cand]), sort=True)  # code order = string order
-    o2 = np.lexsort((-dc, -score[cand], g[cand]))
-    cand = cand[o2]
-    gc = g[cand]
-    first = np.concatenate(([True], gc[1:] != gc[:-1]))
-    starts = np.maximum.accumulate(np.where(first, np.arange(len(gc)), 0))
-    rank = np.arange(len(gc)) - starts + 1
-    keep = rank <= k
-    return cand[keep], rank[keep]
+    document id descending): (row indices in rank order, their 1-based ranks). See ranking.ranked_rows."""
+    return ranked_rows(runs, k)
 
 
 def judged_at_depth(runs: pd.DataFrame, qrels: pd.DataFrame, depths: tuple[int, ...] = (10, 100)) -> pd.DataFrame:
@@ -52,18 +30,9 @@ def judged_at_depth(runs: pd.DataFrame, qrels: pd.DataFrame, depths: tuple[int, 
     base = pd.DataFrame({"run": np.asarray(names, dtype=object),
                          "topics": pd.Series(_objects(runs["topic"])).groupby(rc).nunique().to_numpy(),
                          "retrieved": np.bincount(rc, minlength=len(names))})
-    rows, rank = top_ranks(runs, max(depths))
-    judged_q = qrels[qrels["grade"] >= 0]
-    jk = pd.MultiIndex.from_arrays([_objects(judged_q["topic"]), _objects(judged_q["doc"])])
-    key = pd.MultiIndex.from_arrays([_objects(runs["topic"].iloc[rows]), _objects(runs["doc"].iloc[rows])])
-    judged = key.isin(jk).astype(np.float64)
-    rr = rc[rows]
+    _, shares = judged_share_at(runs, qrels, tuple(depths))
     for k in depths:
-        sel = rank <= k
-        num = np.bincount(rr[sel], weights=judged[sel], minlength=len(names))
-        den = np.bincount(rr[sel], minlength=len(names))
-        with np.errstate(invalid="ignore", divide="ignore"):
-            base[f"judged@{k}"] = np.where(den > 0, num / np.maximum(den, 1), np.nan)
+        base[f"judged@{k}"] = shares[k]
     return base[cols]
 
 

@@ -44,6 +44,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from .errors import CranfieldError, FormatError, Problem, Warnings
+from .ranking import dict_codes
 
 STORE_DIR = ".cranfield-store"
 FORMAT = 2
@@ -670,21 +671,6 @@ class RunStore:
         if cur:
             blocks.append(cur)
         return blocks
-
-
-def dict_codes(col, values: list[str]) -> np.ndarray:
-    """Per row of a (chunked, possibly dictionary-encoded) string column: its index in `values`, -1 if
-    absent. Dictionary chunks are looked up once per distinct value."""
-    vs = pa.array(values, pa.string())
-    chunks = col.chunks if isinstance(col, pa.ChunkedArray) else [col]
-    out = []
-    for ch in chunks:
-        if pa.types.is_dictionary(ch.type):
-            lut = pc.fill_null(pc.index_in(ch.dictionary, value_set=vs), -1).to_numpy()
-            out.append(lut[ch.indices.to_numpy()])
-        else:
-            out.append(pc.fill_null(pc.index_in(ch, value_set=vs), -1).to_numpy())
-    return np.concatenate(out) if out else np.zeros(0, np.int32)
 
 
 def read_parts(parts, topics: list[str] | None = None, columns: list[str] | None = None,

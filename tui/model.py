@@ -6,6 +6,7 @@ and per-document contributions read off the engine's ranked lists.
 """
 from __future__ import annotations
 
+import importlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -485,6 +486,121 @@ class CampaignModel:
     def load_errors(self) -> list[str]:
         """Problems that left a run file out of this campaign (file:line: what is wrong)."""
         return list(self.o.errors)
+
+    # ------------------------------------------------------------------ engine parts the screens use
+    @staticmethod
+    def engine_missing(part: str) -> str | None:
+        """None when the engine part ("stability", "pooling", "planning", "judging") imports, else why not."""
+        mods = {"stability": ("engine.stability", "engine.stability.gtheory"), "pooling": ("engine.pooling",),
+                "planning": ("engine.cost", "engine.planning"),
+                "judging": ("engine.judging", "engine.pooling")}   # next_documents builds pools
+        if part not in mods:
+            raise ValueError(f"unknown engine part {part!r}")
+        try:
+            for name in mods[part]:
+                importlib.import_module(name)
+        except ImportError as exc:
+            return str(exc)
+        return None
+
+    @property
+    def judging(self):
+        """The judging desk (tui.judging_desk.JudgingDesk): the judge screen's engine calls."""
+        desk = self.__dict__.get("_judging")
+        if desk is None:
+            from .judging_desk import JudgingDesk
+            desk = self._judging = JudgingDesk(self)
+        return desk
+
+    @staticmethod
+    def g_study(x: np.ndarray, target: float, progress=None) -> tuple:
+        """G-study of a topics x runs score matrix, its D-study now and over 1..max(2n, 100) topics, and
+        the topics needed for Phi and E rho^2 >= target: (g, components, d_now, d_all, need_phi, need_e)."""
+        from engine.stability.gtheory import components_table, d_study, g_study, topics_needed
+        if progress:
+            progress(0.2, "G-study")
+        g = g_study(x)
+        if progress:
+            progress(0.6, "D-study")
+        ns = np.arange(1, max(2 * g.n_topics, 100) + 1)
+        return (g, components_table(g), d_study(g), d_study(g, ns), topics_needed(g, target, "phi"),
+                topics_needed(g, target, "erho2"))
+
+    @staticmethod
+    def discriminative_power(x: np.ndarray, n_bootstrap: int = 1000, progress=None):
+        """Bootstrap discriminative power of a topics x runs score matrix (engine.stability.discrim)."""
+        from engine.stability.discrim import discriminative_power
+        return discriminative_power(x, n_bootstrap=n_bootstrap, progress=progress)
+
+    def reduction(self, specs: list[str], method: str = "uniform", trials: int = 3, statistic: str = "tau",
+                  progress=None) -> pd.DataFrame:
+        """Judgment-reduction curve (summarized `statistic` per level and measure) against this model's
+        judgments, through the campaign seam (streamed over the run store on a large campaign)."""
+        from engine.evaluation import reduction_campaign
+        from engine.stability.reduction import summarize_reduction
+        df = reduction_campaign(self.o.engine_campaign, self.qrels, list(specs), method=method, trials=trials,
+                                rel_level=self.options.rel_level, progress=progress)
+        return summarize_reduction(df, statistic)
+
+    @staticmethod
+    def pool_strategies() -> tuple:
+        """Names of the static pooling strategies."""
+        from engine.pooling import STATIC
+        return tuple(STATIC)
+
+    @staticmethod
+    def pool_choices() -> list[str]:
+        """The pooling strategies the pool builder offers (every strategy but the online ones)."""
+        from engine.pooling import ONLINE, STRATEGIES
+        return [s for s in STRATEGIES if s not in ONLINE]
+
+    @staticmethod
+    def parse_budget(text: str | None):
+        """A per-topic pool budget from its text form (engine.pooling.parse_budget)."""
+        from engine.pooling import parse_budget
+        return parse_budget(text)
+
+    def build_pool(self, strategy: str, budget, *, depth: int, seed: int, pooled: list[str] | None):
+        """A pool over this campaign's runs through the campaign seam (engine.evaluation.pool_campaign)."""
+        from engine.evaluation import pool_campaign
+        return pool_campaign(self.o.engine_campaign, strategy, budget, depth=depth, seed=seed, pooled=pooled,
+                             rel_level=self.options.rel_level)
+
+    def write_pool(self, name: str, pool) -> Path:
+        """Write a built pool under pools/ and forget the cached pool table; the path written."""
+        from engine.pooling import write_pool
+        path = write_pool(self.root, name, pool)
+        self._pools = None
+        return path
+
+    def judging_effort(self) -> tuple[int, pd.DataFrame, float, str] | None:
+        """The judgments made so far: (count, effort by target, hours, cost-model source), None if none."""
+        from engine.cost import effort_by_target, judging_effort
+        judged = self.qrels[self.qrels["grade"] >= 0]
+        if len(judged) == 0:
+            return None
+        cm = cost_model(self.config)
+        eff = judging_effort(judged, cm, self.o.categories() or None, self.o.targets() or None)
+        return len(judged), effort_by_target(eff), float(eff["seconds"].sum()) / 3600, cm.source
+
+    def plan(self, measure: str, *, trials: int, target_tau: float, target_phi: float, sample_topics: int,
+             progress=None, notify=None):
+        """engine.planning.plan on the judged topics; on a large campaign on a seeded random sample of
+        `sample_topics` judged topics read from the run store (`notify` is told so)."""
+        from engine.planning import plan
+        q, runs = self.qrels[self.qrels["grade"] >= 0], self.runs
+        if self.large:
+            topics = sorted(set(q["topic"].astype(str)))
+            if len(topics) > sample_topics:
+                rng = np.random.default_rng(0)
+                topics = sorted(rng.choice(topics, sample_topics, replace=False).tolist())
+                if notify is not None:
+                    notify(f"planning on a random sample of {sample_topics} of the {len(set(q['topic']))} "
+                           f"judged topics (large campaign)")
+            q = q[q["topic"].astype(str).isin(set(topics))]
+            runs = self.store.frame(topics=topics)
+        return plan(q, runs, measure=measure, trials=trials, model=cost_model(self.config), target_tau=target_tau,
+                    target_phi=target_phi, progress=progress)
 
     def _need(self) -> Scores:
         if self.scores is None:

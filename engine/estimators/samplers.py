@@ -10,6 +10,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..ranking import ranked_rows
+
 
 def srs_mask(codes: np.ndarray, n_per_group: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """Selection mask of a simple random sample of n_g units in every group g (codes 0..G-1)."""
@@ -143,9 +145,8 @@ def depth_pool(runs: pd.DataFrame, depth: int) -> pd.DataFrame:
     r = runs[["run", "topic", "doc", "score"]].copy()
     r["topic"] = r["topic"].astype(str)
     r["doc"] = r["doc"].astype(str)
-    r = r.sort_values(["run", "topic", "score", "doc"], ascending=[True, True, False, False], kind="stable")
-    r["rank"] = r.groupby(["run", "topic"], sort=False).cumcount() + 1
-    r = r[r["rank"] <= depth]
+    rows, rank = ranked_rows(r, depth, by_name=True)
+    r = r.iloc[rows].assign(rank=rank)
     r["weight"] = ap_prior_weights(r["rank"].to_numpy(), depth)
     pool = r.groupby(["topic", "doc"], sort=True).agg(min_rank=("rank", "min"), weight=("weight", "sum")).reset_index()
     return pool

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import CranfieldError
+from ..ranking import ranked_rows
 
 
 def ranked_runs(runs: pd.DataFrame, depth: int | None = None,
@@ -25,23 +26,10 @@ def ranked_runs(runs: pd.DataFrame, depth: int | None = None,
         df = df[df["topic"].astype(str).isin(set(map(str, topics)))]
     if len(df) == 0:
         raise CranfieldError("no run results to pool (check the runs and the pooled-run selection)")
-    run = df["run"].astype(str).to_numpy(object)
-    topic = df["topic"].astype(str).to_numpy(object)
-    doc = df["doc"].astype(str).to_numpy(object)
-    score = df["score"].to_numpy(np.float64)
-    rc, _ = pd.factorize(run)
-    tc, _ = pd.factorize(topic)
-    dcode, _ = pd.factorize(doc, sort=True)
-    order = np.lexsort((-dcode, -score, tc, rc))
-    g = (rc * (tc.max() + 1) + tc)[order]
-    starts = np.flatnonzero(np.concatenate(([True], g[1:] != g[:-1])))
-    lens = np.diff(np.concatenate((starts, [len(g)])))
-    rank = np.arange(len(g)) - np.repeat(starts, lens) + 1
-    out = pd.DataFrame({"run": run[order], "topic": topic[order], "doc": doc[order],
-                        "rank": rank.astype(np.int64)})
-    if depth is not None:
-        out = out[out["rank"] <= depth]
-    return out.reset_index(drop=True)
+    order, rank = ranked_rows(df, depth)
+    return pd.DataFrame({"run": df["run"].astype(str).to_numpy(object)[order],
+                         "topic": df["topic"].astype(str).to_numpy(object)[order],
+                         "doc": df["doc"].astype(str).to_numpy(object)[order], "rank": rank})
 
 
 def ap_prior(rank: np.ndarray, depth: int) -> np.ndarray:

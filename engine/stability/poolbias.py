@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import CranfieldError
+from ..ranking import ranked_rows
 from .matrix import Progress, kendall_tau, rank_positions, report
 from .rejudge import Rejudger
 
@@ -35,10 +36,11 @@ def unique_contribution_mask(qrels: pd.DataFrame, runs: pd.DataFrame, contributo
 
 
 def _with_ranks(runs: pd.DataFrame) -> pd.DataFrame:
+    """Run rows with their trec_eval rank (ranking.ranked_rows), groups by run then topic name."""
     if "rank" in runs.columns:
         return runs
-    r = runs.sort_values(["run", "topic", "score", "doc"], ascending=[True, True, False, False], kind="mergesort")
-    return r.assign(rank=r.groupby(["run", "topic"], sort=False).cumcount() + 1)
+    rows, rank = ranked_rows(runs, by_name=True)
+    return runs.iloc[rows].assign(rank=rank)
 
 
 def _meta(run_meta: pd.DataFrame, runs_in: list[str]) -> pd.DataFrame:

@@ -10,21 +10,14 @@ from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.widgets import DataTable, Footer, Header, Input, Label, Static, TabbedContent, TabPane
 
-from engine.errors import CranfieldError
-
-from ..model import cost_model
+from ..model import CampaignModel, CranfieldError
 from ..widgets.cells import num
 from ..widgets.jobbar import JobBar
 from .base import CranfieldScreen, Unavailable, nav_bar
 
 
-def _engine():
-    try:
-        import engine.cost  # noqa: F401
-        import engine.planning as planning
-        return planning, None
-    except ImportError as exc:
-        return None, str(exc)
+def _engine_missing() -> str | None:
+    return CampaignModel.engine_missing("planning")
 
 
 def _f(v, d=1) -> str:
@@ -55,8 +48,8 @@ The cheapest design per criterion is shown on top. 'Current effort' prices the j
 
     def compose(self) -> ComposeResult:
         yield Header()
-        planning, err = _engine()
-        if planning is None:
+        err = _engine_missing()
+        if err is not None:
             yield Unavailable("Cost-benefit planning", "engine.planning / engine.cost", err)
         else:
             with Horizontal(classes="form"):
@@ -87,7 +80,7 @@ The cheapest design per criterion is shown on top. 'Current effort' prices the j
         self.sync()
 
     def refresh_data(self) -> None:
-        if _engine()[0] is None:
+        if _engine_missing() is not None:
             return
         s = self.model.scores
         if self.measure not in s.measures:
@@ -97,17 +90,14 @@ The cheapest design per criterion is shown on top. 'Current effort' prices the j
         self.query_one("#cost-designs", DataTable).focus()
 
     def show_effort(self) -> None:
-        from engine.cost import effort_by_target, judging_effort
-        m = self.model
-        judged = m.qrels[m.qrels["grade"] >= 0]
-        if len(judged) == 0:
+        effort = self.model.judging_effort()
+        if effort is None:
             return
-        eff = judging_effort(judged, cost_model(m.config), m.o.categories() or None, m.o.targets() or None)
-        tab = effort_by_target(eff)
+        n_judged, tab, hours, source = effort
         self.tables["effort"] = tab
         self.query_one("#cost-effort-text", Static).update(
-            f"The {len(judged)} judgments made so far cost about [b]{eff['seconds'].sum() / 3600:.1f} h[/b] "
-            f"of assessor time ({cost_model(m.config).source}).")
+            f"The {n_judged} judgments made so far cost about [b]{hours:.1f} h[/b] "
+            f"of assessor time ({source}).")
         t = self.query_one("#cost-effort", DataTable)
         t.clear(columns=True)
         for c in tab.columns:
@@ -131,8 +121,7 @@ The cheapest design per criterion is shown on top. 'Current effort' prices the j
         self.action_plan()
 
     def action_plan(self) -> None:
-        planning, _ = _engine()
-        if planning is None or self.model is None or self.model.scores is None:
+        if _engine_missing() is not None or self.model is None or self.model.scores is None:
             return
         try:
             tau, phi, trials = self._targets()
@@ -141,24 +130,12 @@ The cheapest design per criterion is shown on top. 'Current effort' prices the j
             return
         m = self.model
         measure = self.measure
-        cm = cost_model(m.config)
-        qrels = m.qrels[m.qrels["grade"] >= 0]
 
         def work(progress):
-            runs, q = m.runs, qrels
-            if m.large:
-                # the planner re-evaluates the runs many times in memory: on a large campaign it works on a
-                # seeded random sample of PLAN_TOPICS judged topics read from the run store
-                topics = sorted(set(q["topic"].astype(str)))
-                if len(topics) > PLAN_TOPICS:
-                    rng = np.random.default_rng(0)
-                    topics = sorted(rng.choice(topics, PLAN_TOPICS, replace=False).tolist())
-                    self.app.notify(f"planning on a random sample of {PLAN_TOPICS} of the {len(set(q['topic']))} "
-                                    f"judged topics (large campaign)", timeout=6)
-                q = q[q["topic"].astype(str).isin(set(topics))]
-                runs = m.store.frame(topics=topics)
-            return planning.plan(q, runs, measure=measure, trials=trials, model=cm, target_tau=tau,
-                                 target_phi=phi, progress=progress)
+            # the planner re-evaluates the runs many times in memory: on a large campaign it works on a
+            # seeded random sample of PLAN_TOPICS judged topics read from the run store
+            return m.plan(measure, trials=trials, target_tau=tau, target_phi=phi, sample_topics=PLAN_TOPICS,
+                          progress=progress, notify=lambda text: self.app.notify(text, timeout=6))
 
         self.run_job(f"planning designs for {measure}", work, self._show)
 

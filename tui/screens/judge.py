@@ -12,19 +12,13 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Footer, Header, Input, Static
 
-from engine.errors import CranfieldError
-
+from ..model import CampaignModel, CranfieldError
 from .base import CranfieldScreen, Unavailable, nav_bar
 from .choice import ChoiceScreen
 
 
-def _engine():
-    try:
-        import engine.judging as judging
-        import engine.pooling  # noqa: F401  (next_documents builds pools)
-        return judging, None
-    except ImportError as exc:
-        return None, str(exc)
+def _engine_missing() -> str | None:
+    return CampaignModel.engine_missing("judging")
 
 
 class TextPrompt(ModalScreen):
@@ -100,8 +94,8 @@ took. The title line shows how many documents of the active pool are left. ctrl+
 
     def compose(self) -> ComposeResult:
         yield Header()
-        judging, err = _engine()
-        if judging is None:
+        err = _engine_missing()
+        if err is not None:
             yield Unavailable("Judging", "engine.judging", err)
         else:
             yield Static("", id="judge-title", classes="title")
@@ -121,7 +115,7 @@ took. The title line shows how many documents of the active pool are left. ctrl+
 
     def on_unmount(self) -> None:
         """Leaving the app: give the document on screen back to the other assessors."""
-        if _engine()[0] is not None and self.model is not None:
+        if _engine_missing() is None and self.model is not None:
             self.release()
 
     # ------------------------------------------------------------------ state
@@ -132,26 +126,26 @@ took. The title line shows how many documents of the active pool are left. ctrl+
         return {int(g): str((v or {}).get("label", g)) for g, v in sc.items()}
 
     def refresh_data(self) -> None:
-        if _engine()[0] is None:
+        if _engine_missing() is not None:
             return
-        from engine import assess
         m = self.model
+        desk = m.judging
         cfg = m.config.get("pool") or {}
         self.strategy = str(cfg.get("strategy") or "depth")
         self.depth = int(cfg.get("depth") or 100)
         self.pool_table = None
         try:
-            self.jcfg = assess.judging_config(m.config)
+            self.jcfg = desk.config()
         except CranfieldError as exc:
             self.app.report_error(exc)
-            self.jcfg = assess.judging_config({})
+            self.jcfg = desk.config(fallback=True)
         self.random_order = self.jcfg["random_order"] if not hasattr(self, "_order_set") else self.random_order
-        name, pt = assess.active_pool(m.root)
+        name, pt = desk.active_pool()
         if pt is not None and len(pt):
             self.pool_table = pt
             self.strategy = f"{pt['method'].iat[0]}"
             self.pool_name = name
-            frac = assess.pool_double_fraction(m.root, name)
+            frac = desk.pool_double_fraction(name)
             if frac is not None:          # the pool builder's double-judging share
                 self.jcfg["double_fraction"] = frac
         self.load_auto_labels()
@@ -160,32 +154,16 @@ took. The title line shows how many documents of the active pool are left. ctrl+
             self.topic = self.first_open_topic()
         self.next_doc()
 
-    def campaign(self):
-        return getattr(getattr(self.model, "o", None), "engine_campaign", None)
-
     def load_auto_labels(self) -> None:
         """The automatic labels shown for post-editing: judging.auto_source, else the first automatic source."""
         self.auto, self.auto_source = {}, None
-        camp = self.campaign()
-        if camp is None:
-            return
         try:
-            from engine.sources import list_sources, source_judgments
-            name = self.jcfg.get("auto_source")
-            if not name:
-                autos = [s.name for s in list_sources(camp) if s.kind in ("auto", "simulated")]
-                name = autos[0] if autos else None
-            if name:
-                q = source_judgments(camp, str(name))
-                self.auto = {(t, d): int(g) for t, d, g in zip(q["topic"], q["doc"], q["grade"])}
-                self.auto_source = str(name)
+            self.auto, self.auto_source = self.model.judging.auto_labels(self.jcfg.get("auto_source"))
         except CranfieldError as exc:
             self.app.report_error(exc)
 
     def log_entries(self) -> pd.DataFrame | None:
-        judging, _ = _engine()
-        lp = judging.log_path(self.model.root)
-        return judging.read_log(lp) if lp.exists() else None
+        return self.model.judging.log()
 
     def my_cannot_judge(self) -> set[tuple[str, str]]:
         log = self.log_entries()
@@ -196,46 +174,21 @@ took. The title line shows how many documents of the active pool are left. ctrl+
 
     def judged(self) -> pd.DataFrame:
         """Imported judgments plus the log as it is now (other assessors included)."""
-        judging, _ = _engine()
-        m = self.model
-        rule = str((m.config.get("judgments") or {}).get("conflict_rule", "last"))
-        base = m.qrels[m.qrels["grade"] >= 0][["topic", "doc", "grade"]]
-        lp = judging.log_path(m.root)
-        if not lp.exists():
-            return base.reset_index(drop=True)
-        log = judging.merged_log(lp, rule)[["topic", "doc", "grade"]]
-        both = pd.concat([base, log], ignore_index=True)
-        return both.drop_duplicates(["topic", "doc"], keep="last").reset_index(drop=True)
+        return self.model.judging.judged()
 
     def judged_by(self) -> dict:
         """(topic, doc) -> assessors whose judgment stands in the log ('' for imported judgments)."""
-        judging, _ = _engine()
-        m = self.model
-        out: dict = {}
-        for t, d in zip(m.qrels.loc[m.qrels["grade"] >= 0, "topic"], m.qrels.loc[m.qrels["grade"] >= 0, "doc"]):
-            out.setdefault((str(t), str(d)), set()).add("")
-        log = self.log_entries()
-        if log is not None and len(log):
-            j = judging.apply_undo(log)
-            for t, d, a in zip(j["topic"], j["doc"], j["assessor"]):
-                s = out.setdefault((str(t), str(d)), set())
-                s.discard("")
-                s.add(str(a))
-        return out
+        return self.model.judging.judged_by()
 
     def candidates(self, topic: str, k: int) -> list[str]:
-        judging, _ = _engine()
-        m = self.model
         if self.pool_table is not None:
             pt = self.pool_table[self.pool_table["topic"] == topic].sort_values("order", kind="mergesort")
             return list(dict.fromkeys(pt["doc"].astype(str)))
-        pooled = [r for r, p in zip(m.run_meta.index, m.run_meta["pooled"]) if p] or None
-        return judging.next_documents(m.topic_runs(topic), self.judged(), topic, self.strategy, k=k,
-                                      depth=self.depth, pooled=pooled, rel_level=m.options.rel_level)
+        return self.model.judging.next_documents(topic, self.strategy, k=k, depth=self.depth)
 
     def open_documents(self, topic: str, k: int = 1) -> list[str]:
         """The topic's documents this assessor could judge now, in presentation order (before leases)."""
-        from engine import assess
+        desk = self.model.judging
         by = self.judged_by()
         frac = self.jcfg.get("double_fraction", 0.0)
         out = []
@@ -246,11 +199,11 @@ took. The title line shows how many documents of the active pool are left. ctrl+
             who = by.get(key, set())
             if self.app.assessor in who:
                 continue
-            second = assess.is_double(topic, d, frac) and "" not in who and len(who) < 2
+            second = desk.is_double(topic, d, frac) and "" not in who and len(who) < 2
             if who and not second:
                 continue
             out.append(d)
-        return assess.order_documents(out, topic, self.app.assessor, self.random_order)
+        return desk.order_documents(out, topic, self.app.assessor, self.random_order)
 
     def first_open_topic(self) -> str | None:
         topics = list(self.model.pool_progress()["topic"])
@@ -263,7 +216,7 @@ took. The title line shows how many documents of the active pool are left. ctrl+
         return topics[0] if topics else None
 
     def next_doc(self) -> None:
-        from engine import assess
+        desk = self.model.judging
         self.doc = None
         if self.topic is not None:
             try:
@@ -271,10 +224,9 @@ took. The title line shows how many documents of the active pool are left. ctrl+
                 docs = self.open_documents(self.topic, k)
                 if docs:
                     try:
-                        self.doc = assess.acquire(self.model.root, self.topic, docs, self.app.assessor,
-                                                  judged_by=self.judged_by(), double=self.double_set(docs),
-                                                  seconds=self.jcfg.get("lease_seconds",
-                                                                        assess.DEFAULT_LEASE_SECONDS))
+                        self.doc = desk.acquire(self.topic, docs, self.app.assessor, judged_by=self.judged_by(),
+                                                double=self.double_set(docs),
+                                                seconds=desk.lease_seconds(self.jcfg))
                     except OSError as exc:   # a read-only campaign: judge without leases
                         self.doc = docs[0]
                         self.notify(f"no document lease ({exc.strerror or exc}): another assessor may get the "
@@ -285,15 +237,13 @@ took. The title line shows how many documents of the active pool are left. ctrl+
         self.draw()
 
     def double_set(self, docs: list[str]) -> set:
-        from engine import assess
         frac = self.jcfg.get("double_fraction", 0.0)
-        return {(self.topic, d) for d in docs if assess.is_double(self.topic, d, frac)}
+        return {(self.topic, d) for d in docs if self.model.judging.is_double(self.topic, d, frac)}
 
     def release(self, judged: bool = False) -> None:
-        from engine import assess
         if self.doc is not None and self.topic is not None:
             try:
-                assess.release(self.model.root, self.topic, self.doc, self.app.assessor, judged)
+                self.model.judging.release(self.topic, self.doc, self.app.assessor, judged)
             except OSError as exc:
                 self.app.report_error(exc)
 
@@ -306,8 +256,7 @@ took. The title line shows how many documents of the active pool are left. ctrl+
         judged = self.judged()
         n_j = int((judged["topic"] == topic).sum()) if topic else 0
         if self.pool_table is not None:
-            from engine.assess import pool_progress
-            pp = pool_progress(self.pool_table, judged)
+            pp = m.judging.pool_progress(self.pool_table, judged)
             self.progress = pp
             row = pp[pp["topic"] == str(topic)]
             left_t = int(row["left"].iat[0]) if len(row) else 0
@@ -330,8 +279,7 @@ took. The title line shows how many documents of the active pool are left. ctrl+
         self.query_one("#judge-topic", Static).update(topic_text if side else Text("(no topic statement in topics/)",
                                                                                    style="dim"))
         try:
-            from engine.assess import guidelines_text
-            gl = guidelines_text(m.root, m.config)
+            gl = m.judging.guidelines()
         except CranfieldError as exc:
             gl = str(exc)
         self.query_one("#judge-guidelines", Static).update(
@@ -377,21 +325,19 @@ took. The title line shows how many documents of the active pool are left. ctrl+
 
     # ------------------------------------------------------------------ actions
     def action_grade(self, g: int, accepted: bool = False) -> None:
-        judging, _ = _engine()
-        if judging is None or self.doc is None:
+        if _engine_missing() is not None or self.doc is None:
             return
         if g not in self.scale():
             self.notify(f"grade {g} is not on this campaign's scale ({', '.join(map(str, sorted(self.scale())))})",
                         severity="warning")
             return
-        from engine import assess
         secs = round(time.monotonic() - self.shown_at, 2)
         auto = self.auto.get((str(self.topic), str(self.doc)))
         action = "judge" if auto is None else ("accept" if accepted else "change")
         try:
-            assess.record_action(self.model.root, self.topic, self.doc, g, self.app.assessor, secs, self.strategy,
-                                 action=action, auto_grade=auto, auto_source=self.auto_source if auto is not None
-                                 else None, rationale=self.rationale or None)
+            self.model.judging.record(self.topic, self.doc, g, self.app.assessor, secs, self.strategy,
+                                      action=action, auto_grade=auto, auto_source=self.auto_source if auto is not None
+                                      else None, rationale=self.rationale or None)
         except Exception as exc:
             self.app.report_error(exc)
             return
@@ -419,7 +365,7 @@ took. The title line shows how many documents of the active pool are left. ctrl+
     def action_cannot_judge(self) -> None:
         if self.doc is None:
             return
-        from engine import assess
+        desk = self.model.judging
         topic, doc = self.topic, self.doc
         secs = round(time.monotonic() - self.shown_at, 2)
 
@@ -431,7 +377,7 @@ took. The title line shows how many documents of the active pool are left. ctrl+
                                      lambda text: done(text) if text else None)
                 return
             try:
-                assess.record_cannot_judge(self.model.root, topic, doc, self.app.assessor, reason, secs)
+                desk.record_cannot_judge(topic, doc, self.app.assessor, reason, secs)
             except Exception as exc:
                 self.app.report_error(exc)
                 return
@@ -440,7 +386,7 @@ took. The title line shows how many documents of the active pool are left. ctrl+
             self.notify(f"{doc}: cannot judge ({reason})")
             self.next_doc()
         self.app.push_screen(ChoiceScreen("Why can you not judge this document?",
-                                          [(r, r) for r in assess.CANNOT_JUDGE_REASONS]), done)
+                                          [(r, r) for r in desk.cannot_judge_reasons()]), done)
 
     def action_rationale(self) -> None:
         def done(text) -> None:
@@ -461,22 +407,21 @@ took. The title line shows how many documents of the active pool are left. ctrl+
         side.display = not side.display
 
     def action_undo(self) -> None:
-        judging, _ = _engine()
-        if judging is None or not self.history:
+        if _engine_missing() is not None or not self.history:
             self.notify("nothing to undo in this session", severity="warning")
             return
         h = self.history.pop()
         try:
-            judging.undo_judgment(self.model.root, h["topic"], h["doc"], self.app.assessor)
+            self.model.judging.undo(h["topic"], h["doc"], self.app.assessor)
         except Exception as exc:
             self.app.report_error(exc)
             return
-        from engine import assess
+        desk = self.model.judging
         self.release()
         self.app.mark_stale()
         self.topic, self.doc = h["topic"], h["doc"]
-        assess.acquire(self.model.root, self.topic, [self.doc], self.app.assessor, double={(self.topic, self.doc)},
-                       seconds=self.jcfg.get("lease_seconds", assess.DEFAULT_LEASE_SECONDS))
+        desk.acquire(self.topic, [self.doc], self.app.assessor, double={(self.topic, self.doc)},
+                     seconds=desk.lease_seconds(self.jcfg))
         self.shown_at = time.monotonic()
         self.notify(f"undid {h['doc']} = {h['grade']}")
         self.draw()

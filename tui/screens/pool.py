@@ -7,18 +7,14 @@ from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.widgets import DataTable, Footer, Header, Input, Label, Select, Static
 
-from ..model import pool_preview
+from ..model import CampaignModel, CranfieldError, pool_preview
 from ..widgets.cells import num
 from ..widgets.jobbar import JobBar
 from .base import CranfieldScreen, Unavailable, nav_bar
 
 
-def _engine():
-    try:
-        import engine.pooling as pooling
-        return pooling, None
-    except ImportError as exc:
-        return None, str(exc)
+def _engine_missing() -> str | None:
+    return CampaignModel.engine_missing("pooling")
 
 
 class PoolScreen(CranfieldScreen):
@@ -40,11 +36,11 @@ hedge, mtc) choose as judgments arrive: use the judging screen."""
 
     def compose(self) -> ComposeResult:
         yield Header()
-        pooling, err = _engine()
-        if pooling is None:
+        err = _engine_missing()
+        if err is not None:
             yield Unavailable("The pool builder", "engine.pooling", err)
         else:
-            strategies = [s for s in pooling.STRATEGIES if s not in pooling.ONLINE]
+            strategies = CampaignModel.pool_choices()
             with Horizontal(classes="form"):
                 yield Label("strategy")
                 yield Select([(s, s) for s in strategies], value="depth", allow_blank=False, id="pool-strategy", compact=True)
@@ -67,26 +63,23 @@ hedge, mtc) choose as judgments arrive: use the judging screen."""
         self.sync()
 
     def refresh_data(self) -> None:
-        if _engine()[0] is None:
+        if _engine_missing() is not None:
             return
         cfg = self.model.config.get("pool") or {}
         d = self.query_one("#pool-depth", Input)
         if not d.value:
             d.value = str(cfg.get("depth") or 100)
-        pooling, _ = _engine()
-        if cfg.get("strategy") in pooling.STATIC:
+        if cfg.get("strategy") in self.model.pool_strategies():
             self.query_one("#pool-strategy", Select).value = cfg["strategy"]
         self.query_one("#pool-table", DataTable).focus()
 
     def _spec(self) -> dict:
-        pooling, _ = _engine()
         strategy = str(self.query_one("#pool-strategy", Select).value)
-        budget = pooling.parse_budget(self.query_one("#pool-budget", Input).value.strip() or None)
+        budget = CampaignModel.parse_budget(self.query_one("#pool-budget", Input).value.strip() or None)
         try:
             depth = int(self.query_one("#pool-depth", Input).value or 100)
             seed = int(self.query_one("#pool-seed", Input).value or 0)
         except ValueError:
-            from engine.errors import CranfieldError
             raise CranfieldError("depth and seed must be whole numbers") from None
         name = self.query_one("#pool-name", Input).value.strip() or strategy
         return {"strategy": strategy, "budget": budget, "depth": depth, "seed": seed, "name": name}
@@ -96,8 +89,7 @@ hedge, mtc) choose as judgments arrive: use the judging screen."""
         self.action_build()
 
     def action_build(self) -> None:
-        pooling, err = _engine()
-        if pooling is None or self.model is None:
+        if _engine_missing() is not None or self.model is None:
             return
         try:
             spec = self._spec()
@@ -109,14 +101,9 @@ hedge, mtc) choose as judgments arrive: use the judging screen."""
 
         def work(progress):
             progress(0.1, f"building the {spec['strategy']} pool")
-            if m.large:          # streamed by topic blocks: the first `depth` documents of each ranking
-                from engine.pooling.store import build_pool_store
-                pool = build_pool_store(m.store, spec["strategy"], spec["budget"], depth=spec["depth"],
-                                        seed=spec["seed"], pooled=pooled, rel_level=m.options.rel_level,
-                                        renames=m.o.engine_campaign.run_renames())
-            else:
-                pool = pooling.build_pool(m.runs, spec["strategy"], spec["budget"], depth=spec["depth"],
-                                          seed=spec["seed"], pooled=pooled, rel_level=m.options.rel_level)
+            # the campaign seam reads the run store by topic blocks (first `depth` documents) when there is one
+            pool = m.build_pool(spec["strategy"], spec["budget"], depth=spec["depth"], seed=spec["seed"],
+                                pooled=pooled)
             progress(0.8, "estimating judging time")
             return spec, pool, pool_preview(m, pool.table)
 
@@ -139,16 +126,14 @@ hedge, mtc) choose as judgments arrive: use the judging screen."""
             f"w writes pools/pool-{spec['name']}.tsv")
 
     def action_write(self) -> None:
-        pooling, _ = _engine()
-        if pooling is None or self.pool is None:
+        if _engine_missing() is not None or self.pool is None:
             self.notify("build a pool first (b)", severity="warning")
             return
         try:
-            path = pooling.write_pool(self.model.root, self.spec["name"], self.pool)
+            path = self.model.write_pool(self.spec["name"], self.pool)
         except Exception as exc:
             self.app.report_error(exc)
             return
-        self.model._pools = None
         self.notify(f"wrote {path}", title="Pool written", timeout=10)
 
     def export_table(self):

@@ -10,18 +10,14 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import DataTable, Footer, Header, Static, TabbedContent, TabPane
 
+from ..model import CampaignModel
 from ..widgets.cells import num
 from ..widgets.jobbar import JobBar
 from .base import CranfieldScreen, Unavailable, nav_bar
 
 
-def _engine():
-    try:
-        import engine.stability as st
-        from engine.stability import gtheory  # noqa: F401
-        return st, None
-    except ImportError as exc:
-        return None, str(exc)
+def _engine_missing() -> str | None:
+    return CampaignModel.engine_missing("stability")
 
 
 def _plot_widget(id_: str):
@@ -65,8 +61,8 @@ levels, Kendall tau against the full judgments). a picks the measure. Escape can
 
     def compose(self) -> ComposeResult:
         yield Header()
-        st, err = _engine()
-        if st is None:
+        err = _engine_missing()
+        if err is not None:
             yield Unavailable("Stability analysis", "engine.stability", err)
         else:
             yield Static("", id="st-title", classes="title")
@@ -96,7 +92,7 @@ levels, Kendall tau against the full judgments). a picks the measure. Escape can
         return pd.DataFrame(np.nan_to_num(m.T, nan=0.0), index=s.topics, columns=s.runs)
 
     def refresh_data(self) -> None:
-        if _engine()[0] is None:
+        if _engine_missing() is not None:
             return
         s = self.model.scores
         if self.measure not in s.measures:
@@ -104,22 +100,12 @@ levels, Kendall tau against the full judgments). a picks the measure. Escape can
         self.compute_g()
 
     def compute_g(self) -> None:
-        st, _ = _engine()
         x = self.matrix()
         target = self.target
+        m = self.model
 
         def work(progress):
-            from engine.stability.gtheory import components_table, d_study, g_study, topics_needed
-            progress(0.2, "G-study")
-            g = g_study(x)
-            progress(0.6, "D-study")
-            n_max = max(2 * g.n_topics, 100)
-            ns = np.arange(1, n_max + 1)
-            d_now = d_study(g)
-            d_all = d_study(g, ns)
-            need_phi = topics_needed(g, target, "phi")
-            need_e = topics_needed(g, target, "erho2")
-            return g, components_table(g), d_now, d_all, need_phi, need_e
+            return m.g_study(x, target, progress)
 
         self.run_job(f"G-study of {self.measure}", work, self._show_g)
 
@@ -186,15 +172,14 @@ levels, Kendall tau against the full judgments). a picks the measure. Escape can
         self.pick_measure("Measure", self.compute_g)
 
     def action_discrim(self) -> None:
-        st, _ = _engine()
-        if st is None or self.model is None or self.model.scores is None:
+        if _engine_missing() is not None or self.model is None or self.model.scores is None:
             return
-        from engine.stability.discrim import discriminative_power
+        m = self.model
         x = self.matrix()
         self.query_one("#st-tabs", TabbedContent).active = "tab-d"
 
         def work(progress):
-            return discriminative_power(x, n_bootstrap=1000, progress=progress)
+            return m.discriminative_power(x, n_bootstrap=1000, progress=progress)
 
         self.run_job(f"bootstrap on {x.shape[1] * (x.shape[1] - 1) // 2} pairs", work, self._show_d)
 
@@ -213,23 +198,14 @@ levels, Kendall tau against the full judgments). a picks the measure. Escape can
             t.add_row(r.a, r.b, f"{r.diff:+.4f}", f"{r.asl:.3f}", "*" if r.significant else "")
 
     def action_reduction(self) -> None:
-        st, _ = _engine()
-        if st is None or self.model is None or self.model.scores is None:
+        if _engine_missing() is not None or self.model is None or self.model.scores is None:
             return
-        from engine.stability.reduction import reduction_experiment, summarize_reduction
         m = self.model
         specs = list(self.app.measures)
         self.query_one("#st-tabs", TabbedContent).active = "tab-r"
 
-        def work(progress):
-            if m.large:          # streamed over the run store by topic blocks
-                from engine.stability.reduction import reduction_experiment_store
-                df = reduction_experiment_store(m.store, m.qrels, specs, method="uniform", trials=3,
-                                                rel_level=m.options.rel_level, progress=progress)
-            else:
-                df = reduction_experiment(m.qrels, m.runs, specs, method="uniform", trials=3,
-                                          rel_level=m.options.rel_level, progress=progress)
-            return summarize_reduction(df, "tau")
+        def work(progress):   # the campaign seam streams over the run store on a large campaign
+            return m.reduction(specs, method="uniform", trials=3, statistic="tau", progress=progress)
 
         self.run_job("reduction experiment", work, self._show_r)
 
