@@ -179,3 +179,32 @@ def test_fields_split_on_c_isspace_only(tmp_path) -> None:
     q = tmp_path / "q.txt"
     q.write_bytes(b"1\x0c0 d1 1\n\x1c 0 d2 2\n")
     assert sorted(zip(read_qrels(q)["topic"], read_qrels(q)["grade"])) == [("\x1c", 2), ("1", 1)]
+
+
+CAMPAIGN = (b"name: Test track\nrelevance:\n  scale:\n    0: {label: not relevant, gain: 0}\n"
+            b"    1: {label: relevant, gain: 1}\n    2: {label: highly relevant, gain: 3}\n"
+            b"  binary_threshold: 1\nevaluation:\n  depth: 100\n  measures: [map, P.10]\n"
+            b"judgments:\n  conflict_rule: last\n")
+
+
+@SETTINGS
+@given(data=mutated(CAMPAIGN))
+def test_campaign_yaml_mutations(tmp_path_factory, data: bytes) -> None:
+    """load_campaign either loads what PyYAML reads (name, depth, gains) or raises CranfieldError."""
+    import yaml
+    from engine.campaign import load_campaign
+    root = tmp_path_factory.mktemp("c")
+    (root / "campaign.yaml").write_bytes(data)
+    try:
+        c = load_campaign(root)
+    except CranfieldError as e:
+        assert re.search(r"campaign\.yaml:\d+: ", str(e)), str(e)   # names the file and line
+        return
+    ref = yaml.safe_load(data.decode("utf-8"))
+    assert isinstance(ref, dict)
+    assert c.name == str(ref.get("name", c.name))
+    if isinstance(ref.get("evaluation"), dict) and "depth" in ref["evaluation"]:
+        assert c.depth() == ref["evaluation"]["depth"]
+    scale = (ref.get("relevance") or {}).get("scale") if isinstance(ref.get("relevance"), dict) else None
+    if isinstance(scale, dict):
+        assert c.gains() == {int(k): v["gain"] for k, v in scale.items()}
