@@ -14,8 +14,7 @@ Names load on first use, so the import itself costs almost nothing.
 """
 from __future__ import annotations
 
-import importlib
-
+from engine._lazy import lazy_exports
 from engine.version import __version__
 
 _EXPORTS = {
@@ -32,17 +31,4 @@ _EXPORTS = {
 __all__ = sorted(_EXPORTS) + ["__version__"]
 
 
-def __getattr__(name: str):
-    mod = _EXPORTS.get(name)
-    if mod is None:
-        raise AttributeError(f"module 'cranfield' has no attribute {name!r}")
-    try:
-        value = getattr(importlib.import_module(mod), name)
-    except ModuleNotFoundError as exc:
-        raise AttributeError(f"cranfield.{name} is not available in this installation ({exc})") from None
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_EXPORTS))
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

@@ -5,10 +5,10 @@ stays fast: pandas, pyarrow and scipy are imported by the modules that use them.
 """
 from __future__ import annotations
 
-import importlib
 import sys
 import types
 
+from ._lazy import lazy_exports
 from .version import __version__
 
 _EXPORTS = {
@@ -27,17 +27,7 @@ _EXPORTS = {
 __all__ = sorted(_EXPORTS) + ["__version__"]
 
 
-def __getattr__(name: str):
-    mod = _EXPORTS.get(name)
-    if mod is None:
-        raise AttributeError(f"module 'engine' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{mod}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_EXPORTS))
+__getattr__, __dir__ = lazy_exports(__name__, {k: f"{__name__}.{v}" for k, v in _EXPORTS.items()}, globals())
 
 
 class _Package(types.ModuleType):

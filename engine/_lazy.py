@@ -24,3 +24,23 @@ class LazyModule(types.ModuleType):
 def lazy_module(name: str) -> LazyModule:
     """`name`, imported when first used."""
     return LazyModule(name)
+
+
+def lazy_exports(module_name: str, exports: dict[str, str], globals_: dict):
+    """(__getattr__, __dir__) for a module whose public names load from other modules on first use:
+    `exports` maps a name to the module that defines it."""
+    def __getattr__(name: str):
+        mod = exports.get(name)
+        if mod is None:
+            raise AttributeError(f"module {module_name!r} has no attribute {name!r}")
+        try:
+            value = getattr(importlib.import_module(mod), name)
+        except ModuleNotFoundError as exc:
+            raise AttributeError(f"{module_name}.{name} is not available in this installation ({exc})") from None
+        globals_[name] = value
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted(set(globals_) | set(exports))
+
+    return __getattr__, __dir__

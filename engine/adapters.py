@@ -113,6 +113,18 @@ def _from_tuples(rows: Iterable, kind: str, value: str) -> pd.DataFrame:
     raise _expected(kind, f"an iterable of {type(first).__name__}")
 
 
+def _frame_of(obj, kind: str, value: str) -> tuple:
+    """(frame, (topic, doc, value) column names) of a nested dict, a DataFrame or an iterable of tuples."""
+    if isinstance(obj, Mapping):
+        return _from_nested(obj, value), ("topic", "doc", value)
+    if isinstance(obj, pd.DataFrame):
+        return obj, _columns_of(obj, kind)
+    if isinstance(obj, Iterable):
+        df = _from_tuples(obj, kind, value)
+        return df, _columns_of(df, kind)
+    raise _expected(kind, type(obj).__name__)
+
+
 def _strict_grades(values: pd.Series) -> np.ndarray:
     out = np.empty(len(values), np.int64)
     for i, v in enumerate(values.tolist()):
@@ -145,17 +157,7 @@ def as_qrels(obj, *, issues: Warnings | None = None, rule: str = "last") -> pd.D
         return read_judgments(obj, w, rule=rule)
     if _is_ranx(obj, "Qrels"):
         obj = obj.to_dict()
-    if isinstance(obj, Mapping):
-        df = _from_nested(obj, "grade")
-        cols = ("topic", "doc", "grade")
-    elif isinstance(obj, pd.DataFrame):
-        df = obj
-        cols = _columns_of(df, "judgments")
-    elif isinstance(obj, Iterable):
-        df = _from_tuples(obj, "judgments", "grade")
-        cols = _columns_of(df, "judgments")
-    else:
-        raise _expected("judgments", type(obj).__name__)
+    df, cols = _frame_of(obj, "judgments", "grade")
     t, d, g = cols
     out = pd.DataFrame({"topic": _ids(df[t]), "doc": _ids(df[d]), "grade": _strict_grades(df[g])})
     return resolve_duplicate_judgments(out.reset_index(drop=True), SOURCE, w, rule)
@@ -179,16 +181,7 @@ def as_runs(obj, *, issues: Warnings | None = None, name: str = "run") -> pd.Dat
                        for v in obj.values()):
             parts = [as_runs(v, issues=w, name=str(k)) for k, v in obj.items()]   # {run: {topic: {doc: score}}}
             return pd.concat(parts, ignore_index=True)
-        df = _from_nested(obj, "score")
-        cols = ("topic", "doc", "score")
-    elif isinstance(obj, pd.DataFrame):
-        df = obj
-        cols = _columns_of(df, "runs")
-    elif isinstance(obj, Iterable):
-        df = _from_tuples(obj, "runs", "score")
-        cols = _columns_of(df, "runs")
-    else:
-        raise _expected("runs", type(obj).__name__)
+    df, cols = _frame_of(obj, "runs", "score")
     t, d, s = cols
     run_col = next((c for c in RUN_NAME_COLUMNS if c in df.columns), None)
     try:

@@ -71,6 +71,7 @@ class Evaluator:
         self._grades = grades
         from .ranking import topic_judgments
         self._topic_arrays = topic_judgments(len(self.topic_names), self._q_tcode, self._q_grade)
+        self._judgment_caches: dict = {}    # per options: Ranked.caches["judgments"], kept across runs
 
     @property
     def qrels(self):
@@ -151,6 +152,7 @@ class Evaluator:
         """(user's measure name, per-group values) for every requested measure on `ranked`."""
         for grp in self.groups:
             r = ranked if grp.options == ranked.options else _with_options(ranked, grp.options)
+            r.caches["judgments"] = self._judgment_caches.setdefault(grp.options, {})
             if self.extra:
                 r.extra = self.extra
             if self._needs_rows:

@@ -1,17 +1,6 @@
-"""The judging workflow: the next document to judge, assessor batches, exports and judgment summaries.
-The append-only judgment log lives in engine.judgment_log (re-exported here).
-
-Log safety (judgments/log.jsonl, format in docs/campaign-format.md): every append opens the file
-with O_APPEND, takes an exclusive `fcntl.flock`, writes each complete line with one `write()`,
-`fsync`s, then releases the lock; only then is the judgment acknowledged. A writer killed mid-line
-leaves an incomplete last line (no newline); the next writer, under the lock, moves that fragment to
-`log.jsonl.torn` and cuts it off before appending, so earlier lines are never touched and two writers
-never interleave.
-
-Conflicts: every judgment stays in the log. The merged view resolves repeated judgments of a
-(topic, doc) by `judgments.conflict_rule`: `last` (the latest judgment wins, default), `max` (the
-highest grade wins), `majority` (the most frequent grade; a tie goes to the latest of the tied
-grades). An `undo` line retracts that assessor's latest earlier judgment of the document.
+"""The judging workflow: the next document to judge, recording a checked judgment, assessor batches,
+exports and judgment summaries. The append-only judgment log, its safety and its conflict rules live in
+engine.judgment_log (re-exported here).
 """
 from __future__ import annotations
 

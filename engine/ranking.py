@@ -104,8 +104,10 @@ class Ranked:
     g_missing: np.ndarray = field(default=None)  # per group: True when the run had no results (-c fill)
     extra: dict | None = None           # evaluation extras: {"gains": grade -> gain} (campaign relevance scale)
     qrels: object = None                # the judgments joined (DataFrame), for measures reading judgment columns
-    # named caches of values derived from this structure ("gain": graded measures, "est": estimators);
-    # not copied by dataclasses.replace (a derived structure starts empty)
+    # named caches of values derived from this structure ("gain": graded measures, "est": estimators;
+    # "judgments": values derived from the judgments alone, which a caller evaluating many runs against
+    # the same judgments and options may carry from one structure to the next); not copied by
+    # dataclasses.replace (a derived structure starts empty)
     caches: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     # ------------------------------------------------------------------ sizes and indexing

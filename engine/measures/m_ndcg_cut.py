@@ -7,7 +7,7 @@ from .registry import contributes, measure
 
 def _ideal_grade_dcg(r) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per topic (offsets, cumulative ideal DCG, number of positive grades) of the grades sorted down."""
-    c = r.caches.setdefault("gain", {})
+    c = r.caches.setdefault("judgments", {})       # derived from the judgments alone (see Ranked.caches)
     if "ideal_grades" not in c:
         g = r.t_grades.astype(np.float64)
         n_t = len(r.topic_names)
