@@ -345,10 +345,13 @@ def _empty_run() -> pd.DataFrame:
 # row count differs from its line count, goes through the validating reader, so messages are the same.
 
 def _clean_for_arrow(data: bytes) -> bool:
-    """No tab, CR, VT, FF or comment (one-byte scans). Double, leading or trailing spaces need no scan: they
-    make extra columns, which Arrow rejects; blank lines are caught by the row count."""
+    """No tab, CR, VT, FF or comment (one-byte scans). No double, leading or trailing space: with a field
+    missing, they leave 6 columns one of which is empty (Arrow reads an empty int as null). Blank lines
+    are caught by the row count."""
     return (len(data) > 0 and b"\t" not in data and b"\r" not in data and b"#" not in data
-            and b"\x0b" not in data and b"\x0c" not in data)   # VT/FF: C isspace, so field separators
+            and b"\x0b" not in data and b"\x0c" not in data   # VT/FF: C isspace, so field separators
+            # an empty field (double/leading/trailing space) with one field missing keeps 6 columns
+            and b"  " not in data and b"\n " not in data and b" \n" not in data and not data.startswith(b" "))
 
 
 def _arrow_table(data: bytes):

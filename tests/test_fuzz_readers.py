@@ -208,3 +208,14 @@ def test_campaign_yaml_mutations(tmp_path_factory, data: bytes) -> None:
     scale = (ref.get("relevance") or {}).get("scale") if isinstance(ref.get("relevance"), dict) else None
     if isinstance(scale, dict):
         assert c.gains() == {int(k): v["gain"] for k, v in scale.items()}
+
+
+@pytest.mark.parametrize("line", [b" Q0 b 2 2 r\n", b"1 Q0 b  2 r\n", b"1 Q0 b 2 2 \n"])
+def test_missing_field_beside_double_space_is_refused(tmp_path, line: bytes) -> None:
+    """Found by benchmarks/fuzz.py: a removed field next to an empty one kept 6 Arrow columns."""
+    from engine.formats import read_runs
+    p = tmp_path / "r.txt"
+    p.write_bytes(b"1 Q0 a 1 3 r\n" + line)
+    with pytest.raises(FormatError) as e:
+        read_runs([p])
+    assert [x.line for x in e.value.problems] == [2]
