@@ -1,12 +1,12 @@
 """Push mutated input files through the CLI; count tracebacks, hangs over 5 s and silent differences.
 
-    python3 benchmarks/fuzz.py [--count 5000 --seed 1]
+    python3 benchmarks/fuzz.py [--count 5000 --seed 1 --jobs 2]
 
 Each case mutates a valid run or qrels file (byte flips, inserted fields, numbers C reads
 differently, NUL bytes, truncation, deep nesting) and runs `cranfield eval QRELS RUN -m map`.
 A traceback or a run over 5 s counts as a failure; a run that exits 0 must give the numbers of the
-file read by a strict reference parser (pytrec_eval over the lines that parse), else it is a silent
-difference.
+file as trec_eval reads it (blank lines skipped, fields split on C isspace bytes; pytrec_eval computes
+the numbers), else it is a silent difference.
 """
 from __future__ import annotations
 
@@ -15,6 +15,8 @@ import random
 import subprocess
 import sys
 import tempfile
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -45,67 +47,89 @@ def mutate(text: str, rng: random.Random) -> str:
     return "".join(lines)
 
 
-def reference_map(qrels: str, run: str) -> dict | None:
-    """pytrec_eval map of the original files (the right numbers for a file that parses the same)."""
+def _fields(text: str) -> list[list[bytes]]:
+    """Fields of each non-blank line, split the way trec_eval's C code does.
+
+    trec_eval skips lines holding only whitespace ("Ignore blank lines (people seem to insist on
+    them!)" in get_qrels.c / get_trec_results.c) and splits on C ``isspace`` bytes, so the reference
+    works on bytes: Python's ``str.split`` would also split on U+001C..U+001F, U+0085, U+00A0.
+    """
+    raw = text.encode("utf-8", "surrogateescape")
+    return [ln.split() for ln in raw.split(b"\n") if ln.split()]
+
+
+def _key(b: bytes) -> str:
+    return b.decode("latin-1")       # a 1:1 byte -> str map pytrec_eval can take (no lone surrogates)
+
+
+def reference_map(qrels: str, run: str) -> dict:
+    """pytrec_eval map of the files as trec_eval reads them; ValueError/IndexError if it would refuse."""
     import pytrec_eval
     q: dict = {}
-    for ln in qrels.splitlines():
-        t, _, d, g = ln.split()
-        q.setdefault(t, {})[d] = int(g)
+    for f in _fields(qrels):
+        t, _, d, g = f
+        q.setdefault(_key(t), {})[_key(d)] = int(g)
     r: dict = {}
-    for ln in run.splitlines():
-        f = ln.split()
-        r.setdefault(f[0], {})[f[2]] = float(f[4])
+    for f in _fields(run):
+        r.setdefault(_key(f[0]), {})[_key(f[2])] = float(f[4])
     return {t: v["map"] for t, v in pytrec_eval.RelevanceEvaluator(q, {"map"}).evaluate(r).items()}
+
+
+def run_case(n: int, run: str, qrels: str, d: str) -> str:
+    """Evaluate one mutated pair through the CLI: 'hang', 'traceback', 'refused', 'ok' or 'silent'."""
+    case = Path(d) / str(n)
+    case.mkdir()
+    rp, qp = case / "r.txt", case / "q.qrels"
+    rp.write_bytes(run.encode("utf-8", "surrogateescape"))
+    qp.write_bytes(qrels.encode("utf-8", "surrogateescape"))
+    try:
+        p = subprocess.run([sys.executable, "-m", "engine.cli", "eval", str(qp), str(rp), "-m", "map",
+                            "-q", "--format", "csv"], cwd=ROOT, capture_output=True, text=True,
+                           timeout=5, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    except subprocess.TimeoutExpired:
+        print(f"hang on case {n}", file=sys.stderr)
+        return "hang"
+    if "Traceback" in p.stderr:
+        print(f"traceback on case {n}:\n{p.stderr[-600:]}", file=sys.stderr)
+        return "traceback"
+    if p.returncode != 0:
+        return "refused"
+    if run == RUN and qrels == QRELS:
+        return "ok"
+    try:
+        ref = reference_map(qrels, run)
+    except (ValueError, IndexError) as e:     # exit 0 on a file trec_eval's rules refuse
+        print(f"silent difference on case {n}: reference refuses ({e}); run={run!r} qrels={qrels!r}",
+              file=sys.stderr)
+        return "silent"
+    got = {}
+    for ln in p.stdout.splitlines()[1:]:       # run,topic,map
+        f = ln.split(",")
+        if len(f) == 3 and f[1] != "all":
+            got[f[1]] = float(f[2])
+    if any(abs(got.get(t, 0.0) - v) > 1e-4 for t, v in ref.items()):
+        print(f"silent difference on case {n}: got {got}, reference {ref}; run={run!r} qrels={qrels!r}",
+              file=sys.stderr)
+        return "silent"
+    return "ok"
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--count", type=int, default=5000)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--jobs", type=int, default=1, help="CLI processes at once (cases stay the same)")
     a = ap.parse_args()
     rng = random.Random(a.seed)
-    tb = hangs = silent = refused = ok = 0
-    with tempfile.TemporaryDirectory() as d:
-        for n in range(a.count):
-            which = rng.random() < 0.5
-            run = mutate(RUN, rng) if which else RUN
-            qrels = QRELS if which else mutate(QRELS, rng)
-            rp, qp = Path(d) / "r.txt", Path(d) / "q.qrels"
-            rp.write_bytes(run.encode("utf-8", "surrogateescape"))
-            qp.write_bytes(qrels.encode("utf-8", "surrogateescape"))
-            try:
-                p = subprocess.run([sys.executable, "-m", "engine.cli", "eval", str(qp), str(rp), "-m", "map",
-                                    "-q", "--format", "csv"], cwd=ROOT, capture_output=True, text=True,
-                                   timeout=5, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
-            except subprocess.TimeoutExpired:
-                hangs += 1
-                continue
-            if "Traceback" in p.stderr:
-                tb += 1
-                print(f"traceback on case {n}:\n{p.stderr[-600:]}", file=sys.stderr)
-            elif p.returncode != 0:
-                refused += 1
-            else:
-                ok += 1
-                if run == RUN and qrels == QRELS:
-                    continue
-                try:
-                    ref = reference_map(qrels, run)
-                except (ValueError, IndexError):
-                    silent += 1          # exit 0 on a file the strict reference cannot read
-                    continue
-                got = {}
-                for ln in p.stdout.splitlines()[1:]:       # run,topic,map
-                    f = ln.split(",")
-                    if len(f) == 3 and f[1] != "all":
-                        got[f[1]] = float(f[2])
-                if any(abs(got.get(t, 0.0) - v) > 1e-4 for t, v in ref.items()):
-                    silent += 1
-                    print(f"silent difference on case {n}", file=sys.stderr)
-    print(f"fuzz: {a.count} files, {tb} tracebacks, {hangs} hangs > 5 s, {silent} silent differences "
-          f"({refused} refused with a message, {ok} evaluated)")
-
+    cases = []
+    for n in range(a.count):                   # drawn up front: the same cases whatever --jobs is
+        which = rng.random() < 0.5
+        cases.append((n, mutate(RUN, rng) if which else RUN, QRELS if which else mutate(QRELS, rng)))
+    with tempfile.TemporaryDirectory() as d, ThreadPoolExecutor(a.jobs) as pool:
+        out = Counter(pool.map(lambda c: run_case(*c, d), cases))
+    print(f"fuzz: {a.count} files, {out['traceback']} tracebacks, {out['hang']} hangs > 5 s, "
+          f"{out['silent']} silent differences ({out['refused']} refused with a message, "
+          f"{out['ok'] + out['silent']} evaluated)")
 
 if __name__ == "__main__":
     main()

@@ -268,14 +268,17 @@ def read_config(path: PathLike) -> dict:
     check_text(spath, data)
     try:
         text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise FormatError(Problem(spath, None, "is not valid UTF-8 text"), hint="save it as UTF-8") from None
+    except UnicodeDecodeError as exc:
+        raise FormatError(Problem(spath, data[:exc.start].count(b"\n") + 1, "is not valid UTF-8 text"),
+                          hint="save it as UTF-8") from None
     from .safeload import load_yaml
     try:
         node, loaded = load_yaml(text, spath)    # size, depth and alias limits checked first
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else None
+        if line is None and isinstance(getattr(exc, "position", None), int):   # ReaderError: bad character
+            line = text[:exc.position].count("\n") + 1
         what = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise FormatError(Problem(spath, line, f"YAML syntax error: {what}"),
                           hint="check indentation and quoting on that line (quote values containing ': ' or '#')"

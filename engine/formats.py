@@ -120,8 +120,8 @@ def _slow_parse(path: str, text: bytes, cols: list[_Col], label: str, extra_ok: 
         if "\x00" in line:
             problems.append(Problem(path, lineno, "contains binary data (NUL byte)"))
             continue
-        toks = line.split()
-        if extra_ok and len(toks) > n:
+        toks = [t.decode("utf-8") for t in raw.split()]    # C isspace bytes only, as trec_eval and the
+        if extra_ok and len(toks) > n:                     # fast path split (str.split also splits U+001C..)
             if extra is not None:
                 extra.append(lineno)
             toks = toks[:n]
@@ -176,6 +176,8 @@ def read_table(path: PathLike, cols: list[_Col], label: str,
     dtypes = {c.name: _PD_DTYPE[c.kind] for c in cols}
     read_types = {c.name: (object if c.kind == "int" else _PD_DTYPE[c.kind]) for c in cols}
     try:
+        if b"\x0b" in text or b"\x0c" in text:
+            raise ValueError("VT/FF separate fields in C (isspace) but not in pandas' tokenizer")
         df = pd.read_csv(io.BytesIO(text), sep=r"\s+", header=None, names=names,
                          dtype=read_types, skip_blank_lines=True, engine="c",
                          na_filter=False, quoting=3, encoding="utf-8")
@@ -344,9 +346,13 @@ def _empty_run() -> pd.DataFrame:
 # row count differs from its line count, goes through the validating reader, so messages are the same.
 
 def _clean_for_arrow(data: bytes) -> bool:
-    """No tab, CR or comment (one-byte scans). Double, leading or trailing spaces need no scan: they
-    make extra columns, which Arrow rejects; blank lines are caught by the row count."""
-    return len(data) > 0 and b"\t" not in data and b"\r" not in data and b"#" not in data
+    """No tab, CR, VT, FF or comment (one-byte scans). No double, leading or trailing space: with a field
+    missing, they leave 6 columns one of which is empty (Arrow reads an empty int as null). Blank lines
+    are caught by the row count."""
+    return (len(data) > 0 and b"\t" not in data and b"\r" not in data and b"#" not in data
+            and b"\x0b" not in data and b"\x0c" not in data   # VT/FF: C isspace, so field separators
+            # an empty field (double/leading/trailing space) with one field missing keeps 6 columns
+            and b"  " not in data and b"\n " not in data and b" \n" not in data and not data.startswith(b" "))
 
 
 def _arrow_table(data: bytes):

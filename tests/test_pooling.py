@@ -213,3 +213,39 @@ def test_cli_stratified_bounds_beyond_depth_extend_or_refuse(tmp_path, capsys):
     t = read_pool(camp / "pools" / "pool-deep.tsv")
     assert t["stratum"].max() == 3 and (t["stratum"] == 3).sum() > 0
     assert pool_log(camp)[-1]["depth"] == 120
+
+
+def test_pool_file_and_log_entry_commit_together(tmp_path, monkeypatch):
+    """Killed between the pool table and its log entry: no pool without entry, old pool kept;
+    killed after the entry: recover_pools finishes the rename."""
+    import engine.pooling as pooling
+    old = build_pool(RUNS, "depth", depth=2)
+    write_pool(tmp_path, "p", old)
+    before = (tmp_path / "pools" / "pool-p.tsv").read_bytes()
+    new = build_pool(RUNS, "depth", depth=4)
+
+    def die(path, rec):
+        raise KeyboardInterrupt("killed before the log entry")
+    monkeypatch.setattr(pooling, "_append_pool_record", die)
+    with pytest.raises(KeyboardInterrupt):
+        write_pool(tmp_path, "p", new)
+    monkeypatch.undo()
+    assert len(pool_log(tmp_path)) == 1 and pool_log(tmp_path)[0]["depth"] == 2
+    assert (tmp_path / "pools" / "pool-p.tsv").read_bytes() == before
+    assert not list((tmp_path / "pools").glob("*.pending"))        # orphan table removed
+
+    real = pooling._append_pool_record
+
+    def entry_then_die(path, rec):
+        real(path, rec)
+        raise KeyboardInterrupt("killed after the log entry, before the rename")
+    monkeypatch.setattr(pooling, "_append_pool_record", entry_then_die)
+    with pytest.raises(KeyboardInterrupt):
+        write_pool(tmp_path, "p", new)                              # entry written, rename not done
+    monkeypatch.undo()
+    assert (tmp_path / "pools" / "pool-p.tsv").read_bytes() == before
+    log = pool_log(tmp_path)                                        # recovers: finishes the rename
+    assert [r["depth"] for r in log] == [2, 4]
+    back = read_pool(tmp_path / "pools" / "pool-p.tsv")
+    assert back["doc"].tolist() == new.table["doc"].tolist()
+    assert not list((tmp_path / "pools").glob("*.pending"))

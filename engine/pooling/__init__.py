@@ -18,7 +18,9 @@ Online strategies need the judgments as they arrive: `build_pool(..., oracle=qre
 """
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -239,22 +241,60 @@ def pool_path(root, name: str) -> Path:
 
 
 def write_pool(root, name: str, pool: Pool) -> Path:
-    """Write pools/pool-NAME.tsv (header + rows) and append the spec to pools/pools.log.jsonl."""
-    from ..formats import write_text
-    from ..judgment_log import append_records
+    """Write pools/pool-NAME.tsv (header + rows) and append the spec to pools/pools.log.jsonl.
+
+    The log entry is the commit point: the table is first written as pools/pool-NAME.tsv.pending,
+    then the entry (with the table's sha256) is appended, then the pending file is renamed into
+    place. Killed before the entry, the pending file is an orphan `recover_pools` deletes; killed after
+    it, `recover_pools` (run by `write_pool` and `pool_log`) finishes the rename.
+    """
+    from ..atomic import atomic_write
 
     if not name or any(c in name for c in "/\\ \t"):
         raise CranfieldError(f"pool name {name!r}: use letters, digits, '-' or '_'")
+    recover_pools(root)
     p = pool_path(root, name)
     t = pool.table[POOL_COLUMNS].copy()
     t["prob"] = t["prob"].map(repr)  # exact round trip
-    write_text(p, t.to_csv(sep="\t", index=False))
+    data = t.to_csv(sep="\t", index=False).encode("utf-8")
+    pending = p.with_name(p.name + PENDING)
+    atomic_write(pending, data)
     rec = {"op": "pool", "name": name, "file": str(p.relative_to(Path(root))),
+           "sha256": hashlib.sha256(data).hexdigest(),
            "ts": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
            "documents": int((pool.table["order"] > 0).sum()), "topics": int(pool.table["topic"].nunique()),
            **pool.spec}
-    append_records(Path(root) / "pools" / "pools.log.jsonl", [rec])
+    _append_pool_record(Path(root) / "pools" / "pools.log.jsonl", rec)
+    os.replace(pending, p)
     return p
+
+
+PENDING = ".pending"
+
+
+def _append_pool_record(path: Path, rec: dict) -> None:
+    from ..judgment_log import append_records
+    append_records(path, [rec])
+
+
+def recover_pools(root) -> None:
+    """Bring pools/ back to a state where every pool file has its log entry (see `write_pool`)."""
+    pdir = Path(root) / "pools"
+    if not pdir.is_dir():
+        return
+    pending = sorted(pdir.glob("pool-*.tsv" + PENDING))
+    if not pending:
+        return
+    last: dict[str, str] = {}
+    for r in _read_log(pdir / "pools.log.jsonl"):
+        if isinstance(r, dict) and isinstance(r.get("file"), str):
+            last[r["file"]] = r.get("sha256")
+    for q in pending:
+        final = q.with_name(q.name[: -len(PENDING)])
+        if last.get(str(final.relative_to(Path(root)))) == hashlib.sha256(q.read_bytes()).hexdigest():
+            os.replace(q, final)      # committed by its log entry: finish the rename
+        else:
+            q.unlink()                # never committed: the pool was not built
 
 
 def read_pool(path) -> pd.DataFrame:
@@ -280,7 +320,11 @@ def read_pool(path) -> pd.DataFrame:
 
 def pool_log(root) -> list[dict]:
     """The pools log records (one per pool built)."""
-    p = Path(root) / "pools" / "pools.log.jsonl"
+    recover_pools(root)
+    return _read_log(Path(root) / "pools" / "pools.log.jsonl")
+
+
+def _read_log(p: Path) -> list[dict]:
     if not p.exists():
         return []
     out = []
@@ -294,5 +338,5 @@ def pool_log(root) -> list[dict]:
 
 
 __all__ = ["Pool", "build_pool", "resolve_budgets", "parse_budget", "assign_targets", "derive_targets",
-           "write_pool", "read_pool", "pool_log", "pool_path", "STRATEGIES", "ONLINE", "MQ_TARGETS",
+           "write_pool", "read_pool", "pool_log", "recover_pools", "pool_path", "STRATEGIES", "ONLINE", "MQ_TARGETS",
            "POOL_COLUMNS", "ap_prior", "ranked_runs", "pool_candidates"]
