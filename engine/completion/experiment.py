@@ -17,6 +17,7 @@ from scipy import stats
 
 from ..errors import CranfieldError
 from ..stability import Progress, kendall_tau, rank_positions, report
+from ..stability.poolbias import run_metadata, scenarios, unique_contribution_mask
 from .predict import complete, make_classifier, texts_for, unjudged_within_depth
 from .text import Background
 
@@ -73,11 +74,6 @@ def _matrix(qrels, runs, measures, topics, run_names, options) -> dict[str, np.n
     return out
 
 
-def _unique_removed(qrels, runs, contributors, left_out, depth) -> np.ndarray:
-    from ..stability.poolbias import unique_contribution_mask
-    return unique_contribution_mask(qrels, runs, contributors, left_out, depth)
-
-
 def completion_poolbias(qrels: pd.DataFrame, runs: pd.DataFrame, run_meta: pd.DataFrame, measures,
                         store, *, mode: str = "group", depth: int = 50,
                         complete_with: Sequence[str] = ("none", "kld", "svm"), rel_level: int = 1,
@@ -97,24 +93,12 @@ def completion_poolbias(qrels: pd.DataFrame, runs: pd.DataFrame, run_meta: pd.Da
             raise CranfieldError(f"unknown completion {c!r} (choose none, kld or svm)")
     runs = runs.assign(run=runs["run"].astype(str), topic=runs["topic"].astype(str), doc=runs["doc"].astype(str))
     qrels = qrels.assign(topic=qrels["topic"].astype(str), doc=qrels["doc"].astype(str)).reset_index(drop=True)
-    meta = run_meta.assign(run=run_meta["run"].astype(str)).set_index("run")
-    run_names = sorted(set(runs["run"]) & set(meta.index))
+    run_names = sorted(set(runs["run"]))
     if not run_names:
-        raise CranfieldError("no run has metadata (campaign.yaml runs:)")
-    meta = meta.loc[run_names]
-    pooled = meta["pooled"].fillna(True).astype(bool) if "pooled" in meta else pd.Series(True, meta.index)
-    contributors = meta.index[pooled].tolist()
+        raise CranfieldError("no runs to compare")
+    meta = run_metadata(run_meta, run_names)
+    scen, contributors = scenarios(meta, mode)
     topics = sorted(set(qrels["topic"]))
-    if mode == "group":
-        scen = []
-        for grp in sorted(set(meta.loc[contributors, "group"].astype(str))):
-            members = meta.index[meta["group"].astype(str) == grp].tolist()
-            scen.append((grp, [m for m in members if m in contributors], members))
-    else:
-        manual = meta.index[meta["type"].astype(str) == "manual"].tolist()
-        if not manual:
-            raise CranfieldError("no manual runs (campaign.yaml runs: type: manual): nothing to leave out")
-        scen = [("manual", [m for m in manual if m in contributors], manual)]
     bg = background
     if any(c != "none" for c in complete_with) and bg is None:
         bg = Background.from_store(store)
@@ -125,7 +109,7 @@ def completion_poolbias(qrels: pd.DataFrame, runs: pd.DataFrame, run_meta: pd.Da
     steps = len(scen) * len(complete_with)
     k = 0
     for label, left_out, affected in scen:
-        rm = _unique_removed(qrels, runs, contributors, left_out, depth)
+        rm = unique_contribution_mask(qrels, runs, contributors, left_out, depth)
         reduced = qrels[~rm]
         cand = unjudged_within_depth(reduced, runs, depth, among=left_out) if left_out else None
         sel = np.isin(np.asarray(run_names), affected)

@@ -43,7 +43,7 @@ def _with_ranks(runs: pd.DataFrame) -> pd.DataFrame:
     return runs.iloc[rows].assign(rank=rank)
 
 
-def _meta(run_meta: pd.DataFrame, runs_in: list[str]) -> pd.DataFrame:
+def run_metadata(run_meta: pd.DataFrame, runs_in: list[str]) -> pd.DataFrame:
     need = {"run", "group"}
     if not need <= set(run_meta.columns):
         raise CranfieldError("run metadata needs columns run and group (campaign.yaml runs: group/type/pooled)")
@@ -81,8 +81,8 @@ def _in_memory(mode, qrels, runs, run_meta, measures, depth, rejudger, progress)
     runs = _with_ranks(runs)
     report(progress, 0.0, "joining runs and judgments")
     rj = rejudger or Rejudger(qrels, runs, measures)
-    meta = _meta(run_meta, rj.runs)
-    scen, contributors = _scenarios(meta, mode)
+    meta = run_metadata(run_meta, rj.runs)
+    scen, contributors = scenarios(meta, mode)
 
     def tick(d, n):
         report(progress, d / n, f"left out {scen[d - 1][0]} ({d}/{n})")
@@ -92,7 +92,7 @@ def _in_memory(mode, qrels, runs, run_meta, measures, depth, rejudger, progress)
     return _tables(mode, scen, [res], list(rj.runs))
 
 
-def _scenarios(meta: pd.DataFrame, mode: str) -> tuple[list, list[str]]:
+def scenarios(meta: pd.DataFrame, mode: str) -> tuple[list, list[str]]:
     """([(label, left-out pooled runs, runs compared)], pooled runs) of a mode."""
     contributors = meta.index[meta["pooled"]].tolist()
     if mode == "group":
@@ -167,8 +167,8 @@ def pool_bias_store(store, qrels: pd.DataFrame, run_meta: pd.DataFrame, measures
     from ..parallel import map_tasks
     from ..ranking import EvalOptions
     run_order = list(store.runs)
-    meta = _meta(run_meta, run_order)
-    scen, contributors = _scenarios(meta, mode)
+    meta = run_metadata(run_meta, run_order)
+    scen, contributors = scenarios(meta, mode)
     q = qrels.reset_index(drop=True)
     plan = plan_blocks(store, sorted_topics(q["topic"].astype(str)), run_order, block_rows or BLOCK_ROWS // 2)
     opt = options or EvalOptions()
