@@ -346,13 +346,11 @@ def _empty_run() -> pd.DataFrame:
 # row count differs from its line count, goes through the validating reader, so messages are the same.
 
 def _clean_for_arrow(data: bytes) -> bool:
-    """No tab, CR, VT, FF or comment (one-byte scans). No double, leading or trailing space: with a field
-    missing, they leave 6 columns one of which is empty (Arrow reads an empty int as null). Blank lines
-    are caught by the row count."""
+    """No tab, CR, VT, FF, NUL or comment (one-byte memchr scans). Double, leading or trailing spaces
+    need no scan: they make an extra column, which Arrow rejects, or, with a field missing, an empty
+    field, which `arrow_run` refuses after parsing. Blank lines are caught by the row count."""
     return (len(data) > 0 and b"\t" not in data and b"\r" not in data and b"#" not in data
-            and b"\x0b" not in data and b"\x0c" not in data   # VT/FF: C isspace, so field separators
-            # an empty field (double/leading/trailing space) with one field missing keeps 6 columns
-            and b"  " not in data and b"\n " not in data and b" \n" not in data and not data.startswith(b" "))
+            and b"\x0b" not in data and b"\x0c" not in data and b"\x00" not in data)
 
 
 def _arrow_table(data: bytes):
@@ -362,16 +360,15 @@ def _arrow_table(data: bytes):
     import pyarrow.csv as pacsv
 
     names = ["topic", "q0", "doc", "rank", "score", "tag"]
-    types = {"topic": pa.string(), "doc": pa.string(), "rank": pa.int64(), "score": pa.float64(),
-             "tag": pa.string()}
+    types = {"topic": pa.string(), "q0": pa.string(), "doc": pa.string(), "rank": pa.int64(),
+             "score": pa.float64(), "tag": pa.string()}
     return pacsv.read_csv(io.BytesIO(data),
                           read_options=pacsv.ReadOptions(column_names=names, use_threads=False),
                           parse_options=pacsv.ParseOptions(delimiter=" ", quote_char=False, double_quote=False,
                                                            ignore_empty_lines=False),
                           convert_options=pacsv.ConvertOptions(column_types=types, strings_can_be_null=False,
                                                                quoted_strings_can_be_null=False,
-                                                               include_columns=["topic", "doc", "rank", "score",
-                                                                                "tag"]))
+                                                               include_columns=names))
 
 
 def sorted_categorical(chunked) -> pd.Categorical:
@@ -441,14 +438,17 @@ def _duplicate_rows(run_c: np.ndarray, topic_c: np.ndarray, doc_c: np.ndarray, n
 def arrow_run(p: PathLike, data: bytes):
     """(tag, table) when a run file is clean and Arrow parses it whole with one tag, else None."""
     import pyarrow.compute as pc
-    if not _clean_for_arrow(data) or b"\x00" in data:
+    if not _clean_for_arrow(data):
         return None
     try:
         tab = _arrow_table(data)
     except Exception:  # malformed: the validating reader reports it
         return None
     # blank lines are errors for Arrow here (ignore_empty_lines=False), so rows are lines 1..n
-    if len(tab) == 0 or tab.column("score").null_count:
+    if len(tab) == 0 or tab.column("score").null_count or tab.column("rank").null_count:
+        return None
+    # an empty field (two spaces, or a space at either end, with one field missing) is a short line
+    if any(pc.min(pc.binary_length(tab.column(c))).as_py() == 0 for c in ("topic", "q0", "doc", "tag")):
         return None
     if not all_finite(tab.column("score").to_numpy()):
         return None   # inf / 1e400: the validating reader names the line
