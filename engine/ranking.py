@@ -375,6 +375,19 @@ def vocab_tie_order(vocab: np.ndarray, codes: np.ndarray):
     return order
 
 
+def list_tie_order(docs: list[str]):
+    """`trec_order`'s tie-breaker for documents in a list of Python strings (compared by code point,
+    i.e. byte order): for small rankings, where numpy's string sort costs more than it saves."""
+    def order(rows: np.ndarray, seg: np.ndarray) -> np.ndarray:
+        d = [docs[i] for i in rows.tolist()]
+        pos = list(range(len(d)))
+        edges = [0, *(np.flatnonzero(seg[1:] != seg[:-1]) + 1).tolist(), len(d)]
+        for a, b in zip(edges[:-1], edges[1:]):       # reverse=True is stable: equal ids keep their order
+            pos[a:b] = sorted(pos[a:b], key=d.__getitem__, reverse=True)
+        return np.asarray(pos, np.int64)
+    return order
+
+
 def arrow_tie_order(doc):
     """`trec_order`'s tie-breaker for documents in an Arrow string column (Arrow compares bytes)."""
     def order(rows: np.ndarray, seg: np.ndarray) -> np.ndarray:
@@ -402,12 +415,15 @@ def trec_order(run_code: np.ndarray, t_code: np.ndarray, score: np.ndarray, n_to
     same_g = gid[1:] == gid[:-1]
     perm = None
     if not ((gid[1:] >= gid[:-1]).all() and (~same_g | (score[1:] <= score[:-1])).all()):
-        uniq, inv = np.unique(score, return_inverse=True)
-        s_desc = (len(uniq) - 1 - inv).astype(np.int64)
-        if float(gid.max() + 1) * len(uniq) < 2.0 ** 62:
-            perm = np.argsort(gid * len(uniq) + s_desc, kind="stable")
+        if n < 4096:                                  # small: two-key sort beats ranking the scores
+            perm = np.lexsort((-score, gid))
         else:
-            perm = np.lexsort((s_desc, gid))
+            uniq, inv = np.unique(score, return_inverse=True)
+            s_desc = (len(uniq) - 1 - inv).astype(np.int64)
+            if float(gid.max() + 1) * len(uniq) < 2.0 ** 62:
+                perm = np.argsort(gid * len(uniq) + s_desc, kind="stable")
+            else:
+                perm = np.lexsort((s_desc, gid))
         gid, score = gid[perm], score[perm]
         same_g = gid[1:] == gid[:-1]
     tie = same_g & (score[1:] == score[:-1])          # row i+1 tied with row i
@@ -533,18 +549,36 @@ def ranked_rows(runs: pd.DataFrame, depth: int | None = None, by_name: bool = Fa
     return rows, rank
 
 
+def _join_codes(runs: pd.DataFrame, qrels: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, int, int]:
+    """Topic and document codes shared by run rows (first len(runs)) and judgment rows (the rest),
+    equal for equal text: (topic codes, doc codes, number of topics, number of docs)."""
+    tc, t_names = _str_codes(pd.concat([runs["topic"].astype(object), qrels["topic"].astype(object)],
+                                       ignore_index=True))
+    dc, d_names = _str_codes(pd.concat([runs["doc"].astype(object), qrels["doc"].astype(object)],
+                                       ignore_index=True))
+    return tc, dc, max(len(t_names), 1), max(len(d_names), 1)
+
+
+def judgment_keys(runs: pd.DataFrame, qrels: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, int]:
+    """The join of run rows with judgments on (topic, doc) as text: (per run row, per judgment row) a
+    code of its (topic, doc) pair, equal codes for equal pairs; and the number of codes."""
+    n = len(runs)
+    if n + len(qrels) == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), 0
+    tc, dc, _, n_d = _join_codes(runs, qrels)
+    codes, uniq = pd.factorize(tc * n_d + dc)
+    codes = codes.astype(np.int64)
+    return codes[:n], codes[n:], len(uniq)
+
+
 def run_grades(runs: pd.DataFrame, qrels: pd.DataFrame) -> np.ndarray:
     """The judgment of each run row joined on (topic, doc): its grade (>= 0), RELVALUE_UNJUDGED for a
     pooled but unjudged document (grade < 0 in the judgments) and RELVALUE_NONPOOL without one."""
     if len(runs) == 0:
         return np.zeros(0, np.int64)
-    tc, t_names = _str_codes(pd.concat([runs["topic"].astype(object), qrels["topic"].astype(object)],
-                                       ignore_index=True))
-    dc, d_names = _str_codes(pd.concat([runs["doc"].astype(object), qrels["doc"].astype(object)],
-                                       ignore_index=True))
+    tc, dc, n_t, n_d = _join_codes(runs, qrels)
     n = len(runs)
-    return lookup_rel(tc[n:], dc[n:], qrels["grade"].to_numpy(np.int64), tc[:n], dc[:n],
-                      max(len(t_names), 1), max(len(d_names), 1))
+    return lookup_rel(tc[n:], dc[n:], qrels["grade"].to_numpy(np.int64), tc[:n], dc[:n], n_t, n_d)
 
 
 def judged_at(group: np.ndarray, rank: np.ndarray, rel: np.ndarray, k: int, n_groups: int
@@ -702,12 +736,14 @@ def _assemble(opt: EvalOptions, run_names: list[str], topic_names: list[str], ru
     return ranked
 
 
-def topic_judgments(n_topics: int, q_tcode: np.ndarray, q_grade: np.ndarray
+def topic_judgments(n_topics: int, q_tcode: np.ndarray, q_grade: np.ndarray, max_grade: int | None = None
                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per topic the judged documents per grade (topics x 0..max grade), and the judged grades sorted
-    descending in CSR form (offsets, grades)."""
+    descending in CSR form (offsets, grades). `max_grade`: the grade columns (default: the highest
+    judged grade), e.g. a subset's keeping its full judgments' width."""
     judged = q_grade >= 0
-    max_grade = int(q_grade[judged].max()) if judged.any() else 0
+    if max_grade is None:
+        max_grade = int(q_grade[judged].max()) if judged.any() else 0
     t_levels = np.zeros((n_topics, max_grade + 1), dtype=np.int64)
     np.add.at(t_levels, (q_tcode[judged], q_grade[judged]), 1)
     jt, jg = q_tcode[judged], q_grade[judged]
@@ -806,6 +842,20 @@ def ranked_from_arrow(qrels: pd.DataFrame, table: pa.Table, run_order: list[str]
     ranked = _assemble(opt, run_names, topic_names, run_code, t_code, r_score, rel, r_doc, q_tcode, q_grade,
                        missing, row_qrel)
     return ranked, notes
+
+
+def ranked_judgment_rows(r: Ranked, q_topic: np.ndarray, q_doc) -> np.ndarray:
+    """The join of a `Ranked`'s rows with judgment rows: per row, the index of its (topic, doc) judgment
+    (the last of equal ones, as the readers resolve duplicates), -1 when none. `q_topic`: per judgment
+    row its index in r.topic_names (-1 when unknown); `q_doc`: its document id."""
+    q_topic = np.asarray(q_topic, np.int64)
+    if r.n_rows == 0 or len(q_topic) == 0:
+        return np.full(r.n_rows, -1, np.int64)
+    codes, uniq = pd.factorize(np.concatenate((np.asarray(r.doc, dtype=object), np.asarray(q_doc, dtype=object))))
+    nd = max(len(uniq), 1)
+    rkey = r.g_topic[r.row_group].astype(np.int64) * nd + codes[: r.n_rows]
+    qkey = np.where(q_topic >= 0, q_topic * nd + codes[r.n_rows:], -1)
+    return _key_lookup(qkey, rkey, np.ones(len(rkey), bool))
 
 
 def _bogus_code(uniq: np.ndarray) -> int:
