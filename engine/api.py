@@ -91,7 +91,7 @@ class Evaluator:
         return self._evaluate_frame(run, frame)
 
     def _evaluate_dict(self, run: dict) -> dict:
-        from .ranking import LazyDocs, _assemble
+        from .ranking import LazyDocs, _assemble, list_tie_order, order_rows, trec_order
 
         tindex, grades = self._tindex, self._grades
         topics = []
@@ -123,16 +123,10 @@ class Evaluator:
             raise self.issues.error(f"run: topic {names[t_code[bad]]}, document {ds[bad]}: score {sc[bad]} "
                                     f"is not a finite number (a run file would be refused the same way)")
         tc = np.asarray(t_code, np.int64)
-        order = np.lexsort((-score_arr, tc))          # topic, then score descending
-        s_o, t_o = score_arr[order], tc[order]
-        tie = (s_o[1:] == s_o[:-1]) & (t_o[1:] == t_o[:-1])
-        order = order.tolist()
-        if tie.any():                                 # trec_eval: tied scores by document id, descending
-            edges = np.flatnonzero(np.diff(np.concatenate(([0], tie.astype(np.int8), [0]))))
-            for a, b in zip(edges[::2].tolist(), edges[1::2].tolist()):
-                order[a:b + 1] = sorted(order[a:b + 1], key=ds.__getitem__, reverse=True)
-        docs = [ds[i] for i in order]
-        t_sorted = t_o.tolist()
+        order = order_rows(trec_order(np.zeros(n, np.int64), tc, score_arr, len(names),
+                                      list_tie_order(ds)), n)
+        docs = [ds[i] for i in order.tolist()]
+        t_sorted = tc[order].tolist()
         rels = [grades[t].get(d, -1) for t, d in zip(t_sorted, docs)]
         score_arr = score_arr[order]
         t_code = t_sorted

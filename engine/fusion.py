@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from .errors import CranfieldError
+from .ranking import ranked_rows
 
 METHODS = ("combsum", "combmnz", "rrf")
 
@@ -67,9 +68,8 @@ def fuse(runs: pd.DataFrame, method: str = "rrf", *, k: float = 60.0, depth: int
         fused = pd.DataFrame({"score": g2["score"].sum(), "n_runs": g2["run"].size()}).reset_index()
         if method == "combmnz":
             fused["score"] = fused["score"] * fused["n_runs"]
-    fused = fused.sort_values(["topic", "score", "doc"], ascending=[True, False, False], kind="mergesort")
-    if depth is not None:
-        fused = fused[fused.groupby("topic", sort=False).cumcount() < int(depth)]
+    rows, _ = ranked_rows(fused.assign(run=tag), None if depth is None else int(depth), by_name=True)
+    fused = fused.iloc[rows]
     out = pd.DataFrame({"run": tag, "topic": fused["topic"].astype(str).to_numpy(object),
                         "doc": fused["doc"].astype(str).to_numpy(object),
                         "score": fused["score"].to_numpy(np.float64)})

@@ -17,7 +17,7 @@ import pandas as pd
 from .correlation import kendall_tau
 from .cost import CostModel
 from .errors import CranfieldError
-from .ranking import ranked_rows
+from .ranking import judgment_keys, ranked_rows
 
 Progress = Callable[[float, str], None] | None
 
@@ -41,11 +41,10 @@ def reduce_judgments(qrels: pd.DataFrame, runs: pd.DataFrame, j: int, selection:
     if selection != "depth":
         raise CranfieldError(f"unknown judgment selection {selection!r} (use depth or random)")
     rows, pos = ranked_rows(runs, by_name=True)
-    r = runs.iloc[rows].assign(pos=pos)
-    best = r.groupby(["topic", "doc"], sort=False)["pos"].agg(["min", "size"]).reset_index()
-    m = judged.merge(best, on=["topic", "doc"], how="left")
-    m["min"] = m["min"].fillna(np.inf)
-    m["size"] = m["size"].fillna(0)
+    rk, qk, n = judgment_keys(runs.iloc[rows], judged)
+    best = np.full(n, np.inf)
+    np.minimum.at(best, rk, pos)
+    m = judged.assign(min=best[qk], size=np.bincount(rk, minlength=n)[qk].astype(np.float64))
     m = m.sort_values(["topic", "min", "size", "doc"], ascending=[True, True, False, True], kind="mergesort")
     m = m[m.groupby("topic", sort=False).cumcount() < j]
     return m[qrels.columns.intersection(m.columns)].reset_index(drop=True)

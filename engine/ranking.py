@@ -347,50 +347,125 @@ def _str_codes(col: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     return codes, names
 
 
-def _byte_rank(names: np.ndarray) -> np.ndarray:
-    """Rank of each name in strcmp (UTF-8 byte = code point) order."""
-    order = np.argsort(names.astype(str), kind="stable") if len(names) else np.zeros(0, np.int64)
-    rank = np.empty(len(names), np.int64)
-    rank[order] = np.arange(len(names))
+def byte_rank(values) -> np.ndarray:
+    """Dense rank of each string in strcmp order (UTF-8 bytes, i.e. code points; equal strings share a
+    rank). `values`: a numpy array of str, or an Arrow string array (ranked by Arrow, same order)."""
+    if not isinstance(values, np.ndarray):
+        if len(values) == 0:
+            return np.zeros(0, np.int64)
+        return pc.rank(values, sort_keys="ascending", tiebreaker="dense").to_numpy().astype(np.int64) - 1
+    if len(values) == 0:
+        return np.zeros(0, np.int64)
+    s = values.astype(str)
+    order = np.argsort(s, kind="stable")
+    ss = s[order]
+    rank = np.empty(len(s), np.int64)
+    rank[order] = np.cumsum(np.concatenate(([0], ss[1:] != ss[:-1])))
     return rank
 
 
-def trec_order(run_code, t_code, score, d_code, n_topics, n_docs, d_rank_of=None
-               ) -> np.ndarray | tuple[np.ndarray, np.ndarray] | None:
-    """Row order (run, topic, score desc, docno desc).
+def vocab_tie_order(vocab: np.ndarray, codes: np.ndarray):
+    """`trec_order`'s tie-breaker for documents given as codes into `vocab` (distinct ids)."""
+    def order(rows: np.ndarray, seg: np.ndarray) -> np.ndarray:
+        u, inv = np.unique(codes[rows], return_inverse=True)
+        d_desc = len(u) - 1 - byte_rank(vocab[u])[inv]
+        if float(seg[-1] + 1) * len(u) < 2.0 ** 62:
+            return np.argsort(seg * len(u) + d_desc, kind="stable")
+        return np.lexsort((d_desc, seg))
+    return order
 
-    Run files are nearly always in this order already except among tied scores. Then the result is
-    None (identity) or a pair (idx, src): rows idx take the values of rows src (only tied rows move,
-    re-sorted by docno). Otherwise a full permutation: one int64 argsort of a composite key, or lexsort
-    if the key could overflow. `d_rank_of[d_code]` is a document's rank in strcmp order (identity when
-    None); it is looked up only for the rows that need it.
+
+def list_tie_order(docs: list[str]):
+    """`trec_order`'s tie-breaker for documents in a list of Python strings (compared by code point,
+    i.e. byte order): for small rankings, where numpy's string sort costs more than it saves."""
+    def order(rows: np.ndarray, seg: np.ndarray) -> np.ndarray:
+        d = [docs[i] for i in rows.tolist()]
+        pos = list(range(len(d)))
+        edges = [0, *(np.flatnonzero(seg[1:] != seg[:-1]) + 1).tolist(), len(d)]
+        for a, b in zip(edges[:-1], edges[1:]):       # reverse=True is stable: equal ids keep their order
+            pos[a:b] = sorted(pos[a:b], key=d.__getitem__, reverse=True)
+        return np.asarray(pos, np.int64)
+    return order
+
+
+def arrow_tie_order(doc):
+    """`trec_order`'s tie-breaker for documents in an Arrow string column (Arrow compares bytes)."""
+    def order(rows: np.ndarray, seg: np.ndarray) -> np.ndarray:
+        t = pa.table({"s": seg, "d": doc.take(pa.array(rows))})
+        return pc.sort_indices(t, sort_keys=[("s", "ascending"), ("d", "descending")]).to_numpy()
+    return order
+
+
+def trec_order(run_code: np.ndarray, t_code: np.ndarray, score: np.ndarray, n_topics: int, tie_order
+               ) -> np.ndarray | tuple[np.ndarray, np.ndarray] | None:
+    """trec_eval's row order, the one definition every caller uses: (run, topic) groups by code, within
+    a group score descending, ties by document id descending in strcmp order (trec_eval's qsort
+    comparator), equal rows in input order.
+
+    `tie_order(rows, seg)`: the stable order of positions 0..len(rows)-1 by (seg ascending, document id
+    of `rows[i]` descending in byte order) (`vocab_tie_order`, `arrow_tie_order`); asked only for the
+    rows tied on score. Run files are nearly always in this order already except among tied scores.
+    Then the result is None (identity) or a pair (idx, src): rows idx take the values of rows src (only
+    tied rows move). Otherwise a full permutation.
     """
-    rank = (lambda c: c) if d_rank_of is None else (lambda c: d_rank_of[c])
     n = len(score)
     if n == 0:
         return None
     gid = run_code * max(n_topics, 1) + t_code
     same_g = gid[1:] == gid[:-1]
-    if (gid[1:] >= gid[:-1]).all() and (~same_g | (score[1:] <= score[:-1])).all():
-        tie = same_g & (score[1:] == score[:-1])          # row i+1 tied with row i
-        if not tie.any():
-            return None
-        in_tie = np.zeros(n, bool)
-        in_tie[1:] |= tie
-        in_tie[:-1] |= tie
-        idx = np.flatnonzero(in_tie)
-        tied_to_prev = np.concatenate(([False], tie))[idx]
-        seg = np.cumsum(~tied_to_prev)
-        d_desc = (n_docs - 1 - rank(d_code[idx])).astype(np.int64)
-        return idx, idx[np.lexsort((d_desc, seg))]
-    d_desc = (n_docs - 1 - rank(d_code)).astype(np.int64)
-    uniq, inv = np.unique(score, return_inverse=True)
-    s_desc = (len(uniq) - 1 - inv).astype(np.int64)
-    n_g = (int(run_code.max()) + 1) * max(n_topics, 1)
-    if float(n_g) * len(uniq) * n_docs < 2.0 ** 62:
-        key = (gid * len(uniq) + s_desc) * n_docs + d_desc
-        return np.argsort(key, kind="stable")
-    return np.lexsort((d_desc, s_desc, t_code, run_code))
+    perm = None
+    if not ((gid[1:] >= gid[:-1]).all() and (~same_g | (score[1:] <= score[:-1])).all()):
+        if n < 4096:                                  # small: two-key sort beats ranking the scores
+            perm = np.lexsort((-score, gid))
+        else:
+            uniq, inv = np.unique(score, return_inverse=True)
+            s_desc = (len(uniq) - 1 - inv).astype(np.int64)
+            if float(gid.max() + 1) * len(uniq) < 2.0 ** 62:
+                perm = np.argsort(gid * len(uniq) + s_desc, kind="stable")
+            else:
+                perm = np.lexsort((s_desc, gid))
+        gid, score = gid[perm], score[perm]
+        same_g = gid[1:] == gid[:-1]
+    tie = same_g & (score[1:] == score[:-1])          # row i+1 tied with row i
+    if not tie.any():
+        return perm
+    in_tie = np.zeros(n, bool)
+    in_tie[1:] |= tie
+    in_tie[:-1] |= tie
+    idx = np.flatnonzero(in_tie)
+    seg = np.cumsum(~np.concatenate(([False], tie))[idx]).astype(np.int64)
+    rows = idx if perm is None else perm[idx]
+    src = rows[tie_order(rows, seg)]
+    if perm is None:
+        return None if np.array_equal(src, idx) else (idx, src)
+    perm[idx] = src
+    return perm
+
+
+def order_rows(order, n: int) -> np.ndarray:
+    """A `trec_order` result as a full permutation of `n` rows."""
+    if order is None:
+        return np.arange(n, dtype=np.int64)
+    if isinstance(order, tuple):
+        rows = np.arange(n, dtype=np.int64)
+        rows[order[0]] = order[1]
+        return rows
+    return np.asarray(order, np.int64)
+
+
+def arrow_run_order(topic, score, doc) -> np.ndarray | None:
+    """`trec_order` of one run's Arrow columns (topics in byte order): a permutation of the rows, None
+    when they are in order already (the run store's part order)."""
+    n = len(score)
+    if n < 2:
+        return None
+    enc = pc.dictionary_encode(topic)
+    enc = enc.combine_chunks() if isinstance(enc, pa.ChunkedArray) else enc
+    t_code = byte_rank(enc.dictionary)[enc.indices.to_numpy()]
+    sc = score.to_numpy() if isinstance(score, pa.ChunkedArray) else score.to_numpy(zero_copy_only=False)
+    order = trec_order(np.zeros(n, np.int64), t_code, np.asarray(sc, np.float64), len(enc.dictionary),
+                       arrow_tie_order(doc))
+    return None if order is None else order_rows(order, n)
 
 
 def apply_order(order, *arrays: np.ndarray) -> list[np.ndarray]:
@@ -460,16 +535,11 @@ def ranked_rows(runs: pd.DataFrame, depth: int | None = None, by_name: bool = Fa
     rc, r_names = _str_codes(runs["run"])
     tc, t_names = _str_codes(runs["topic"])
     if by_name:
-        rc, tc = _byte_rank(r_names)[rc], _byte_rank(t_names)[tc]
+        rc, tc = byte_rank(r_names)[rc], byte_rank(t_names)[tc]
     dc, d_names = _str_codes(runs["doc"])
     score = runs["score"].to_numpy(np.float64)
     n_t = max(len(t_names), 1)
-    order = trec_order(rc, tc, score, dc, n_t, max(len(d_names), 1), _byte_rank(d_names))
-    rows = np.arange(n, dtype=np.int64)
-    if isinstance(order, tuple):
-        rows[order[0]] = order[1]
-    elif order is not None:
-        rows = np.asarray(order, np.int64)
+    rows = order_rows(trec_order(rc, tc, score, n_t, vocab_tie_order(d_names, dc)), n)
     g = (rc * n_t + tc)[rows]
     first = np.concatenate(([True], g[1:] != g[:-1]))
     rank = np.arange(n, dtype=np.int64) - np.maximum.accumulate(np.where(first, np.arange(n), 0)) + 1
@@ -479,18 +549,36 @@ def ranked_rows(runs: pd.DataFrame, depth: int | None = None, by_name: bool = Fa
     return rows, rank
 
 
+def _join_codes(runs: pd.DataFrame, qrels: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, int, int]:
+    """Topic and document codes shared by run rows (first len(runs)) and judgment rows (the rest),
+    equal for equal text: (topic codes, doc codes, number of topics, number of docs)."""
+    tc, t_names = _str_codes(pd.concat([runs["topic"].astype(object), qrels["topic"].astype(object)],
+                                       ignore_index=True))
+    dc, d_names = _str_codes(pd.concat([runs["doc"].astype(object), qrels["doc"].astype(object)],
+                                       ignore_index=True))
+    return tc, dc, max(len(t_names), 1), max(len(d_names), 1)
+
+
+def judgment_keys(runs: pd.DataFrame, qrels: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, int]:
+    """The join of run rows with judgments on (topic, doc) as text: (per run row, per judgment row) a
+    code of its (topic, doc) pair, equal codes for equal pairs; and the number of codes."""
+    n = len(runs)
+    if n + len(qrels) == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), 0
+    tc, dc, _, n_d = _join_codes(runs, qrels)
+    codes, uniq = pd.factorize(tc * n_d + dc)
+    codes = codes.astype(np.int64)
+    return codes[:n], codes[n:], len(uniq)
+
+
 def run_grades(runs: pd.DataFrame, qrels: pd.DataFrame) -> np.ndarray:
     """The judgment of each run row joined on (topic, doc): its grade (>= 0), RELVALUE_UNJUDGED for a
     pooled but unjudged document (grade < 0 in the judgments) and RELVALUE_NONPOOL without one."""
     if len(runs) == 0:
         return np.zeros(0, np.int64)
-    tc, t_names = _str_codes(pd.concat([runs["topic"].astype(object), qrels["topic"].astype(object)],
-                                       ignore_index=True))
-    dc, d_names = _str_codes(pd.concat([runs["doc"].astype(object), qrels["doc"].astype(object)],
-                                       ignore_index=True))
+    tc, dc, n_t, n_d = _join_codes(runs, qrels)
     n = len(runs)
-    return lookup_rel(tc[n:], dc[n:], qrels["grade"].to_numpy(np.int64), tc[:n], dc[:n],
-                      max(len(t_names), 1), max(len(d_names), 1))
+    return lookup_rel(tc[n:], dc[n:], qrels["grade"].to_numpy(np.int64), tc[:n], dc[:n], n_t, n_d)
 
 
 def judged_at(group: np.ndarray, rank: np.ndarray, rel: np.ndarray, k: int, n_groups: int
@@ -591,12 +679,12 @@ def build_ranked(qrels: pd.DataFrame, runs: pd.DataFrame, options: EvalOptions |
     vu = np.asarray(vu, dtype=object)
     n_docs = max(len(vu), 1)
 
-    # document code -> rank in strcmp order (tie-breaking), needed only when rows must move
+    # documents are ranked in strcmp order (tie-breaking) only for the rows that must move
     if presorted:
         # store order already; -c fill rows (one per missing group) are moved into place
         order = np.argsort(run_code * n_topics + t_code, kind="stable") if len(missing) else None
     else:
-        order = trec_order(run_code, t_code, r_score, r_dcode, n_topics, n_docs, _byte_rank(vu))
+        order = trec_order(run_code, t_code, r_score, n_topics, vocab_tie_order(vu, r_dcode))
     if isinstance(order, tuple):
         # the partial reorder works in place: the code arrays are this function's own (_str_codes
         # returns fresh int64 arrays); the scores may be a view of `runs`
@@ -648,12 +736,14 @@ def _assemble(opt: EvalOptions, run_names: list[str], topic_names: list[str], ru
     return ranked
 
 
-def topic_judgments(n_topics: int, q_tcode: np.ndarray, q_grade: np.ndarray
+def topic_judgments(n_topics: int, q_tcode: np.ndarray, q_grade: np.ndarray, max_grade: int | None = None
                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per topic the judged documents per grade (topics x 0..max grade), and the judged grades sorted
-    descending in CSR form (offsets, grades)."""
+    descending in CSR form (offsets, grades). `max_grade`: the grade columns (default: the highest
+    judged grade), e.g. a subset's keeping its full judgments' width."""
     judged = q_grade >= 0
-    max_grade = int(q_grade[judged].max()) if judged.any() else 0
+    if max_grade is None:
+        max_grade = int(q_grade[judged].max()) if judged.any() else 0
     t_levels = np.zeros((n_topics, max_grade + 1), dtype=np.int64)
     np.add.at(t_levels, (q_tcode[judged], q_grade[judged]), 1)
     jt, jg = q_tcode[judged], q_grade[judged]
@@ -752,6 +842,20 @@ def ranked_from_arrow(qrels: pd.DataFrame, table: pa.Table, run_order: list[str]
     ranked = _assemble(opt, run_names, topic_names, run_code, t_code, r_score, rel, r_doc, q_tcode, q_grade,
                        missing, row_qrel)
     return ranked, notes
+
+
+def ranked_judgment_rows(r: Ranked, q_topic: np.ndarray, q_doc) -> np.ndarray:
+    """The join of a `Ranked`'s rows with judgment rows: per row, the index of its (topic, doc) judgment
+    (the last of equal ones, as the readers resolve duplicates), -1 when none. `q_topic`: per judgment
+    row its index in r.topic_names (-1 when unknown); `q_doc`: its document id."""
+    q_topic = np.asarray(q_topic, np.int64)
+    if r.n_rows == 0 or len(q_topic) == 0:
+        return np.full(r.n_rows, -1, np.int64)
+    codes, uniq = pd.factorize(np.concatenate((np.asarray(r.doc, dtype=object), np.asarray(q_doc, dtype=object))))
+    nd = max(len(uniq), 1)
+    rkey = r.g_topic[r.row_group].astype(np.int64) * nd + codes[: r.n_rows]
+    qkey = np.where(q_topic >= 0, q_topic * nd + codes[r.n_rows:], -1)
+    return _key_lookup(qkey, rkey, np.ones(len(rkey), bool))
 
 
 def _bogus_code(uniq: np.ndarray) -> int:

@@ -10,6 +10,7 @@ import pandas as pd
 
 from .correlation import kendall_tau
 from .errors import CranfieldError
+from .ranking import ranked_rows
 
 UNJUDGED = "?"
 
@@ -42,10 +43,8 @@ def list_correlation(docs_a: list, docs_b: list) -> tuple[float, float, int]:
 def ranked_list(runs: pd.DataFrame, run: str, topic: str, depth: int | None = None) -> list[str]:
     """Documents of `run` for `topic` in trec_eval order (score descending, ties by doc id descending)."""
     sub = runs[(runs["run"].astype(str) == run) & (runs["topic"].astype(str) == str(topic))]
-    sub = sub.assign(doc=sub["doc"].astype(str)).sort_values(["score", "doc"], ascending=[False, False],
-                                                             kind="mergesort")
-    docs = sub["doc"].tolist()
-    return docs[:depth] if depth else docs
+    rows, _ = ranked_rows(sub, depth or None)
+    return sub["doc"].astype(str).to_numpy(object)[rows].tolist()
 
 
 def side_by_side(runs: pd.DataFrame, qrels: pd.DataFrame, a: str, b: str, topic: str,

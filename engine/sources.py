@@ -328,13 +328,13 @@ def hole_filling(camp, fill: str, measures: list[str] | None = None, base: str =
         rows.append(t.sort_values("rank", kind="mergesort"))
     out = pd.concat(rows, ignore_index=True)
     # which judgments the filled scores used: share of each run's top 10 judged by the fill source
-    from .ranking import ranked_rows
+    from .ranking import judgment_keys, ranked_rows
     idx, _ = ranked_rows(runs, 10)
-    top = pd.DataFrame({"run": runs["run"].astype(str).to_numpy(object)[idx],
-                        "topic": runs["topic"].astype(str).to_numpy(object)[idx],
-                        "doc": runs["doc"].astype(str).to_numpy(object)[idx]})
-    top = top.merge(filled[["topic", "doc", "source"]], on=["topic", "doc"], how="left")
-    share = (top["source"] == fill).groupby(top["run"]).mean()
+    top = runs.iloc[idx]
+    rk, qk, n_keys = judgment_keys(top, filled)
+    by_fill = np.zeros(n_keys, bool)
+    by_fill[qk] = (filled["source"] == fill).to_numpy(bool)
+    share = pd.Series(by_fill[rk]).groupby(top["run"].astype(str).to_numpy(object)).mean()
     out["filled@10"] = out["run"].map(share).fillna(0.0).to_numpy(float)
     out.attrs["filled"] = int((filled["source"] == fill).sum())
     out.attrs["base"], out.attrs["fill"] = base, fill

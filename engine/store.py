@@ -44,7 +44,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from .errors import CranfieldError, FormatError, Problem, Warnings
-from .ranking import dict_codes
+from .ranking import arrow_run_order, dict_codes
 
 STORE_DIR = ".cranfield-store"
 FORMAT = 2
@@ -61,22 +61,9 @@ def store_dir(root: os.PathLike | str) -> Path:
 # --------------------------------------------------------------------------- ingest one file
 
 def _order(tab: pa.Table) -> np.ndarray | None:
-    """Row order topic asc, score desc, doc desc (byte order); None when the rows already are."""
-    n = len(tab)
-    if n < 2:
-        return None
-    t, s, d = tab.column("topic"), tab.column("score"), tab.column("doc")
-    a = lambda c: c.slice(0, n - 1)      # noqa: E731
-    b = lambda c: c.slice(1)             # noqa: E731
-    if pc.all(pc.less_equal(a(t), b(t))).as_py():
-        same_t = pc.equal(a(t), b(t))
-        if pc.all(pc.or_(pc.invert(same_t), pc.greater_equal(a(s), b(s)))).as_py():
-            tie = pc.and_(same_t, pc.equal(a(s), b(s)))
-            if not pc.any(tie).as_py() or pc.all(pc.or_(pc.invert(tie), pc.greater(a(d), b(d)))).as_py():
-                return None
-    idx = pc.sort_indices(tab, sort_keys=[("topic", "ascending"), ("score", "descending"),
-                                          ("doc", "descending")])
-    return idx.to_numpy()
+    """Row order topic asc, score desc, doc desc (byte order; ranking.trec_order); None when the rows
+    already are."""
+    return arrow_run_order(tab.column("topic"), tab.column("score"), tab.column("doc"))
 
 
 def _positions(topic: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, np.ndarray]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..ranking import Ranked
+from ..ranking import Ranked, ranked_judgment_rows
 
 
 def _qrels(r: Ranked) -> pd.DataFrame:
@@ -23,24 +23,7 @@ def row_index(r: Ranked) -> np.ndarray:
         cache["row_index"] = cache.pop("row_index_sparse").dense()
         return cache["row_index"]
     q = _qrels(r)
-    if r.n_rows == 0 or len(q) == 0:
-        out = np.full(r.n_rows, -1, np.int64)
-    else:
-        qt = topic_codes(r)
-        codes, uniq = pd.factorize(np.concatenate((np.asarray(r.doc, dtype=object),
-                                                   q["doc"].astype(str).to_numpy(object))))
-        nd = max(len(uniq), 1)
-        rkey = r.g_topic[r.row_group].astype(np.int64) * nd + codes[: r.n_rows]
-        qkey = np.where(qt >= 0, qt * nd + codes[r.n_rows:], -1)
-        # duplicates keep the last row, as the qrels readers resolve them
-        order = np.argsort(qkey, kind="stable")
-        ks = qkey[order]
-        last = np.concatenate((ks[1:] != ks[:-1], [True]))
-        ks, pos_of = ks[last], order[last]
-        p = np.searchsorted(ks, rkey)
-        pc = np.minimum(p, len(ks) - 1)
-        hit = ks[pc] == rkey
-        out = np.where(hit, pos_of[pc], -1).astype(np.int64)
+    out = ranked_judgment_rows(r, topic_codes(r), q["doc"].astype(str).to_numpy(object))
     cache["row_index"] = out
     return out
 

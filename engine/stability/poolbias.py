@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import CranfieldError
-from ..ranking import ranked_rows
+from ..ranking import judgment_keys, ranked_rows
 from .matrix import Progress, kendall_tau, rank_positions, report
 from .rejudge import Rejudger
 
@@ -26,13 +26,13 @@ def unique_contribution_mask(qrels: pd.DataFrame, runs: pd.DataFrame, contributo
                              left_out: list[str], depth: int) -> np.ndarray:
     """Bool per qrels row: judged documents that, among the top `depth` of the `contributors`,
     only runs in `left_out` retrieved."""
-    top = runs[(runs["rank"].to_numpy() <= depth) & runs["run"].astype(str).isin(contributors).to_numpy()]
-    out = top["run"].astype(str).isin(left_out).to_numpy()
-    k = top.assign(topic=top["topic"].astype(str), doc=top["doc"].astype(str), out=out)
-    agg = k.groupby(["topic", "doc"], sort=False)["out"].agg(["all"]).reset_index()
-    only = agg[agg["all"]]
-    key = pd.MultiIndex.from_frame(qrels[["topic", "doc"]].astype(str))
-    return key.isin(pd.MultiIndex.from_frame(only[["topic", "doc"]]))
+    run = runs["run"].astype(str)
+    top = (runs["rank"].to_numpy() <= depth) & run.isin(contributors).to_numpy()
+    out = run[top].isin(left_out).to_numpy()
+    rk, qk, n = judgment_keys(runs[top], qrels)
+    retrieved = np.bincount(rk, minlength=n)
+    by_others = np.bincount(rk[~out], minlength=n)
+    return ((retrieved > 0) & (by_others == 0))[qk]
 
 
 def _with_ranks(runs: pd.DataFrame) -> pd.DataFrame:

@@ -15,7 +15,8 @@ import pandas as pd
 
 from ..errors import CranfieldError
 from ..measures import load_all, resolve
-from ..ranking import RELVALUE_NONPOOL, RELVALUE_UNJUDGED, EvalOptions, build_ranked
+from ..ranking import (RELVALUE_NONPOOL, RELVALUE_UNJUDGED, EvalOptions, build_ranked, ranked_judgment_rows,
+                       topic_judgments)
 
 
 class Rejudger:
@@ -34,20 +35,10 @@ class Rejudger:
         self.notes = notes
         self.runs = list(base.run_names)
         self.topics = list(base.topic_names)
-        lens = np.diff(base.offsets)
-        row_topic = np.repeat(base.g_topic, lens)
         tindex = {t: i for i, t in enumerate(self.topics)}
         q_t = self.qrels["topic"].astype(str).map(tindex).to_numpy(np.int64)
         q_doc = self.qrels["doc"].astype(str).to_numpy(object)
-        codes, _ = pd.factorize(np.concatenate((np.asarray(base.doc, dtype=object), q_doc)))
-        r_d, q_d = codes[: len(base.doc)].astype(np.int64), codes[len(base.doc):].astype(np.int64)
-        nd = int(codes.max()) + 1 if len(codes) else 1
-        q_key = q_t * nd + q_d
-        srt = np.argsort(q_key, kind="stable")
-        r_key = row_topic * nd + r_d
-        pos = np.minimum(np.searchsorted(q_key[srt], r_key), max(len(srt) - 1, 0))
-        hit = (len(srt) > 0) & (q_key[srt][pos] == r_key)
-        self.row_q = np.where(hit, srt[pos], -1)          # per ranked row: qrels row or -1
+        self.row_q = ranked_judgment_rows(base, q_t, q_doc)          # per ranked row: qrels row or -1
         self.q_topic = q_t
         self.q_grade = self.qrels["grade"].to_numpy(np.int64)
         self.n_topics = len(self.topics)
@@ -70,14 +61,9 @@ class Rejudger:
         dropped = RELVALUE_UNJUDGED if removed_as == "unjudged" else RELVALUE_NONPOOL
         g = np.where(kept_row, qg[np.maximum(self.row_q, 0)], np.where(has, dropped, RELVALUE_NONPOOL))
         rel = np.where(kept_row & (g < 0), RELVALUE_UNJUDGED, g).astype(np.int64)
-        judged = keep & (qg >= 0)
         max_grade = int(qg[qg >= 0].max()) if (qg >= 0).any() else 0
-        t_levels = np.zeros((self.n_topics, max_grade + 1), np.int64)
-        np.add.at(t_levels, (self.q_topic[judged], qg[judged]), 1)
-        jt, jg = self.q_topic[judged], qg[judged]
-        srt = np.lexsort((-jg, jt))
-        offs = np.concatenate(([0], np.cumsum(np.bincount(jt, minlength=self.n_topics)))).astype(np.int64)
-        r = dataclasses.replace(b, rel=rel, t_levels=t_levels, t_grades=jg[srt], t_grades_offsets=offs)
+        t_levels, offs, t_grades = topic_judgments(self.n_topics, self.q_topic[keep], qg[keep], max_grade)
+        r = dataclasses.replace(b, rel=rel, t_levels=t_levels, t_grades=t_grades, t_grades_offsets=offs)
         if removed_as == "unjudged" and not keep.all():
             q = self.qrels.copy()
             q.loc[~keep, "grade"] = -1
