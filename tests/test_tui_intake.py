@@ -199,7 +199,8 @@ async def test_fuse_top3_with_combmnz(tmp_path):
         await press(pilot, "l", "space", "u")                 # one mark is not enough: the top 3
         top3 = app.model.leaderboard().head(3)["run"].tolist()
         assert app.screen.runs == top3 and "top 3 by map" in screen_text(app)
-        methods = [o.id for o in app.screen.query_one("#fuse-method")._options]
+        ol = app.screen.query_one("#fuse-method")
+        methods = [ol.get_option_at_index(i).id for i in range(ol.option_count)]
         assert methods == ["rrf", "combsum", "combmnz"]
         await press(pilot, "down", "down", "enter")
         await settle(pilot)

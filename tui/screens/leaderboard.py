@@ -23,27 +23,20 @@ class LeaderboardScreen(CranfieldScreen):
 and judged@10 (share of each top 10 that is judged). {SIG_MARK} marks a run NOT significantly different from
 the run listed above it (paired t-test over topics, p >= 0.05, on the sort measure, or the first
 measure when sorting by a non-measure column). Digits 1-9 sort by that column (numbers in the header);
-s moves the sort to the next column; r reverses. Enter opens the run.
-
-The title names the judgments the scores use; J switches among the campaign's judgment sources
-(official only, official with another source judging the documents it left unjudged, campaign.yaml's
-rule), as `cranfield eval --judgments SPEC`. With a non-official source in use, fill@10 is the share of
-each run's top 10 documents judged by it (filled@10 of `cranfield holes`).
-
-i submits a run file (checked by the campaign's intake, as `cranfield submit`; a refused run lists
-every problem as file:line). space marks runs; u fuses the marked runs (else the top 3 as sorted) with
-RRF, CombSUM or CombMNZ (as `cranfield fuse`), writes the fused run to the export folder and can
-submit it."""
+s moves the sort to the next column; r reverses. Enter opens the run."""
     BINDINGS = [
         Binding("enter", "open_run", "Open run", show=False),
         Binding("s", "next_sort", "Sort", tooltip="Sort next"),
         Binding("r", "reverse", "Rev", tooltip="Reverse"),
         Binding("f", "filter", "Filter"),
         Binding("a", "choose_measures", "Measures"),
-        Binding("J", "judgments", "Judgments", show=False, tooltip="Judgments the scores use (sources)"),
-        Binding("i", "submit", "Submit", show=False, tooltip="Submit a run file (intake)"),
+        Binding("J", "judgments", "Judgments", show=False,
+                tooltip="Judgments the scores use: official, or another source filling its holes "
+                        "(as eval --judgments; fill@10 = share of each top 10 that source judged)"),
+        Binding("i", "submit", "Submit", show=False, tooltip="Submit a run file (intake, as cranfield submit)"),
         Binding("space", "mark", "Mark", show=False, tooltip="Mark / unmark the run for fusion"),
-        Binding("u", "fuse", "Fuse", show=False, tooltip="Fuse the marked runs (else the top 3)"),
+        Binding("u", "fuse", "Fuse", show=False,
+                tooltip="Fuse the marked runs, else the top 3 (RRF, CombSUM, CombMNZ)"),
     ] + [Binding(str(i), f"sort_col({i})", f"Sort by column {i}", show=False) for i in range(1, 10)]
 
     def __init__(self):
