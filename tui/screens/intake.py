@@ -19,10 +19,12 @@ FUSION_HELP = {"rrf": "reciprocal rank fusion, sum 1/(60 + rank)",
                "combmnz": "CombSUM times the number of runs retrieving the document"}
 
 
-class _Modal(ModalScreen):
-    """A modal whose background work runs in a thread worker; errors become notifications."""
+CLOSE = Binding("escape", "cancel", "Close")
 
-    BINDINGS = [Binding("escape", "cancel", "Close")]
+
+class _Work:
+    """For the modals below: background work in a thread worker (errors become notifications), and
+    escape closes. A mixin, not a Screen: every Screen class of tui/screens has a route in test_tui_keys."""
 
     def start(self, fn, done) -> None:
         self._done = done
@@ -38,9 +40,11 @@ class _Modal(ModalScreen):
         self.dismiss(None)
 
 
-class SubmitScreen(_Modal):
+class SubmitScreen(_Work, ModalScreen):
     """Submit a run file: the intake checks it against the campaign; refused with every problem as
     file:line, or accepted (copied into runs/, metadata in campaign.yaml) and the campaign reloaded."""
+
+    BINDINGS = [CLOSE]
 
     def __init__(self, path: str = ""):
         super().__init__()
@@ -96,11 +100,11 @@ class SubmitScreen(_Modal):
         self.query_one("#submit-report", Static).update(text)
 
 
-class FuseScreen(_Modal):
+class FuseScreen(_Work, ModalScreen):
     """Fuse runs into one with a method the engine offers; the fused run is written to the export folder
     (its full path is shown) and can then be submitted (s)."""
 
-    BINDINGS = _Modal.BINDINGS + [Binding("s", "submit_fused", "Submit the fused run")]
+    BINDINGS = [CLOSE, Binding("s", "submit_fused", "Submit the fused run")]
 
     def __init__(self, runs: list[str], why: str):
         super().__init__()
