@@ -297,3 +297,28 @@ async def test_judgments_column_equals_cranfield_holes_and_the_spec_switches(tmp
         assert "filled@10" not in app.screen.query_one("#lb").column_keys
         back = app.model.leaderboard().set_index("run")
         assert (back["map"] == official.loc[back.index, "map"]).all()
+
+
+def test_large_mode_judgments_and_fusion_equal_in_memory(tmp_path, monkeypatch):
+    """Streamed over the run store (large mode), fill@10, the scores and a fused run are the in-memory ones."""
+    import engine.evaluation
+    import tui.model as model_mod
+    from tui.model import CampaignModel
+    from tui.source import open_campaign
+    camp = copy_demo(tmp_path / "demo")
+    import_source(camp, camp / "truth" / "qrels.txt", "llm", kind="auto", model="sim")
+    model_mod._OPENED.clear()
+    small = CampaignModel(open_campaign(camp))
+    small.use_judgments("official+llm")
+    small.evaluate(["map", "P.10"])
+    monkeypatch.setattr(engine.evaluation, "LARGE_ROWS", 10_000)
+    large = CampaignModel(open_campaign(camp))
+    assert large.large and not small.large
+    large.use_judgments("official+llm")
+    large.evaluate(["map", "P.10"])
+    pd.testing.assert_frame_equal(small.leaderboard(), large.leaderboard())
+    assert large.scores.judgments == "official+llm" and (large.scores.filled10 > 0).any()
+    runs = small.scores.runs[:3]
+    pa, _ = small.fuse_runs(runs, "combsum", tmp_path / "a")
+    pb, _ = large.fuse_runs(runs, "combsum", tmp_path / "b")
+    assert pa.read_bytes() == pb.read_bytes()
