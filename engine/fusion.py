@@ -43,6 +43,21 @@ def doc_weights(runs: pd.DataFrame, kind: str = "rrf", *, k: float = 60.0, p: fl
                          "best_rank": g["rank"].min()}).reset_index()
 
 
+def select_runs(runs: pd.DataFrame, tags: list[str] | None, where: str = "the campaign") -> pd.DataFrame:
+    """The rows of the runs named by `tags` (every run when None or empty): what `cranfield fuse
+    --campaign` and the TUI fuse. Unknown tags, and fewer than two runs, are errors."""
+    present = set(runs["run"].astype(str).unique()) if len(runs) else set()
+    if tags:
+        unknown = sorted(set(tags) - present)
+        if unknown:
+            raise CranfieldError(f"unknown run tag(s) {', '.join(unknown)} in {where}")
+        runs = runs[runs["run"].astype(str).isin(set(tags))]
+    n = runs["run"].astype(str).nunique() if len(runs) else 0
+    if n < 2:
+        raise CranfieldError(f"fusion needs at least two runs (got {n})")
+    return runs
+
+
 def fuse(runs: pd.DataFrame, method: str = "rrf", *, k: float = 60.0, depth: int | None = 1000,
          tag: str = "fused", normalize: str = "minmax") -> pd.DataFrame:
     """Fuse runs into one run (run, topic, doc, score), the top `depth` per topic.

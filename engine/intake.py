@@ -53,6 +53,11 @@ def submission_config(camp) -> dict:
     return cfg
 
 
+def depth_limit(camp) -> int:
+    """The most documents per topic a submitted run may hold (submission.max_depth, else evaluation.depth)."""
+    return int(submission_config(camp).get("max_depth") or camp.depth())
+
+
 def _deadline(cfg: dict, where: str) -> datetime | None:
     d = cfg.get("deadline")
     if d is None or d == "":
@@ -106,7 +111,7 @@ def check_run(path, camp, *, group: str | None = None, taken: set[str] | None = 
     except UnicodeDecodeError:
         err(Problem(spath, None, "is not UTF-8 text"))
         return sub
-    depth = int(cfg.get("max_depth") or camp.depth())
+    depth = depth_limit(camp)
     docs_ok = _doclist(camp, cfg)
     tags: dict[str, int] = {}
     per_topic: dict[str, list[tuple[int, float, str, int]]] = {}

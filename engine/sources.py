@@ -328,14 +328,50 @@ def hole_filling(camp, fill: str, measures: list[str] | None = None, base: str =
         rows.append(t.sort_values("rank", kind="mergesort"))
     out = pd.concat(rows, ignore_index=True)
     # which judgments the filled scores used: share of each run's top 10 judged by the fill source
-    from .ranking import judgment_keys, ranked_rows
-    idx, _ = ranked_rows(runs, 10)
-    top = runs.iloc[idx]
-    rk, qk, n_keys = judgment_keys(top, filled)
-    by_fill = np.zeros(n_keys, bool)
-    by_fill[qk] = (filled["source"] == fill).to_numpy(bool)
-    share = pd.Series(by_fill[rk]).groupby(top["run"].astype(str).to_numpy(object)).mean()
+    share = judged_by(runs, filled, [fill], 10)
     out["filled@10"] = out["run"].map(share).fillna(0.0).to_numpy(float)
     out.attrs["filled"] = int((filled["source"] == fill).sum())
     out.attrs["base"], out.attrs["fill"] = base, fill
     return out
+
+
+def judged_by(runs: pd.DataFrame, combined: pd.DataFrame, sources, k: int = 10) -> pd.Series:
+    """Per run: the share of its top-k documents (trec_eval order, over all its topics) whose judgment in
+    `combined` (topic, doc, source) came from one of `sources` -- filled@k when `sources` is the source
+    filling the official judgments' holes (`cranfield holes`, the TUI leaderboard)."""
+    from .ranking import judgment_keys, ranked_rows
+    if not len(runs):
+        return pd.Series([], dtype=np.float64)
+    idx, _ = ranked_rows(runs, k)
+    top = runs.iloc[idx]
+    rk, qk, n_keys = judgment_keys(top, combined)
+    hit = np.zeros(n_keys, bool)
+    hit[qk] = combined["source"].isin(set(sources)).to_numpy(bool)
+    return pd.Series(hit[rk]).groupby(top["run"].astype(str).to_numpy(object)).mean().astype(np.float64)
+
+
+def judgment_choices(camp) -> list[tuple[str, str]]:
+    """The judgment specs a campaign offers (for `eval --judgments` and the TUI's switch), with a
+    description: `official`, `official+S` for every other source S (S fills the official holes),
+    and `campaign` when campaign.yaml's sources.combine is not `official`."""
+    cfg = source_config(camp)
+    off = cfg["official"]
+    out = [("official", f"official ({off}) judgments only")]
+    for s in list_sources(camp):
+        if s.name == off:
+            continue
+        what = s.kind + (f", model {s.model}" if s.model else "")
+        out.append((f"official+{s.name}", f"{off}, unjudged documents judged by {s.name} ({what})"))
+    if cfg["combine"] != "official":
+        rule, names = combine_spec(camp, "campaign")
+        out.append(("campaign", f"campaign.yaml rule: {rule} of {', '.join(names)}"))
+    return out
+
+
+def non_official(camp, spec: str | None) -> list[str]:
+    """The sources other than the official one that a judgment spec combines ([] for official only)."""
+    if spec is None:
+        return []
+    off = resolve_name(camp, "official")
+    rule, names = combine_spec(camp, spec)
+    return [n for n in dict.fromkeys(names if rule != "official" else names[:1]) if n != off]

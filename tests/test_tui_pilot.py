@@ -157,7 +157,7 @@ async def test_choose_measures_reevaluates(tmp_path):
         app.set_measures(["nosuchmeasure"])
         await settle(pilot)
         assert app.measures == ["P.10", "ndcg_cut.10", "bpref"]
-        assert any("nosuchmeasure" in n.message for n in app._notifications)
+        assert any("nosuchmeasure" in n.message for n in app.notices)
 
 
 @run_async
@@ -398,10 +398,10 @@ async def test_campaign_without_judgments_can_be_judged(tmp_path, demo_copy):
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
         assert app.status == "ready" and app.model.scores is None
-        assert any("no judgments yet" in n.message for n in app._notifications)
+        assert any("no judgments yet" in n.message for n in app.notices)
         assert "0 judged" in screen_text(app)
         await press(pilot, "l")          # needs scores: says so instead of failing
-        assert any(n.message.startswith("Leaderboard: nothing to show") for n in app._notifications)
+        assert any(n.message.startswith("Leaderboard: nothing to show") for n in app.notices)
         await press(pilot, "j")
         doc = app.screen.doc
         # the campaign's depth-50 strategy offers the best-ranked document of the pooled runs first

@@ -4,6 +4,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 import threading
+from dataclasses import dataclass
 from typing import Callable, Iterable
 
 import pandas as pd
@@ -34,6 +35,15 @@ def check_cancel() -> None:
 
 _CURRENT = threading.local()
 _CURRENT.job = None
+
+
+@dataclass(frozen=True)
+class Notice:
+    """One notification the app showed (kept in `CranfieldApp.notices`, for tests and scripts)."""
+
+    message: str
+    title: str
+    severity: str
 
 
 class Job:
@@ -101,6 +111,15 @@ class CranfieldApp(App):
         self.progress: tuple[int, int, str] = (0, 1, "")
         self.job: Job | None = None
         self.last_export = ""                   # what the last `e` wrote (also shown as a notification)
+        self.judgment_spec: str | None = None    # the judgments scores use (None: the campaign's own)
+        self.notices: list[Notice] = []          # every notification shown, oldest first (last 1000)
+
+    def notify(self, message: str, *, title: str = "", severity: str = "information",
+               timeout: float | None = None, markup: bool = True) -> None:
+        """Show a notification and record it in `notices` (a public record: toasts expire)."""
+        self.notices.append(Notice(str(message), str(title), str(severity)))
+        del self.notices[:-1000]
+        super().notify(message, title=title, severity=severity, timeout=timeout, markup=markup)
 
     # ------------------------------------------------------------------ screens
     def on_mount(self) -> None:
@@ -214,6 +233,11 @@ class CranfieldApp(App):
         model = CampaignModel.load(path)
         check_cancel()
         specs, bad = model.usable_measures(measures or model.default_measures)
+        if self.judgment_spec is not None:
+            try:
+                model.use_judgments(self.judgment_spec)
+            except CranfieldError as exc:
+                bad = bad + [f"judgments {self.judgment_spec}: {exc}; scored with the official judgments"]
         if not specs:
             specs, _ = model.usable_measures(["map", "P.10"])
         self.call_from_thread(self._set_progress, 1, 3, f"evaluating {', '.join(specs)}")
@@ -249,6 +273,18 @@ class CranfieldApp(App):
         model = self.model
         self._start("evaluate", lambda job: self._evaluate(job, model, list(specs)))
 
+    def set_judgments(self, spec: str | None) -> None:
+        """Re-evaluate with the judgments `spec` combines (engine.sources; None: the campaign's own)."""
+        if self.model is None:
+            return
+        try:
+            self.model.use_judgments(spec)
+        except CranfieldError as exc:
+            self.report_error(exc)
+            return
+        self.judgment_spec = self.model.judgment_spec
+        self.set_measures(list(self.measures) or self.model.default_measures)
+
     def _set_progress(self, done: int, total: int, text: str) -> None:
         if self.busy:
             self.progress = (done, total, text)
@@ -265,8 +301,9 @@ class CranfieldApp(App):
             self.status = "ready"
             self.judgments_changed = False
             self.data_version += 1
+            self.judgment_spec = model.judgment_spec
             for b in bad:
-                self.notify(b if b.startswith("no judgments") else f"measure skipped: {b}",
+                self.notify(b if b.startswith(("no judgments", "judgments ")) else f"measure skipped: {b}",
                             severity="warning", timeout=12)
             self._announce_problems(model)
         else:

@@ -61,6 +61,17 @@ class Scores:
     depth_t: np.ndarray = None          # per topic: deepest k with every run's top k judged
     holes: np.ndarray = None            # per run: unjudged documents in its top 10s
     n_top: np.ndarray = None            # per run: documents in its top 10s
+    judgments: str = "official"         # the judgment spec the scores used (engine.sources)
+    filled10: np.ndarray = None         # per run: share of its top 10s judged by a non-official source
+
+
+@dataclass
+class Intake:
+    """The outcome of a submission: accepted or refused, the report's lines, the accepted run tags."""
+
+    accepted: bool
+    lines: list[str]
+    tags: list[str]
 
 
 class CampaignModel:
@@ -85,6 +96,8 @@ class CampaignModel:
                                    max_depth=int(ev["depth"]) if ev.get("depth") else None)
         self.default_measures = [str(m) for m in (ev.get("measures") or DEFAULT_MEASURES)]
         self.scores: Scores | None = None
+        self.judgment_spec: str | None = None   # None: the campaign's judgments (as `cranfield eval`)
+        self._combined: pd.DataFrame | None = None
         self._docs: dict | None = None
         self._pools: pd.DataFrame | None = None
 
@@ -126,9 +139,10 @@ class CampaignModel:
         c = self.o.engine_campaign
         if c is None:
             raise CranfieldError(f"{self.root}: not opened through engine.campaign.load_campaign")
-        ev = evaluate_campaign(c, specs, options=self.options, extras=True)
+        q = self.judgments()
+        ev = evaluate_campaign(c, specs, options=self.options, extras=True,
+                               qrels=None if self._combined is None else q[["topic", "doc", "grade"]])
         df, facts, computed = ev.table, ev.facts, ev.computed
-        q = self.qrels
         if computed is not None:
             r = computed.ranked
             run_names, topic_names = list(r.run_names), list(r.topic_names)
@@ -172,9 +186,10 @@ class CampaignModel:
                           "top10_unjudged": facts["top10_unjudged"].to_numpy(), "depth": facts["depth"].to_numpy()})
         self.scores = Scores(names, run_names, topic_names, matrix,
                              means.reindex(index=[x for x in run_names if x in means.index], columns=names),
-                             np.nan_to_num(judged10, nan=1.0), r, group_of, t_num_rel, *_facts(f, n_r, n_t))
+                             np.nan_to_num(judged10, nan=1.0), r, group_of, t_num_rel, *_facts(f, n_r, n_t),
+                             judgments=self.judgments_label(), filled10=self._filled10(run_names))
         if cache is not None:
-            cache[tuple(specs)] = self.scores
+            cache[(self.judgment_spec, tuple(specs))] = self.scores
         return self.scores
 
     def _start(self, specs: list[str]) -> tuple[dict | None, list[str] | None]:
@@ -183,13 +198,125 @@ class CampaignModel:
         if len(self.qrels) == 0:
             raise CranfieldError(f"{self.root}/judgments: the campaign has no judgments yet")
         cache = getattr(self, "_score_cache", None)
-        if cache is not None and tuple(specs) in cache:
-            self.scores = cache[tuple(specs)]
+        key = (self.judgment_spec, tuple(specs))
+        if cache is not None and key in cache:
+            self.scores = cache[key]
             return cache, None
         names: list[str] = []
         for s_ in specs:
             names += [n for n in output_names(s_) if n not in names]
         return cache, names
+
+    # ------------------------------------------------------------------ judgment sources
+    def judgment_choices(self) -> list[tuple[str, str]]:
+        """(spec, description) of every judgment spec the campaign offers (engine.sources)."""
+        from engine.sources import judgment_choices
+        return judgment_choices(self._engine_campaign())
+
+    def use_judgments(self, spec: str | None) -> None:
+        """Score with the judgments `spec` combines (`official`, `official+llm`, `majority:a,b,c`,
+        `campaign`), as `cranfield eval --judgments SPEC`; None or `official` (when the official
+        source is the campaign's own judgments): the campaign's judgments. Takes effect at the next
+        `evaluate`."""
+        from engine.sources import HUMAN, combined_judgments, resolve_name
+        c = self._engine_campaign()
+        if spec is None or (spec == "official" and resolve_name(c, "official") == HUMAN):
+            self.judgment_spec, self._combined = None, None
+        else:
+            self._combined = combined_judgments(c, spec, Warnings())
+            self.judgment_spec = spec
+        self._topic_ranked.clear()
+
+    def judgments(self) -> pd.DataFrame:
+        """The judgments scores use: the campaign's (topic, doc, grade, ...), or the combined spec's
+        (topic, doc, grade, source)."""
+        return self.qrels if self._combined is None else self._combined
+
+    def judgments_label(self) -> str:
+        """The judgment spec in use, as the leaderboard names it."""
+        return "official" if self.judgment_spec is None else self.judgment_spec
+
+    def _filled10(self, run_names: list[str]) -> np.ndarray | None:
+        """Per run: share of its top 10s judged by a source other than the official one
+        (engine.sources.judged_by, as `cranfield holes` reports filled@10); None for official judgments."""
+        if self._combined is None:
+            return None
+        from engine.sources import judged_by, non_official
+        others = non_official(self._engine_campaign(), self.judgment_spec)
+        if not others:
+            return None
+        runs = self.runs if not self.large else self.run_rows(None, max_pos=10)
+        share = judged_by(runs, self._combined, others, 10)
+        return share.reindex(run_names).fillna(0.0).to_numpy(np.float64)
+
+    def _engine_campaign(self):
+        c = self.o.engine_campaign
+        if c is None:
+            raise CranfieldError(f"{self.root}: not opened through engine.campaign.load_campaign")
+        return c
+
+    def run_rows(self, tags: list[str] | None, max_pos: int | None = None) -> pd.DataFrame:
+        """The rows (run, topic, doc, rank, score) of runs `tags` (all when None), by campaign run name;
+        read from the run store for a large campaign (only the top `max_pos` of each ranking)."""
+        if not self.large:
+            df = self.runs
+            return df if tags is None else df[df["run"].astype(str).isin(set(tags))]
+        rename = self._engine_campaign().run_renames()
+        back = {v: k for k, v in rename.items()}
+        df = self.store.frame(runs=None if tags is None else [back.get(t, t) for t in tags], max_pos=max_pos)
+        rename_runs(df, rename)
+        return df
+
+    # ------------------------------------------------------------------ submissions and fusion
+    def submit_runs(self, paths: list[str], *, group: str | None = None, manual: bool = False,
+                    priority: int | None = None, check_only: bool = False) -> "Intake":
+        """Submit run files to the campaign through engine.intake.submit (as `cranfield submit`): the
+        report says accepted (with each run's metadata, header lines and notes) or refused (every
+        problem as file:line: what; nothing copied). The campaign is read afresh from disk."""
+        from engine.errors import FormatError
+        from engine.intake import submit
+        try:
+            res = submit(self.root, [str(p) for p in paths], group=group, manual=manual, priority=priority,
+                         dry_run=check_only)
+        except FormatError as exc:
+            return Intake(False, [str(p) for p in exc.problems] + ([f"hint: {exc.hint}"] if exc.hint else []), [])
+        except CranfieldError as exc:
+            return Intake(False, [str(exc)], [])
+        from engine.config import CONFIG_NAME, read_config
+        meta = {} if check_only else (read_config(self.root / CONFIG_NAME).get("runs") or {})
+        lines = []
+        for sub in res:
+            lines.append(f"{'ok' if check_only else 'accepted'}: {sub.path} -> run {sub.tag} ({sub.lines} lines, "
+                         f"{sub.topics} topics, sha256 {sub.checksum[:12]})")
+            if sub.tag in meta:      # as recorded in campaign.yaml (runs.TAG)
+                lines.append(f"  runs.{sub.tag}: " + ", ".join(f"{k} {v}" for k, v in meta[sub.tag].items()))
+            lines += [f"  header: {h}" for h in sub.header] + [f"  note: {n}" for n in sub.notes]
+        return Intake(True, lines, [str(sub.tag) for sub in res])
+
+    @staticmethod
+    def fusion_methods() -> tuple[str, ...]:
+        """The rank-fusion methods the engine offers (engine.fusion.METHODS)."""
+        from engine.fusion import METHODS
+        return tuple(METHODS)
+
+    def fuse_runs(self, tags: list[str], method: str, out_dir: Path, *, tag: str | None = None,
+                  k: float = 60.0, depth: int | None = None) -> tuple[Path, str]:
+        """Fuse the runs `tags` (engine.fusion, as `cranfield fuse --campaign DIR --run ...`) and write
+        the fused run to out_dir/TAG.txt (default tag fused-METHOD), `depth` documents per topic (default:
+        the campaign's submission depth limit, so the fused run can be submitted): (full path, summary)."""
+        from engine.formats import write_run
+        from engine.fusion import fuse, select_runs
+        from engine.intake import depth_limit
+        depth = depth if depth is not None else depth_limit(self._engine_campaign())
+        runs = select_runs(self.run_rows(list(tags)), list(tags), str(self.root))
+        tag = tag or f"fused-{method}"
+        out = fuse(runs, method, k=k, depth=depth, tag=tag)
+        path = (Path(out_dir) / f"{tag}.txt").resolve()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_run(path, out, tag=tag)
+        n = runs["run"].astype(str).nunique()
+        return path, (f"wrote {path}: {method} of {n} runs ({', '.join(tags)}), {out['topic'].nunique()} topics, "
+                      f"{len(out)} lines, tag {tag}")
 
     def topic_runs(self, topic: str) -> pd.DataFrame:
         """Every run's results for one topic (read from the run store for a large campaign)."""
@@ -236,6 +363,8 @@ class CampaignModel:
             cols[n] = s.means[n].reindex(s.runs).to_numpy(np.float64)
             cols[n + " ±"] = half
         cols["judged@10"] = s.judged10
+        if s.filled10 is not None:
+            cols["filled@10"] = s.filled10
         df = pd.DataFrame(cols, index=np.arange(len(s.runs)))
         self._board_cache = (s, df)
         return df
@@ -256,7 +385,8 @@ class CampaignModel:
         titles = dict(zip(self.topics["topic"].astype(str), self.topics["title"].astype(str)))
         cats = self.o.categories()
         depth_t = s.depth_t
-        judged = self.qrels[self.qrels["grade"] >= 0].groupby("topic").size()
+        j = self.judgments()
+        judged = j[j["grade"] >= 0].groupby("topic").size()
         with np.errstate(invalid="ignore"), _quiet():
             df = pd.DataFrame({
                 "topic": s.topics,
@@ -296,7 +426,10 @@ class CampaignModel:
         gains and run names); the last few topics are kept."""
         key = topic
         if key not in self._topic_ranked:
-            q = self.qrels[self.qrels["topic"].astype(str) == topic].reset_index(drop=True)
+            j = self.judgments()
+            q = j[j["topic"].astype(str) == topic].reset_index(drop=True)
+            if self._combined is not None:
+                q = q[["topic", "doc", "grade"]]
             runs = self.topic_runs(topic)
             if not self.large:
                 runs = runs[(runs["topic"] == topic).to_numpy()]

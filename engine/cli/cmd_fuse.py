@@ -24,26 +24,20 @@ def register(sub) -> None:
 def run(args) -> int:
     from ..errors import CranfieldError, Warnings
     from ..formats import read_runs, write_run
-    from ..fusion import fuse
+    from ..fusion import fuse, select_runs
 
     w = Warnings()
     if args.campaign:
         from ..campaign import load_campaign
-        runs = load_campaign(args.campaign, warnings=w).runs()
-        if args.runs:
-            unknown = sorted(set(args.runs) - set(runs["run"].astype(str).unique()))
-            if unknown:
-                raise CranfieldError(f"unknown run tag(s) {', '.join(unknown)} in {args.campaign}")
-            runs = runs[runs["run"].astype(str).isin(set(args.runs))]
+        runs, where = load_campaign(args.campaign, warnings=w).runs(), args.campaign
     elif args.files:
-        runs = read_runs(args.files, w)
+        runs, where = read_runs(args.files, w), "the run files"
     else:
         raise CranfieldError("fuse needs run files or --campaign DIR")
     for item in w:
         print(f"warning: {item}", file=sys.stderr)
+    runs = select_runs(runs, args.runs if args.campaign else None, where)
     n = runs["run"].astype(str).nunique()
-    if n < 2:
-        raise CranfieldError(f"fusion needs at least two runs (got {n})")
     tag = args.tag or f"fused-{args.method}"
     out = fuse(runs, args.method, k=args.k, depth=args.depth, tag=tag, normalize=args.normalize)
     write_run(args.out, out, tag=tag)

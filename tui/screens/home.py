@@ -20,9 +20,11 @@ class HomeScreen(CranfieldScreen):
     HELP = """The campaign at a glance: runs, topics and judgments; per topic how many documents are
 judged against the target (the campaign's per-topic target, else the pool size); and warnings:
 malformed input lines (file:line), runs whose top 10 holds unjudged documents, topics with no
-relevant document. Escape cancels loading."""
+relevant document. Escape cancels loading. i submits a run file (the campaign's intake checks it,
+as `cranfield submit`; accepted runs are copied into runs/ and the campaign reloads)."""
     BINDINGS = [Binding("escape", "cancel", "Cancel loading", show=False),
-                Binding("w", "toggle_warnings", "Warnings")]
+                Binding("w", "toggle_warnings", "Warnings"),
+                Binding("i", "submit", "Submit", show=False, tooltip="Submit a run file (intake)")]
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -110,6 +112,10 @@ relevant document. Escape cancels loading."""
     def action_cancel(self) -> None:
         if not self.app.cancel_work():
             self.notify("nothing is running")
+
+    def action_submit(self) -> None:
+        from .intake import SubmitScreen
+        self.app.push_screen(SubmitScreen())
 
     def action_toggle_warnings(self) -> None:
         w = self.query_one("#home-warnings")

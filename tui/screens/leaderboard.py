@@ -30,6 +30,13 @@ s moves the sort to the next column; r reverses. Enter opens the run."""
         Binding("r", "reverse", "Rev", tooltip="Reverse"),
         Binding("f", "filter", "Filter"),
         Binding("a", "choose_measures", "Measures"),
+        Binding("J", "judgments", "Judgments", show=False,
+                tooltip="Judgments the scores use: official, or another source filling its holes "
+                        "(as eval --judgments; fill@10 = share of each top 10 that source judged)"),
+        Binding("i", "submit", "Submit", show=False, tooltip="Submit a run file (intake, as cranfield submit)"),
+        Binding("space", "mark", "Mark", show=False, tooltip="Mark / unmark the run for fusion"),
+        Binding("u", "fuse", "Fuse", show=False,
+                tooltip="Fuse the marked runs, else the top 3 (RRF, CombSUM, CombMNZ)"),
     ] + [Binding(str(i), f"sort_col({i})", f"Sort by column {i}", show=False) for i in range(1, 10)]
 
     def __init__(self):
@@ -40,6 +47,8 @@ s moves the sort to the next column; r reverses. Enter opens the run."""
         self.filt_label = "all runs"
         self.frame: pd.DataFrame | None = None
         self._row_runs: list[str] = []
+        self.marked: list[str] = []          # runs marked for fusion, in marking order
+        self._title_len = 0
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -52,10 +61,11 @@ s moves the sort to the next column; r reverses. Enter opens the run."""
         self.query_one("#lb-title", Static).update("Loading…")
         self.sync()
 
-    # sortable columns: run, group, measures..., judged@10
+    # sortable columns: run, group, (filled@10 with a non-official source,) measures..., judged@10
     def sort_columns(self) -> list[str]:
         s = self.model.scores
-        return ["run", "group"] + list(s.measures) + ["judged@10"]
+        return (["run", "group"] + (["filled@10"] if s.filled10 is not None else []) + list(s.measures)
+                + ["judged@10"])
 
     def refresh_data(self) -> None:
         cols = self.sort_columns()
@@ -87,11 +97,14 @@ s moves the sort to the next column; r reverses. Enter opens the run."""
         cells = {n: [f"{v:.4f}±{h:.3f}".replace("±0.", "±.") if np.isfinite(h) else f"{v:.4f}"
                      for v, h in zip(df[n].to_numpy(), df[n + " ±"].to_numpy())] for n in s.measures}
         j10 = [f"{v:.2f}" for v in df["judged@10"].to_numpy()]
-        pos = [str(i + 1) for i in range(len(df))]
+        marked = set(self.marked)
+        pos = [("*" if r in marked else "") + str(i + 1) for i, r in enumerate(runs)]
         sig = [SIG_MARK if x else "" for x in same]
         # columns: (key, header, values) of plain strings; FastTable joins each row into one line
         cols = [("pos", "#", pos), ("sig", SIG_MARK, sig), ("run", label("run"), list(runs)),
                 ("group", label("group", "grp"), list(groups)), ("flags", "MP", list(flags))]
+        if "filled@10" in df:        # which judgments the scores used: share of each top 10 not official
+            cols.append(("filled@10", label("filled@10", "fill@10"), [f"{v:.2f}" for v in df["filled@10"]]))
         cols += [(n, label(n), cells[n]) for n in s.measures]
         cols.append(("judged@10", label("judged@10", "j@10"), j10))
         t.set_data([c[0] for c in cols], [c[1] for c in cols],
@@ -101,10 +114,16 @@ s moves the sort to the next column; r reverses. Enter opens the run."""
         if cursor_run is not None and cursor_run in self._row_runs:
             t.move_cursor(self._row_runs.index(cursor_run))
         sm = df.attrs.get("sig_measure")
-        self.query_one("#lb-title", Static).update(Text.from_markup(
+        title = Text.from_markup(
             f"[b]{Text(m.name).markup}[/b] · {len(df)}/{len(s.runs)} runs"
             + ("" if self.filt[0] == "all" else f" ({self.filt_label})")
-            + f" · by {self.sort_key} {arrow} · {SIG_MARK} = n.s. vs run above ({sm})"), layout=False)
+            + f" · by {self.sort_key}{arrow} · {SIG_MARK} n.s. vs above ({sm})"
+            + f" · judgments [b]{Text(s.judgments).markup}[/b]")
+        # one line, or two when it does not fit (a long judgment spec at 80 columns)
+        lines = 1 + (title.cell_len + 2 > self.size.width > 0)
+        self.query_one("#lb-title", Static).update(title, layout=lines != self._title_len)
+        self.query_one("#lb-title", Static).styles.height = lines
+        self._title_len = lines
 
     # ------------------------------------------------------------------ actions
     def action_sort_col(self, i: int) -> None:
@@ -161,6 +180,48 @@ s moves the sort to the next column; r reverses. Enter opens the run."""
                 self.app.set_measures(chosen)
         self.app.push_screen(ChoiceScreen("Measures (columns)", [(c, c) for c in choices], multi=True,
                                           selected=current), done)
+
+    def action_judgments(self) -> None:
+        """Choose the judgments the scores use among the campaign's sources (engine.sources)."""
+        current = self.model.scores.judgments
+        opts = [(f"{'● ' if spec == current else '  '}{spec}: {what}", spec)
+                for spec, what in self.model.judgment_choices()]
+        if len(opts) < 2:
+            self.notify("this campaign has one judgment source (official); import another with "
+                        "`cranfield judgments import` or run `cranfield judgments auto`", timeout=8)
+        self.app.push_screen(ChoiceScreen(f"Judgments (now {current})", opts),
+                             lambda spec: spec is not None and self.app.set_judgments(spec))
+
+    def action_submit(self) -> None:
+        from .intake import SubmitScreen
+        self.app.push_screen(SubmitScreen())
+
+    def action_mark(self) -> None:
+        t = self.query_one("#lb", FastTable)
+        if not t.row_count:
+            return
+        run = self._row_runs[t.cursor_row]
+        if run in self.marked:
+            self.marked.remove(run)
+        else:
+            self.marked.append(run)
+        self.redraw()
+        t.move_cursor(min(t.cursor_row + 1, t.row_count - 1))
+        self.notify(f"{len(self.marked)} run(s) marked for fusion (u fuses them, space unmarks)", timeout=3)
+
+    def action_fuse(self) -> None:
+        """Fuse the marked runs (in leaderboard order), else the top 3 runs as listed."""
+        from .intake import FuseScreen
+        shown = list(self._row_runs)
+        marked = [r for r in shown if r in set(self.marked)]
+        if len(marked) >= 2:
+            runs, why = marked, "marked"
+        else:
+            runs, why = shown[:3], f"top {min(3, len(shown))} by {self.sort_key}"
+        if len(runs) < 2:
+            self.notify("fusion needs at least two runs", severity="warning")
+            return
+        self.app.push_screen(FuseScreen(runs, why))
 
     def on_fast_table_row_selected(self, event: FastTable.RowSelected) -> None:
         self.open_run(self._row_runs[event.cursor_row])
