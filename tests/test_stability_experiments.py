@@ -135,3 +135,24 @@ def test_reduction_ignores_unjudged_pool_rows():
                                                       "grade": [-1] * 50})], ignore_index=True)
     k = bv_keep(q, 10, np.random.default_rng(0))
     assert (k & (q["grade"] == 0)).sum() == 30 and k[q["grade"] < 0].all()
+
+
+def test_leave_manual_out_ignores_the_file_rank_column():
+    """Pools are built in trec_eval order (score, then doc id), so pool bias cuts at that rank too: a
+    run file whose rank column contradicts its scores gives the same experiment as a corrected file."""
+    rows = []
+    for t in ("1", "2"):
+        for run, docs in (("M", ["r1", "r2", "n1"]), ("A", ["n2", "r2", "r3"])):
+            rows += [(run, t, d, k + 1, 3.0 - k) for k, d in enumerate(docs)]
+    good = pd.DataFrame(rows, columns=["run", "topic", "doc", "rank", "score"])
+    bad = good.assign(rank=4 - good["rank"])            # ranks reversed against the scores
+    q = pd.DataFrame([(t, d, 1 if d[0] == "r" else 0) for t in ("1", "2") for d in ("r1", "r2", "r3", "n1", "n2")],
+                     columns=["topic", "doc", "grade"])
+    meta = pd.DataFrame({"run": ["M", "A"], "group": ["g1", "g2"], "type": ["manual", "automatic"],
+                         "pooled": [True, True]})
+    s_good, d_good = leave_manual_out(q, good, meta, ["map"], depth=1)
+    s_bad, d_bad = leave_manual_out(q, bad, meta, ["map"], depth=1)
+    pd.testing.assert_frame_equal(s_good, s_bad)
+    pd.testing.assert_frame_equal(d_good, d_bad)
+    # depth 1 in score order: only M's r1 is unique to M (A's top is n2) -> 2 judgments removed
+    assert s_good.iloc[0]["removed"] == 2

@@ -17,7 +17,7 @@ from scipy import stats
 
 from ..errors import CranfieldError
 from ..stability import Progress, kendall_tau, rank_positions, report
-from ..stability.poolbias import run_metadata, scenarios, unique_contribution_mask
+from ..stability.poolbias import run_metadata, scenarios, unique_contribution_mask, with_trec_ranks
 from .predict import complete, make_classifier, texts_for, unjudged_within_depth
 from .text import Background
 
@@ -92,6 +92,7 @@ def completion_poolbias(qrels: pd.DataFrame, runs: pd.DataFrame, run_meta: pd.Da
         if c not in ("none", "kld", "svm"):
             raise CranfieldError(f"unknown completion {c!r} (choose none, kld or svm)")
     runs = runs.assign(run=runs["run"].astype(str), topic=runs["topic"].astype(str), doc=runs["doc"].astype(str))
+    runs = with_trec_ranks(runs)
     qrels = qrels.assign(topic=qrels["topic"].astype(str), doc=qrels["doc"].astype(str)).reset_index(drop=True)
     run_names = sorted(set(runs["run"]))
     if not run_names:

@@ -25,7 +25,8 @@ from .rejudge import Rejudger
 def unique_contribution_mask(qrels: pd.DataFrame, runs: pd.DataFrame, contributors: list[str],
                              left_out: list[str], depth: int) -> np.ndarray:
     """Bool per qrels row: judged documents that, among the top `depth` of the `contributors`,
-    only runs in `left_out` retrieved."""
+    only runs in `left_out` retrieved. `runs["rank"]` is the trec_eval rank (`with_trec_ranks`), the
+    order pools are built in; a run file's own rank column is never trusted."""
     run = runs["run"].astype(str)
     top = (runs["rank"].to_numpy() <= depth) & run.isin(contributors).to_numpy()
     out = run[top].isin(left_out).to_numpy()
@@ -35,10 +36,9 @@ def unique_contribution_mask(qrels: pd.DataFrame, runs: pd.DataFrame, contributo
     return ((retrieved > 0) & (by_others == 0))[qk]
 
 
-def _with_ranks(runs: pd.DataFrame) -> pd.DataFrame:
-    """Run rows with their trec_eval rank (ranking.ranked_rows), groups by run then topic name."""
-    if "rank" in runs.columns:
-        return runs
+def with_trec_ranks(runs: pd.DataFrame) -> pd.DataFrame:
+    """Run rows with their trec_eval rank (ranking.ranked_rows) in `rank`, replacing the file's rank
+    column; groups by run then topic name."""
     rows, rank = ranked_rows(runs, by_name=True)
     return runs.iloc[rows].assign(rank=rank)
 
@@ -78,7 +78,7 @@ def leave_manual_out(qrels: pd.DataFrame, runs: pd.DataFrame, run_meta: pd.DataF
 
 def _in_memory(mode, qrels, runs, run_meta, measures, depth, rejudger, progress):
     """The experiment on a run table: `pool_bias_store`'s code on one block (the whole table)."""
-    runs = _with_ranks(runs)
+    runs = with_trec_ranks(runs)
     report(progress, 0.0, "joining runs and judgments")
     rj = rejudger or Rejudger(qrels, runs, measures)
     meta = run_metadata(run_meta, rj.runs)
@@ -150,7 +150,8 @@ def _poolbias_block(args):
     from ..blocks import read_block
     task, scenarios, contributors, depth, run_order, options = args
     q = task.qrels
-    runs = read_block(task, ["topic", "doc", "score", "rank"])
+    # pos: the trec_eval rank the store computed at ingest (the file's rank column is not trusted)
+    runs = read_block(task, ["topic", "doc", "score", "pos"]).rename(columns={"pos": "rank"})
     if len(runs) == 0 or len(q) == 0:
         return None
     return _scenario_results(Rejudger(q, runs, task.measures, options), runs, scenarios, contributors, depth,
