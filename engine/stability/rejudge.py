@@ -72,12 +72,18 @@ class Rejudger:
         rel = np.where(kept_row & (g < 0), RELVALUE_UNJUDGED, g).astype(np.int64)
         judged = keep & (qg >= 0)
         max_grade = int(qg[qg >= 0].max()) if (qg >= 0).any() else 0
-        t_levels = np.zeros((self.n_topics, max_grade + 1), np.int64)
-        np.add.at(t_levels, (self.q_topic[judged], qg[judged]), 1)
-        jt, jg = self.q_topic[judged], qg[judged]
-        srt = np.lexsort((-jg, jt))
-        offs = np.concatenate(([0], np.cumsum(np.bincount(jt, minlength=self.n_topics)))).astype(np.int64)
-        r = dataclasses.replace(b, rel=rel, t_levels=t_levels, t_grades=jg[srt], t_grades_offsets=offs)
+        from ..ranking import DENSE_LEVELS, topic_judgments
+        if max_grade >= DENSE_LEVELS:               # large grades: a column per grade judged
+            t_levels, offs, t_grades, lg = topic_judgments(self.n_topics, self.q_topic[judged], qg[judged])
+        else:
+            t_levels, lg = np.zeros((self.n_topics, max_grade + 1), np.int64), None
+            np.add.at(t_levels, (self.q_topic[judged], qg[judged]), 1)
+            jt, jg = self.q_topic[judged], qg[judged]
+            srt = np.lexsort((-jg, jt))
+            t_grades = jg[srt]
+            offs = np.concatenate(([0], np.cumsum(np.bincount(jt, minlength=self.n_topics)))).astype(np.int64)
+        r = dataclasses.replace(b, rel=rel, t_levels=t_levels, t_grades=t_grades, t_grades_offsets=offs,
+                                t_level_grades=lg)
         if removed_as == "unjudged" and not keep.all():
             q = self.qrels.copy()
             q.loc[~keep, "grade"] = -1
