@@ -1,6 +1,6 @@
 """Per-campaign Parquet cache of evaluation results, under `<campaign>/.cranfield-cache/`.
 
-An entry is keyed by a hash of the input files' fingerprints (path, size, mtime_ns), the measures,
+An entry is keyed by a hash of the input files' fingerprints (path, size, mtime_ns, ctime_ns, inode), the measures,
 the evaluation options and the engine code (version and the measure modules' fingerprints), so any
 change to a run, a judgment file, the log or campaign.yaml selects a new entry. Old entries are
 pruned (newest `KEEP` kept). A cache that cannot be read or written is bypassed, never fatal.
@@ -20,15 +20,17 @@ KEEP = 16
 _ENGINE = Path(__file__).resolve().parent
 
 
-def fingerprint(paths: Iterable[os.PathLike | str]) -> list[tuple[str, int, int]]:
-    """(path, size, mtime_ns) per file; a missing file is (path, -1, -1)."""
+def fingerprint(paths: Iterable[os.PathLike | str]) -> list[tuple[str, int, int, int, int]]:
+    """(path, size, mtime_ns, ctime_ns, inode) per file; a missing file is (path, -1, -1, -1, -1).
+    ctime cannot be set back (utime sets mtime only), so an in-place edit that keeps the size and the
+    modification time still selects a new entry (issue 14)."""
     out = []
     for p in paths:
         try:
             st = os.stat(p)
-            out.append((str(Path(p).resolve()), st.st_size, st.st_mtime_ns))
+            out.append((str(Path(p).resolve()), st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino))
         except OSError:
-            out.append((str(p), -1, -1))
+            out.append((str(p), -1, -1, -1, -1))
     return out
 
 

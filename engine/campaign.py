@@ -31,9 +31,9 @@ def _fingerprint(paths: list[Path]) -> tuple:
     for p in paths:
         try:
             st = p.stat()
-            out.append((str(p), st.st_size, st.st_mtime_ns))
-        except OSError:
-            out.append((str(p), -1, -1))
+            out.append((str(p), st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino))   # ctime: an edit
+        except OSError:                                                                  # that keeps mtime
+            out.append((str(p), -1, -1, -1, -1))
     return tuple(out)
 
 

@@ -20,6 +20,10 @@ MAX_GRADE = 4
 
 def gd_values(r, k: int) -> tuple[np.ndarray, np.ndarray]:
     """Per (run, topic) group of a Ranked structure: (nDCG@k, ERR@k) as gdeval."""
+    if r.max_grade > 1023:                 # 2^g overflows a double: gdeval.pl would print inf/nan
+        from .errors import CranfieldError
+        raise CranfieldError(f"gdeval: grade {r.max_grade} is too large for its gain 2^g - 1 (at most 1023; "
+                             f"gdeval's grades are 0-4)")
     g = np.maximum(r.rel, 0).astype(np.float64)
     gain = np.where(r.rel > 0, 2.0 ** g - 1.0, 0.0)
     rank = r.rank.astype(np.float64)

@@ -3,8 +3,11 @@
 - An integer is ASCII digits with an optional sign (`-3`, `+2`, `007`); not `1e2`, `1_0`, `٣` or ` 1`.
 - A score is a finite decimal float: optional sign, digits with an optional point, an optional
   exponent (`12.5`, `-.5`, `1.`, `3e-2`); not `inf`, `nan`, `0x1p3`, `1_0`, or `1e400` (overflows).
-- A relevance grade lies within [GRADE_MIN, GRADE_MAX] without a campaign (a campaign's scale is
-  checked where a judgment is written), so a stray `1000000000` cannot make the gain tables explode.
+- A relevance grade lies within C's int range [GRADE_MIN, GRADE_MAX] without a campaign (a campaign's
+  scale is checked where a judgment is written). Gain tables are built from the grades present
+  (`Ranked.level_grades`, `measures._gains.sparse_entries`), so `1000000000` costs what `3` does; a
+  grade beyond C's int is refused because trec_eval's level arithmetic (num_rel_levels, the gain
+  comparator's `(int)` of a difference) would misread it.
 - No NUL byte anywhere in a text file.
 
 Python's own `int()` and `float()` accept more than C's `atol`/`strtod` do on these files (digit
@@ -21,8 +24,8 @@ import numpy as np
 
 from .errors import FormatError, Problem
 
-GRADE_MIN = -1000
-GRADE_MAX = 1000
+GRADE_MIN = -(2 ** 31)       # C int: trec_eval's levels and gain comparator
+GRADE_MAX = 2 ** 31 - 1
 INT_RE = re.compile(r"[+-]?[0-9]+\Z")
 FLOAT_RE = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z")
 _INT_PATTERN = r"^[+-]?[0-9]+$"

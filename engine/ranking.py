@@ -98,10 +98,11 @@ class Ranked:
     rel: np.ndarray                     # per row: grade, or RELVALUE_NONPOOL / RELVALUE_UNJUDGED
     doc: np.ndarray                     # per row: document id (object array, or LazyDocs read on demand)
     score: np.ndarray                   # per row: score
-    t_levels: np.ndarray                # per topic x grade (0..max): number of judged docs
+    t_levels: np.ndarray                # per topic x level column: number of judged docs (columns: level_grades)
     t_grades_offsets: np.ndarray        # CSR per topic into t_grades
     t_grades: np.ndarray                # per topic: judged grades (>= 0) sorted descending
     g_missing: np.ndarray = field(default=None)  # per group: True when the run had no results (-c fill)
+    t_level_grades: np.ndarray | None = None     # grade of each t_levels column; None: column j is grade j
     extra: dict | None = None           # evaluation extras: {"gains": grade -> gain} (campaign relevance scale)
     qrels: object = None                # the judgments joined (DataFrame), for measures reading judgment columns
     # named caches of values derived from this structure ("gain": graded measures, "est": estimators;
@@ -146,19 +147,28 @@ class Ranked:
         return (self.rel >= 0) & (self.rel < self.options.rel_level)
 
     @cached_property
+    def level_grades(self) -> np.ndarray:
+        """The grade of each t_levels column: 0..max grade, or only the grades judged when the highest
+        is above DENSE_LEVELS (`topic_judgments`)."""
+        if self.t_level_grades is not None:
+            return self.t_level_grades
+        return np.arange(self.t_levels.shape[1], dtype=np.int64)
+
+    @cached_property
     def max_grade(self) -> int:
-        return self.t_levels.shape[1] - 1
+        lg = self.level_grades
+        return int(lg[-1]) if len(lg) else 0
 
     # ------------------------------------------------------------------ per-topic judgment facts
     @cached_property
     def t_num_rel(self) -> np.ndarray:
         lv = max(self.options.rel_level, 0)
-        return self.t_levels[:, lv:].sum(axis=1) if lv < self.t_levels.shape[1] else np.zeros(len(self.topic_names), np.int64)
+        return self.t_levels[:, self.level_grades >= lv].sum(axis=1)
 
     @cached_property
     def t_num_nonrel(self) -> np.ndarray:
         lv = max(self.options.rel_level, 0)
-        return self.t_levels[:, :lv].sum(axis=1)
+        return self.t_levels[:, self.level_grades < lv].sum(axis=1)
 
     @cached_property
     def num_rel(self) -> np.ndarray:
@@ -726,30 +736,40 @@ def _assemble(opt: EvalOptions, run_names: list[str], topic_names: list[str], ru
     g_topic = g_gid % max(n_topics, 1)
     g_missing = np.isin(g_gid, missing) if len(missing) else np.zeros(len(g_gid), bool)
 
-    t_levels, t_grades_offsets, t_grades = topic_arrays or topic_judgments(n_topics, q_tcode, q_grade)
+    t_levels, t_grades_offsets, t_grades, *lg = topic_arrays or topic_judgments(n_topics, q_tcode, q_grade)
     ranked = Ranked(options=opt, run_names=run_names, topic_names=topic_names,
                     g_run=g_run.astype(np.int64), g_topic=g_topic.astype(np.int64), offsets=offsets,
-                    rel=rel, doc=r_doc, score=r_score, t_levels=t_levels,
+                    rel=rel, doc=r_doc, score=r_score, t_levels=t_levels, t_level_grades=lg[0] if lg else None,
                     t_grades_offsets=t_grades_offsets, t_grades=t_grades, g_missing=g_missing)
     if row_qrel is not None:
         ranked.caches.setdefault("est", {})["row_index_sparse"] = row_qrel
     return ranked
 
 
+DENSE_LEVELS = 4096   # above this highest grade, t_levels has a column per grade judged, not per 0..max
+
+
 def topic_judgments(n_topics: int, q_tcode: np.ndarray, q_grade: np.ndarray, max_grade: int | None = None
-                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per topic the judged documents per grade (topics x 0..max grade), and the judged grades sorted
-    descending in CSR form (offsets, grades). `max_grade`: the grade columns (default: the highest
-    judged grade), e.g. a subset's keeping its full judgments' width."""
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
+    """Per topic the judged documents per grade (topics x 0..max grade; topics x the grades judged, in
+    order, when the highest grade is above DENSE_LEVELS), the judged grades sorted descending in CSR
+    form (offsets, grades), and the grade of each column (None for 0..max grade). `max_grade`: the
+    dense width (default: the highest judged grade), e.g. a subset's keeping its full judgments' width."""
     judged = q_grade >= 0
-    if max_grade is None:
-        max_grade = int(q_grade[judged].max()) if judged.any() else 0
-    t_levels = np.zeros((n_topics, max_grade + 1), dtype=np.int64)
-    np.add.at(t_levels, (q_tcode[judged], q_grade[judged]), 1)
     jt, jg = q_tcode[judged], q_grade[judged]
+    if max_grade is None:
+        max_grade = int(jg.max()) if len(jg) else 0
+    if max_grade < DENSE_LEVELS:
+        grades, col = None, jg
+        t_levels = np.zeros((n_topics, max_grade + 1), dtype=np.int64)
+    else:
+        grades, col = np.unique(jg, return_inverse=True)
+        grades = grades.astype(np.int64)
+        t_levels = np.zeros((n_topics, len(grades)), dtype=np.int64)
+    np.add.at(t_levels, (jt, col), 1)
     srt = np.lexsort((-jg, jt))
     t_counts = np.bincount(jt, minlength=n_topics)
-    return t_levels, np.concatenate(([0], np.cumsum(t_counts))).astype(np.int64), jg[srt]
+    return t_levels, np.concatenate(([0], np.cumsum(t_counts))).astype(np.int64), jg[srt], grades
 
 
 def _judged_topics(qrels: pd.DataFrame) -> tuple[list[str], np.ndarray, np.ndarray]:

@@ -80,8 +80,8 @@ def _float(tok: str) -> float | None:
     return v if math.isfinite(v) else None
 
 
-def _grade_ok(g: int | None, low: int = -1000) -> bool:
-    return g is not None and low <= g <= 1000
+def _grade_ok(g: int | None, low: int = -(2 ** 31)) -> bool:
+    return g is not None and low <= g <= 2 ** 31 - 1          # C int (gain tables hold the grades present)
 
 
 def ref_qrels(data: bytes) -> dict | None:

@@ -251,3 +251,66 @@ def test_segment_sums_do_not_leak_between_groups():
     got = seg_cumsum_float(v, off)
     want = [1e10, 1e10 + 3e10, 0.1, 0.1 + 0.2, (0.1 + 0.2) + 0.3, 5.0, 5.0 + 1e-3]
     assert got.tolist() == want                          # bit-identical, sequential order
+
+
+# ----------------------------------------------------------------------------- sparse gain tables (issue 14)
+
+def test_sparse_entries_equal_the_full_trec_eval_sort():
+    """sparse_entries (unused levels kept as ranges) gives the entries of sorted_entries (every level
+    0..N-1 materialized) in the same order, for random non-transitive gain pairs."""
+    import random
+
+    from engine.measures._gains import sparse_entries
+    rng = random.Random(14)
+    for _ in range(3000):
+        nrl = rng.randint(0, 40)
+        pairs = tuple((str(rng.randint(-3, 45)) if rng.random() < 0.9 else "p",
+                       rng.choice([rng.uniform(-3, 50), rng.randint(-2, 45), rng.uniform(0, 2), 1e12, -3e9,
+                                   round(rng.uniform(0, 40), 1)]))
+                      for _ in range(rng.randint(0, 6)))
+        full = sorted_entries(pairs, nrl)
+        named = {int(n) for n, _ in pairs if valid_level(n) and 0 <= int(n) < nrl}
+        keep = tuple(sorted(rng.sample(range(nrl), rng.randint(0, nrl))))
+        kept, _, top, lo, hi = sparse_entries(pairs, nrl, keep)
+        assert kept == tuple(e for e in full if not (0 <= e[0] < nrl and e[0] not in named and e[0] not in keep))
+        if full:
+            gains = [e[1] for e in full]
+            assert (top, lo, hi) == (full[-1][1], min(gains), max(gains))
+
+
+def test_grade_of_a_billion_costs_one_column():
+    """One grade of 1000000000 made -m ndcg allocate 149 GiB (gains expanded over 0..max); the tables
+    now hold the grades judged. Hand-computed: run b(1) a(1e9) c(0);
+    dcg = 1/log2(2) + 1e9/log2(3), ideal = 1e9/1 + 1/log2(3)."""
+    import time
+    q = pd.DataFrame([("1", "a", 1_000_000_000), ("1", "b", 1), ("1", "c", 0)], columns=["topic", "doc", "grade"])
+    r = pd.DataFrame([("R", "1", "b", 3.0), ("R", "1", "a", 2.0), ("R", "1", "c", 1.0)],
+                     columns=["run", "topic", "doc", "score"])
+    t0 = time.perf_counter()
+    v = values(["ndcg", "ndcg_cut.2"], qrels=q, runs=r, topic="1", run="R")
+    v.update(values(["ndcg.1000000000=2,1=5"], qrels=q, runs=r, topic="1", run="R"))   # one ndcg per call
+    assert time.perf_counter() - t0 < 5
+    assert v["ndcg"] == pytest.approx((1 + 1e9 / L3) / (1e9 + 1 / L3), rel=1e-15)          # 0.630930
+    assert v["ndcg_cut_2"] == pytest.approx((1 + 1e9 / L3) / (1e9 + 1 / L3), rel=1e-15)
+    # gain map 1000000000=2, 1=5: b(5) at 1, a(2) at 2; ideal 5, 2
+    assert v["ndcg_1000000000=2,1=5"] == pytest.approx(1.0, abs=1e-15)
+
+
+def test_gain_map_with_huge_level_and_absent_levels_in_between():
+    """Pairs whose gains lie within 1 of absent levels: trec_eval's comparator is not transitive, so the
+    absent levels 0..N-1 take part in the sort; replayed by ranges. Dense (N small) == sparse (forced)."""
+    from engine import ranking
+    q = pd.DataFrame([("1", "a", 5000), ("1", "b", 4999), ("1", "c", 2), ("1", "d", 0), ("1", "e", 1)],
+                     columns=["topic", "doc", "grade"])
+    r = pd.DataFrame([("R", "1", x, s) for x, s in zip("edcba", [5.0, 4.0, 3.0, 2.0, 1.0])],
+                     columns=["run", "topic", "doc", "score"])
+    sets = [["ndcg.4999=4999.5,5000=4998.7,2=1.5", "ndcg_rel.1=0.4,2=2.6", "Rndcg", "G.5000=3.2", "rbp"],
+            ["ndcg", "ndcg_rel", "ndcgx", "Q", "rbp.p=0.5"]]
+    dense = {k: v for ms in sets for k, v in values(ms, qrels=q, runs=r, topic="1", run="R").items()}
+    old = ranking.DENSE_LEVELS
+    try:
+        ranking.DENSE_LEVELS = 1
+        sparse = {k: v for ms in sets for k, v in values(ms, qrels=q, runs=r, topic="1", run="R").items()}
+    finally:
+        ranking.DENSE_LEVELS = old
+    assert sparse == dense and len(dense) == 10

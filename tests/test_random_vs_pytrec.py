@@ -225,3 +225,42 @@ def test_gain_sort_quirk_matches_pytrec_eval():
     # sorted gains (increasing): 0.5 (level 1), 0 (level 0), 2 (level 2); ideal = [2] then stops at 0.
     # dcg = 0.5/log2(2) + 2/log2(3) = 0.5 + 1.26186 = 1.76186; ideal dcg = 2; ndcg = 0.88093
     assert df["value"].iloc[0] == pytest.approx((0.5 + 2 / math.log2(3)) / 2, abs=1e-12)
+
+
+# Sparse large grades (issue 14): gain tables hold the grades judged (`Ranked.level_grades`) and the
+# unused levels 0..N-1 enter trec_eval's non-transitive gain sort as ranges (`_gains.sparse_entries`).
+# pytrec_eval materializes every level, so N stays at 3000 here; DENSE_LEVELS is forced to 1 so the
+# sparse path is the one compared.
+SPARSE_GRADES = [0, 0, 1, 2, 57, 300, 2999, -1]
+SPARSE_GAINS = [0.5, 2.0, 56.6, 57.4, 299.5, 300.9, 2998.2, 2999.7, 1e6, -3.0]
+
+
+@st.composite
+def sparse_cases(draw):
+    qrels, runs, _, opts = draw(cases())
+    qrels = [(t, d, draw(st.sampled_from(SPARSE_GRADES)) if g >= 0 else g) for t, d, g in qrels]
+    for t in {t for t, _, _ in qrels}:
+        if max(g for tt, _, g in qrels if tt == t) < 0:
+            qrels.append((t, "zz", 57))
+    params = {}
+    for m in PAIR_MEASURES:
+        if draw(st.booleans()):
+            pairs = draw(st.lists(st.tuples(st.sampled_from([1, 2, 57, 58, 300, 2999, 3000, -1]),
+                                            st.sampled_from(SPARSE_GAINS)), min_size=1, max_size=4))
+            params[m] = ",".join(f"{lvl}={g:g}" for lvl, g in pairs)
+    return qrels, runs, params, opts
+
+
+@settings(max_examples=15, deadline=None, derandomize=True, database=None,
+          phases=[Phase.explicit, Phase.generate], report_multiple_bugs=False,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(sparse_cases())
+def test_sparse_large_grades_match_pytrec_eval(case):
+    from engine import ranking
+    qrels, runs, params, opts = case
+    old = ranking.DENSE_LEVELS
+    ranking.DENSE_LEVELS = 1
+    try:
+        assert check_case(qrels, runs, params, opts) > 0
+    finally:
+        ranking.DENSE_LEVELS = old

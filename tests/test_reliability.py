@@ -29,7 +29,8 @@ RUN = "".join(f"{t} Q0 d{t}-{i} {i + 1} {10 - i}.5 r\n" for t in (1, 2) for i in
 
 @pytest.mark.parametrize("line,where", [
     ("1 0 d1 1e2\n", "grade"), ("1 0 d1 1_0\n", "grade"), ("1 0 d1 \u0661\n", "grade"),
-    ("1 0 d1 1000000000\n", "outside"), ("0 1 0 d1 1\n", "expected 4 fields")])
+    ("1 0 d1 2147483648\n", "outside"), ("1 0 d1 -2147483649\n", "outside"), ("1 0 d1 01e5\n", "grade"),
+    ("0 1 0 d1 1\n", "expected 4 fields")])
 def test_qrels_grammar_refusals_name_the_line(tmp_path, line, where):
     f = put(tmp_path / "q.qrels", "1 0 d0 1\n" + line)
     with pytest.raises(FormatError) as e:

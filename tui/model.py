@@ -765,7 +765,8 @@ def _fingerprint(root: Path) -> tuple:
         dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
         for f in sorted(filenames):
             st = os.stat(os.path.join(dirpath, f))
-            out.append((os.path.relpath(os.path.join(dirpath, f), root), st.st_size, st.st_mtime_ns))
+            out.append((os.path.relpath(os.path.join(dirpath, f), root), st.st_size, st.st_mtime_ns,
+                        st.st_ctime_ns))            # ctime: an in-place edit that keeps the mtime
     return tuple(out)
 
 

@@ -11,7 +11,8 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
-from ..ranking import RELVALUE_NONPOOL, RELVALUE_UNJUDGED, EvalOptions, Ranked, build_ranked
+from ..ranking import (DENSE_LEVELS, RELVALUE_NONPOOL, RELVALUE_UNJUDGED, EvalOptions, Ranked, build_ranked,
+                       topic_judgments)
 from ._rows import row_index, topic_codes
 
 
@@ -41,12 +42,15 @@ def with_judgments(base: Ranked, grade: np.ndarray, stratum: np.ndarray | None =
     T = len(base.topic_names)
     judged = (grade >= 0) & (tc >= 0)
     G = max(int(grade.max()) + 1 if len(grade) else 1, 1)
-    t_levels = np.zeros((T, G), np.int64)
-    np.add.at(t_levels, (tc[judged], grade[judged]), 1)
-    srt = np.lexsort((-grade[judged], tc[judged]))
-    t_grades = grade[judged][srt]
-    t_off = np.concatenate(([0], np.cumsum(np.bincount(tc[judged], minlength=T)))).astype(np.int64)
-    new = replace(base, rel=rel, t_levels=t_levels, t_grades=t_grades, t_grades_offsets=t_off)
+    if G > DENSE_LEVELS:                        # large grades: a column per grade judged
+        t_levels, t_off, t_grades, lg = topic_judgments(T, tc[judged], grade[judged])
+    else:
+        t_levels, lg = np.zeros((T, G), np.int64), None
+        np.add.at(t_levels, (tc[judged], grade[judged]), 1)
+        srt = np.lexsort((-grade[judged], tc[judged]))
+        t_grades = grade[judged][srt]
+        t_off = np.concatenate(([0], np.cumsum(np.bincount(tc[judged], minlength=T)))).astype(np.int64)
+    new = replace(base, rel=rel, t_levels=t_levels, t_grades=t_grades, t_grades_offsets=t_off, t_level_grades=lg)
     arrays = {"grade": grade}
     if stratum is not None:
         arrays["stratum"] = np.asarray(stratum, np.int64)

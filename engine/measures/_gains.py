@@ -79,6 +79,162 @@ def sorted_entries(pairs: tuple, num_rel_levels: int) -> tuple:
     return tuple(tuple(e) for e in _glibc_msort(entries, key=lambda e: e[1]))
 
 
+# ---------------------------------------------------------------------------- sparse levels
+# A topic whose highest grade is N has N + 1 automatic entries (levels 0..N, gain = level), most of
+# them for grades nobody used when N is large (a grade of 1000000000). They carry no documents, but
+# trec_eval sorts them with the others and its comparator is not transitive, so they can move the
+# entries that matter. `sparse_entries` replays the same glibc merge sort with every run of automatic
+# entries kept as one range (lo, hi): a range is already in order, two ranges compare exactly (levels
+# are C ints, so their differences never reach 2^31), and an explicit gain against a range takes a
+# contiguous run of it, found by bisection with the exact comparator. Work: O(pairs x log N).
+
+def _bisect_last(lo: int, hi: int, pred) -> int:
+    """The last v in [lo, hi] with pred(v) true, given pred(lo) true and pred monotone (true, then false)."""
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if pred(mid):
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def _merge_segments(left: list, right: list) -> list:
+    """glibc's merge step (take the left item when cmp <= 0) over segments: ("e", entry) or ("r", lo, hi)."""
+    out: list = []
+    left, right = list(left), list(right)
+    i = j = 0
+    while i < len(left) and j < len(right):
+        a, b = left[i], right[j]
+        if a[0] == "e" and b[0] == "e":
+            if _c_int_cmp(a[1][1], b[1][1]) <= 0:
+                out.append(a)
+                i += 1
+            else:
+                out.append(b)
+                j += 1
+        elif a[0] == "e":                               # explicit x against the range b
+            x = a[1][1]
+            if _c_int_cmp(x, float(b[1])) <= 0:
+                out.append(a)
+                i += 1
+            else:                                       # right items while x - c >= 1 (x - c < 2^31 holds)
+                last = _bisect_last(b[1], b[2], lambda c: _c_int_cmp(x, float(c)) > 0)
+                out.append(("r", b[1], last))
+                if last == b[2]:
+                    j += 1
+                else:
+                    right[j] = ("r", last + 1, b[2])
+        elif b[0] == "e":                               # the range a against explicit y
+            y = b[1][1]
+            if _c_int_cmp(float(a[1]), y) > 0:
+                out.append(b)
+                j += 1
+            else:
+                d = float(a[1]) - y
+                if d != d or d >= 2.0 ** 31:            # stays <= 0 for the whole (increasing) range
+                    last = a[2]
+                else:
+                    last = _bisect_last(a[1], a[2], lambda v: float(v) - y < 1.0)
+                out.append(("r", a[1], last))
+                if last == a[2]:
+                    i += 1
+                else:
+                    left[i] = ("r", last + 1, a[2])
+        else:                                           # two ranges of levels: exact integer order
+            if a[1] <= b[1]:
+                last = min(a[2], b[1])
+                out.append(("r", a[1], last))
+                if last == a[2]:
+                    i += 1
+                else:
+                    left[i] = ("r", last + 1, a[2])
+            else:
+                last = min(b[2], a[1] - 1)
+                out.append(("r", b[1], last))
+                if last == b[2]:
+                    j += 1
+                else:
+                    right[j] = ("r", last + 1, b[2])
+    out.extend(left[i:])
+    out.extend(right[j:])
+    return out
+
+
+def _take(segs: list, start: int, n: int) -> list:
+    """Items start..start+n-1 of a segment list, as segments."""
+    out, pos = [], 0
+    for s in segs:
+        size = 1 if s[0] == "e" else s[2] - s[1] + 1
+        a, b = max(start, pos), min(start + n, pos + size)
+        if a < b:
+            out.append(s if s[0] == "e" else ("r", s[1] + a - pos, s[1] + b - 1 - pos))
+        pos += size
+        if pos >= start + n:
+            break
+    return out
+
+
+def _msort_segments(segs: list, n: int, n_explicit: int, start: int = 0) -> list:
+    """glibc msort of items start..start+n-1; items at or past `n_explicit` are automatic ranges in order."""
+    if n <= 1 or start >= n_explicit:
+        return _take(segs, start, n)
+    n1 = n // 2
+    return _merge_segments(_msort_segments(segs, n1, n_explicit, start),
+                           _msort_segments(segs, n - n1, n_explicit, start + n1))
+
+
+@lru_cache(maxsize=4096)
+def sparse_entries(pairs: tuple, num_rel_levels: int, keep: tuple) -> tuple:
+    """`sorted_entries` restricted to the entries that matter when only the levels in `keep` (sorted)
+    have judged documents: ((level, gain, count_level) in trec_eval's sorted order, the sorted list's
+    first gain, its last gain, its min and max gain in the order Python's min/max see them).
+
+    Every entry of the explicit pairs is kept (a row's gain is its level's first entry), and of the
+    automatic entries those whose level is in `keep`; the others carry no documents."""
+    entries: list[list] = []
+    for name, value in pairs:
+        if valid_level(str(name)):
+            entries.append([int(name), float(value), -1])
+    named: set = set()
+    for e in entries:
+        if 0 <= e[0] < num_rel_levels and e[0] not in named:
+            e[2] = e[0]
+            named.add(e[0])
+    segs: list = [("e", tuple(e)) for e in entries]
+    lo = 0
+    for lvl in sorted(x for x in named):
+        if lvl > lo:
+            segs.append(("r", lo, lvl - 1))
+        lo = lvl + 1
+    if lo < num_rel_levels:
+        segs.append(("r", lo, num_rel_levels - 1))
+    n = len(entries) + num_rel_levels - len(named)
+    out = _msort_segments(segs, n, len(entries)) if n else []
+    kept: list = []
+    seq: list = []                                      # gains in order, ranges by their endpoints
+    keep_arr = np.asarray(keep, np.int64)
+    for s in out:
+        if s[0] == "e":
+            kept.append(s[1])
+            seq.append(s[1][1])
+        else:
+            a, b = np.searchsorted(keep_arr, [s[1], s[2] + 1])
+            kept.extend((int(v), float(v), int(v)) for v in keep_arr[a:b])
+            seq += [float(s[1]), float(s[2])]
+    if not seq:
+        return (), None, None, None, None
+    return tuple(kept), seq[0], seq[-1], min(seq), max(seq)
+
+
+def normalized_sparse(kept: tuple, lo: float, hi: float) -> tuple:
+    """`normalized` for the kept entries of a list whose min and max gains are `lo` and `hi`."""
+    if lo < 0 or hi > 1:
+        span = hi - lo
+        return tuple((e[0], (e[1] - lo) / span if span else math.nan, e[2]) for e in kept)
+    return kept
+
+
 def normalized(entries: tuple) -> tuple:
     """rbp's rescaling: when a gain lies outside [0, 1], map gains linearly from [min, max] to [0, 1]."""
     if not entries:
@@ -120,7 +276,7 @@ def topic_num_rel_levels(r) -> np.ndarray:
         return np.zeros(lv.shape[0], np.int64)
     nz = lv > 0
     last = lv.shape[1] - 1 - np.argmax(nz[:, ::-1], axis=1)
-    return np.where(nz.any(axis=1), last + 1, 0).astype(np.int64)
+    return np.where(nz.any(axis=1), r.level_grades[last] + 1, 0).astype(np.int64)
 
 
 _LOG2 = np.array([-np.inf, 0.0])
@@ -201,40 +357,54 @@ def seg_cumsum_rows(r, values: np.ndarray) -> np.ndarray:
     return seg_cumsum_float(values, r.offsets)
 
 
+def level_columns(r, levels: np.ndarray) -> np.ndarray:
+    """Column of each level (-2, -1 or a judged grade) in a per-topic table with columns
+    [-2, -1, *r.level_grades]; levels >= 0 must be judged grades."""
+    levels = np.asarray(levels, np.int64)
+    if r.t_level_grades is None:
+        return levels + 2
+    return np.where(levels < 0, levels + 2, 2 + np.searchsorted(r.level_grades, levels))
+
+
 def gain_model(r, pairs: tuple = (), normalize: bool = False) -> GainModel:
-    """The `GainModel` for gain parameters `pairs` ((name, value), ...), cached on the Ranked."""
+    """The `GainModel` for gain parameters `pairs` ((name, value), ...), cached on the Ranked. Tables
+    have a column per grade judged (`Ranked.level_grades`), so a grade of 1000000000 costs one column."""
     key = ("model", tuple((str(a), float(b)) for a, b in pairs), normalize)
     c = _cache(r)
     if key in c:
         return c[key]
     n_topics = len(r.topic_names)
     nrl = topic_num_rel_levels(r)
-    width = r.t_levels.shape[1]
-    table = np.zeros((n_topics, width + 2))           # column = level + 2 (levels -2 .. max grade)
+    lg = r.level_grades
+    col_of = {-2: 0, -1: 1, **{int(g): i + 2 for i, g in enumerate(lg.tolist())}}
+    table = np.zeros((n_topics, len(lg) + 2))           # columns: levels -2, -1, then each judged grade
     ent_topic, ent_gain, ent_count = [], [], []
     for v in np.unique(nrl):
         ts = np.flatnonzero(nrl == v)
-        ents = sorted_entries(key[1], int(v))
-        if normalize:
-            ents = normalized(ents)
-        row = np.zeros(width + 2)
+        keep = tuple(int(x) for x in lg[lg < v])
+        ents, _, top, lo, hi = sparse_entries(key[1], int(v), keep)
+        if normalize and ents:
+            ents = normalized_sparse(ents, lo, hi)
+            if lo < 0 or hi > 1:
+                top = (top - lo) / (hi - lo) if hi - lo else math.nan
+        row = np.zeros(len(lg) + 2)
         seen: set = set()
         for lvl, g, _ in ents:
-            if lvl not in seen and -2 <= lvl < width:
-                row[lvl + 2] = g
+            if lvl not in seen and lvl in col_of:
+                row[col_of[lvl]] = g
             seen.add(lvl)
         table[ts] = row
         if not ents:
             continue
         top_down = ents[::-1]
         gains = np.array([e[1] for e in top_down])
-        src = np.array([e[2] for e in top_down])
+        src = np.array([col_of.get(e[2], -1) if e[2] >= 0 else -1 for e in top_down]) - 2
         counts = np.zeros((len(ts), len(top_down)), np.int64)
-        has = (src >= 0) & (src < width)
+        has = src >= 0
         counts[:, has] = r.t_levels[np.ix_(ts, src[has])]
         bad = (counts > 0) & (gains <= 0.0)[None, :]
         ok = np.cumsum(bad, axis=1) == 0
-        if gains[0] <= 0.0:           # the walk never starts when the top entry's gain is <= 0
+        if top <= 0.0:                # the walk never starts when the top entry's gain is <= 0
             ok[:] = False
         eff = counts * ok
         ent_topic.append(np.repeat(ts, len(top_down)))
@@ -259,7 +429,7 @@ def gain_model(r, pairs: tuple = (), normalize: bool = False) -> GainModel:
     t_sum = np.zeros(n_topics)
     t_idcg[has] = cum_idcg[last[has]]
     t_sum[has] = cum_sum[last[has]]
-    row_gain = table[row_topic(r), r.rel + 2] if r.n_rows else np.zeros(0)
+    row_gain = table[row_topic(r), level_columns(r, r.rel)] if r.n_rows else np.zeros(0)
     model = GainModel(row_gain, t_len, t_off, ideal_gain, cum_idcg, t_idcg, t_sum)
     c[key] = model
     return model

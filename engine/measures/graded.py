@@ -12,10 +12,42 @@ from .registry import MeasureError
 from ..ranking import Ranked
 
 
-def gains_per_grade(r: Ranked, explicit: np.ndarray | None = None) -> np.ndarray:
-    """Array g[grade] for grades 0..max grade of the judgments (length >= 1)."""
+class GradeGains:
+    """g[grade] for grades 0..len-1 without an array of that length (the judgments' highest grade is
+    large, `Ranked.t_level_grades`): gains named per grade (others 0), or by default the grade itself
+    at or above the relevance level. Indexing and len() behave as the dense array would."""
+
+    def __init__(self, length: int, keys: np.ndarray | None = None, values: np.ndarray | None = None,
+                 rel_level: int = 0):
+        self.length, self.keys, self.values, self.rel_level = int(length), keys, values, rel_level
+
+    def __len__(self) -> int:
+        return self.length
+
+    def __getitem__(self, idx):
+        i = np.asarray(idx, np.int64)
+        if self.keys is None:
+            out = np.where(i >= self.rel_level, i, 0).astype(np.float64)
+        else:
+            pos = np.minimum(np.searchsorted(self.keys, i), max(len(self.keys) - 1, 0))
+            hit = (self.keys[pos] == i) if len(self.keys) else np.zeros(i.shape, bool)
+            out = np.where(hit, self.values[pos] if len(self.keys) else 0.0, 0.0)
+        return out if np.ndim(idx) else float(out)
+
+    def max(self) -> float:
+        if self.keys is None:
+            return float(self.length - 1) if self.length - 1 >= self.rel_level else 0.0
+        m = float(self.values.max()) if len(self.values) else 0.0
+        return max(m, 0.0) if self.length > len(self.keys) else m
+
+
+def gains_per_grade(r: Ranked, explicit: np.ndarray | None = None) -> np.ndarray | GradeGains:
+    """Array g[grade] for grades 0..max grade of the judgments (length >= 1); a `GradeGains` with the
+    same values when the highest grade is large (no array over every grade)."""
     n = max(r.max_grade + 1, 1)
     lv = max(r.options.rel_level, 0)
+    if r.t_level_grades is not None:
+        return _sparse_gains(r, explicit, n, lv)
     if explicit is not None:
         g = np.zeros(max(n, len(explicit)))
         g[: len(explicit)] = explicit
@@ -31,6 +63,19 @@ def gains_per_grade(r: Ranked, explicit: np.ndarray | None = None) -> np.ndarray
     g = np.arange(n, dtype=np.float64)
     g[:lv] = 0.0
     return g
+
+
+def _sparse_gains(r: Ranked, explicit, n: int, lv: int) -> GradeGains:
+    if explicit is not None:
+        e = np.asarray(explicit, np.float64)
+        return GradeGains(max(n, len(e)), np.arange(len(e), dtype=np.int64), e)
+    extra = getattr(r, "extra", None) or {}
+    table = extra.get("gains") if isinstance(extra, dict) else None
+    if table:
+        items = sorted((int(k), float(v)) for k, v in table.items() if int(k) >= 0)
+        keys = np.array([k for k, _ in items], np.int64)
+        return GradeGains(max(n, max(int(k) for k in table) + 1), keys, np.array([v for _, v in items]))
+    return GradeGains(n, rel_level=lv)
 
 
 def row_gains(r: Ranked, gains: np.ndarray, rel: np.ndarray | None = None) -> np.ndarray:

@@ -10,12 +10,16 @@ import numpy as np
 
 from .params import as_dict, get_list, kv_measure
 from .registry import MeasureError
+from ..ranking import DENSE_LEVELS
 
 
 @kv_measure("GAP", keys=("g",), order=212, nicknames={"incomplete"})
 def GAP(r, params=()):
     """Graded average precision with threshold probabilities g."""
     d = as_dict(params)
+    if r.t_level_grades is not None:       # its thresholds run over every grade 1..max
+        raise MeasureError(f"GAP: the highest grade {r.max_grade} is above {DENSE_LEVELS - 1}; GAP sums over "
+                           f"every grade 1..max (use grades 0..{DENSE_LEVELS - 1})")
     c = max(r.max_grade, 1)
     g = get_list("GAP", d, "g")
     if g is None:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -252,20 +253,21 @@ def write_pool(root, name: str, pool: Pool) -> Path:
 
     if not name or any(c in name for c in "/\\ \t"):
         raise CranfieldError(f"pool name {name!r}: use letters, digits, '-' or '_'")
-    recover_pools(root)
     p = pool_path(root, name)
     t = pool.table[POOL_COLUMNS].copy()
     t["prob"] = t["prob"].map(repr)  # exact round trip
     data = t.to_csv(sep="\t", index=False).encode("utf-8")
     pending = p.with_name(p.name + PENDING)
-    atomic_write(pending, data)
-    rec = {"op": "pool", "name": name, "file": str(p.relative_to(Path(root))),
-           "sha256": hashlib.sha256(data).hexdigest(),
-           "ts": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-           "documents": int((pool.table["order"] > 0).sum()), "topics": int(pool.table["topic"].nunique()),
-           **pool.spec}
-    _append_pool_record(Path(root) / "pools" / "pools.log.jsonl", rec)
-    os.replace(pending, p)
+    with _pools_lock(root):          # a concurrent write_pool or recover_pools waits (never sees our pending)
+        _recover(root)
+        atomic_write(pending, data)
+        rec = {"op": "pool", "name": name, "file": str(p.relative_to(Path(root))),
+               "sha256": hashlib.sha256(data).hexdigest(),
+               "ts": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+               "documents": int((pool.table["order"] > 0).sum()), "topics": int(pool.table["topic"].nunique()),
+               **pool.spec}
+        _append_pool_record(Path(root) / "pools" / "pools.log.jsonl", rec)
+        os.replace(pending, p)
     return p
 
 
@@ -277,11 +279,33 @@ def _append_pool_record(path: Path, rec: dict) -> None:
     append_records(path, [rec])
 
 
+@contextmanager
+def _pools_lock(root):
+    """An exclusive lock on pools/ (fcntl on pools/.lock) for writing a pool or recovering one."""
+    import fcntl
+    pdir = Path(root) / "pools"
+    pdir.mkdir(parents=True, exist_ok=True)
+    fd = os.open(pdir / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
 def recover_pools(root) -> None:
     """Bring pools/ back to a state where every pool file has its log entry (see `write_pool`)."""
     pdir = Path(root) / "pools"
-    if not pdir.is_dir():
+    if not pdir.is_dir() or not any(pdir.glob("pool-*.tsv" + PENDING)):
         return
+    with _pools_lock(root):
+        _recover(root)
+
+
+def _recover(root) -> None:
+    """recover_pools under the pools lock: a pending file whose sha256 is its file's latest log entry
+    is renamed into place; any other is an orphan of a killed build and removed."""
+    pdir = Path(root) / "pools"
     pending = sorted(pdir.glob("pool-*.tsv" + PENDING))
     if not pending:
         return
@@ -298,8 +322,11 @@ def recover_pools(root) -> None:
 
 
 def read_pool(path) -> pd.DataFrame:
-    """Read a pool TSV written by `write_pool`."""
+    """Read a pool TSV written by `write_pool` (after `recover_pools`, when it lies in a pools/ folder,
+    so a build killed after its log entry is finished before the file is read)."""
     p = Path(path)
+    if p.parent.name == "pools":
+        recover_pools(p.parent.parent)
     try:
         df = pd.read_csv(p, sep="\t", dtype={"topic": str, "doc": str, "method": str}, keep_default_na=False)
     except FileNotFoundError:

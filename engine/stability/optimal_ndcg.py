@@ -57,6 +57,9 @@ def grade_ranks(qrels: pd.DataFrame, runs: pd.DataFrame, cutoff: int = 20, rel_l
     if cutoff < 1:
         raise CranfieldError("the nDCG cut-off must be >= 1")
     r, _ = build_ranked(qrels, runs, EvalOptions(rel_level=rel_level))
+    if r.t_level_grades is not None:          # one gain per grade 1..max is optimized
+        raise CranfieldError(f"optimal nDCG gains: the highest grade {r.max_grade} is too large; one gain per "
+                             f"grade 1..max is optimized (use a small scale, e.g. 0-4)")
     nt_all, nr = len(r.topic_names), len(r.run_names)
     g = np.where(r.rel >= rel_level, r.rel, 0)
     K = int(max(g.max() if len(g) else 0, 0))

@@ -62,8 +62,9 @@ class Rejudger:
         g = np.where(kept_row, qg[np.maximum(self.row_q, 0)], np.where(has, dropped, RELVALUE_NONPOOL))
         rel = np.where(kept_row & (g < 0), RELVALUE_UNJUDGED, g).astype(np.int64)
         max_grade = int(qg[qg >= 0].max()) if (qg >= 0).any() else 0
-        t_levels, offs, t_grades = topic_judgments(self.n_topics, self.q_topic[keep], qg[keep], max_grade)
-        r = dataclasses.replace(b, rel=rel, t_levels=t_levels, t_grades=t_grades, t_grades_offsets=offs)
+        t_levels, offs, t_grades, lg = topic_judgments(self.n_topics, self.q_topic[keep], qg[keep], max_grade)
+        r = dataclasses.replace(b, rel=rel, t_levels=t_levels, t_grades=t_grades, t_grades_offsets=offs,
+                                t_level_grades=lg)
         if removed_as == "unjudged" and not keep.all():
             q = self.qrels.copy()
             q.loc[~keep, "grade"] = -1
