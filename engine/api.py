@@ -29,6 +29,11 @@ class _Group:
     requests: list
     names: dict            # cranfield output name -> the user's names for it
 
+    def __post_init__(self):
+        # per request: (column, the user's names for it) of every output someone asked for
+        self.plan = [(req, [(j, self.names[n]) for j, n in enumerate(req.names) if self.names.get(n)])
+                     for req in self.requests]
+
 
 class Evaluator:
     """Judgments prepared once; `evaluate(run)` gives per-topic values of `measures` for one run.
@@ -45,17 +50,24 @@ class Evaluator:
 
     def __init__(self, qrels, measures, *, rel_level: int = 1, max_depth: int | None = None,
                  judged_only: bool = False, complete: bool = False, gains: dict | None = None,
-                 issues: Issues | None = None):
+                 issues: Issues | None = None, options=None):
+        from .measures.registry import MeasureRequest
         from .ranking import EvalOptions, _judged_topics
 
         self.issues = issues if issues is not None else Issues()
-        base = EvalOptions(rel_level=rel_level, max_depth=max_depth, judged_only=judged_only, complete=complete)
+        base = options if options is not None else EvalOptions(rel_level=rel_level, max_depth=max_depth,
+                                                               judged_only=judged_only, complete=complete)
         self.groups: list[_Group] = []
-        for opt, reqs, names in to_requests(measures, base):
-            self.groups.append(_Group(opt, reqs, names))
+        if measures and not isinstance(measures, str) and all(isinstance(m, MeasureRequest) for m in measures):
+            # requests resolved by trec_eval's rules (engine.measures.resolve): their output names as they are
+            self.groups.append(_Group(base, list(measures), {n: [n] for req in measures for n in req.names}))
+        else:
+            for opt, reqs, names in to_requests(measures, base):
+                self.groups.append(_Group(opt, reqs, names))
         self.measure_names = [u for g in self.groups for us in g.names.values() for u in us]
         self.extra = {"gains": dict(gains)} if gains else None
-        self._needs_rows = any(_reads_judgment_rows(req.measure) for g in self.groups for req in g.requests)
+        # measures reading the judgment table itself (estimators) get it as a DataFrame (pandas)
+        self.needs_table = any(_reads_judgment_rows(req.measure) for g in self.groups for req in g.requests)
         if isinstance(qrels, Mapping) and all(isinstance(v, Mapping) for v in qrels.values()):
             # a pytrec_eval-style dict: prepared without pandas (the small-call path)
             self._qrels_df = None
@@ -91,81 +103,99 @@ class Evaluator:
         return self._evaluate_frame(run, frame)
 
     def _evaluate_dict(self, run: dict) -> dict:
-        from .ranking import LazyDocs, _assemble
+        names = self.topic_names
+        ranked = self.ranked_dict(run)
+        topic_of = [names[t] for t in ranked.g_topic.tolist()]
+        out: dict = {t: {} for t in topic_of}
+        for user, col in self.values(ranked):
+            for t, v in zip(topic_of, col.tolist()):
+                out[t][user] = v
+        return out
 
-        tindex, grades = self._tindex, self._grades
-        topics = []
-        for qid in run:
+    def ranked_dict(self, run: dict, run_name: str = "run"):
+        """The `Ranked` lists of one run given as {topic: {doc: score}}, joined with the judgments
+        (trec_eval's order: topics in byte order, score descending, ties by document id descending;
+        with `complete`, a judged topic the run misses gets trec_eval's one stand-in document)."""
+        from itertools import repeat
+
+        from .ranking import BOGUS_DOCNO, LazyDocs, _assemble
+
+        tindex, grades, names = self._tindex, self._grades, self.topic_names
+        present: dict = {}
+        unknown = False
+        for qid, ranking in run.items():
             ti = tindex.get(qid if type(qid) is str else str(qid))
             if ti is None:
-                continue
-            topics.append(ti)
-        if len(topics) < len(run):
+                unknown = True
+            elif ranking:
+                present[ti] = ranking
+        if unknown:
             from .adapters import check_ids
             import pandas as pd
             check_ids(self.qrels, pd.DataFrame({"topic": [str(k) for k in run]}), self.issues)
-        topics.sort()
-        t_code, sc, ds = [], [], []
-        names = self.topic_names
+        opt = self.groups[0].options if self.groups else None
+        missing: list[int] = []
+        if opt is not None and opt.complete and len(present) < len(names):
+            missing = sorted(set(range(len(names))) - set(present))
+            for ti in missing:
+                present[ti] = {BOGUS_DOCNO: 1.0}
+        topics = sorted(present)
+        lens, sc, ds, rl = [], [], [], []
         for ti in topics:
-            qid = names[ti]
-            ranking = run[qid] if qid in run else _lookup(run, qid)
-            t_code += [ti] * len(ranking)
+            ranking = present[ti]
+            lens.append(len(ranking))
             sc += ranking.values()
+            start = len(ds)
             ds += map(str, ranking)
+            rl += map(grades[ti].get, ds[start:], repeat(-1))
         try:
             score_arr = np.asarray(sc, np.float64)
         except (TypeError, ValueError):
             raise self.issues.error("run: scores must be numbers") from None
         n = len(ds)
+        tc = np.repeat(np.asarray(topics, np.int64), lens)
         if n and not np.isfinite(score_arr).all():
             bad = int(np.flatnonzero(~np.isfinite(score_arr))[0])
-            raise self.issues.error(f"run: topic {names[t_code[bad]]}, document {ds[bad]}: score {sc[bad]} "
+            raise self.issues.error(f"run: topic {names[tc[bad]]}, document {ds[bad]}: score {sc[bad]} "
                                     f"is not a finite number (a run file would be refused the same way)")
-        tc = np.asarray(t_code, np.int64)
         order = np.lexsort((-score_arr, tc))          # topic, then score descending
-        s_o, t_o = score_arr[order], tc[order]
-        tie = (s_o[1:] == s_o[:-1]) & (t_o[1:] == t_o[:-1])
-        order = order.tolist()
+        s_o = score_arr[order]
+        tie = s_o[1:] == s_o[:-1]
+        if len(topics) > 1:
+            tie &= tc[1:] == tc[:-1]                  # rows stay grouped by topic: tc is its own order
         if tie.any():                                 # trec_eval: tied scores by document id, descending
+            order = order.tolist()
             edges = np.flatnonzero(np.diff(np.concatenate(([0], tie.astype(np.int8), [0]))))
             for a, b in zip(edges[::2].tolist(), edges[1::2].tolist()):
                 order[a:b + 1] = sorted(order[a:b + 1], key=ds.__getitem__, reverse=True)
-        docs = [ds[i] for i in order]
-        t_sorted = t_o.tolist()
-        rels = [grades[t].get(d, -1) for t, d in zip(t_sorted, docs)]
-        score_arr = score_arr[order]
-        t_code = t_sorted
-        vocab = np.asarray(docs, dtype=object)
-        ranked = _assemble(self.groups[0].options if self.groups else None, ["run"], self.topic_names,
-                           np.zeros(n, np.int64), np.asarray(t_code, np.int64), score_arr,
-                           np.asarray(rels, np.int64), LazyDocs(vocab, np.arange(n)), self._q_tcode,
-                           self._q_grade, np.zeros(0, np.int64), topic_arrays=self._topic_arrays)
-        topic_of = [names[t] for t in ranked.g_topic.tolist()]
-        out: dict = {t: {} for t in topic_of}
-        for user, col in self._values(ranked):
-            for t, v in zip(topic_of, col.tolist()):
-                out[t][user] = v
-        return out
+            order = np.asarray(order, np.int64)
+            s_o = score_arr[order]
+        return _assemble(opt, [run_name], names, np.zeros(n, np.int64), tc, s_o,
+                         np.asarray(rl, np.int64)[order] if n else np.zeros(0, np.int64),
+                         LazyDocs(np.asarray(ds, dtype=object), order), self._q_tcode, self._q_grade,
+                         np.asarray(missing, np.int64), topic_arrays=self._topic_arrays)
 
-    def _values(self, ranked):
-        """(user's measure name, per-group values) for every requested measure on `ranked`."""
+    def values(self, ranked):
+        """(user's measure name, per-group values) for every requested measure on `ranked` (as
+        `ranked_dict` gives it), in the order asked."""
         for grp in self.groups:
-            r = ranked if grp.options == ranked.options else _with_options(ranked, grp.options)
+            r = ranked if grp.options is ranked.options or grp.options == ranked.options else \
+                _with_options(ranked, grp.options)
             r.caches["judgments"] = self._judgment_caches.setdefault(grp.options, {})
             if self.extra:
                 r.extra = self.extra
-            if self._needs_rows:
+            if self.needs_table:
                 r.qrels = self.qrels
-            for req in grp.requests:
+            fill = r.g_missing is not None and r.g_missing.any()
+            for req, outs in grp.plan:
                 res = np.asarray(req.measure.compute(r, req.params))
                 if res.ndim == 1:
                     res = res[:, None]
-                for j, nm in enumerate(req.names):
-                    for u in grp.names.get(nm, ()):
-                        col = res[:, j]
-                        if req.measure.complete_fill is not None and r.g_missing is not None and r.g_missing.any():
-                            col = np.where(r.g_missing, req.measure.complete_fill, col)
+                for j, users in outs:
+                    col = res[:, j]
+                    if fill and req.measure.complete_fill is not None:
+                        col = np.where(r.g_missing, req.measure.complete_fill, col)
+                    for u in users:
                         yield u, col
 
     def _evaluate_frame(self, run, frame: bool):
@@ -180,7 +210,7 @@ class Evaluator:
         runs_col = np.asarray(ranked.run_names, dtype=object)[ranked.g_run]
         topics_col = np.asarray(ranked.topic_names, dtype=object)[ranked.g_topic]
         parts = [pd.DataFrame({"run": runs_col, "topic": topics_col, "measure": u, "value": np.asarray(col, np.float64)})
-                 for u, col in self._values(ranked)]
+                 for u, col in self.values(ranked)]
         long = pd.concat(parts, ignore_index=True)
         if frame:
             return long
@@ -219,14 +249,6 @@ def _dict_judgments(d: Mapping) -> tuple[list[str], np.ndarray, np.ndarray, list
             gr.append(g)
             docs.append(doc if type(doc) is str else str(doc))
     return topics, np.asarray(tc, np.int64), np.asarray(gr, np.int64), docs
-
-
-def _lookup(run: dict, qid: str):
-    for k, v in run.items():
-        if str(k) == qid:
-            return v
-    raise KeyError(qid)
-
 
 
 def _with_options(ranked, opt):

@@ -11,20 +11,22 @@ that the fast path rejects is re-read line by line to locate every problem.
 """
 from __future__ import annotations
 
-import gzip
 import io
 import os
 import re
-import zlib
+from itertools import groupby, repeat
 from pathlib import Path
 from typing import Callable
 
 import numpy as np
-import pandas as pd
 
+from ._lazy import lazy_module
 from .errors import FormatError, Problem, Warnings
 from .ranking import ranked_rows
-from .grammar import all_finite, check_grade_bounds, find_nul, parse_float, parse_int, strict_int_column
+from .grammar import (GRADE_MAX, GRADE_MIN, all_finite, check_grade_bounds, find_nul, float_tokens, int_tokens,
+                      parse_float, parse_int, strict_int_column)
+
+pd = lazy_module("pandas")      # the plain readers (small clean files) never import it
 
 PathLike = str | os.PathLike
 
@@ -52,6 +54,8 @@ def read_bytes(path: PathLike, raw: bytes | None = None) -> bytes:
         raise FormatError(Problem(str(path), None, "permission denied"),
                           hint="make the file readable (chmod +r)") from None
     if data[:2] == b"\x1f\x8b":
+        import gzip
+        import zlib
         try:
             data = gzip.decompress(data)
         except (OSError, EOFError, gzip.BadGzipFile, zlib.error) as exc:
@@ -76,6 +80,7 @@ def write_text(path: PathLike, text: str) -> None:
     p = Path(path)
     data = text.encode("utf-8")
     if p.suffix == ".gz":
+        import gzip
         data = gzip.compress(data, compresslevel=6, mtime=0)
     atomic_write(p, data)
 
@@ -878,6 +883,93 @@ def warn_unknown_topics(runs: pd.DataFrame, topics, warnings: Warnings, source: 
         warnings.add(source, None, f"run {run} has results for {len(ts)} topic(s) not in the topics file: "
                                    f"{', '.join(ts[:10])}{' ...' if len(ts) > 10 else ''}")
     return sorted(set(bad["topic"].astype(str)))
+
+
+# --------------------------------------------------------------------------- plain readers (no pandas)
+# `cranfield eval QRELS RUN` on small files starts in a fraction of the time without pandas. A file these
+# readers return is one the readers above accept without a word (no warning, no note) and read to the same
+# values; for any other (a malformed line, a repeat, a second tag, an empty file, another judgment format)
+# they return None and the caller uses the readers above, so every message and rule stays theirs.
+
+_WHITESPACE = np.zeros(256, bool)
+_WHITESPACE[[9, 10, 11, 12, 13, 32]] = True       # C isspace = bytes.split(): what the line reader splits on
+_OTHER_COMMENT = re.compile(rb"(?m)^[ \t\r\x0b\x0c]*#")
+
+
+def _plain_tokens(data: bytes, n: int) -> list[bytes] | None:
+    """The fields of a UTF-8 text whose every line is blank, a comment or exactly `n` fields, split as
+    `_slow_parse` splits them (C isspace); None otherwise (NUL, not UTF-8, another field count, no line)."""
+    if b"\x00" in data:
+        return None
+    if b"#" in data:
+        data = _COMMENT_RE.sub(b"", data)
+        if _OTHER_COMMENT.search(data):                    # a comment after CR/VT/FF: the line reader's case
+            return None
+    if not data.isascii():
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+    a = np.frombuffer(data, np.uint8)
+    if np.count_nonzero(a < 32) == sum(map(data.count, (b"\t", b"\n", b"\r", b"\x0b", b"\x0c"))):
+        field = a > 32                                     # no other control byte: whitespace is <= 32
+    else:
+        field = ~_WHITESPACE[a]
+    starts = np.flatnonzero(field[1:] & ~field[:-1]) + 1   # first byte of each field
+    if len(a) and field[0]:
+        starts = np.concatenate(([0], starts))
+    bounds = np.concatenate(([0], np.flatnonzero(a == 10) + 1, [len(a)]))
+    per_line = np.diff(np.searchsorted(starts, bounds))
+    if not per_line.any() or not ((per_line == 0) | (per_line == n)).all():
+        return None
+    return data.split()
+
+
+def _text(tokens: list[bytes]) -> list[str]:
+    return [t.decode("utf-8") for t in tokens]
+
+
+def plain_run(path: PathLike, data: bytes | None = None) -> tuple[str, list[str], list[str], list[float]] | None:
+    """A run file `read_runs` reads without a warning, as (tag, topic per line, document per line, score per
+    line), read without pandas; None when it needs `read_runs` (see the section comment)."""
+    try:
+        data = read_bytes(path) if data is None else data
+    except FormatError:
+        return None
+    toks = _plain_tokens(data, len(RUN_COLS))
+    if toks is None:
+        return None
+    tags = toks[5::6]
+    if tags.count(tags[0]) != len(tags) or not int_tokens(toks[3::6], values=False):
+        return None
+    scores = float_tokens(toks[4::6])
+    if scores is None:
+        return None
+    topics: list[str] = []
+    for t, lines in groupby(toks[0::6]):                   # a topic's lines come in blocks: decode once each
+        topics += repeat(t.decode("utf-8"), len(list(lines)))
+    return tags[0].decode("utf-8"), topics, _text(toks[2::6]), scores
+
+
+def plain_qrels(path: PathLike, data: bytes | None = None) -> tuple[list[str], list[str], list[int]] | None:
+    """A qrels file `read_judgments` reads without a warning, as (topic, document, grade per line), read
+    without pandas; None when it needs `read_judgments` (see the section comment)."""
+    try:
+        data = read_bytes(path) if data is None else data
+        if detect_judgment_kind(path, data) != "qrels":
+            return None
+    except FormatError:
+        return None
+    toks = _plain_tokens(data, len(QRELS_COLS))
+    if toks is None:
+        return None
+    grades = int_tokens(toks[3::4])
+    if grades is None or min(grades) < GRADE_MIN or max(grades) > GRADE_MAX:
+        return None
+    topics, docs = _text(toks[0::4]), _text(toks[2::4])
+    if len(set(zip(topics, docs))) != len(docs):           # a repeat: read_qrels folds and reports it
+        return None
+    return topics, docs, grades
 
 
 READERS: dict[str, Callable] = {"run": read_run, "qrels": read_qrels, "prels": read_prels,

@@ -10,7 +10,8 @@
 Python's own `int()` and `float()` accept more than C's `atol`/`strtod` do on these files (digit
 separators, non-ASCII digits, `inf`), and pandas' integer parser takes `1e2` for 100: every reader's
 fast path checks its columns with the vectorized checks below, and its line-by-line path with
-`parse_int` / `parse_float`.
+`parse_int` / `parse_float`. `int_tokens` / `float_tokens` read a whole column of tokens as those two
+read each token (bulk checks in C, for the readers' pandas-free path).
 """
 from __future__ import annotations
 
@@ -47,6 +48,37 @@ def parse_float(token: str) -> float:
     if not math.isfinite(v):
         raise ValueError("overflows to infinity")
     return v
+
+
+def int_tokens(tokens: list[bytes], values: bool = True) -> list[int] | bool | None:
+    """Every token (ASCII bytes) read as `parse_int` reads it, or None when any token breaks the grammar;
+    without `values`, only whether every token is an integer."""
+    joined = b"".join(tokens)
+    if not joined.isascii():                  # int() takes other scripts' digits; the grammar does not
+        return None if values else False
+    if joined.isdigit() and max(map(len, tokens), default=0) <= 18:
+        if not values:                        # unsigned, at most 18 digits: within int64
+            return True
+    elif not all(INT_RE.match(t.decode("ascii")) for t in tokens):   # signs: token by token
+        return None if values else False
+    out = list(map(int, tokens))              # ASCII digits with at most a sign: int() reads them exactly
+    ok = not out or (-_I64 <= min(out) and max(out) < _I64)
+    return (out if ok else None) if values else ok
+
+
+def float_tokens(tokens: list[bytes]) -> list[float] | None:
+    """Every token (bytes) read as `parse_float` reads it, or None when any token breaks the grammar. On
+    ASCII without digit separators, float() accepts FLOAT_RE plus inf/nan spellings, which are not finite."""
+    joined = b"".join(tokens)
+    if not joined.isascii() or b"_" in joined:
+        return None
+    try:
+        values = list(map(float, tokens))
+    except ValueError:
+        return None
+    if not math.isfinite(sum(values)) and not all(map(math.isfinite, values)):
+        return None
+    return values
 
 
 def strict_int_column(values) -> np.ndarray | None:

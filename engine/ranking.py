@@ -7,7 +7,6 @@ CSR-style offsets per (run, topic) group. Measures are vectorized segment operat
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import cached_property
 
 import numpy as np
 
@@ -21,6 +20,23 @@ pc = lazy_module("pyarrow.compute")
 RELVALUE_NONPOOL = -1   # retrieved, not in the judgments
 RELVALUE_UNJUDGED = -2  # in the pool (qrels grade < 0), not judged
 BOGUS_DOCNO = "ceci_nest_pas_un_docno"  # trec_eval's stand-in document for -c topics without results
+
+
+class cached_property:
+    """A value computed on first read and kept in the instance (functools.cached_property without the
+    lock Python 3.11 takes on every first read, which costs small evaluations more than the values)."""
+
+    def __init__(self, fn):
+        self.fn, self.name, self.__doc__ = fn, fn.__name__, fn.__doc__
+
+    def __set_name__(self, owner, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj, cls=None):
+        if obj is None:
+            return self
+        value = obj.__dict__[self.name] = self.fn(obj)
+        return value
 
 
 @dataclass(frozen=True)
@@ -121,7 +137,7 @@ class Ranked:
 
     @cached_property
     def num_ret(self) -> np.ndarray:
-        return np.diff(self.offsets)
+        return self.offsets[1:] - self.offsets[:-1]
 
     @cached_property
     def row_group(self) -> np.ndarray:
@@ -225,10 +241,14 @@ class Ranked:
         For k beyond the list, the value at the last rank is used when `extend_last`; for k < 1 or an
         empty list, `fill_before`.
         """
-        k = np.broadcast_to(np.asarray(k, dtype=np.int64), (self.n_groups,))
-        eff = np.minimum(k, self.num_ret) if extend_last else k
+        num_ret = self.num_ret
+        if isinstance(k, (int, np.integer)):          # one cut-off for every group (the common case)
+            eff = np.minimum(num_ret, k) if extend_last else np.full(self.n_groups, k, np.int64)
+        else:
+            k = np.broadcast_to(np.asarray(k, dtype=np.int64), (self.n_groups,))
+            eff = np.minimum(k, num_ret) if extend_last else k
         idx = self.offsets[:-1] + eff - 1
-        ok = (eff >= 1) & (eff <= self.num_ret)
+        ok = (eff >= 1) & (eff <= num_ret)
         out = np.full(self.n_groups, fill_before, dtype=np.float64)
         if self.n_rows:
             out[ok] = per_row[idx[ok]]
@@ -270,8 +290,12 @@ class Ranked:
         starts = np.concatenate(([0], np.cumsum(n_rel)))[:-1].astype(np.int64)
         if len(idx) == 0:
             return starts, np.zeros(0)
-        rev = pd.Series(prec[::-1]).groupby(grp[::-1], sort=False).cummax().to_numpy()
-        return starts, rev[::-1].copy()
+        # running maximum from the bottom of each group, exactly: on the ranks of the values, offset per
+        # group so that no group's maximum reaches into the next
+        uniq, inv = np.unique(prec, return_inverse=True)
+        key = (grp[::-1].max() - grp[::-1]) * len(uniq) + inv[::-1]
+        rev = np.maximum.accumulate(key) - (grp[::-1].max() - grp[::-1]) * len(uniq)
+        return starts, uniq[rev[::-1]]
 
     def interpolated_precision(self, levels: np.ndarray) -> np.ndarray:
         """Per group interpolated precision at the given number of relevant documents (0 if beyond)."""
@@ -617,7 +641,7 @@ def _assemble(opt: EvalOptions, run_names: list[str], topic_names: list[str], ru
     gid = run_code.astype(np.int64) * n_topics + t_code
     starts = _seg_starts(gid)
     g_gid = gid[starts] if len(gid) else np.zeros(0, np.int64)
-    lens = np.diff(np.concatenate((starts, [len(gid)]))).astype(np.int64)
+    lens = np.concatenate((starts[1:], [len(gid)])) - starts
 
     if (opt.max_depth is not None or opt.judged_only) and len(gid):
         keep = np.ones(len(gid), bool)

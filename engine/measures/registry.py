@@ -5,10 +5,9 @@ parameter (cut-off). Averaging over topics, printing and the -c fill value are d
 """
 from __future__ import annotations
 
+import _thread
 import importlib
-import pkgutil
 import re
-import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -282,7 +281,7 @@ def measures_table():
 
 
 _loaded = False
-_lock = threading.RLock()
+_lock = _thread.RLock()
 _DIR = Path(__file__).parent
 
 
@@ -305,6 +304,8 @@ def load_all() -> dict[str, Measure]:
     """Import every measure module of this package (and return the registry); safe across threads."""
     global _loaded
     if not _loaded:
+        import pkgutil
+
         with _lock:
             if not _loaded:
                 for info in sorted(pkgutil.iter_modules([str(Path(__file__).parent)]), key=lambda i: i.name):
