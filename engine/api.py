@@ -51,7 +51,7 @@ class Evaluator:
     def __init__(self, qrels, measures, *, rel_level: int = 1, max_depth: int | None = None,
                  judged_only: bool = False, complete: bool = False, gains: dict | None = None,
                  issues: Issues | None = None, options=None):
-        from .measures.registry import MeasureRequest
+        from .measures.registry import MeasureRequest, reads_judgment_table
         from .ranking import EvalOptions, _judged_topics
 
         self.issues = issues if issues is not None else Issues()
@@ -67,7 +67,7 @@ class Evaluator:
         self.measure_names = [u for g in self.groups for us in g.names.values() for u in us]
         self.extra = {"gains": dict(gains)} if gains else None
         # measures reading the judgment table itself (estimators) get it as a DataFrame (pandas)
-        self.needs_table = any(_reads_judgment_rows(req.measure) for g in self.groups for req in g.requests)
+        self.needs_table = any(reads_judgment_table(req.measure) for g in self.groups for req in g.requests)
         if isinstance(qrels, Mapping) and all(isinstance(v, Mapping) for v in qrels.values()):
             # a pytrec_eval-style dict: prepared without pandas (the small-call path)
             self._qrels_df = None
@@ -218,15 +218,6 @@ class Evaluator:
         for r, t, m, v in zip(long["run"], long["topic"], long["measure"], long["value"].tolist()):
             out.setdefault(r, {}).setdefault(t, {})[m] = v
         return out[next(iter(out))] if len(out) == 1 else out
-
-
-def _reads_judgment_rows(m) -> bool:
-    """True for measures that read the judgment table itself (the sampling estimators), not only grades."""
-    import sys
-    mod = sys.modules.get(m.compute.__module__)
-    return mod is None or any(getattr(v, "__module__", "").startswith("engine.estimators") or
-                              getattr(v, "__name__", "").startswith("engine.estimators")
-                              for v in vars(mod).values()) or bool(m.requires)
 
 
 def _dict_judgments(d: Mapping) -> tuple[list[str], np.ndarray, np.ndarray, list[str]]:

@@ -42,6 +42,13 @@ def compute(qrels: pd.DataFrame, runs: pd.DataFrame, measures=None, options: Eva
     if extra:
         ranked.extra = extra
     ranked.qrels = qrels
+    values, kinds = measure_values(ranked, requests)
+    return Computed(ranked, requests, values, kinds, notes)
+
+
+def measure_values(ranked: Ranked, requests: list[MeasureRequest]
+                   ) -> tuple[dict[str, np.ndarray], dict[str, MeasureRequest]]:
+    """Per output name its per-group values on `ranked` (-c's fill applied), and its request."""
     values: dict[str, np.ndarray] = {}
     kinds: dict[str, MeasureRequest] = {}
     for req in requests:
@@ -60,7 +67,7 @@ def compute(qrels: pd.DataFrame, runs: pd.DataFrame, measures=None, options: Eva
                 col[ranked.g_missing] = m.complete_fill
             values[n] = col
             kinds[n] = req
-    return Computed(ranked, requests, values, kinds, notes)
+    return values, kinds
 
 
 def evaluate(qrels: pd.DataFrame, runs: pd.DataFrame, measures=None, *,

@@ -14,7 +14,6 @@ from __future__ import annotations
 import io
 import os
 import re
-from itertools import groupby, repeat
 from pathlib import Path
 from typing import Callable
 
@@ -23,8 +22,8 @@ import numpy as np
 from ._lazy import lazy_module
 from .errors import FormatError, Problem, Warnings
 from .ranking import ranked_rows
-from .grammar import (GRADE_MAX, GRADE_MIN, all_finite, check_grade_bounds, find_nul, float_tokens, int_tokens,
-                      parse_float, parse_int, strict_int_column)
+from .grammar import (GRADE_MAX, GRADE_MIN, all_finite, check_grade_bounds, find_nul, float_column, int_column,
+                      parse_float, parse_int, strict_int_column, token_matrix)
 
 pd = lazy_module("pandas")      # the plain readers (small clean files) never import it
 
@@ -886,17 +885,52 @@ def warn_unknown_topics(runs: pd.DataFrame, topics, warnings: Warnings, source: 
 
 
 # --------------------------------------------------------------------------- plain readers (no pandas)
-# `cranfield eval QRELS RUN` on small files starts in a fraction of the time without pandas. A file these
-# readers return is one the readers above accept without a word (no warning, no note) and read to the same
-# values; for any other (a malformed line, a repeat, a second tag, an empty file, another judgment format)
-# they return None and the caller uses the readers above, so every message and rule stays theirs.
+# `cranfield eval QRELS RUN` on small files starts in a fraction of the time without pandas. These readers
+# work on the bytes with numpy (no Python object per field) and read only files the readers above accept
+# without a word, to the same values; for any other (a malformed line, a second tag, an empty file, another
+# judgment format) they return None and the caller uses the readers above, so every message and rule stays
+# theirs. Repeated (topic, document) pairs are the caller's to check (it codes the documents anyway).
 
 _WHITESPACE = np.zeros(256, bool)
 _WHITESPACE[[9, 10, 11, 12, 13, 32]] = True       # C isspace = bytes.split(): what the line reader splits on
 _OTHER_COMMENT = re.compile(rb"(?m)^[ \t\r\x0b\x0c]*#")
 
 
-def _plain_tokens(data: bytes, n: int) -> list[bytes] | None:
+class PlainTable:
+    """A text's fields located: `chars` its bytes (zero-padded), `starts` / `lens` per line and field."""
+
+    def __init__(self, chars: np.ndarray, starts: np.ndarray, lens: np.ndarray):
+        self.chars, self.starts, self.lens = chars, starts, lens
+
+    def __len__(self) -> int:
+        return len(self.starts)
+
+    def column(self, k: int) -> np.ndarray:
+        """Field k of every line as a byte matrix by position (`grammar.token_matrix`)."""
+        return token_matrix(self.chars, self.starts[:, k], self.lens[:, k])
+
+    def same_as_previous(self, k: int) -> np.ndarray:
+        """Per line after the first: whether field k equals the previous line's."""
+        lens = self.lens[:, k]
+        same = lens[1:] == lens[:-1]
+        for c in self.column(k):
+            same &= c[1:] == c[:-1]
+        return same
+
+    def blocks(self, k: int) -> tuple[np.ndarray, list[str]]:
+        """Field k in runs of equal values: (first line of each run, its value as text)."""
+        heads = np.flatnonzero(np.concatenate(([True], ~self.same_as_previous(k))))
+        c = self.chars
+        return heads, [c[a:a + n].tobytes().decode("utf-8")
+                       for a, n in zip(self.starts[heads, k].tolist(), self.lens[heads, k].tolist())]
+
+    def strings(self, k: int) -> np.ndarray:
+        """Field k of every line as a numpy bytes array (compares and sorts as strcmp: no NUL in a text)."""
+        m = np.ascontiguousarray(self.column(k).T)
+        return m.view(f"S{m.shape[1]}").ravel()
+
+
+def plain_table(data: bytes, n: int) -> PlainTable | None:
     """The fields of a UTF-8 text whose every line is blank, a comment or exactly `n` fields, split as
     `_slow_parse` splits them (C isspace); None otherwise (NUL, not UTF-8, another field count, no line)."""
     if b"\x00" in data:
@@ -911,65 +945,77 @@ def _plain_tokens(data: bytes, n: int) -> list[bytes] | None:
         except UnicodeDecodeError:
             return None
     a = np.frombuffer(data, np.uint8)
-    if np.count_nonzero(a < 32) == sum(map(data.count, (b"\t", b"\n", b"\r", b"\x0b", b"\x0c"))):
-        field = a > 32                                     # no other control byte: whitespace is <= 32
+    if _WHITESPACE[a[a < 32]].all():
+        field = a > 32                                     # no other control byte: white space is <= 32
     else:
         field = ~_WHITESPACE[a]
-    starts = np.flatnonzero(field[1:] & ~field[:-1]) + 1   # first byte of each field
+    edges = np.flatnonzero(np.diff(field.view(np.int8))) + 1    # where a field starts or ends
     if len(a) and field[0]:
-        starts = np.concatenate(([0], starts))
+        edges = np.concatenate(([0], edges))
+    if len(a) and field[-1]:
+        edges = np.concatenate((edges, [len(a)]))
+    starts, ends = edges[0::2], edges[1::2]
     bounds = np.concatenate(([0], np.flatnonzero(a == 10) + 1, [len(a)]))
     per_line = np.diff(np.searchsorted(starts, bounds))
-    if not per_line.any() or not ((per_line == 0) | (per_line == n)).all():
+    if not len(starts) or not ((per_line == 0) | (per_line == n)).all():
         return None
-    return data.split()
+    lens = ends - starts
+    chars = np.concatenate((a, np.zeros(int(lens.max()), np.uint8)))
+    return PlainTable(chars, starts.reshape(-1, n), lens.reshape(-1, n))
 
 
-def _text(tokens: list[bytes]) -> list[str]:
-    return [t.decode("utf-8") for t in tokens]
+def strcmp_codes(strings: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(the distinct values in strcmp order, per value its index among them) of a numpy bytes array
+    (NUL-free): sorted as big-endian 8-byte integers, which order as the bytes do."""
+    n, w = len(strings), max(strings.dtype.itemsize, 1)
+    chunks = -(-w // 8)
+    b = np.zeros((n, 8 * chunks), np.uint8)
+    b[:, :strings.dtype.itemsize] = strings.view(np.uint8).reshape(n, -1)
+    keys = b.view(">u8")
+    order = np.lexsort(keys.T[::-1]) if chunks > 1 else np.argsort(keys[:, 0], kind="stable")
+    ks = keys[order]
+    first = np.ones(n, bool)
+    first[1:] = (ks[1:] != ks[:-1]).any(axis=1)
+    codes = np.empty(n, np.int64)
+    codes[order] = np.cumsum(first) - 1
+    return strings[order[first]], codes
 
 
-def plain_run(path: PathLike, data: bytes | None = None) -> tuple[str, list[str], list[str], list[float]] | None:
-    """A run file `read_runs` reads without a warning, as (tag, topic per line, document per line, score per
-    line), read without pandas; None when it needs `read_runs` (see the section comment)."""
+def plain_run(path: PathLike, data: bytes | None = None):
+    """A run file `read_runs` reads without a warning, read without pandas: (tag, topic blocks (first
+    line, topic), documents (numpy bytes), scores); None when it needs `read_runs`."""
     try:
         data = read_bytes(path) if data is None else data
     except FormatError:
         return None
-    toks = _plain_tokens(data, len(RUN_COLS))
-    if toks is None:
+    t = plain_table(data, len(RUN_COLS))
+    if t is None or (len(t) > 1 and not t.same_as_previous(5).all()):
+        return None                                        # a malformed file, or a second tag (a warning)
+    if int_column(t.column(3), t.lens[:, 3]) is None:
         return None
-    tags = toks[5::6]
-    if tags.count(tags[0]) != len(tags) or not int_tokens(toks[3::6], values=False):
-        return None
-    scores = float_tokens(toks[4::6])
+    scores = float_column(t.column(4), t.lens[:, 4])
     if scores is None:
         return None
-    topics: list[str] = []
-    for t, lines in groupby(toks[0::6]):                   # a topic's lines come in blocks: decode once each
-        topics += repeat(t.decode("utf-8"), len(list(lines)))
-    return tags[0].decode("utf-8"), topics, _text(toks[2::6]), scores
+    tag = t.chars[t.starts[0, 5]:t.starts[0, 5] + t.lens[0, 5]].tobytes().decode("utf-8")
+    return tag, t.blocks(0), t.strings(2), scores
 
 
-def plain_qrels(path: PathLike, data: bytes | None = None) -> tuple[list[str], list[str], list[int]] | None:
-    """A qrels file `read_judgments` reads without a warning, as (topic, document, grade per line), read
-    without pandas; None when it needs `read_judgments` (see the section comment)."""
+def plain_qrels(path: PathLike, data: bytes | None = None):
+    """A qrels file `read_judgments` reads without a warning, read without pandas: (topic blocks (first
+    line, topic), documents (numpy bytes), grades); None when it needs `read_judgments`."""
     try:
         data = read_bytes(path) if data is None else data
         if detect_judgment_kind(path, data) != "qrels":
             return None
     except FormatError:
         return None
-    toks = _plain_tokens(data, len(QRELS_COLS))
-    if toks is None:
+    t = plain_table(data, len(QRELS_COLS))
+    if t is None:
         return None
-    grades = int_tokens(toks[3::4])
-    if grades is None or min(grades) < GRADE_MIN or max(grades) > GRADE_MAX:
+    grades = int_column(t.column(3), t.lens[:, 3])
+    if grades is None or grades.min() < GRADE_MIN or grades.max() > GRADE_MAX:
         return None
-    topics, docs = _text(toks[0::4]), _text(toks[2::4])
-    if len(set(zip(topics, docs))) != len(docs):           # a repeat: read_qrels folds and reports it
-        return None
-    return topics, docs, grades
+    return t.blocks(0), t.strings(2), grades
 
 
 READERS: dict[str, Callable] = {"run": read_run, "qrels": read_qrels, "prels": read_prels,

@@ -25,12 +25,25 @@ def trec_eval_lines_plain(qrels_path, run_paths: list, measures=None, options: E
                           per_query: bool = False) -> list[str] | None:
     """trec_eval's text for judgment and run files, evaluated without pandas; None when the files or the
     measures need the full path (see the module docstring)."""
+    import gc
+
+    enabled = gc.isenabled()
+    gc.disable()            # many small objects, none cyclic: the collector's passes would cost a third
+    try:
+        return _lines(qrels_path, run_paths, measures, options, per_query)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _lines(qrels_path, run_paths: list, measures, options: EvalOptions | None, per_query: bool) -> list[str] | None:
     import os
 
-    from .api import Evaluator
-    from .evaluate import trec_eval_text
-    from .formats import plain_qrels, plain_run, read_bytes
+    from .evaluate import measure_values, trec_eval_text
+    from .formats import plain_qrels, plain_run, read_bytes, strcmp_codes
     from .measures import resolve
+    from .measures.registry import reads_judgment_table
+    from .ranking import BOGUS_DOCNO, ranked_from_codes
 
     opt = options or EvalOptions()
     if opt.rel_level < 0 or (opt.max_depth is not None and opt.max_depth < 0) or not run_paths:
@@ -44,56 +57,63 @@ def trec_eval_lines_plain(qrels_path, run_paths: list, measures=None, options: E
         requests = resolve(measures)
     except (OSError, CranfieldError):
         return None
+    if any(reads_judgment_table(req.measure) for req in requests):
+        return None
     q = plain_qrels(qrels_path, blobs[0])
-    if q is None:
-        return None
-    judged: dict[str, dict[str, int]] = {}
-    for t, d, g in zip(*q):
-        judged.setdefault(t, {})[d] = g
-    ev = Evaluator(judged, requests, options=opt)
-    if ev.needs_table:
-        return None
+    runs = [plain_run(p, data) for p, data in zip(run_paths, blobs[1:])]
+    if q is None or None in runs or len({r[0] for r in runs}) < len(runs):
+        return None                          # a file to report on, or two runs with one tag
+    (q_heads, q_topics), q_docs, q_grade = q
+    topic_names = sorted(set(q_topics), key=lambda t: t.encode("utf-8"))      # trec_eval's (strcmp) order
+    tindex = {t: i for i, t in enumerate(topic_names)}
+    q_tcode = _per_line([tindex[t] for t in q_topics], q_heads, len(q_docs))
+
+    # one document vocabulary for judgments, runs and trec_eval's -c stand-in, in strcmp order
+    bogus = np.array([BOGUS_DOCNO.encode()])
+    parts = [q_docs, *(r[2] for r in runs), bogus]
+    width = max(p.dtype.itemsize for p in parts)
+    vocab, codes = strcmp_codes(np.concatenate([p.astype(f"S{width}") for p in parts]))
+    n_docs = len(vocab)
+    q_dcode = codes[:len(q_docs)]
+    if _repeats(q_tcode, q_dcode, n_docs):
+        return None                          # a document judged twice: read_qrels reports it
     kinds = {n: req for req in requests for n in req.names}
-    runs: list[str] = []
     by: dict = {}
     sby: dict = {}
-    for path, data in zip(run_paths, blobs[1:]):
-        r = plain_run(path, data)
-        if r is None or r[0] in runs:
-            return None                      # a file to report on, or two runs with one tag
-        tag, topics, docs, scores = r
-        run = _nested(topics, docs, scores)
-        if run is None or not judged.keys() >= run.keys():
-            return None                      # a repeated document, or topics without judgments (a note)
-        ranked = ev.ranked_dict(run, tag)
-        ri = len(runs)
-        runs.append(tag)
-        if ranked.n_groups == 0:
-            return None
-        topic_of = [ev.topic_names[t] for t in ranked.g_topic.tolist()]
-        for name, col in ev.values(ranked):
+    at = len(q_docs)
+    groups = 0
+    for ri, (tag, (heads, topics), docs, scores) in enumerate(runs):
+        d_code = codes[at:at + len(docs)].copy()
+        at += len(docs)
+        t_list = [tindex.get(t, -1) for t in topics]
+        if -1 in t_list:
+            return None                      # topics without judgments: the full path notes them
+        t_code = _per_line(t_list, heads, len(docs))
+        if _repeats(t_code, d_code, n_docs):
+            return None                      # a document retrieved twice: read_runs reports it
+        ranked = ranked_from_codes(opt, [tag], topic_names, np.zeros(len(docs), np.int64), t_code, scores, d_code,
+                                   vocab, q_tcode, q_dcode, q_grade, {}, d_rank=np.arange(n_docs),
+                                   bogus=int(codes[-1]))
+        groups += ranked.n_groups
+        topic_of = [topic_names[t] for t in ranked.g_topic.tolist()]
+        values, _ = measure_values(ranked, requests)
+        for name, col in values.items():
             m = kinds[name].measure
             if m.value_kind != "str":
                 by[(name, ri)] = (topic_of, np.asarray(col, np.float64))
             elif m.per_topic:
                 sby[(name, tag)] = dict(zip(topic_of, col.tolist()))
-    return trec_eval_text(runs, kinds, by, sby, per_query=per_query, numeric=bool(by))
+    if groups == 0:
+        return None                          # nothing evaluated: the full path says so
+    return trec_eval_text([r[0] for r in runs], kinds, by, sby, per_query=per_query, numeric=bool(by))
 
 
-def _nested(topics: list[str], docs: list[str], scores: list[float]) -> dict | None:
-    """{topic: {doc: score}} of a run's lines (a topic's lines mostly in one block); None if a document
-    repeats within a topic."""
-    from itertools import groupby
+def _per_line(values: list[int], heads: np.ndarray, n: int) -> np.ndarray:
+    """Per line the value of its block (blocks start at `heads`)."""
+    return np.repeat(np.asarray(values, np.int64), np.diff(np.append(heads, n)))
 
-    run: dict[str, dict[str, float]] = {}
-    a = 0
-    for t, lines in groupby(topics):
-        b = a + len(list(lines))
-        block = dict(zip(docs[a:b], scores[a:b]))
-        seen = run.setdefault(t, {})
-        before = len(seen)
-        seen.update(block)
-        if len(seen) != before + b - a:
-            return None
-        a = b
-    return run
+
+def _repeats(t_code: np.ndarray, d_code: np.ndarray, n_docs: int) -> bool:
+    """Whether a (topic, document) pair occurs twice."""
+    key = np.sort(t_code * n_docs + d_code)
+    return bool((key[1:] == key[:-1]).any())

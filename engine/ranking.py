@@ -86,7 +86,7 @@ class LazyDocs(_Docs):
 
     def materialize(self) -> np.ndarray:
         if self._arr is None:
-            self._arr = self.vocab[self.codes] if len(self.codes) else np.zeros(0, dtype=object)
+            self._arr = _text(self.vocab[self.codes]) if len(self.codes) else np.zeros(0, dtype=object)
         return self._arr
 
     def subset(self, key: np.ndarray) -> "LazyDocs":
@@ -97,8 +97,15 @@ class LazyDocs(_Docs):
 
     def __getitem__(self, key):
         if isinstance(key, (slice, np.ndarray, list)) and self._arr is None:
-            return self.vocab[self.codes[key]]
+            return _text(self.vocab[self.codes[key]])
         return self.materialize()[key]
+
+
+def _text(ids: np.ndarray) -> np.ndarray:
+    """Document ids as str objects (a numpy bytes vocabulary, as the plain readers give, is decoded)."""
+    if ids.dtype.kind != "S":
+        return ids
+    return np.asarray([x.decode("utf-8") for x in ids.tolist()], dtype=object)
 
 
 @dataclass
@@ -594,25 +601,44 @@ def build_ranked(qrels: pd.DataFrame, runs: pd.DataFrame, options: EvalOptions |
     q_dcode_raw[idx < 0] = len(rd_names) + ec
     vocab = np.concatenate((rd_names, np.asarray(eu, dtype=object)))
 
+    ranked = ranked_from_codes(opt, run_names, topic_names, run_code, t_code, r_score, rd_codes, vocab,
+                               q_tcode, q_dcode_raw, q_grade, notes, presorted=presorted)
+    return ranked, notes
+
+
+def ranked_from_codes(opt: EvalOptions, run_names: list[str], topic_names: list[str], run_code: np.ndarray,
+                      t_code: np.ndarray, r_score: np.ndarray, d_code: np.ndarray, vocab: np.ndarray,
+                      q_tcode: np.ndarray, q_dcode: np.ndarray, q_grade: np.ndarray, notes: dict, *,
+                      presorted: bool = False, d_rank: np.ndarray | None = None,
+                      bogus: int | None = None) -> Ranked:
+    """The `Ranked` of run rows given as codes (run, judged topic, document into `vocab`; the judgments'
+    documents coded into the same `vocab`): -c's stand-in rows, trec_eval's order, the grades. `d_rank`:
+    each document's rank in strcmp order (computed when None); `bogus`: BOGUS_DOCNO's code when `vocab`
+    holds it (else it is appended when -c needs it). The arrays may be reordered in place."""
+    n_topics = len(topic_names)
     missing = np.zeros(0, np.int64)
     if opt.complete and n_topics and run_names:
-        present = np.unique(run_code * n_topics + t_code)
-        missing = np.setdiff1d(np.arange(len(run_names) * n_topics, dtype=np.int64), present, assume_unique=True)
+        present = np.zeros(len(run_names) * n_topics, bool)     # (np.unique would import numpy.ma)
+        present[run_code * n_topics + t_code] = True
+        missing = np.flatnonzero(~present).astype(np.int64)
         if len(missing):
-            vocab = np.append(vocab, BOGUS_DOCNO)
+            if bogus is None:
+                vocab = np.append(vocab, BOGUS_DOCNO)
+                bogus = len(vocab) - 1
             run_code = np.concatenate((run_code, missing // n_topics))
             t_code = np.concatenate((t_code, missing % n_topics))
-            rd_codes = np.concatenate((rd_codes, np.full(len(missing), len(vocab) - 1, np.int64)))
+            d_code = np.concatenate((d_code, np.full(len(missing), bogus, np.int64)))
             r_score = np.concatenate((r_score, np.ones(len(missing))))
             notes["topics_filled_by_c"] = int(len(missing))
     # BOGUS_DOCNO may also be a real document: equal strings get one code
-    if len(vocab) != len(set(vocab.tolist())):
+    if d_rank is None and len(vocab) != len(set(vocab.tolist())):
         vc, vu = pd.factorize(vocab)
-        r_dcode = vc[rd_codes] if len(rd_codes) else rd_codes
-        q_dcode = vc[q_dcode_raw] if len(q_dcode_raw) else q_dcode_raw
+        r_dcode = vc[d_code] if len(d_code) else d_code
+        q_dcode = vc[q_dcode] if len(q_dcode) else q_dcode
     else:
-        vu, r_dcode, q_dcode = vocab, rd_codes, q_dcode_raw
-    vu = np.asarray(vu, dtype=object)
+        vu, r_dcode = vocab, d_code
+    if vu.dtype.kind != "S":
+        vu = np.asarray(vu, dtype=object)
     n_docs = max(len(vu), 1)
 
     # document code -> rank in strcmp order (tie-breaking), needed only when rows must move
@@ -620,16 +646,16 @@ def build_ranked(qrels: pd.DataFrame, runs: pd.DataFrame, options: EvalOptions |
         # store order already; -c fill rows (one per missing group) are moved into place
         order = np.argsort(run_code * n_topics + t_code, kind="stable") if len(missing) else None
     else:
-        order = trec_order(run_code, t_code, r_score, r_dcode, n_topics, n_docs, _byte_rank(vu))
+        order = trec_order(run_code, t_code, r_score, r_dcode, n_topics, n_docs,
+                           _byte_rank(vu) if d_rank is None else d_rank)
     if isinstance(order, tuple):
         # the partial reorder works in place: the code arrays are this function's own (_str_codes
         # returns fresh int64 arrays); the scores may be a view of `runs`
         r_score = r_score.copy()
     run_code, t_code, r_dcode, r_score = apply_order(order, run_code, t_code, r_dcode, r_score)
     rel = lookup_rel(q_tcode, q_dcode, q_grade, t_code, r_dcode, n_topics, n_docs)
-    ranked = _assemble(opt, run_names, topic_names, run_code, t_code, r_score, rel, LazyDocs(vu, r_dcode),
-                       q_tcode, q_grade, missing)
-    return ranked, notes
+    return _assemble(opt, run_names, topic_names, run_code, t_code, r_score, rel, LazyDocs(vu, r_dcode),
+                     q_tcode, q_grade, missing)
 
 
 def _assemble(opt: EvalOptions, run_names: list[str], topic_names: list[str], run_code: np.ndarray,

@@ -14,11 +14,12 @@ import sys
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import engine.plain_eval as pe
 from engine.cli import main
-from engine.grammar import float_tokens, int_tokens, parse_float, parse_int
+from engine.grammar import float_column, int_column, parse_float, parse_int, token_matrix
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = ROOT / "campaigns" / "demo"
@@ -216,11 +217,20 @@ def test_large_files_take_the_full_path(tmp_path, monkeypatch):
 
 # ------------------------------------------------------------------ one grammar
 
-# tokens as bytes.split() gives them (never empty, no white space)
+# tokens as a line's fields are (never empty, no white space)
 TOKENS = ["0", "7", "-3", "+2", "007", "1e2", "1_0", "٣", "+", "-", "1.", ".5", "-.5", "+.5e-3", "3e-2",
           "1E5", "1.e5", "inf", "-inf", "nan", "NaN", "infinity", "0x1p3", "1e400", "-1e400", "1e", "e5", ".",
           "1.5.2", "9223372036854775807", "9223372036854775808", "-9223372036854775808",
-          "-9223372036854775809", "99999999999999999999", "12.5", "1__0", "0b1"]
+          "-9223372036854775809", "99999999999999999999", "12.5", "1__0", "0b1", "-0", "-0.0", "+0", "0.1",
+          "000.5", "5.", "123456789012345", "1234567890123456", "0.30000000000000004", "15.445771",
+          "-2.129133", "0.000000000000001", "1.7976931348623157e308", "4e-324", "--1", "1-2", "1+", "12a"]
+
+
+def _column(tokens: list[bytes]):
+    lens = np.array([len(t) for t in tokens])
+    starts = np.concatenate(([0], np.cumsum(lens + 1)[:-1]))
+    chars = np.concatenate((np.frombuffer(b" ".join(tokens), np.uint8), np.zeros(int(lens.max()), np.uint8)))
+    return token_matrix(chars, starts, lens), lens
 
 
 def _one(fn, tok):
@@ -231,15 +241,27 @@ def _one(fn, tok):
 
 
 @pytest.mark.parametrize("tok", TOKENS)
-def test_column_checks_read_each_token_as_the_line_reader_does(tok):
+def test_column_readers_read_each_token_as_the_line_reader_does(tok):
+    """The vectorized column readers accept and read exactly what parse_int / parse_float do, alone and
+    beside other tokens (values compared by repr: the sign of zero counts)."""
     b = tok.encode("utf-8")
-    want_i, want_f = _one(parse_int, tok), _one(parse_float, tok)
-    for col in ([b], [b"1", b], [b, b"2"]):
-        got = int_tokens(col)
-        assert got == (None if want_i is None else [parse_int(x.decode()) for x in col]), (tok, col)
-        assert int_tokens(col, values=False) is (want_i is not None), tok
-        got = float_tokens(col)
-        assert got == (None if want_f is None else [parse_float(x.decode()) for x in col]), (tok, col)
+    for col in ([b], [b"1", b], [b, b"25.5"], [b"-7", b, b"0.001", b"1234567"]):
+        ints = [_one(parse_int, x.decode()) for x in col]
+        floats = [_one(parse_float, x.decode()) for x in col]
+        got = int_column(*_column(col))
+        assert (None if None in ints else ints) == (None if got is None else got.tolist()), col
+        got = float_column(*_column(col))
+        assert (None if None in floats else [repr(v) for v in floats]) == \
+            (None if got is None else [repr(v) for v in got.tolist()]), col
+
+
+def test_column_readers_agree_with_float_on_random_decimals():
+    rng = np.random.default_rng(4)
+    toks = [f"{x:.{d}f}".encode() for x, d in zip(rng.normal(0, 10 ** rng.integers(0, 9, 3000) / 7),
+                                                 rng.integers(0, 12, 3000))]
+    toks += [repr(float(x)).encode() for x in rng.random(500)]
+    got = float_column(*_column(toks))
+    assert [repr(v) for v in got.tolist()] == [repr(float(t)) for t in toks]
 
 
 # ------------------------------------------------------------------ imports

@@ -212,7 +212,7 @@ def gain_model(r, pairs: tuple = (), normalize: bool = False) -> GainModel:
     width = r.t_levels.shape[1]
     table = np.zeros((n_topics, width + 2))           # column = level + 2 (levels -2 .. max grade)
     ent_topic, ent_gain, ent_count = [], [], []
-    for v in np.unique(nrl):
+    for v in sorted(set(nrl.tolist())):
         ts = np.flatnonzero(nrl == v)
         ents = sorted_entries(key[1], int(v))
         if normalize:

@@ -205,6 +205,16 @@ class MeasureRequest:
         return self.measure.output_names(self.params, self.param_text)
 
 
+def reads_judgment_table(m: Measure) -> bool:
+    """True for measures that read the judgment table itself (the sampling estimators, extra columns),
+    not only the grades the ranked lists carry."""
+    import sys
+    mod = sys.modules.get(m.compute.__module__)
+    return mod is None or any(getattr(v, "__module__", "").startswith("engine.estimators") or
+                              getattr(v, "__name__", "").startswith("engine.estimators")
+                              for v in vars(mod).values()) or bool(m.requires)
+
+
 def nickname_members(nick: str) -> list[str]:
     return [m.name for m in sorted(REGISTRY.values(), key=lambda m: m.order) if nick in m.nicknames]
 
