@@ -945,15 +945,12 @@ def plain_table(data: bytes, n: int) -> PlainTable | None:
         except UnicodeDecodeError:
             return None
     a = np.frombuffer(data, np.uint8)
+    field = np.zeros(len(a) + 2, bool)                    # padded: a field starts after, ends before it
     if _WHITESPACE[a[a < 32]].all():
-        field = a > 32                                     # no other control byte: white space is <= 32
+        np.greater(a, 32, out=field[1:-1])                 # no other control byte: white space is <= 32
     else:
-        field = ~_WHITESPACE[a]
-    edges = np.flatnonzero(np.diff(field.view(np.int8))) + 1    # where a field starts or ends
-    if len(a) and field[0]:
-        edges = np.concatenate(([0], edges))
-    if len(a) and field[-1]:
-        edges = np.concatenate((edges, [len(a)]))
+        np.logical_not(_WHITESPACE[a], out=field[1:-1])
+    edges = np.flatnonzero(field[1:] != field[:-1])        # where a field starts, where it ends
     starts, ends = edges[0::2], edges[1::2]
     bounds = np.concatenate(([0], np.flatnonzero(a == 10) + 1, [len(a)]))
     per_line = np.diff(np.searchsorted(starts, bounds))
@@ -968,14 +965,15 @@ def strcmp_codes(strings: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(the distinct values in strcmp order, per value its index among them) of a numpy bytes array
     (NUL-free): sorted as big-endian 8-byte integers, which order as the bytes do."""
     n, w = len(strings), max(strings.dtype.itemsize, 1)
-    chunks = -(-w // 8)
-    b = np.zeros((n, 8 * chunks), np.uint8)
-    b[:, :strings.dtype.itemsize] = strings.view(np.uint8).reshape(n, -1)
-    keys = b.view(">u8")
-    order = np.lexsort(keys.T[::-1]) if chunks > 1 else np.argsort(keys[:, 0], kind="stable")
-    ks = keys[order]
-    first = np.ones(n, bool)
-    first[1:] = (ks[1:] != ks[:-1]).any(axis=1)
+    b = np.zeros((n, -(-w // 8) * 8), np.uint8)
+    b[:, :strings.dtype.itemsize] = strings.view(np.uint8).reshape(n, strings.dtype.itemsize)
+    keys = [np.ascontiguousarray(k, np.uint64) for k in b.view(">u8").T]
+    order = np.lexsort(keys[::-1]) if len(keys) > 1 else np.argsort(keys[0], kind="stable")
+    first = np.zeros(n, bool)
+    first[:1] = True
+    for k in keys:
+        ks = k[order]
+        first[1:] |= ks[1:] != ks[:-1]
     codes = np.empty(n, np.int64)
     codes[order] = np.cumsum(first) - 1
     return strings[order[first]], codes

@@ -69,8 +69,7 @@ def _lines(qrels_path, run_paths: list, measures, options: EvalOptions | None, p
     q_tcode = _per_line([tindex[t] for t in q_topics], q_heads, len(q_docs))
 
     # one document vocabulary for judgments, runs and trec_eval's -c stand-in, in strcmp order
-    bogus = np.array([BOGUS_DOCNO.encode()])
-    parts = [q_docs, *(r[2] for r in runs), bogus]
+    parts = [q_docs, *(r[2] for r in runs)] + ([np.array([BOGUS_DOCNO.encode()])] if opt.complete else [])
     width = max(p.dtype.itemsize for p in parts)
     vocab, codes = strcmp_codes(np.concatenate([p.astype(f"S{width}") for p in parts]))
     n_docs = len(vocab)
@@ -93,7 +92,7 @@ def _lines(qrels_path, run_paths: list, measures, options: EvalOptions | None, p
             return None                      # a document retrieved twice: read_runs reports it
         ranked = ranked_from_codes(opt, [tag], topic_names, np.zeros(len(docs), np.int64), t_code, scores, d_code,
                                    vocab, q_tcode, q_dcode, q_grade, {}, d_rank=np.arange(n_docs),
-                                   bogus=int(codes[-1]))
+                                   bogus=int(codes[-1]) if opt.complete else None)
         groups += ranked.n_groups
         topic_of = [topic_names[t] for t in ranked.g_topic.tolist()]
         values, _ = measure_values(ranked, requests)
