@@ -5,6 +5,7 @@ With no arguments, or with `tui DIR` / a directory, it opens the Textual UI.
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib
 import os
 import sys
@@ -57,6 +58,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+@functools.lru_cache(maxsize=1)
 def _columns() -> int:
     """The terminal's width as shutil.get_terminal_size tells it (without importing shutil)."""
     try:
