@@ -13,13 +13,12 @@ from __future__ import annotations
 
 import io
 import os
-import re
 from pathlib import Path
 from typing import Callable
 
 import numpy as np
 
-from ._lazy import lazy_module
+from ._lazy import LazyPattern, lazy_module
 from .errors import FormatError, Problem, Warnings
 from .ranking import ranked_rows
 from .grammar import (GRADE_MAX, GRADE_MIN, all_finite, check_grade_bounds, find_nul, float_column, int_column,
@@ -34,7 +33,7 @@ QRELS_COLUMNS = ["topic", "doc", "grade"]
 JUDGMENT_EXTRA = {"stratum": "int64", "prob": "float64", "method": "str"}
 CONFLICT_RULES = ("last", "max", "majority")
 
-_COMMENT_RE = re.compile(rb"(?m)^[ \t]*#[^\n]*")
+_COMMENT_RE = LazyPattern(rb"(?m)^[ \t]*#[^\n]*")
 _BINARY_SNIFF = 8192
 
 
@@ -893,7 +892,7 @@ def warn_unknown_topics(runs: pd.DataFrame, topics, warnings: Warnings, source: 
 
 _WHITESPACE = np.zeros(256, bool)
 _WHITESPACE[[9, 10, 11, 12, 13, 32]] = True       # C isspace = bytes.split(): what the line reader splits on
-_OTHER_COMMENT = re.compile(rb"(?m)^[ \t\r\x0b\x0c]*#")
+_OTHER_COMMENT = LazyPattern(rb"(?m)^[ \t\r\x0b\x0c]*#")
 
 
 class PlainTable:

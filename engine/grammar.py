@@ -16,16 +16,16 @@ each token, vectorized (the readers' pandas-free path).
 from __future__ import annotations
 
 import math
-import re
 
 import numpy as np
 
+from ._lazy import LazyPattern
 from .errors import FormatError, Problem
 
 GRADE_MIN = -1000
 GRADE_MAX = 1000
-INT_RE = re.compile(r"[+-]?[0-9]+\Z")
-FLOAT_RE = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z")
+INT_RE = LazyPattern(r"[+-]?[0-9]+\Z")
+FLOAT_RE = LazyPattern(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z")
 _INT_PATTERN = r"^[+-]?[0-9]+$"
 _I64 = 2 ** 63
 

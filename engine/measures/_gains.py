@@ -15,13 +15,14 @@ loops run only over the few distinct entry lists (one per distinct num_rel_level
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
 
-_INT_RE = re.compile(r"[+-]?[0-9]+")
+from .._lazy import LazyPattern
+
+_INT_RE = LazyPattern(r"[+-]?[0-9]+")
 _INT_MIN = -(2 ** 31)
 
 
