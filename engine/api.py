@@ -50,20 +50,15 @@ class Evaluator:
 
     def __init__(self, qrels, measures, *, rel_level: int = 1, max_depth: int | None = None,
                  judged_only: bool = False, complete: bool = False, gains: dict | None = None,
-                 issues: Issues | None = None, options=None):
-        from .measures.registry import MeasureRequest, reads_judgment_table
+                 issues: Issues | None = None):
+        from .measures.registry import reads_judgment_table
         from .ranking import EvalOptions, _judged_topics
 
         self.issues = issues if issues is not None else Issues()
-        base = options if options is not None else EvalOptions(rel_level=rel_level, max_depth=max_depth,
-                                                               judged_only=judged_only, complete=complete)
+        base = EvalOptions(rel_level=rel_level, max_depth=max_depth, judged_only=judged_only, complete=complete)
         self.groups: list[_Group] = []
-        if measures and not isinstance(measures, str) and all(isinstance(m, MeasureRequest) for m in measures):
-            # requests resolved by trec_eval's rules (engine.measures.resolve): their output names as they are
-            self.groups.append(_Group(base, list(measures), {n: [n] for req in measures for n in req.names}))
-        else:
-            for opt, reqs, names in to_requests(measures, base):
-                self.groups.append(_Group(opt, reqs, names))
+        for opt, reqs, names in to_requests(measures, base):
+            self.groups.append(_Group(opt, reqs, names))
         self.measure_names = [u for g in self.groups for us in g.names.values() for u in us]
         self.extra = {"gains": dict(gains)} if gains else None
         # measures reading the judgment table itself (estimators) get it as a DataFrame (pandas)
@@ -112,7 +107,7 @@ class Evaluator:
                 out[t][user] = v
         return out
 
-    def ranked_dict(self, run: dict, run_name: str = "run"):
+    def ranked_dict(self, run: dict):
         """The `Ranked` lists of one run given as {topic: {doc: score}}, joined with the judgments
         (trec_eval's order: topics in byte order, score descending, ties by document id descending;
         with `complete`, a judged topic the run misses gets trec_eval's one stand-in document)."""
@@ -170,7 +165,7 @@ class Evaluator:
                 order[a:b + 1] = sorted(order[a:b + 1], key=ds.__getitem__, reverse=True)
             order = np.asarray(order, np.int64)
             s_o = score_arr[order]
-        return _assemble(opt, [run_name], names, np.zeros(n, np.int64), tc, s_o,
+        return _assemble(opt, ["run"], names, np.zeros(n, np.int64), tc, s_o,
                          np.asarray(rl, np.int64)[order] if n else np.zeros(0, np.int64),
                          LazyDocs(np.asarray(ds, dtype=object), order), self._q_tcode, self._q_grade,
                          np.asarray(missing, np.int64), topic_arrays=self._topic_arrays)

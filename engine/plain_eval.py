@@ -2,12 +2,13 @@
 
 A fresh process pays for its imports before any work, and pandas and pyarrow cost more than reading and
 evaluating a few runs. When the files fit `PLAIN_MAX_BYTES` and the plain readers of `engine.formats`
-accept them (what the full readers read without a warning), they become pytrec_eval-style dicts, are
-evaluated by `engine.api.Evaluator` (the ranked-list kernel of `engine.ranking`) and printed by the one
-trec_eval text writer (`engine.evaluate.trec_eval_text`). Anything else (a warning or a note to give, an
-error to report, a measure reading the judgment table) gives None, and the caller evaluates through
-`engine.evaluate.evaluate_files`, whose messages and rules hold. The output is the same either way
-(tests/test_plain_eval.py).
+accept them (what the full readers read without a word, located with numpy and read by the grammar's
+column readers), their documents are coded in strcmp order, the ranked lists built by the kernel
+(`ranking.ranked_from_codes`, shared with `build_ranked`), the measures computed as `compute` computes
+them (`evaluate.measure_values`) and printed by the one trec_eval text writer (`evaluate.trec_eval_text`).
+Anything else (a warning or a note to give, an error to report, a measure reading the judgment table)
+gives None, and the caller evaluates through `engine.evaluate.evaluate_files`, whose messages and rules
+hold. The output is the same either way, byte for byte (tests/test_plain_eval.py).
 """
 from __future__ import annotations
 
@@ -17,26 +18,14 @@ from .errors import CranfieldError
 from .ranking import EvalOptions
 
 PLAIN_MAX_BYTES = 8_000_000
-"""Above this many bytes of (uncompressed) input, the pandas/Arrow readers are faster than the import
-they cost: the plain path is for the small evaluations a fresh process does."""
+"""Input bytes (uncompressed, all files) up to which the plain path serves: small evaluations, where the
+import of pandas would cost more than the work."""
 
 
 def trec_eval_lines_plain(qrels_path, run_paths: list, measures=None, options: EvalOptions | None = None,
                           per_query: bool = False) -> list[str] | None:
     """trec_eval's text for judgment and run files, evaluated without pandas; None when the files or the
     measures need the full path (see the module docstring)."""
-    import gc
-
-    enabled = gc.isenabled()
-    gc.disable()            # many small objects, none cyclic: the collector's passes would cost a third
-    try:
-        return _lines(qrels_path, run_paths, measures, options, per_query)
-    finally:
-        if enabled:
-            gc.enable()
-
-
-def _lines(qrels_path, run_paths: list, measures, options: EvalOptions | None, per_query: bool) -> list[str] | None:
     import os
 
     from .evaluate import measure_values, trec_eval_text

@@ -282,3 +282,24 @@ def test_plain_eval_imports_no_pandas_pyarrow_or_scipy():
     assert _modules_after(["eval", "-m", "map", "-m", "P.10", "-m", "ndcg_cut.10", q, r]) == [0, []]
     assert _modules_after(["eval", q, r, str(DEMO / "runs" / "birchA1.txt")]) == [0, []]
     assert _modules_after(["eval", "-q", "-c", "-m", "all_trec", q, r]) == [0, []]
+
+
+# ------------------------------------------------------------------ the reused Evaluator's dict path
+
+def test_evaluator_dict_path_fills_missing_topics_with_complete():
+    """Evaluator(complete=True) on a dict gives what the table path gives: a judged topic the run lacks
+    scores as trec_eval -c scores it (its stand-in document), hand-checked: AP 0, P@1 0, num_ret 0 (the
+    measure's -c fill), num_rel 2; T1 ranks x, b (tied, document id descending), then a: AP 1/3."""
+    from engine.api import Evaluator
+    qrels = {"T1": {"a": 1, "b": 0}, "T2": {"c": 2, "d": 1}, "T3": {"e": 1}}
+    run = {"T1": {"a": 0.5, "b": 0.9, "x": 0.9}, "T3": {"e": 0.1}}
+    ev = Evaluator(qrels, ["map", "P.1", "num_ret", "num_rel"], complete=True)
+    got = ev.evaluate(run)
+    assert got["T2"] == {"map": 0.0, "P.1": 0.0, "num_ret": 0.0, "num_rel": 2.0}
+    assert got["T1"]["map"] == pytest.approx(1 / 3) and got["T3"]["map"] == 1.0
+    import pandas as pd
+    frame = pd.DataFrame([(t, d, s) for t, r in run.items() for d, s in r.items()], columns=["topic", "doc", "score"])
+    long = ev.evaluate(frame, frame=True)
+    assert {(t, m): v for t, m, v in zip(long["topic"], long["measure"], long["value"])} == \
+        {(t, m): v for t, vs in got.items() for m, v in vs.items()}
+    assert Evaluator(qrels, ["map"]).evaluate(run).keys() == {"T1", "T3"}      # without -c: only T1, T3
