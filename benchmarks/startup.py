@@ -12,7 +12,9 @@ evaluating, printing):
   map, P_10 and ndcg_cut_10, print the three means
 - `cranfield --help`
 
-Reported: the median wall time of each and the ratio cranfield / pytrec_eval (target <= 1.0), and
+The two evaluations run in turns (cranfield, pytrec_eval, cranfield, ...), so that a change of load on a
+shared machine falls on both alike. Reported: the median wall time of each and the ratio cranfield /
+pytrec_eval (target <= 1.0), and
 `cranfield --help` (target < 0.25 s on an idle machine). Timings on a shared machine are noisy: the load
 average is printed beside them.
 """
@@ -55,17 +57,20 @@ def make_inputs(out: Path) -> tuple[Path, Path]:
     return out / "judgments" / "qrels.txt", run
 
 
-def timed(cmd: list[str], reps: int, env: dict) -> tuple[float, list[float], str]:
-    """(median seconds, all times, stdout of the last run) of `cmd` as fresh processes."""
-    times, out = [], ""
+def timed(cmds: list[list[str]], reps: int, env: dict) -> list[tuple[float, list[float], str]]:
+    """Per command (median seconds, all times, stdout of the last run) as fresh processes. The commands
+    take turns (a, b, a, b, ...), so a change in a shared machine's load falls on each alike."""
+    times: list[list[float]] = [[] for _ in cmds]
+    outs = [""] * len(cmds)
     for _ in range(reps):
-        t0 = time.perf_counter()
-        p = subprocess.run(cmd, capture_output=True, text=True, env=env)
-        times.append(time.perf_counter() - t0)
-        if p.returncode != 0:
-            raise SystemExit(f"{' '.join(cmd)} failed: {p.stderr.strip()[-400:]}")
-        out = p.stdout
-    return statistics.median(times), times, out
+        for i, cmd in enumerate(cmds):
+            t0 = time.perf_counter()
+            p = subprocess.run(cmd, capture_output=True, text=True, env=env)
+            times[i].append(time.perf_counter() - t0)
+            if p.returncode != 0:
+                raise SystemExit(f"{' '.join(cmd)} failed: {p.stderr.strip()[-400:]}")
+            outs[i] = p.stdout
+    return [(statistics.median(t), t, o) for t, o in zip(times, outs)]
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -85,9 +90,9 @@ def main(argv: list[str] | None = None) -> dict:
         cran = [py, "-m", "engine.cli", "eval", "-m", "map", "-m", "P.10", "-m", "ndcg_cut.10", str(qrels), str(run)]
         for cmd in (cran, [py, str(script), str(qrels), str(run)]):   # warm the file cache and .pyc files
             subprocess.run(cmd, capture_output=True, env=env)
-        t_c, all_c, out_c = timed(cran, args.reps, env)
-        t_p, all_p, out_p = timed([py, str(script), str(qrels), str(run)], args.reps, env)
-        t_h, all_h, _ = timed([py, "-m", "engine.cli", "--help"], args.reps, env)
+        (t_c, all_c, out_c), (t_p, all_p, out_p) = timed([cran, [py, str(script), str(qrels), str(run)]],
+                                                         args.reps, env)
+        [(t_h, all_h, _)] = timed([[py, "-m", "engine.cli", "--help"]], args.reps, env)
     ours = {ln.split("\t")[0].strip(): float(ln.split("\t")[2]) for ln in out_c.splitlines() if "\tall\t" in ln}
     theirs = {ln.split("\t")[0].strip(): float(ln.split("\t")[2]) for ln in out_p.splitlines()}
     res = {"load": os.getloadavg(), "reps": args.reps, "cranfield_eval_s": t_c, "pytrec_eval_s": t_p,

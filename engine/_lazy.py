@@ -44,3 +44,18 @@ def lazy_exports(module_name: str, exports: dict[str, str], globals_: dict):
         return sorted(set(globals_) | set(exports))
 
     return __getattr__, __dir__
+
+
+class LazyPattern:
+    """`re.compile(pattern, flags)` done on first use (a fresh process pays for every compile at import;
+    most commands use few of the patterns). Its methods are the compiled pattern's once used."""
+
+    def __init__(self, pattern, flags: int = 0):
+        self.pattern, self.flags = pattern, flags
+
+    def __getattr__(self, name: str):
+        import re
+        compiled = re.compile(self.pattern, self.flags)
+        for method in ("match", "fullmatch", "search", "sub", "subn", "split", "findall", "finditer"):
+            setattr(self, method, getattr(compiled, method))
+        return getattr(compiled, name)

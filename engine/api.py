@@ -29,6 +29,11 @@ class _Group:
     requests: list
     names: dict            # cranfield output name -> the user's names for it
 
+    def __post_init__(self):
+        # per request: (column, the user's names for it) of every output someone asked for
+        self.plan = [(req, [(j, self.names[n]) for j, n in enumerate(req.names) if self.names.get(n)])
+                     for req in self.requests]
+
 
 class Evaluator:
     """Judgments prepared once; `evaluate(run)` gives per-topic values of `measures` for one run.
@@ -46,6 +51,7 @@ class Evaluator:
     def __init__(self, qrels, measures, *, rel_level: int = 1, max_depth: int | None = None,
                  judged_only: bool = False, complete: bool = False, gains: dict | None = None,
                  issues: Issues | None = None):
+        from .measures.registry import reads_judgment_table
         from .ranking import EvalOptions, _judged_topics
 
         self.issues = issues if issues is not None else Issues()
@@ -55,7 +61,8 @@ class Evaluator:
             self.groups.append(_Group(opt, reqs, names))
         self.measure_names = [u for g in self.groups for us in g.names.values() for u in us]
         self.extra = {"gains": dict(gains)} if gains else None
-        self._needs_rows = any(_reads_judgment_rows(req.measure) for g in self.groups for req in g.requests)
+        # measures reading the judgment table itself (estimators) get it as a DataFrame (pandas)
+        self.needs_table = any(reads_judgment_table(req.measure) for g in self.groups for req in g.requests)
         if isinstance(qrels, Mapping) and all(isinstance(v, Mapping) for v in qrels.values()):
             # a pytrec_eval-style dict: prepared without pandas (the small-call path)
             self._qrels_df = None
@@ -91,75 +98,88 @@ class Evaluator:
         return self._evaluate_frame(run, frame)
 
     def _evaluate_dict(self, run: dict) -> dict:
-        from .ranking import LazyDocs, _assemble, list_tie_order, order_rows, trec_order
+        names = self.topic_names
+        ranked = self.ranked_dict(run)
+        topic_of = [names[t] for t in ranked.g_topic.tolist()]
+        out: dict = {t: {} for t in topic_of}
+        for user, col in self.values(ranked):
+            for t, v in zip(topic_of, col.tolist()):
+                out[t][user] = v
+        return out
 
-        tindex, grades = self._tindex, self._grades
-        topics = []
-        for qid in run:
+    def ranked_dict(self, run: dict):
+        """The `Ranked` lists of one run given as {topic: {doc: score}}, joined with the judgments
+        (trec_eval's order: topics in byte order, score descending, ties by document id descending;
+        with `complete`, a judged topic the run misses gets trec_eval's one stand-in document)."""
+        from itertools import repeat
+
+        from .ranking import BOGUS_DOCNO, LazyDocs, _assemble, list_tie_order, order_rows, trec_order
+
+        tindex, grades, names = self._tindex, self._grades, self.topic_names
+        present: dict = {}
+        unknown = False
+        for qid, ranking in run.items():
             ti = tindex.get(qid if type(qid) is str else str(qid))
             if ti is None:
-                continue
-            topics.append(ti)
-        if len(topics) < len(run):
+                unknown = True
+            elif ranking:
+                present[ti] = ranking
+        if unknown:
             from .adapters import check_ids
             import pandas as pd
             check_ids(self.qrels, pd.DataFrame({"topic": [str(k) for k in run]}), self.issues)
-        topics.sort()
-        t_code, sc, ds = [], [], []
-        names = self.topic_names
+        opt = self.groups[0].options if self.groups else None
+        missing: list[int] = []
+        if opt is not None and opt.complete and len(present) < len(names):
+            missing = sorted(set(range(len(names))) - set(present))
+            for ti in missing:
+                present[ti] = {BOGUS_DOCNO: 1.0}
+        topics = sorted(present)
+        lens, sc, ds, rl = [], [], [], []
         for ti in topics:
-            qid = names[ti]
-            ranking = run[qid] if qid in run else _lookup(run, qid)
-            t_code += [ti] * len(ranking)
+            ranking = present[ti]
+            lens.append(len(ranking))
             sc += ranking.values()
+            start = len(ds)
             ds += map(str, ranking)
+            rl += map(grades[ti].get, ds[start:], repeat(-1))
         try:
             score_arr = np.asarray(sc, np.float64)
         except (TypeError, ValueError):
             raise self.issues.error("run: scores must be numbers") from None
         n = len(ds)
+        tc = np.repeat(np.asarray(topics, np.int64), lens)
         if n and not np.isfinite(score_arr).all():
             bad = int(np.flatnonzero(~np.isfinite(score_arr))[0])
-            raise self.issues.error(f"run: topic {names[t_code[bad]]}, document {ds[bad]}: score {sc[bad]} "
+            raise self.issues.error(f"run: topic {names[tc[bad]]}, document {ds[bad]}: score {sc[bad]} "
                                     f"is not a finite number (a run file would be refused the same way)")
-        tc = np.asarray(t_code, np.int64)
-        order = order_rows(trec_order(np.zeros(n, np.int64), tc, score_arr, len(names),
-                                      list_tie_order(ds)), n)
-        docs = [ds[i] for i in order.tolist()]
-        t_sorted = tc[order].tolist()
-        rels = [grades[t].get(d, -1) for t, d in zip(t_sorted, docs)]
-        score_arr = score_arr[order]
-        t_code = t_sorted
-        vocab = np.asarray(docs, dtype=object)
-        ranked = _assemble(self.groups[0].options if self.groups else None, ["run"], self.topic_names,
-                           np.zeros(n, np.int64), np.asarray(t_code, np.int64), score_arr,
-                           np.asarray(rels, np.int64), LazyDocs(vocab, np.arange(n)), self._q_tcode,
-                           self._q_grade, np.zeros(0, np.int64), topic_arrays=self._topic_arrays)
-        topic_of = [names[t] for t in ranked.g_topic.tolist()]
-        out: dict = {t: {} for t in topic_of}
-        for user, col in self._values(ranked):
-            for t, v in zip(topic_of, col.tolist()):
-                out[t][user] = v
-        return out
+        order = order_rows(trec_order(np.zeros(n, np.int64), tc, score_arr, len(names), list_tie_order(ds)), n)
+        return _assemble(opt, ["run"], names, np.zeros(n, np.int64), tc[order], score_arr[order],
+                         np.asarray(rl, np.int64)[order] if n else np.zeros(0, np.int64),
+                         LazyDocs(np.asarray(ds, dtype=object), order), self._q_tcode, self._q_grade,
+                         np.asarray(missing, np.int64), topic_arrays=self._topic_arrays)
 
-    def _values(self, ranked):
-        """(user's measure name, per-group values) for every requested measure on `ranked`."""
+    def values(self, ranked):
+        """(user's measure name, per-group values) for every requested measure on `ranked` (as
+        `ranked_dict` gives it), in the order asked."""
         for grp in self.groups:
-            r = ranked if grp.options == ranked.options else _with_options(ranked, grp.options)
+            r = ranked if grp.options is ranked.options or grp.options == ranked.options else \
+                _with_options(ranked, grp.options)
             r.caches["judgments"] = self._judgment_caches.setdefault(grp.options, {})
             if self.extra:
                 r.extra = self.extra
-            if self._needs_rows:
+            if self.needs_table:
                 r.qrels = self.qrels
-            for req in grp.requests:
+            fill = r.g_missing is not None and r.g_missing.any()
+            for req, outs in grp.plan:
                 res = np.asarray(req.measure.compute(r, req.params))
                 if res.ndim == 1:
                     res = res[:, None]
-                for j, nm in enumerate(req.names):
-                    for u in grp.names.get(nm, ()):
-                        col = res[:, j]
-                        if req.measure.complete_fill is not None and r.g_missing is not None and r.g_missing.any():
-                            col = np.where(r.g_missing, req.measure.complete_fill, col)
+                for j, users in outs:
+                    col = res[:, j]
+                    if fill and req.measure.complete_fill is not None:
+                        col = np.where(r.g_missing, req.measure.complete_fill, col)
+                    for u in users:
                         yield u, col
 
     def _evaluate_frame(self, run, frame: bool):
@@ -174,7 +194,7 @@ class Evaluator:
         runs_col = np.asarray(ranked.run_names, dtype=object)[ranked.g_run]
         topics_col = np.asarray(ranked.topic_names, dtype=object)[ranked.g_topic]
         parts = [pd.DataFrame({"run": runs_col, "topic": topics_col, "measure": u, "value": np.asarray(col, np.float64)})
-                 for u, col in self._values(ranked)]
+                 for u, col in self.values(ranked)]
         long = pd.concat(parts, ignore_index=True)
         if frame:
             return long
@@ -182,15 +202,6 @@ class Evaluator:
         for r, t, m, v in zip(long["run"], long["topic"], long["measure"], long["value"].tolist()):
             out.setdefault(r, {}).setdefault(t, {})[m] = v
         return out[next(iter(out))] if len(out) == 1 else out
-
-
-def _reads_judgment_rows(m) -> bool:
-    """True for measures that read the judgment table itself (the sampling estimators), not only grades."""
-    import sys
-    mod = sys.modules.get(m.compute.__module__)
-    return mod is None or any(getattr(v, "__module__", "").startswith("engine.estimators") or
-                              getattr(v, "__name__", "").startswith("engine.estimators")
-                              for v in vars(mod).values()) or bool(m.requires)
 
 
 def _dict_judgments(d: Mapping) -> tuple[list[str], np.ndarray, np.ndarray, list[str]]:
@@ -213,14 +224,6 @@ def _dict_judgments(d: Mapping) -> tuple[list[str], np.ndarray, np.ndarray, list
             gr.append(g)
             docs.append(doc if type(doc) is str else str(doc))
     return topics, np.asarray(tc, np.int64), np.asarray(gr, np.int64), docs
-
-
-def _lookup(run: dict, qid: str):
-    for k, v in run.items():
-        if str(k) == qid:
-            return v
-    raise KeyError(qid)
-
 
 
 def _with_options(ranked, opt):

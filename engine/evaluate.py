@@ -4,11 +4,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
 
+from ._lazy import lazy_module
 from .measures import MeasureRequest, load_all, resolve
 from .measures.registry import REGISTRY, aggregate_values
 from .ranking import EvalOptions, Ranked, build_ranked, ranked_from_arrow
+
+pd = lazy_module("pandas")      # the trec_eval text writer runs without it
 
 
 @dataclass
@@ -40,6 +42,13 @@ def compute(qrels: pd.DataFrame, runs: pd.DataFrame, measures=None, options: Eva
     if extra:
         ranked.extra = extra
     ranked.qrels = qrels
+    values, kinds = measure_values(ranked, requests)
+    return Computed(ranked, requests, values, kinds, notes)
+
+
+def measure_values(ranked: Ranked, requests: list[MeasureRequest]
+                   ) -> tuple[dict[str, np.ndarray], dict[str, MeasureRequest]]:
+    """Per output name its per-group values on `ranked` (-c's fill applied), and its request."""
     values: dict[str, np.ndarray] = {}
     kinds: dict[str, MeasureRequest] = {}
     for req in requests:
@@ -58,7 +67,7 @@ def compute(qrels: pd.DataFrame, runs: pd.DataFrame, measures=None, options: Eva
                 col[ranked.g_missing] = m.complete_fill
             values[n] = col
             kinds[n] = req
-    return Computed(ranked, requests, values, kinds, notes)
+    return values, kinds
 
 
 def evaluate(qrels: pd.DataFrame, runs: pd.DataFrame, measures=None, *,
@@ -238,7 +247,8 @@ def trec_eval_lines_long(df: pd.DataFrame, measures=None, per_query: bool = Fals
     """trec_eval's exact text output, run after run, from a long table (as `evaluate`,
     `blocks.evaluate_store` or `engine.evaluation.evaluate_campaign` return it) plus the text-valued
     measures in `strings` (`to_long_str`). `kinds` (output name -> request) replaces resolving
-    `measures`; `runs` lists the runs when the table has no numeric measure. The one text writer."""
+    `measures`; `runs` lists the runs when the table has no numeric measure. Written by the one text
+    writer, `trec_eval_text`."""
     if kinds is None:
         kinds = {}
         for req in resolve(measures):
@@ -262,17 +272,25 @@ def trec_eval_lines_long(df: pd.DataFrame, measures=None, per_query: bool = Fals
     if strings is not None and len(strings):
         for (m, r), g in strings.groupby(["measure", "run"], sort=False):
             sby[(m, r)] = dict(zip(g["topic"], g["value"]))
+    return trec_eval_text(runs, kinds, by, sby, per_query=per_query, numeric=bool(len(df)))
+
+
+def trec_eval_text(runs: list[str], kinds: dict, by: dict, sby: dict, per_query: bool = False,
+                   numeric: bool = True) -> list[str]:
+    """trec_eval's text, run after run, from plain containers (no pandas): `kinds` output name -> request
+    in output order; `by[(name, run index)]` = (topics, values) of a numeric measure; `sby[(name, run)]` =
+    {topic: text} of a text-valued one; `numeric`: whether any numeric value exists at all."""
     lines: list[str] = []
     for ri, run in enumerate(runs):
-        numeric = [n for n in kinds if (n, ri) in by]
-        if numeric:
-            run_topics = by[(numeric[0], ri)][0]
-        elif any(r == run for _, r in sby) or (not len(df) and any(k.measure.name == "runid" for k in kinds.values())):
+        numeric_names = [n for n in kinds if (n, ri) in by]
+        if numeric_names:
+            run_topics = by[(numeric_names[0], ri)][0]
+        elif any(r == run for _, r in sby) or (not numeric and any(k.measure.name == "runid" for k in kinds.values())):
             run_topics = list(next((v for (m, r), v in sby.items() if r == run), {}))
         else:
             continue
         if per_query:
-            vals_of = {n: dict(zip(*by[(n, ri)])) for n in numeric}
+            vals_of = {n: dict(zip(*by[(n, ri)])) for n in numeric_names}
             for t in run_topics:
                 for n, req in kinds.items():
                     m = req.measure

@@ -13,21 +13,22 @@
 Python's own `int()` and `float()` accept more than C's `atol`/`strtod` do on these files (digit
 separators, non-ASCII digits, `inf`), and pandas' integer parser takes `1e2` for 100: every reader's
 fast path checks its columns with the vectorized checks below, and its line-by-line path with
-`parse_int` / `parse_float`.
+`parse_int` / `parse_float`. `int_column` / `float_column` read a column of tokens as those two read
+each token, vectorized (the readers' pandas-free path).
 """
 from __future__ import annotations
 
 import math
-import re
 
 import numpy as np
 
+from ._lazy import LazyPattern
 from .errors import FormatError, Problem
 
 GRADE_MIN = -(2 ** 31)       # C int: trec_eval's levels and gain comparator
 GRADE_MAX = 2 ** 31 - 1
-INT_RE = re.compile(r"[+-]?[0-9]+\Z")
-FLOAT_RE = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z")
+INT_RE = LazyPattern(r"[+-]?[0-9]+\Z")
+FLOAT_RE = LazyPattern(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z")
 _INT_PATTERN = r"^[+-]?[0-9]+$"
 _I64 = 2 ** 63
 
@@ -50,6 +51,72 @@ def parse_float(token: str) -> float:
     if not math.isfinite(v):
         raise ValueError("overflows to infinity")
     return v
+
+
+_POW10 = np.array([10.0 ** k for k in range(23)])      # exact: every 10^k, k <= 22, is a double
+
+
+def token_matrix(data: np.ndarray, starts: np.ndarray, lens: np.ndarray) -> np.ndarray:
+    """Tokens as a byte matrix by position: row j holds every token's j-th byte (0 past its end; `data`:
+    the text's bytes followed by at least as many zero bytes as the longest token)."""
+    width = max(int(lens.max(initial=0)), 1)
+    m = np.empty((width, len(starts)), np.uint8)
+    for j in range(width):
+        m[j] = data[starts + j]
+        m[j][lens <= j] = 0
+    return m
+
+
+def _irregular(chars: np.ndarray, lens: np.ndarray, rows: np.ndarray, out: np.ndarray, parse) -> bool:
+    """Read tokens `rows` one by one with `parse` into `out`; False if one breaks the grammar."""
+    for i in rows.tolist():
+        try:
+            out[i] = parse(chars[:lens[i], i].tobytes().decode("ascii"))
+        except (ValueError, UnicodeDecodeError):
+            return False
+    return True
+
+
+def int_column(chars: np.ndarray, lens: np.ndarray) -> np.ndarray | None:
+    """Per token (a `token_matrix`) the integer `parse_int` reads, or None when a token breaks the
+    grammar. Unsigned tokens of at most 18 digits are read position by position, any other by `parse_int`."""
+    regular = lens <= 18
+    value = np.zeros(len(lens), np.int64)
+    for j, c in enumerate(chars):
+        inside = lens > j
+        digit = (c >= 48) & (c <= 57)
+        regular &= digit | ~inside
+        value = np.where(inside & digit, value * 10 + c - 48, value)
+    return value if _irregular(chars, lens, np.flatnonzero(~regular), value, parse_int) else None
+
+
+def float_column(chars: np.ndarray, lens: np.ndarray) -> np.ndarray | None:
+    """Per token (a `token_matrix`) the float `parse_float` reads, or None when a token breaks the
+    grammar. Tokens of a sign, at most one point and 1 to 15 digits are read position by position,
+    exactly: their digits M (< 2^53) over 10^d (exact) is one correctly rounded division, as float()
+    rounds; any other (an exponent, more digits) by `parse_float`."""
+    n = len(lens)
+    regular = np.ones(n, bool)
+    points = np.zeros(n, np.int64)
+    digits = np.zeros(n, np.int64)
+    decimals = np.zeros(n, np.int64)
+    mantissa = np.zeros(n, np.int64)
+    for j, c in enumerate(chars):
+        inside = lens > j
+        digit = (c >= 48) & (c <= 57) & inside
+        point = (c == 46) & inside
+        ok = digit | point | ~inside
+        if j == 0:
+            ok |= (c == 43) | (c == 45)
+        regular &= ok
+        points += point
+        digits += digit
+        decimals += digit & (points > 0)
+        mantissa = np.where(digit, mantissa * 10 + c - 48, mantissa)
+    regular &= (points <= 1) & (digits >= 1) & (digits <= 15)
+    value = mantissa / _POW10[np.minimum(decimals, 22)]
+    value = np.where(chars[0] == 45, -value, value)
+    return value if _irregular(chars, lens, np.flatnonzero(~regular), value, parse_float) else None
 
 
 def strict_int_column(values) -> np.ndarray | None:

@@ -8,7 +8,6 @@
 """
 from __future__ import annotations
 
-import difflib
 import re
 
 from .errors import CranfieldError
@@ -134,6 +133,8 @@ def vocabulary() -> list[str]:
 
 def suggest(name: str) -> str:
     """' (did you mean X, Y?)' from both vocabularies (with the cut-off typed, if any), or ''."""
+    import difflib
+
     m = re.match(r"^([^.@(]*)(?:\([^)]*\))?(?:[.@](\S+))?$", name)
     base, cut = (m.group(1), m.group(2)) if m else (name, None)
     words = vocabulary()

@@ -20,9 +20,11 @@ script's "NEU judged" count); statMAP is the mean over those valid topics.
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 
+from ._lazy import lazy_module
 from .errors import Warnings
+
+pd = lazy_module("pandas")
 
 CERTAIN_METHODS = ("0", "2")      # probability 1 in the reference script
 STATAP_METHODS = ("1", "2", "4")  # drawn by statAP sampling (the script's NEU count)

@@ -7,7 +7,6 @@ CSR-style offsets per (run, topic) group. Measures are vectorized segment operat
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import cached_property
 
 import numpy as np
 
@@ -21,6 +20,23 @@ pc = lazy_module("pyarrow.compute")
 RELVALUE_NONPOOL = -1   # retrieved, not in the judgments
 RELVALUE_UNJUDGED = -2  # in the pool (qrels grade < 0), not judged
 BOGUS_DOCNO = "ceci_nest_pas_un_docno"  # trec_eval's stand-in document for -c topics without results
+
+
+class cached_property:
+    """A value computed on first read and kept in the instance (functools.cached_property without the
+    lock Python 3.11 takes on every first read, which costs small evaluations more than the values)."""
+
+    def __init__(self, fn):
+        self.fn, self.name, self.__doc__ = fn, fn.__name__, fn.__doc__
+
+    def __set_name__(self, owner, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj, cls=None):
+        if obj is None:
+            return self
+        value = obj.__dict__[self.name] = self.fn(obj)
+        return value
 
 
 @dataclass(frozen=True)
@@ -70,7 +86,7 @@ class LazyDocs(_Docs):
 
     def materialize(self) -> np.ndarray:
         if self._arr is None:
-            self._arr = self.vocab[self.codes] if len(self.codes) else np.zeros(0, dtype=object)
+            self._arr = _text(self.vocab[self.codes]) if len(self.codes) else np.zeros(0, dtype=object)
         return self._arr
 
     def subset(self, key: np.ndarray) -> "LazyDocs":
@@ -81,8 +97,15 @@ class LazyDocs(_Docs):
 
     def __getitem__(self, key):
         if isinstance(key, (slice, np.ndarray, list)) and self._arr is None:
-            return self.vocab[self.codes[key]]
+            return _text(self.vocab[self.codes[key]])
         return self.materialize()[key]
+
+
+def _text(ids: np.ndarray) -> np.ndarray:
+    """Document ids as str objects (a numpy bytes vocabulary, as the plain readers give, is decoded)."""
+    if ids.dtype.kind != "S":
+        return ids
+    return np.asarray([x.decode("utf-8") for x in ids.tolist()], dtype=object)
 
 
 @dataclass
@@ -122,7 +145,7 @@ class Ranked:
 
     @cached_property
     def num_ret(self) -> np.ndarray:
-        return np.diff(self.offsets)
+        return self.offsets[1:] - self.offsets[:-1]
 
     @cached_property
     def row_group(self) -> np.ndarray:
@@ -235,10 +258,14 @@ class Ranked:
         For k beyond the list, the value at the last rank is used when `extend_last`; for k < 1 or an
         empty list, `fill_before`.
         """
-        k = np.broadcast_to(np.asarray(k, dtype=np.int64), (self.n_groups,))
-        eff = np.minimum(k, self.num_ret) if extend_last else k
+        num_ret = self.num_ret
+        if isinstance(k, (int, np.integer)):          # one cut-off for every group (the common case)
+            eff = np.minimum(num_ret, k) if extend_last else np.full(self.n_groups, k, np.int64)
+        else:
+            k = np.broadcast_to(np.asarray(k, dtype=np.int64), (self.n_groups,))
+            eff = np.minimum(k, num_ret) if extend_last else k
         idx = self.offsets[:-1] + eff - 1
-        ok = (eff >= 1) & (eff <= self.num_ret)
+        ok = (eff >= 1) & (eff <= num_ret)
         out = np.full(self.n_groups, fill_before, dtype=np.float64)
         if self.n_rows:
             out[ok] = per_row[idx[ok]]
@@ -280,8 +307,12 @@ class Ranked:
         starts = np.concatenate(([0], np.cumsum(n_rel)))[:-1].astype(np.int64)
         if len(idx) == 0:
             return starts, np.zeros(0)
-        rev = pd.Series(prec[::-1]).groupby(grp[::-1], sort=False).cummax().to_numpy()
-        return starts, rev[::-1].copy()
+        # running maximum from the bottom of each group, exactly: on the ranks of the values, offset per
+        # group so that no group's maximum reaches into the next
+        uniq, inv = np.unique(prec, return_inverse=True)
+        key = (grp[::-1].max() - grp[::-1]) * len(uniq) + inv[::-1]
+        rev = np.maximum.accumulate(key) - (grp[::-1].max() - grp[::-1]) * len(uniq)
+        return starts, uniq[rev[::-1]]
 
     def interpolated_precision(self, levels: np.ndarray) -> np.ndarray:
         """Per group interpolated precision at the given number of relevant documents (0 if beyond)."""
@@ -382,6 +413,14 @@ def vocab_tie_order(vocab: np.ndarray, codes: np.ndarray):
         if float(seg[-1] + 1) * len(u) < 2.0 ** 62:
             return np.argsort(seg * len(u) + d_desc, kind="stable")
         return np.lexsort((d_desc, seg))
+    return order
+
+
+def rank_tie_order(d_rank: np.ndarray, codes: np.ndarray):
+    """`trec_order`'s tie-breaker for documents given as codes with each code's strcmp rank known
+    (`d_rank[code]`, as the plain readers compute it)."""
+    def order(rows: np.ndarray, seg: np.ndarray) -> np.ndarray:
+        return np.lexsort((-d_rank[codes[rows]], seg))     # stable: equal ids keep their order
     return order
 
 
@@ -668,25 +707,44 @@ def build_ranked(qrels: pd.DataFrame, runs: pd.DataFrame, options: EvalOptions |
     q_dcode_raw[idx < 0] = len(rd_names) + ec
     vocab = np.concatenate((rd_names, np.asarray(eu, dtype=object)))
 
+    ranked = ranked_from_codes(opt, run_names, topic_names, run_code, t_code, r_score, rd_codes, vocab,
+                               q_tcode, q_dcode_raw, q_grade, notes, presorted=presorted)
+    return ranked, notes
+
+
+def ranked_from_codes(opt: EvalOptions, run_names: list[str], topic_names: list[str], run_code: np.ndarray,
+                      t_code: np.ndarray, r_score: np.ndarray, d_code: np.ndarray, vocab: np.ndarray,
+                      q_tcode: np.ndarray, q_dcode: np.ndarray, q_grade: np.ndarray, notes: dict, *,
+                      presorted: bool = False, d_rank: np.ndarray | None = None,
+                      bogus: int | None = None) -> Ranked:
+    """The `Ranked` of run rows given as codes (run, judged topic, document into `vocab`; the judgments'
+    documents coded into the same `vocab`): -c's stand-in rows, trec_eval's order, the grades. `d_rank`:
+    each document's rank in strcmp order (computed when None); `bogus`: BOGUS_DOCNO's code when `vocab`
+    holds it (else it is appended when -c needs it). The arrays may be reordered in place."""
+    n_topics = len(topic_names)
     missing = np.zeros(0, np.int64)
     if opt.complete and n_topics and run_names:
-        present = np.unique(run_code * n_topics + t_code)
-        missing = np.setdiff1d(np.arange(len(run_names) * n_topics, dtype=np.int64), present, assume_unique=True)
+        present = np.zeros(len(run_names) * n_topics, bool)     # (np.unique would import numpy.ma)
+        present[run_code * n_topics + t_code] = True
+        missing = np.flatnonzero(~present).astype(np.int64)
         if len(missing):
-            vocab = np.append(vocab, BOGUS_DOCNO)
+            if bogus is None:
+                vocab = np.append(vocab, BOGUS_DOCNO)
+                bogus = len(vocab) - 1
             run_code = np.concatenate((run_code, missing // n_topics))
             t_code = np.concatenate((t_code, missing % n_topics))
-            rd_codes = np.concatenate((rd_codes, np.full(len(missing), len(vocab) - 1, np.int64)))
+            d_code = np.concatenate((d_code, np.full(len(missing), bogus, np.int64)))
             r_score = np.concatenate((r_score, np.ones(len(missing))))
             notes["topics_filled_by_c"] = int(len(missing))
     # BOGUS_DOCNO may also be a real document: equal strings get one code
-    if len(vocab) != len(set(vocab.tolist())):
+    if d_rank is None and len(vocab) != len(set(vocab.tolist())):
         vc, vu = pd.factorize(vocab)
-        r_dcode = vc[rd_codes] if len(rd_codes) else rd_codes
-        q_dcode = vc[q_dcode_raw] if len(q_dcode_raw) else q_dcode_raw
+        r_dcode = vc[d_code] if len(d_code) else d_code
+        q_dcode = vc[q_dcode] if len(q_dcode) else q_dcode
     else:
-        vu, r_dcode, q_dcode = vocab, rd_codes, q_dcode_raw
-    vu = np.asarray(vu, dtype=object)
+        vu, r_dcode = vocab, d_code
+    if vu.dtype.kind != "S":
+        vu = np.asarray(vu, dtype=object)
     n_docs = max(len(vu), 1)
 
     # documents are ranked in strcmp order (tie-breaking) only for the rows that must move
@@ -694,16 +752,16 @@ def build_ranked(qrels: pd.DataFrame, runs: pd.DataFrame, options: EvalOptions |
         # store order already; -c fill rows (one per missing group) are moved into place
         order = np.argsort(run_code * n_topics + t_code, kind="stable") if len(missing) else None
     else:
-        order = trec_order(run_code, t_code, r_score, n_topics, vocab_tie_order(vu, r_dcode))
+        order = trec_order(run_code, t_code, r_score, n_topics,
+                           vocab_tie_order(vu, r_dcode) if d_rank is None else rank_tie_order(d_rank, r_dcode))
     if isinstance(order, tuple):
         # the partial reorder works in place: the code arrays are this function's own (_str_codes
         # returns fresh int64 arrays); the scores may be a view of `runs`
         r_score = r_score.copy()
     run_code, t_code, r_dcode, r_score = apply_order(order, run_code, t_code, r_dcode, r_score)
     rel = lookup_rel(q_tcode, q_dcode, q_grade, t_code, r_dcode, n_topics, n_docs)
-    ranked = _assemble(opt, run_names, topic_names, run_code, t_code, r_score, rel, LazyDocs(vu, r_dcode),
-                       q_tcode, q_grade, missing)
-    return ranked, notes
+    return _assemble(opt, run_names, topic_names, run_code, t_code, r_score, rel, LazyDocs(vu, r_dcode),
+                     q_tcode, q_grade, missing)
 
 
 def _assemble(opt: EvalOptions, run_names: list[str], topic_names: list[str], run_code: np.ndarray,
@@ -715,7 +773,7 @@ def _assemble(opt: EvalOptions, run_names: list[str], topic_names: list[str], ru
     gid = run_code.astype(np.int64) * n_topics + t_code
     starts = _seg_starts(gid)
     g_gid = gid[starts] if len(gid) else np.zeros(0, np.int64)
-    lens = np.diff(np.concatenate((starts, [len(gid)]))).astype(np.int64)
+    lens = np.concatenate((starts[1:], [len(gid)])) - starts
 
     if (opt.max_depth is not None or opt.judged_only) and len(gid):
         keep = np.ones(len(gid), bool)

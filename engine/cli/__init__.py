@@ -5,9 +5,9 @@ With no arguments, or with `tui DIR` / a directory, it opens the Textual UI.
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib
 import os
-import pkgutil
 import sys
 from pathlib import Path
 
@@ -37,19 +37,64 @@ def load_inputs(args, command: str, warnings):
     return None, read_judgments(args.files[0], warnings), read_runs(args.files[1:], warnings)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="cranfield",
-        description="Run IR evaluation campaigns: pools, judgments, trec_eval-exact measures, "
-                    "stability and cost. With no command, opens the TUI on the demo campaign.")
-    parser.add_argument("--version", action="version", version=f"cranfield {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every command; with `command`, of that command alone when its module `cmd_<command>`
+    adds it (a command then starts without importing the modules of the others)."""
+    if command:
+        name = "cmd_" + command.replace("-", "_")
+        if name.isidentifier() and (Path(__file__).parent / f"{name}.py").is_file():
+            parser, sub = _root_parser()
+            importlib.import_module(f"{__name__}.{name}").register(sub)
+            if command in sub.choices:
+                return parser
+    import pkgutil
+
+    parser, sub = _root_parser()
     mods = sorted(pkgutil.iter_modules(__path__), key=lambda i: i.name)
     for info in mods:
         if info.name.startswith("cmd_"):
             mod = importlib.import_module(f"{__name__}.{info.name}")
             mod.register(sub)
     return parser
+
+
+@functools.lru_cache(maxsize=1)
+def _columns() -> int:
+    """The terminal's width as shutil.get_terminal_size tells it (without importing shutil)."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns if columns > 0 else 80
+
+
+class _HelpFormatter(argparse.HelpFormatter):
+    """argparse's formatter, given the width it would import shutil for (on every add_argument)."""
+
+    def __init__(self, prog, indent_increment=2, max_help_position=24, width=None):
+        super().__init__(prog, indent_increment, max_help_position, _columns() - 2 if width is None else width)
+
+
+class _Parser(argparse.ArgumentParser):
+    """The command line's parsers (subcommands too): `_HelpFormatter` unless one is named."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("formatter_class", _HelpFormatter)
+        super().__init__(*args, **kwargs)
+
+
+def _root_parser() -> tuple[argparse.ArgumentParser, argparse._SubParsersAction]:
+    parser = _Parser(
+        prog="cranfield",
+        description="Run IR evaluation campaigns: pools, judgments, trec_eval-exact measures, "
+                    "stability and cost. With no command, opens the TUI on the demo campaign.")
+    parser.add_argument("--version", action="version", version=f"cranfield {__version__}")
+    return parser, parser.add_subparsers(dest="command", metavar="COMMAND")
 
 
 def campaign_as_option(parser: argparse.ArgumentParser, argv: list[str]) -> list[str]:
@@ -84,7 +129,7 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or (len(argv) == 1 and not argv[0].startswith("-") and Path(argv[0]).is_dir()):
         argv = ["tui", *argv]
-    parser = build_parser()
+    parser = build_parser(argv[0] if not argv[0].startswith("-") else None)
     argv = campaign_as_option(parser, argv)
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):

@@ -71,9 +71,7 @@ def _run(args) -> int:
     if args.rel_format == "diversity":
         from ..ndeval import run_cli
         return run_cli(args, sys.stdout)
-    from ..evaluate import evaluate_files, summarize, trec_eval_lines_long
     from ..ranking import EvalOptions
-    from ..report import format_table
 
     w = Warnings()
     c = None
@@ -113,6 +111,13 @@ def _run(args) -> int:
             c, text, notes, n_groups, run_names = sp.computed, None, sp.notes, sp.n_groups, None
             df = None
         else:
+            if args.format == "trec":
+                # small clean files: read and evaluated without pandas (the engine says when it can)
+                from ..plain_eval import trec_eval_lines_plain
+                lines = trec_eval_lines_plain(args.files[0], args.files[1:], measures, opt, per_query=args.per_query)
+                if lines is not None:
+                    return _write_lines(lines, args)
+            from ..evaluate import evaluate_files
             # run files are independent: read and evaluated in one batch per core (threads)
             df = evaluate_files(args.files[0], args.files[1:], measures, warnings=w, strings=True, options=opt)
             text, notes, n_groups, run_names = (df.attrs.pop(k) for k in ("strings", "notes", "groups", "runs"))
@@ -130,17 +135,17 @@ def _run(args) -> int:
               f"{', '.join(t[:10])}{' ...' if len(t) > 10 else ''}", file=sys.stderr)
     if n_groups == 0:
         raise CranfieldError("no topics with both results and judgments")
-    out = sys.stdout
     if args.format == "trec":
         if c is not None:
             from ..trec_extras import special_lines
             lines = special_lines(c, args)
         else:
+            from ..evaluate import trec_eval_lines_long
             lines = trec_eval_lines_long(df, measures, per_query=args.per_query, strings=text, runs=run_names)
-        if args.no_summary:
-            lines = [ln for ln in lines if "\tall\t" not in ln]
-        out.write("\n".join(lines) + "\n")
-        return 0
+        return _write_lines(lines, args)
+    from ..evaluate import summarize
+    from ..report import format_table
+    out = sys.stdout
     if c is not None:
         from ..evaluate import to_long
         df = to_long(c)
@@ -150,6 +155,14 @@ def _run(args) -> int:
                                observed=True, sort=False).reset_index()
         table.columns.name = None
     out.write(format_table(table, args.format, ".4f"))
+    return 0
+
+
+def _write_lines(lines: list[str], args) -> int:
+    """trec_eval's text on stdout (without the summary lines with -n)."""
+    if args.no_summary:
+        lines = [ln for ln in lines if "\tall\t" not in ln]
+    sys.stdout.write("\n".join(lines) + "\n")
     return 0
 
 

@@ -2,9 +2,11 @@
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 
+from .._lazy import lazy_module
 from ..ranking import Ranked, ranked_judgment_rows
+
+pd = lazy_module("pandas")
 
 
 def _qrels(r: Ranked) -> pd.DataFrame:

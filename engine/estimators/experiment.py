@@ -29,9 +29,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-import pandas as pd
 
+from .._lazy import lazy_module
 from . import infap, samplers, statap, trials, xinfap
+
+pd = lazy_module("pandas")
 
 
 VAR_METHODS = {

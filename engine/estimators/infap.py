@@ -26,11 +26,13 @@ judged documents) matches the observed spread (docs/incomplete-judgments.md).
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 
+from .._lazy import lazy_module
 from ..ranking import Ranked
 from ._rows import topic_codes
 from .smoothing import EPSILON, lidstone
+
+pd = lazy_module("pandas")
 
 
 def _pool_counts(r: Ranked) -> tuple[np.ndarray, np.ndarray]:

@@ -8,9 +8,11 @@ sampled documents get their grade, pooled-but-unsampled ones grade -1 (sample_ev
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 
+from .._lazy import lazy_module
 from ..ranking import ranked_rows
+
+pd = lazy_module("pandas")
 
 
 def srs_mask(codes: np.ndarray, n_per_group: np.ndarray, rng: np.random.Generator) -> np.ndarray:

@@ -9,11 +9,13 @@ from __future__ import annotations
 from dataclasses import replace
 
 import numpy as np
-import pandas as pd
 
+from .._lazy import lazy_module
 from ..ranking import (DENSE_LEVELS, RELVALUE_NONPOOL, RELVALUE_UNJUDGED, EvalOptions, Ranked, build_ranked,
                        topic_judgments)
 from ._rows import row_index, topic_codes
+
+pd = lazy_module("pandas")
 
 
 def base_ranked(pool: pd.DataFrame, runs: pd.DataFrame, options: EvalOptions | None = None) -> Ranked:

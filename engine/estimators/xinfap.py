@@ -24,11 +24,13 @@ stratum and grade). Choices of sample_eval.pl that are reproduced here:
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 
+from .._lazy import lazy_module
 from ..ranking import Ranked
 from ._rows import qcol, row_column, topic_codes
 from .smoothing import EPSILON
+
+pd = lazy_module("pandas")
 
 MAX_RESULT_SIZE = 1000
 

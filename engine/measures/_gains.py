@@ -15,13 +15,14 @@ loops run only over the few distinct entry lists (one per distinct num_rel_level
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
 
-_INT_RE = re.compile(r"[+-]?[0-9]+")
+from .._lazy import LazyPattern
+
+_INT_RE = LazyPattern(r"[+-]?[0-9]+")
 _INT_MIN = -(2 ** 31)
 
 
@@ -379,7 +380,7 @@ def gain_model(r, pairs: tuple = (), normalize: bool = False) -> GainModel:
     col_of = {-2: 0, -1: 1, **{int(g): i + 2 for i, g in enumerate(lg.tolist())}}
     table = np.zeros((n_topics, len(lg) + 2))           # columns: levels -2, -1, then each judged grade
     ent_topic, ent_gain, ent_count = [], [], []
-    for v in np.unique(nrl):
+    for v in sorted(set(nrl.tolist())):
         ts = np.flatnonzero(nrl == v)
         keep = tuple(int(x) for x in lg[lg < v])
         ents, _, top, lo, hi = sparse_entries(key[1], int(v), keep)

@@ -5,10 +5,9 @@ parameter (cut-off). Averaging over topics, printing and the -c fill value are d
 """
 from __future__ import annotations
 
+import _thread
 import importlib
-import pkgutil
 import re
-import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -206,6 +205,16 @@ class MeasureRequest:
         return self.measure.output_names(self.params, self.param_text)
 
 
+def reads_judgment_table(m: Measure) -> bool:
+    """True for measures that read the judgment table itself (the sampling estimators, extra columns),
+    not only the grades the ranked lists carry."""
+    import sys
+    mod = sys.modules.get(m.compute.__module__)
+    return mod is None or any(getattr(v, "__module__", "").startswith("engine.estimators") or
+                              getattr(v, "__name__", "").startswith("engine.estimators")
+                              for v in vars(mod).values()) or bool(m.requires)
+
+
 def nickname_members(nick: str) -> list[str]:
     return [m.name for m in sorted(REGISTRY.values(), key=lambda m: m.order) if nick in m.nicknames]
 
@@ -282,7 +291,7 @@ def measures_table():
 
 
 _loaded = False
-_lock = threading.RLock()
+_lock = _thread.RLock()
 _DIR = Path(__file__).parent
 
 
@@ -305,6 +314,8 @@ def load_all() -> dict[str, Measure]:
     """Import every measure module of this package (and return the registry); safe across threads."""
     global _loaded
     if not _loaded:
+        import pkgutil
+
         with _lock:
             if not _loaded:
                 for info in sorted(pkgutil.iter_modules([str(Path(__file__).parent)]), key=lambda i: i.name):
