@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 import engine
+import engine.formats
 from engine.estimators import mean_ci
 from engine.measures.registry import MeasureError
 
