@@ -223,6 +223,8 @@ class CranfieldApp(App):
             except BaseException as exc:  # delivered to the UI as a notification
                 result, error = None, exc
             job.done.set()
+            if not self.is_running:       # the app has exited: nothing to deliver
+                return
             try:
                 self.call_from_thread(self._job_done, job, result, error)
             except Exception:             # the app has exited meanwhile: nothing to deliver
