@@ -1,9 +1,11 @@
 """Push mutated input files through the CLI; count tracebacks, hangs over 5 s and silent differences.
 
-    python3 benchmarks/fuzz.py [--count 5000 --seed 1 --jobs 2]
+    python3 benchmarks/fuzz.py [--count 5000 --seed 1 --jobs 2] [--csv]
 
 Each case mutates a valid run or qrels file (byte flips, inserted fields, numbers C reads
-differently, NUL bytes, truncation, deep nesting) and runs `cranfield eval QRELS RUN -m map`.
+differently, NUL bytes, truncation, deep nesting) and runs `cranfield eval QRELS RUN -m map -q`
+(text output, served by the pandas-free plain path when the files are clean; `--csv` takes the
+table path).
 A traceback or a run over 5 s counts as a failure; a run that exits 0 must give the numbers of the
 file as trec_eval reads it (blank lines skipped, fields split on C isspace bytes; pytrec_eval computes
 the numbers), else it is a silent difference.
@@ -75,16 +77,19 @@ def reference_map(qrels: str, run: str) -> dict:
     return {t: v["map"] for t, v in pytrec_eval.RelevanceEvaluator(q, {"map"}).evaluate(r).items()}
 
 
-def run_case(n: int, run: str, qrels: str, d: str) -> str:
-    """Evaluate one mutated pair through the CLI: 'hang', 'traceback', 'refused', 'ok' or 'silent'."""
+def run_case(n: int, run: str, qrels: str, d: str, csv: bool = False) -> str:
+    """Evaluate one mutated pair through the CLI: 'hang', 'traceback', 'refused', 'ok' or 'silent'.
+    Text output (default) is what `cranfield eval QRELS RUN` prints, served by the pandas-free plain
+    path for clean small files; `csv` takes the table path."""
     case = Path(d) / str(n)
     case.mkdir()
     rp, qp = case / "r.txt", case / "q.qrels"
     rp.write_bytes(run.encode("utf-8", "surrogateescape"))
     qp.write_bytes(qrels.encode("utf-8", "surrogateescape"))
     try:
+        fmt = ["--format", "csv"] if csv else []
         p = subprocess.run([sys.executable, "-m", "engine.cli", "eval", str(qp), str(rp), "-m", "map",
-                            "-q", "--format", "csv"], cwd=ROOT, capture_output=True, text=True,
+                            "-q", *fmt], cwd=ROOT, capture_output=True, text=True,
                            timeout=5, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
     except subprocess.TimeoutExpired:
         print(f"hang on case {n}", file=sys.stderr)
@@ -103,10 +108,16 @@ def run_case(n: int, run: str, qrels: str, d: str) -> str:
               file=sys.stderr)
         return "silent"
     got = {}
-    for ln in p.stdout.splitlines()[1:]:       # run,topic,map
-        f = ln.split(",")
-        if len(f) == 3 and f[1] != "all":
-            got[f[1]] = float(f[2])
+    if csv:
+        for ln in p.stdout.splitlines()[1:]:   # run,topic,map
+            f = ln.split(",")
+            if len(f) == 3 and f[1] != "all":
+                got[f[1]] = float(f[2])
+    else:
+        for ln in p.stdout.splitlines():       # map<TAB>topic<TAB>value (trec_eval -q)
+            f = ln.split("\t")
+            if len(f) == 3 and f[0].strip() == "map" and f[1] != "all":
+                got[f[1]] = float(f[2])
     if any(abs(got.get(t, 0.0) - v) > 1e-4 for t, v in ref.items()):
         print(f"silent difference on case {n}: got {got}, reference {ref}; run={run!r} qrels={qrels!r}",
               file=sys.stderr)
@@ -119,6 +130,7 @@ def main() -> None:
     ap.add_argument("--count", type=int, default=5000)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--jobs", type=int, default=1, help="CLI processes at once (cases stay the same)")
+    ap.add_argument("--csv", action="store_true", help="--format csv (the table path) instead of text output")
     a = ap.parse_args()
     rng = random.Random(a.seed)
     cases = []
@@ -126,8 +138,8 @@ def main() -> None:
         which = rng.random() < 0.5
         cases.append((n, mutate(RUN, rng) if which else RUN, QRELS if which else mutate(QRELS, rng)))
     with tempfile.TemporaryDirectory() as d, ThreadPoolExecutor(a.jobs) as pool:
-        out = Counter(pool.map(lambda c: run_case(*c, d), cases))
-    print(f"fuzz: {a.count} files, {out['traceback']} tracebacks, {out['hang']} hangs > 5 s, "
+        out = Counter(pool.map(lambda c: run_case(*c, d, a.csv), cases))
+    print(f"fuzz ({'csv' if a.csv else 'text'} output): {a.count} files, {out['traceback']} tracebacks, {out['hang']} hangs > 5 s, "
           f"{out['silent']} silent differences ({out['refused']} refused with a message, "
           f"{out['ok'] + out['silent']} evaluated)")
 
