@@ -75,11 +75,10 @@ def guidelines_text(root, config: dict) -> str | None:
 
 def active_pool(root) -> tuple[str | None, pd.DataFrame | None]:
     """The newest pool in pools/ (the one the judging screen follows): (name, table with order > 0)."""
-    pdir = Path(root) / "pools"
-    files = sorted(pdir.glob("pool-*.tsv"), key=lambda p: p.stat().st_mtime) if pdir.is_dir() else []
+    from .pooling import list_pools, read_pool
+    files = list_pools(root)
     if not files:
         return None, None
-    from .pooling import read_pool
     t = read_pool(files[-1])
     t = t[t["order"] > 0].astype({"topic": str, "doc": str})
     return files[-1].stem[5:], t.reset_index(drop=True)

@@ -176,13 +176,12 @@ def read_docs(root) -> dict[str, dict]:
 def pooled_pairs(camp, pool: str | None = None, depth: int | None = None, topics=None) -> pd.DataFrame:
     """The (topic, doc) pairs to judge: the named pool (pools/pool-NAME.tsv), else the newest pool,
     else the depth pool (pool.depth, default 100) of the pooled runs. Columns topic, doc."""
-    from .pooling import pool_path, read_pool
-    pdir = camp.root / "pools"
+    from .pooling import list_pools, pool_path, read_pool
     path = None
     if pool:
         path = pool_path(camp.root, pool)
-    elif depth is None and pdir.is_dir():
-        files = sorted(pdir.glob("pool-*.tsv"), key=lambda p: p.stat().st_mtime)
+    elif depth is None:
+        files = list_pools(camp.root)
         path = files[-1] if files else None
     if path is not None:
         t = read_pool(path)

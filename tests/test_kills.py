@@ -94,6 +94,37 @@ def test_read_pool_finishes_a_build_killed_after_its_log_entry(tmp_path, monkeyp
     assert read_pool(tmp_path / "pools" / "pool-p.tsv")["doc"].tolist() == ["a", "b", "c"]   # not the old 1
 
 
+def test_pool_listings_see_a_pool_killed_after_its_log_entry(tmp_path, monkeypatch):
+    """A first pool built, then a second one killed between its log entry (the commit point) and the
+    rename: it exists only as pool-q.tsv.pending. The judging desk's active pool, the automatic
+    judge's pairs and the TUI's pool table list files through `list_pools`, which recovers first, so
+    all three follow the committed pool q, not the older p."""
+    import pandas as pd
+
+    import engine.pooling as pooling
+    from engine.assess import active_pool
+    from engine.pooling import build_pool, list_pools, write_pool
+    runs = pd.DataFrame({"run": ["r"] * 3, "topic": ["1"] * 3, "doc": list("abc"),
+                         "rank": [1, 2, 3], "score": [3.0, 2.0, 1.0]})
+    write_pool(tmp_path, "p", build_pool(runs, "depth", depth=1))
+    real = pooling._append_pool_record
+
+    def entry_then_die(path, rec):
+        real(path, rec)
+        raise KeyboardInterrupt
+    monkeypatch.setattr(pooling, "_append_pool_record", entry_then_die)
+    with pytest.raises(KeyboardInterrupt):
+        write_pool(tmp_path, "q", build_pool(runs, "depth", depth=3))
+    monkeypatch.undo()
+    assert (tmp_path / "pools" / "pool-q.tsv.pending").is_file()
+    assert not (tmp_path / "pools" / "pool-q.tsv").exists()
+    os.utime(tmp_path / "pools" / "pool-p.tsv", (time.time() - 60, time.time() - 60))  # p is older
+    name, table = active_pool(tmp_path)
+    assert name == "q" and table["doc"].tolist() == ["a", "b", "c"]
+    assert [p.name for p in list_pools(tmp_path)] == ["pool-p.tsv", "pool-q.tsv"]
+    assert not list((tmp_path / "pools").glob("*.pending"))
+
+
 def test_campaign_cache_sees_in_place_edit_keeping_size_and_mtime(tmp_path):
     """The evaluation cache (and the TUI's) keyed files by size and mtime only: a run edited in place
     with both kept returned the old numbers. ctime cannot be set back, so it is now in the key."""

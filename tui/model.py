@@ -490,20 +490,16 @@ class CampaignModel:
     def pools(self) -> pd.DataFrame:
         """Every pool file in pools/ (topic, doc, stratum, prob, method, order, pool)."""
         if self._pools is None:
+            from engine.errors import FormatError
+            from engine.pooling import list_pools, read_pool
             frames = []
-            pdir = self.root / "pools"
-            if pdir.is_dir():
-                for p in sorted(pdir.glob("pool-*.tsv")):
-                    try:
-                        f = pd.read_csv(p, sep="\t", dtype={"topic": str, "doc": str}, comment="#")
-                    except (ValueError, OSError) as exc:
-                        self.warnings.add(str(p), None, f"unreadable pool file ({exc})")
-                        continue
-                    if "topic" not in f.columns:
-                        f = pd.read_csv(p, sep="\t", header=None, dtype=str, comment="#",
-                                        names=["topic", "doc", "stratum", "prob", "method", "order"])
-                    f["pool"] = p.stem[5:]
-                    frames.append(f)
+            for p in sorted(list_pools(self.root), key=lambda p: p.name):   # recovered first
+                try:
+                    f = read_pool(p)                   # the one pool reader
+                except (FormatError, OSError) as exc:
+                    self.warnings.add(str(p), None, f"unreadable pool file ({exc})")
+                    continue
+                frames.append(f.assign(pool=p.stem[5:]))
             self._pools = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(
                 columns=["topic", "doc", "stratum", "prob", "method", "order", "pool"])
         return self._pools

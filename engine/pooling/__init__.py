@@ -321,6 +321,16 @@ def _recover(root) -> None:
             q.unlink()                # never committed: the pool was not built
 
 
+def list_pools(root) -> list[Path]:
+    """The pool files in pools/, oldest first (by modification time, then name), after `recover_pools`,
+    so a build killed after its log entry counts and an uncommitted one does not."""
+    recover_pools(root)
+    pdir = Path(root) / "pools"
+    if not pdir.is_dir():
+        return []
+    return sorted(pdir.glob("pool-*.tsv"), key=lambda p: (p.stat().st_mtime, p.name))
+
+
 def read_pool(path) -> pd.DataFrame:
     """Read a pool TSV written by `write_pool` (after `recover_pools`, when it lies in a pools/ folder,
     so a build killed after its log entry is finished before the file is read)."""
@@ -365,5 +375,5 @@ def _read_log(p: Path) -> list[dict]:
 
 
 __all__ = ["Pool", "build_pool", "resolve_budgets", "parse_budget", "assign_targets", "derive_targets",
-           "write_pool", "read_pool", "pool_log", "recover_pools", "pool_path", "STRATEGIES", "ONLINE", "MQ_TARGETS",
+           "write_pool", "read_pool", "list_pools", "pool_log", "recover_pools", "pool_path", "STRATEGIES", "ONLINE", "MQ_TARGETS",
            "POOL_COLUMNS", "ap_prior", "ranked_runs", "pool_candidates"]
