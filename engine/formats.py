@@ -137,8 +137,10 @@ def _slow_parse(path: str, text: bytes, cols: list[_Col], label: str, extra_ok: 
         for c, t in zip(cols, toks):
             try:
                 row.append(_convert(c.kind, t))
-            except ValueError:
-                problems.append(Problem(path, lineno, f"{c.name} must be {c.what}, found {t!r}"))
+            except ValueError as exc:
+                problems.append(Problem(path, lineno, f"{c.name} {t!r} is out of range (beyond a 64-bit "
+                                                      f"integer)" if str(exc) == "out of range" else
+                                        f"{c.name} must be {c.what}, found {t!r}"))
                 ok = False
                 break
         if ok:

@@ -154,7 +154,7 @@ def test_run_huge_rank_is_an_error(tmp_path):
     f = put(tmp_path / "r.txt", "1 Q0 a 1 1.0 r\n1 Q0 b 99999999999999999999 0.5 r\n")
     with pytest.raises(FormatError) as e:
         read_run(f)
-    assert problems(e) == [f"{f}:2: rank must be an integer, found '99999999999999999999'"]
+    assert problems(e) == [f"{f}:2: rank '99999999999999999999' is out of range (beyond a 64-bit integer)"]
 
 
 def test_run_nan_score_is_an_error(tmp_path):

@@ -70,7 +70,10 @@ def _fields(data: bytes, n: int, extra_ok: bool = False) -> list[list[str]] | No
 
 
 def _int(tok: str) -> int | None:
-    return int(tok) if INT.match(tok.encode()) else None
+    """An ASCII integer with an optional sign within int64 (the grammar's documented rule; trec_eval
+    skips the rank field, Cranfield keeps it as a 64-bit integer)."""
+    v = int(tok) if INT.match(tok.encode()) else None
+    return v if v is not None and -2 ** 63 <= v < 2 ** 63 else None
 
 
 def _float(tok: str) -> float | None:
