@@ -29,11 +29,6 @@ class _Group:
     requests: list
     names: dict            # cranfield output name -> the user's names for it
 
-    def __post_init__(self):
-        # per request: (column, the user's names for it) of every output someone asked for
-        self.plan = [(req, [(j, self.names[n]) for j, n in enumerate(req.names) if self.names.get(n)])
-                     for req in self.requests]
-
 
 class Evaluator:
     """Judgments prepared once; `evaluate(run)` gives per-topic values of `measures` for one run.
@@ -162,6 +157,8 @@ class Evaluator:
     def values(self, ranked):
         """(user's measure name, per-group values) for every requested measure on `ranked` (as
         `ranked_dict` gives it), in the order asked."""
+        from .evaluate import measure_values
+
         for grp in self.groups:
             r = ranked if grp.options is ranked.options or grp.options == ranked.options else \
                 _with_options(ranked, grp.options)
@@ -170,17 +167,10 @@ class Evaluator:
                 r.extra = self.extra
             if self.needs_table:
                 r.qrels = self.qrels
-            fill = r.g_missing is not None and r.g_missing.any()
-            for req, outs in grp.plan:
-                res = np.asarray(req.measure.compute(r, req.params))
-                if res.ndim == 1:
-                    res = res[:, None]
-                for j, users in outs:
-                    col = res[:, j]
-                    if fill and req.measure.complete_fill is not None:
-                        col = np.where(r.g_missing, req.measure.complete_fill, col)
-                    for u in users:
-                        yield u, col
+            values, _ = measure_values(r, grp.requests)      # as `compute` computes them (-c fill)
+            for name, col in values.items():
+                for u in grp.names.get(name, ()):
+                    yield u, col
 
     def _evaluate_frame(self, run, frame: bool):
         import pandas as pd
