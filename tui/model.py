@@ -136,9 +136,7 @@ class CampaignModel:
         if names is None:
             return self.scores
         from engine.evaluation import evaluate_campaign
-        c = self.o.engine_campaign
-        if c is None:
-            raise CranfieldError(f"{self.root}: not opened through engine.campaign.load_campaign")
+        c = self._engine_campaign()
         q = self.judgments()
         ev = evaluate_campaign(c, specs, options=self.options, extras=True,
                                qrels=None if self._combined is None else q[["topic", "doc", "grade"]])
@@ -255,15 +253,19 @@ class CampaignModel:
             raise CranfieldError(f"{self.root}: not opened through engine.campaign.load_campaign")
         return c
 
-    def run_rows(self, tags: list[str] | None, max_pos: int | None = None) -> pd.DataFrame:
+    def run_rows(self, tags: list[str] | None, max_pos: int | None = None,
+                 topics: list[str] | None = None) -> pd.DataFrame:
         """The rows (run, topic, doc, rank, score) of runs `tags` (all when None), by campaign run name;
-        read from the run store for a large campaign (only the top `max_pos` of each ranking)."""
+        read from the run store for a large campaign (only the top `max_pos` of each ranking, only
+        `topics` when given)."""
         if not self.large:
             df = self.runs
             return df if tags is None else df[df["run"].astype(str).isin(set(tags))]
-        rename = self._engine_campaign().run_renames()
+        c = self.o.engine_campaign
+        rename = c.run_renames() if c is not None else {}
         back = {v: k for k, v in rename.items()}
-        df = self.store.frame(runs=None if tags is None else [back.get(t, t) for t in tags], max_pos=max_pos)
+        df = self.store.frame(runs=None if tags is None else [back.get(t, t) for t in tags], topics=topics,
+                              max_pos=max_pos)
         rename_runs(df, rename)
         return df
 
@@ -322,11 +324,7 @@ class CampaignModel:
         """Every run's results for one topic (read from the run store for a large campaign)."""
         if not self.large:
             return self.runs
-        c = self.o.engine_campaign
-        df = self.store.frame(topics=[topic])
-        rename = c.run_renames() if c is not None else {}
-        rename_runs(df, rename)
-        return df
+        return self.run_rows(None, topics=[topic])
 
     # ------------------------------------------------------------------ leaderboard
     def leaderboard(self, sort: str | None = None, descending: bool = True, filt: tuple[str, str] | None = None,
