@@ -74,14 +74,16 @@ def test_concurrent_pool_build_does_not_remove_anothers_pending_table(tmp_path, 
     assert not list((tmp_path / "pools").glob("*.pending"))
 
 
-def test_read_pool_finishes_a_build_killed_after_its_log_entry(tmp_path, monkeypatch):
+def _pool_p_then_q_killed_after_entry(root: Path, monkeypatch, second: str) -> None:
+    """Pool p (depth 1) built, then pool `second` (depth 3) killed right after its log entry (the commit
+    point), before the rename: it exists only as its `.pending` file."""
     import pandas as pd
 
     import engine.pooling as pooling
-    from engine.pooling import build_pool, read_pool, write_pool
+    from engine.pooling import build_pool, write_pool
     runs = pd.DataFrame({"run": ["r"] * 3, "topic": ["1"] * 3, "doc": list("abc"),
                          "rank": [1, 2, 3], "score": [3.0, 2.0, 1.0]})
-    write_pool(tmp_path, "p", build_pool(runs, "depth", depth=1))
+    write_pool(root, "p", build_pool(runs, "depth", depth=1))
     real = pooling._append_pool_record
 
     def entry_then_die(path, rec):
@@ -89,34 +91,25 @@ def test_read_pool_finishes_a_build_killed_after_its_log_entry(tmp_path, monkeyp
         raise KeyboardInterrupt
     monkeypatch.setattr(pooling, "_append_pool_record", entry_then_die)
     with pytest.raises(KeyboardInterrupt):
-        write_pool(tmp_path, "p", build_pool(runs, "depth", depth=3))
+        write_pool(root, second, build_pool(runs, "depth", depth=3))
     monkeypatch.undo()
+    assert (root / "pools" / f"pool-{second}.tsv.pending").is_file()
+
+
+def test_read_pool_finishes_a_build_killed_after_its_log_entry(tmp_path, monkeypatch):
+    from engine.pooling import read_pool
+    _pool_p_then_q_killed_after_entry(tmp_path, monkeypatch, "p")
     assert read_pool(tmp_path / "pools" / "pool-p.tsv")["doc"].tolist() == ["a", "b", "c"]   # not the old 1
 
 
 def test_pool_listings_see_a_pool_killed_after_its_log_entry(tmp_path, monkeypatch):
     """A first pool built, then a second one killed between its log entry (the commit point) and the
-    rename: it exists only as pool-q.tsv.pending. The judging desk's active pool, the automatic
-    judge's pairs and the TUI's pool table list files through `list_pools`, which recovers first, so
-    all three follow the committed pool q, not the older p."""
-    import pandas as pd
-
-    import engine.pooling as pooling
+    rename. The judging desk's active pool, the automatic judge's pairs and the TUI's pool table list
+    files through `list_pools`, which recovers first, so they follow the committed pool q, not the
+    older p."""
     from engine.assess import active_pool
-    from engine.pooling import build_pool, list_pools, write_pool
-    runs = pd.DataFrame({"run": ["r"] * 3, "topic": ["1"] * 3, "doc": list("abc"),
-                         "rank": [1, 2, 3], "score": [3.0, 2.0, 1.0]})
-    write_pool(tmp_path, "p", build_pool(runs, "depth", depth=1))
-    real = pooling._append_pool_record
-
-    def entry_then_die(path, rec):
-        real(path, rec)
-        raise KeyboardInterrupt
-    monkeypatch.setattr(pooling, "_append_pool_record", entry_then_die)
-    with pytest.raises(KeyboardInterrupt):
-        write_pool(tmp_path, "q", build_pool(runs, "depth", depth=3))
-    monkeypatch.undo()
-    assert (tmp_path / "pools" / "pool-q.tsv.pending").is_file()
+    from engine.pooling import list_pools
+    _pool_p_then_q_killed_after_entry(tmp_path, monkeypatch, "q")
     assert not (tmp_path / "pools" / "pool-q.tsv").exists()
     os.utime(tmp_path / "pools" / "pool-p.tsv", (time.time() - 60, time.time() - 60))  # p is older
     name, table = active_pool(tmp_path)
