@@ -270,7 +270,8 @@ def whole_process(qrels: Path, runs: list[Path], tmp: Path, reps: int, trec_eval
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     script = tmp / "pytrec_whole.py"
     script.write_text(PYTREC_WHOLE.format(measures=sorted(PYTREC_MEASURES)))
-    cmds = {"cranfield eval": [[sys.executable, "-m", "engine.cli", "eval",
+    from _measure import cli_module
+    cmds = {"cranfield eval": [[sys.executable, "-m", cli_module(), "eval",
                                 *[a for m in ENGINE_MEASURES for a in ("-m", m)], str(qrels), *map(str, runs)]],
             "pytrec_eval": [[sys.executable, str(script), str(qrels), *map(str, runs)]]}
     if trec_eval:

@@ -31,8 +31,11 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+for _p in (str(ROOT), str(ROOT / "benchmarks")):
+    if _p not in sys.path:
+        sys.path.insert(0, _p)
+
+from _measure import cli_module  # noqa: E402
 
 PYTREC_SCRIPT = """
 import sys, pytrec_eval
@@ -87,12 +90,13 @@ def main(argv: list[str] | None = None) -> dict:
         qrels, run = make_inputs(Path(tmp) / "c")
         script = Path(tmp) / "pytrec_whole.py"
         script.write_text(PYTREC_SCRIPT)
-        cran = [py, "-m", "engine.cli", "eval", "-m", "map", "-m", "P.10", "-m", "ndcg_cut.10", str(qrels), str(run)]
+        cli = cli_module()
+        cran = [py, "-m", cli, "eval", "-m", "map", "-m", "P.10", "-m", "ndcg_cut.10", str(qrels), str(run)]
         for cmd in (cran, [py, str(script), str(qrels), str(run)]):   # warm the file cache and .pyc files
             subprocess.run(cmd, capture_output=True, env=env)
         (t_c, all_c, out_c), (t_p, all_p, out_p) = timed([cran, [py, str(script), str(qrels), str(run)]],
                                                          args.reps, env)
-        [(t_h, all_h, _)] = timed([[py, "-m", "engine.cli", "--help"]], args.reps, env)
+        [(t_h, all_h, _)] = timed([[py, "-m", cli, "--help"]], args.reps, env)
     ours = {ln.split("\t")[0].strip(): float(ln.split("\t")[2]) for ln in out_c.splitlines() if "\tall\t" in ln}
     theirs = {ln.split("\t")[0].strip(): float(ln.split("\t")[2]) for ln in out_p.splitlines()}
     res = {"load": os.getloadavg(), "reps": args.reps, "cranfield_eval_s": t_c, "pytrec_eval_s": t_p,
