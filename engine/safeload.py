@@ -34,6 +34,12 @@ def check_yaml_limits(text: str, path: str) -> None:
         raise FormatError(Problem(path, None, f"is larger than {YAML_MAX_BYTES // 2**20} MB; a campaign.yaml "
                                               f"holds settings, not data"),
                           hint="move data (runs, judgments, topics) into the campaign's folders")
+    # Cranfield's own depth limit, checked on the text before any parser runs (a parser may have a limit
+    # of its own, with its own wording, that a deep flow collection reaches first)
+    deep = _too_deep(text, True)
+    if deep is not None:
+        raise FormatError(Problem(path, deep, f"nesting deeper than {MAX_DEPTH} levels"),
+                          hint="a campaign.yaml is a few levels deep; remove the nesting")
     sizes: dict[str, int] = {}          # anchor -> expanded node count
     stack: list[list] = []              # per open collection: [anchor, node count]
     aliases = 0
@@ -95,30 +101,48 @@ def safe_yaml(text: str, path: str) -> Any:
                                   f"YAML syntax error: {getattr(exc, 'problem', None) or exc}")) from None
 
 
-def json_too_deep(text: str | bytes) -> bool:
-    """True when a JSON text nests deeper than MAX_DEPTH (strings skipped; cheap when few brackets)."""
-    s = text.decode("utf-8", "replace") if isinstance(text, bytes) else text
+def _too_deep(s: str, yaml_text: bool) -> int | None:
+    """The 1-based line where bracket nesting ([ and {) first exceeds MAX_DEPTH, or None; quoted strings
+    (and, in YAML, single quotes and # comments) are skipped."""
     if s.count("[") + s.count("{") <= MAX_DEPTH:
-        return False
+        return None
     depth = 0
-    in_str = esc = False
+    line = 1
+    quote = ""
+    esc = comment = False
+    prev = "\n"
     for ch in s:
-        if in_str:
+        if ch == "\n":
+            line += 1
+            comment = False
+        if comment:
+            prev = ch
+            continue
+        if quote:
             if esc:
                 esc = False
-            elif ch == "\\":
+            elif ch == "\\" and quote == '"':
                 esc = True
-            elif ch == '"':
-                in_str = False
-        elif ch == '"':
-            in_str = True
+            elif ch == quote:
+                quote = ""
+        elif ch == '"' or (yaml_text and ch == "'"):
+            quote = ch
+        elif yaml_text and ch == "#" and prev in " \t\n":
+            comment = True
         elif ch in "[{":
             depth += 1
             if depth > MAX_DEPTH:
-                return True
+                return line
         elif ch in "]}":
             depth -= 1
-    return False
+        prev = ch
+    return None
+
+
+def json_too_deep(text: str | bytes) -> bool:
+    """True when a JSON text nests deeper than MAX_DEPTH (strings skipped; cheap when few brackets)."""
+    s = text.decode("utf-8", "replace") if isinstance(text, bytes) else text
+    return _too_deep(s, False) is not None
 
 
 def loads_json(text: str | bytes, path: str, line: int | None = None) -> Any:

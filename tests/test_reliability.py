@@ -102,6 +102,18 @@ def test_yaml_alias_bomb_and_depth_refused_fast(tmp_path, capsys):
     assert main(["check", str(root)]) == 3 and "nesting deeper" in capsys.readouterr().err
 
 
+def test_yaml_depth_limit_is_cranfields_own_and_skips_quotes_and_comments(tmp_path):
+    """The limit is checked on the text before the parser (whose own limit and wording vary by version)."""
+    from engine.safeload import MAX_DEPTH, safe_yaml
+    deep = "k: " + "[" * (MAX_DEPTH + 1) + "]" * (MAX_DEPTH + 1) + "\n"
+    with pytest.raises(FormatError, match=r"c.yaml:2: nesting deeper than 64 levels"):
+        safe_yaml("name: x\n" + deep, "c.yaml")
+    ok = "k: " + "[" * MAX_DEPTH + "]" * MAX_DEPTH + "\n"
+    assert safe_yaml(ok, "c.yaml")["k"] is not None
+    quoted = "a: '" + "[" * 200 + "'\nb: \"" + "{" * 200 + "\"\n# " + "[" * 200 + "\nc: 1\n"
+    assert safe_yaml(quoted, "c.yaml") == {"a": "[" * 200, "b": "{" * 200, "c": 1}
+
+
 def test_deep_json_log_line_is_an_error_with_its_line(tmp_path):
     from engine.judgment_log import read_judgment_log
     f = put(tmp_path / "log.jsonl", '{"topic": "1", "doc": "a", "grade": 1}\n' + "[" * 100000 + "]" * 100000 + "\n")
