@@ -108,7 +108,7 @@ def test_yaml_depth_limit_is_cranfields_own_and_skips_quotes_and_comments(tmp_pa
     deep = "k: " + "[" * (MAX_DEPTH + 1) + "]" * (MAX_DEPTH + 1) + "\n"
     with pytest.raises(FormatError, match=r"c.yaml:2: nesting deeper than 64 levels"):
         safe_yaml("name: x\n" + deep, "c.yaml")
-    ok = "k: " + "[" * MAX_DEPTH + "]" * MAX_DEPTH + "\n"
+    ok = "k: " + "[" * (MAX_DEPTH - 1) + "]" * (MAX_DEPTH - 1) + "\n"   # with the top mapping: 64
     assert safe_yaml(ok, "c.yaml")["k"] is not None
     quoted = "a: '" + "[" * 200 + "'\nb: \"" + "{" * 200 + "\"\n# " + "[" * 200 + "\nc: 1\n"
     assert safe_yaml(quoted, "c.yaml") == {"a": "[" * 200, "b": "{" * 200, "c": 1}
