@@ -129,10 +129,3 @@ def machine() -> str:
 def load() -> str:
     """The 1/5/15-minute load averages."""
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
-
-
-def cli_module() -> str:
-    """The module of this checkout that runs the `cranfield` command (`python -m MODULE ...`)."""
-    from pathlib import Path
-    root = Path(__file__).resolve().parents[1]
-    return "cranfield.cli" if (root / "cranfield" / "cli").is_dir() else "engine.cli"

@@ -5,7 +5,7 @@ same through the campaign's Parquet store, trec_eval one file after another and 
     python3 benchmarks/batch.py --quick              # 20 runs x 20 topics x 1000 (CI scale)
     python3 benchmarks/batch.py --trec-eval /tmp/trec_eval/trec_eval --reps 3 --json out.json
 
-The campaign is simulated once (engine.simulate, seed 7; depth-100 pool as qrels) under --dir and reused.
+The campaign is simulated once (engine.simulation.campaigns, seed 7; depth-100 pool as qrels) under --dir and reused.
 Every tool evaluates trec_eval's default measures for every run file, as a fresh process (interpreter start,
 imports, reading, evaluating, printing). The tools take turns in every repetition (cranfield, store,
 trec_eval, ...), so a change of load on a shared machine falls on all alike; medians are reported, with
@@ -33,7 +33,7 @@ for _p in (str(ROOT), str(ROOT / "benchmarks")):
     if _p not in sys.path:
         sys.path.insert(0, _p)
 
-from _measure import Measured, cli_module, load, machine, run_group, run_measured  # noqa: E402
+from _measure import Measured, load, machine, run_group, run_measured  # noqa: E402
 
 PYTREC = """
 import sys, pytrec_eval
@@ -51,7 +51,7 @@ def make_campaign(root: Path, runs: int, topics: int, depth: int, seed: int = 7)
     stamp = root / "BATCH.json"
     want = {"runs": runs, "topics": topics, "depth": depth, "seed": seed}
     if not stamp.is_file() or json.loads(stamp.read_text()) != want:
-        from engine.simulate import simulate, write_campaign
+        from engine.simulation.campaigns import simulate, write_campaign
         shutil.rmtree(root, ignore_errors=True)
         write_campaign(simulate(runs, topics, depth, seed), root, pool_depth=100)
         stamp.write_text(json.dumps(want))
@@ -77,7 +77,7 @@ def main(argv: list[str] | None = None) -> dict:
     qrels, runs = make_campaign(root, args.runs, args.topics, args.depth)
     lines = args.runs * args.topics * args.depth
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    cli = [sys.executable, "-m", cli_module()]
+    cli = [sys.executable, "-m", "cranfield.cli"]
     tools = [t for t in args.tools.split(",") if t]
     if not args.trec_eval:
         tools = [t for t in tools if not t.startswith("trec_eval")]

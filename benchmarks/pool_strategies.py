@@ -17,7 +17,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from _measure import cli_module, load  # noqa: E402
+from _measure import load  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -28,7 +28,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--trials", type=int, default=5)
     args = ap.parse_args(argv)
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    cmd = [sys.executable, "-m", cli_module(), "experiment", "pools", "--runs", str(args.runs),
+    cmd = [sys.executable, "-m", "cranfield.cli", "experiment", "pools", "--runs", str(args.runs),
            "--topics", str(args.topics), "--budget", args.budget, "--trials", str(args.trials)]
     t0 = time.perf_counter()
     p = subprocess.run(cmd, env=env, capture_output=True, text=True)
