@@ -193,7 +193,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"running {k} ...", file=sys.stderr, flush=True)
             rows.append(run_figure(reg[k], args.quick, args.trec_eval, Path(tmp)))
     text = table(rows, args.quick)
-    out = Path(args.out) if args.out else ROOT / "benchmarks" / "results" / f"all-{'quick' if args.quick else 'full'}.md"
+    size = "quick" if args.quick else "full"
+    out = Path(args.out) if args.out else ROOT / "benchmarks" / "results" / f"all-{size}.md"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(text)
     print(text)

@@ -5,7 +5,8 @@ same through the campaign's Parquet store, trec_eval one file after another and 
     python3 benchmarks/batch.py --quick              # 20 runs x 20 topics x 1000 (CI scale)
     python3 benchmarks/batch.py --trec-eval /tmp/trec_eval/trec_eval --reps 3 --json out.json
 
-The campaign is simulated once (engine.simulation.campaigns, seed 7; depth-100 pool as qrels) under --dir and reused.
+The campaign is simulated once (engine.simulation.campaigns, seed 7; depth-100 pool as qrels) under --dir
+and reused.
 Every tool evaluates trec_eval's default measures for every run file, as a fresh process (interpreter start,
 imports, reading, evaluating, printing). The tools take turns in every repetition (cranfield, store,
 trec_eval, ...), so a change of load on a shared machine falls on all alike; medians are reported, with
@@ -108,7 +109,8 @@ def main(argv: list[str] | None = None) -> dict:
         same = med["cranfield"].stdout == med["trec_eval"].stdout
     print(f"{args.runs} runs x {args.topics} topics x {args.depth} docs = {lines:,} lines; {machine()}; "
           f"median of {args.reps}; load {min(load_seen):.1f}-{max(load_seen):.1f}")
-    print(f"{'tool':<14} {'wall s':>8} {'CPU s':>8} {'peak MB':>8} {'wall/cranfield':>15} {'cranfield CPU/tool CPU':>23}")
+    print(f"{'tool':<14} {'wall s':>8} {'CPU s':>8} {'peak MB':>8} {'wall/cranfield':>15} "
+          f"{'cranfield CPU/tool CPU':>23}")
     ref = med.get("cranfield")
     for t, m in med.items():
         rw = f"{m.wall / ref.wall:.2f}" if ref else "-"

@@ -113,8 +113,11 @@ def _run(args) -> int:
         else:
             if args.format == "trec":
                 # small clean files: read and evaluated without pandas (the engine says when it can)
-                from engine.evaluation.plain import trec_eval_lines_plain
+                from engine.evaluation.plain import trec_eval_lines_plain, trec_eval_lines_streamed
                 lines = trec_eval_lines_plain(args.files[0], args.files[1:], measures, opt, per_query=args.per_query)
+                if lines is None:
+                    lines = trec_eval_lines_streamed(args.files[0], args.files[1:], measures, opt,
+                                                     per_query=args.per_query)
                 if lines is not None:
                     return _write_lines(lines, args)
             from engine.evaluation.evaluate import evaluate_files
