@@ -47,12 +47,12 @@ class Figure:
 
 FIGURES: tuple[Figure, ...] = (
     Figure("batch", "batch.py", (), ("--quick",), json=True, trec_eval=True,
-           what="10M-line batch, whole processes (100 runs x 100 topics x 1000)"),
+           what="a batch of run files, whole processes (full: 100 runs x 100 topics x 1000 = 10M lines)"),
     Figure("eval_speed", "eval_speed.py",
            ("--tools", "engine,pytrec_eval", "--reps", "1", "--no-memory", "--whole-process", "3"),
            ("--runs", "10", "--topics", "20", "--tools", "engine,pytrec_eval", "--reps", "1", "--no-memory",
             "--whole-process", "1"), trec_eval=True, tail=6,
-           what="evaluation speed end to end from files (100 runs x 50 topics x 1000)"),
+           what="evaluation speed end to end from files (full: 100 runs x 50 topics x 1000)"),
     Figure("startup", "startup.py", (), ("--reps", "3"), json=True,
            what="CLI start-up, one 50-topic x 1000-doc run, 3 measures"),
     Figure("api_speed", "api_speed.py", (), ("--calls", "200"), tail=8,
@@ -61,9 +61,9 @@ FIGURES: tuple[Figure, ...] = (
            ("--topics", "200", "--runs", "5", "--depth", "100", "--dir", "/tmp/cranfield-scale-quick"), json=True,
            what="Million Query scale: ingest, re-sync, evaluate, reads, pool"),
     Figure("read_speed", "read_speed.py", ("--runs", "200"), ("--runs", "10", "--topics", "10", "--repeat", "1"),
-           what="reading 10M run lines"),
+           what="reading run files (full: 200 files, 10M lines)"),
     Figure("stability_speed", "stability_speed.py", (), ("--systems", "20", "--topics", "100"), tail=5,
-           what="stability analyses, 200 systems x 1000 topics"),
+           what="stability analyses (full: 200 systems x 1000 topics)"),
     Figure("tui_sort", "tui_sort.py", (), ("--runs", "20", "--topics", "10", "--repeat", "3"),
            what="TUI re-sort"),
     Figure("tui_open", "tui_open.py", (), ("--runs", "5", "--topics", "10", "--depth", "100"),
@@ -79,7 +79,7 @@ FIGURES: tuple[Figure, ...] = (
     Figure("stability_findings", "stability_findings.py", (),
            ("--runs", "10", "--topics", "20", "--bv-trials", "1", "--he-trials", "1"), tail=6,
            what="judgment reduction, pool bias"),
-    Figure("planner_validation", "planner_validation.py", ("--trials", "200"), ("--trials", "5", "--topics", "100"),
+    Figure("planner_validation", "planner_validation.py", ("--trials", "200"), ("--trials", "5"),
            tail=4, what="planner's predicted tau vs observed"),
     Figure("agreement_judges", "agreement_judges.py", (), ("--runs", "5", "--topics", "10", "--depth", "50"),
            tail=4, what="simulated judges' agreement"),
@@ -152,8 +152,9 @@ def run_figure(f: Figure, quick: bool, trec_eval: str | None, tmp: Path) -> dict
     if f.json and out_json.is_file():
         row["cranfield"], row["peers"] = _structured(f.key, json.loads(out_json.read_text()))
     else:
-        lines = [ln.strip() for ln in p.stdout.splitlines() if ln.strip()]
-        row["cranfield"], row["peers"] = " / ".join(lines[-f.tail:]), "-"
+        lines = [" ".join(ln.replace("|", " ").split()) for ln in p.stdout.splitlines()]
+        lines = [ln for ln in lines if ln and set(ln) - set("-:= ")]      # no blank or rule lines
+        row["cranfield"], row["peers"] = "; ".join(lines[-f.tail:]), "-"
     return row
 
 
