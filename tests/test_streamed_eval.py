@@ -118,3 +118,17 @@ def test_workers_import_no_pandas(tmp_path):
             f"print(sorted(m for m in ('pandas', 'scipy') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True).stdout
     assert out.splitlines() == [repr([f"{'map':<22}\tall\t1.0000"]), "[]"]
+
+
+def test_topics_without_judgments_are_left_out_and_noted(tmp_path):
+    """A run's topics without judgments: the streamed path leaves them out and gives the full path's
+    note (the union over the runs, sorted), not a fallback to the full path."""
+    q, r1, r2 = tmp_path / "q.txt", tmp_path / "r1.txt", tmp_path / "r2.txt"
+    q.write_text("T1 0 d1 1\nT1 0 d2 0\nT2 0 d1 2\nT2 0 d3 1\n")
+    r1.write_text("T1 Q0 d1 1 3.5 r1\nT9 Q0 d2 1 2.5 r1\nT2 Q0 d1 1 1.5 r1\nT10 Q0 d1 1 1 r1\n")
+    r2.write_text("T2\tQ0\td3\t1\t3.5\tr2\nT8\tQ0\td1\t1\t1.5\tr2\n")        # tabs: the plain reader
+    for flags in ([], ["-q"], ["-c", "-q", "-m", "all_trec"]):
+        _same([*flags, str(q), str(r1), str(r2)])
+    rc, _, err, served = _cli([str(q), str(r1), str(r2)], streamed=True)
+    assert (rc, served) == (0, True)
+    assert "note: 3 topic(s) in the runs have no judgments and are not evaluated: T10, T8, T9" in err

@@ -128,11 +128,13 @@ _JUDGMENTS: dict = {}      # per process: the prepared judgments of the last jud
 
 
 def trec_eval_lines_streamed(qrels_path, run_paths: list, measures=None, options: EvalOptions | None = None,
-                             per_query: bool = False, workers: int | None = None) -> list[str] | None:
-    """trec_eval's text for judgment and run files, each run file read and evaluated alone in a worker
-    process (one run in memory per core: peak memory follows the largest run, not the number of runs);
-    None when a file or a measure needs the full path (`evaluate.evaluate_files`, which words every
-    problem and warning), as `trec_eval_lines_plain`. The output is the same, byte for byte."""
+                             per_query: bool = False, workers: int | None = None
+                             ) -> tuple[list[str], list[str]] | None:
+    """trec_eval's text for judgment and run files and the runs' topics without judgments (left out, for
+    the caller to note), each run file read and evaluated alone in a worker process (one run in memory
+    per core: peak memory follows the largest run, not the number of runs); None when a file or a
+    measure needs the full path (`evaluate.evaluate_files`, which words every problem and warning), as
+    `trec_eval_lines_plain`. The output is the same, byte for byte."""
     import os
 
     from ..measures import resolve
@@ -153,7 +155,7 @@ def trec_eval_lines_streamed(qrels_path, run_paths: list, measures=None, options
     results = map_tasks(_stream_one, tasks, workers)
     if any(r is None for r in results) or len({r[0] for r in results}) < len(results):
         return None                          # a file to report on, or two runs with one tag
-    return [ln for r in results for ln in r[1]]
+    return [ln for r in results for ln in r[1]], sorted({t for r in results for t in r[2]})
 
 
 def _judgments(qrels_path: str):
@@ -198,8 +200,9 @@ def _system_pool() -> None:
         pa.set_memory_pool(pa.system_memory_pool())
 
 
-def _stream_one(task) -> tuple[str, list[str]] | None:
-    """One run file's trec_eval text (tag, lines), or None when it needs the full path."""
+def _stream_one(task) -> tuple[str, list[str], list[str]] | None:
+    """One run file's trec_eval text: (tag, lines, its topics without judgments), or None when it needs
+    the full path."""
     import pyarrow.compute as pc
 
     from ..formats.files import read_bytes
@@ -209,7 +212,7 @@ def _stream_one(task) -> tuple[str, list[str]] | None:
     from ..ranking.build import ranked_from_codes
     from ..ranking.order import arrow_tie_order
     from ..ranking.ranked import BOGUS_DOCNO
-    from ..util.arrowbuf import arrow_bytes, arrow_numpy, bytes_arrow
+    from ..util.arrowbuf import arrow_bytes, arrow_numpy, bytes_arrow, numpy_arrow
     from .evaluate import trec_eval_text
 
     qrels_path, path, measures, opt, per_query = task
@@ -238,8 +241,14 @@ def _stream_one(task) -> tuple[str, list[str]] | None:
         t_code = _per_line([tindex.get(t, -1) for t in topics], heads, len(docs))
         doc = bytes_arrow(docs)
     del data
-    if (t_code < 0).any():
-        return None                          # topics without judgments: the full path notes them
+    unjudged: list[str] = []
+    if (t_code < 0).any():                   # topics without judgments: left out, and noted
+        keep = np.flatnonzero(t_code >= 0)
+        if not len(keep):
+            return None                      # nothing to evaluate: the full path says so
+        names_of = (enc.dictionary.to_pylist() if fast is not None else topics)
+        unjudged = sorted({t for t in names_of if t not in tindex})
+        t_code, score, doc = t_code[keep], score[keep], doc.take(numpy_arrow(keep))
     denc = pc.dictionary_encode(doc)
     denc = denc.combine_chunks() if hasattr(denc, "combine_chunks") else denc
     vocab = denc.dictionary
@@ -260,4 +269,4 @@ def _stream_one(task) -> tuple[str, list[str]] | None:
     by: dict = {}
     sby: dict = {}
     _collect(ranked, requests, kinds, tag, 0, by, sby)
-    return tag, trec_eval_text([tag], kinds, by, sby, per_query=per_query, numeric=bool(by))
+    return tag, trec_eval_text([tag], kinds, by, sby, per_query=per_query, numeric=bool(by)), unjudged
