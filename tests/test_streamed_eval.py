@@ -15,7 +15,7 @@ import pytest
 
 import engine.evaluation.plain as pe
 from cranfield.cli import main
-from test_plain_eval import BAD, FLAGS, datasets  # noqa: F401  (the plain path's data sets and cases)
+from test_plain_eval import BAD, FLAGS, REFERENCE, datasets  # noqa: F401  (the plain path's data sets and cases)
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -64,8 +64,7 @@ def test_streamed_path_prints_what_the_full_path_prints(datasets, name):
 
 
 def test_reference_output_through_the_streamed_path(trec_eval_dir):
-    for flags, expected in (([], "out.test"), (["-m", "all_trec"], "out.test.a"),
-                            (["-m", "all_trec", "-q"], "out.test.aq")):
+    for flags, expected in REFERENCE:
         rc, out, _, served = _cli([*flags, str(trec_eval_dir / "qrels.test"), str(trec_eval_dir / "results.test")],
                                   streamed=True)
         assert (rc, served) == (0, True)
