@@ -397,3 +397,20 @@ def test_summarize_keeps_requested_order_and_trec_eval_lines_name_runs():
     assert list(cranfield.summarize(trec).columns) == ["ndcg_cut_10", "P_5", "map"]
     lines = cranfield.trec_eval_lines(df)
     assert [ln.split()[2] for ln in lines if ln.split()[0] == "runid"] == ["x", "y"]
+
+
+@pytest.mark.parametrize("complete", [False, True])
+def test_several_runs_in_one_frame_equal_the_engine_path(complete):
+    """The Evaluator's frame path (ir_measures' names) against evaluate's engine path (trec_eval's names),
+    several runs in one frame, some missing topics (-c fills them)."""
+    qrels, run = _random_case(13)
+    rows = [(tag, t, d, s * (1 + k)) for k, tag in enumerate(["r1", "r2", "r3"]) for t, v in run.items()
+            if v and t != f"t{k}" for d, s in v.items()]
+    frame = pd.DataFrame(rows, columns=["run_id", "query_id", "doc_id", "score"])
+    ir = cranfield.evaluate(qrels, frame, ["AP", "P@5", "NumRet"], complete=complete)
+    te = cranfield.evaluate(qrels, frame, ["map", "P.5", "num_ret"], complete=complete)
+    rename = {"map": "AP", "P_5": "P@5", "num_ret": "NumRet"}
+    key = lambda df, ren: sorted((r, t, ren.get(m, m), v) for r, t, m, v in           # noqa: E731
+                                 zip(df["run"].astype(str), df["topic"], df["measure"].astype(str), df["value"]))
+    assert key(ir, {}) == key(te, rename)
+    assert len(ir) == 3 * 3 * (len(qrels) if complete else len(qrels) - 2)

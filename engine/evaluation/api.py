@@ -198,12 +198,13 @@ class Evaluator:
                      LazyDocs(np.asarray(ds, dtype=object), order), np.asarray(sorted(empty), np.int64),
                      np.asarray(missing, np.int64))
 
-    def rows_frame(self, tc: np.ndarray, dcode: np.ndarray, vocab: np.ndarray, score: np.ndarray,
-                   empty=()) -> _Rows:
-        """The rows of one run given as coded columns (`engine.evaluation.adapters.RunColumns`: judged-topic index per
-        row, -1 for topics without judgments; document codes into `vocab`): vectorized joins, no per-row
-        Python."""
-        from ..ranking.ranked import BOGUS_DOCNO, LazyDocs
+    def rows_frame(self, tc: np.ndarray, dcode: np.ndarray, vocab: np.ndarray, judged: np.ndarray,
+                   score: np.ndarray, empty=(), bogus: int | None = None) -> _Rows:
+        """The rows of one run given as coded columns (`engine.evaluation.adapters.RunColumns`: judged-topic
+        index per row, -1 for topics without judgments; document codes into `vocab`, `judged` = each vocab
+        entry's code among the judged documents (`judged_codes`); `bogus`: the code of trec_eval's -c stand-in
+        document, needed with `complete`): vectorized joins, no per-row Python."""
+        from ..ranking.ranked import LazyDocs
         from ..ranking.order import apply_order, trec_order, vocab_tie_order
 
         names = self.topic_names
@@ -219,18 +220,17 @@ class Evaluator:
             have[empty_t] = True
             missing = np.flatnonzero(~have).astype(np.int64)
             if len(missing):                   # trec_eval -c: one stand-in document per missing topic
-                vocab = np.append(np.asarray(vocab, dtype=object), BOGUS_DOCNO)
                 tc = np.concatenate((tc, missing))
-                dcode = np.concatenate((dcode, np.full(len(missing), len(vocab) - 1, np.int64)))
+                dcode = np.concatenate((dcode, np.full(len(missing), bogus, np.int64)))
                 score = np.concatenate((score, np.ones(len(missing))))
-        rel = self._frame_grades(tc, vocab, dcode)
+        rel = self._frame_grades(tc, judged[dcode] if len(dcode) else np.zeros(0, np.int64))
         score = np.array(score, np.float64)
         order = trec_order(np.zeros(len(tc), np.int64), tc, score, len(names), vocab_tie_order(vocab, dcode))
         tc, score, rel, dcode = apply_order(order, tc.copy(), score, rel, dcode.astype(np.int64, copy=True))
         return _Rows(tc, score, rel, LazyDocs(np.asarray(vocab, dtype=object), dcode), empty_t, missing)
 
-    def _frame_grades(self, tc: np.ndarray, vocab: np.ndarray, dcode: np.ndarray) -> np.ndarray:
-        """Per row its grade (-1: not judged), by a sorted-key join on (topic, judged document)."""
+    def _judged_keys(self):
+        """(judged documents' index, dict, sorted (topic, judged document) keys, their grades), made once."""
         import pandas as pd
         if self._frame_keys is None:
             jcode, jvocab = pd.factorize(np.asarray(self._q_doc, dtype=object))
@@ -239,14 +239,20 @@ class Evaluator:
             g = np.where(self._q_grade >= 0, self._q_grade, -2)
             jvocab = np.asarray(jvocab, dtype=object)
             self._frame_keys = (pd.Index(jvocab), {d: i for i, d in enumerate(jvocab.tolist())}, key[srt], g[srt])
-        jindex, jmap, keys, grades = self._frame_keys
+        return self._frame_keys
+
+    def judged_codes(self, vocab: np.ndarray) -> np.ndarray:
+        """Per document of `vocab` its code among the judged documents (-1: judged nowhere)."""
+        jindex, jmap, _, _ = self._judged_keys()
+        if len(vocab) < 4096:                  # small calls: a dict beats building an index
+            return np.fromiter(map(jmap.get, vocab.tolist(), [-1] * len(vocab)), np.int64, len(vocab))
+        return np.asarray(jindex.get_indexer(vocab), np.int64)
+
+    def _frame_grades(self, tc: np.ndarray, dj: np.ndarray) -> np.ndarray:
+        """Per row its grade (-1: not judged), by a sorted-key join on (topic, judged document code `dj`)."""
+        jindex, _, keys, grades = self._judged_keys()
         if not len(keys) or not len(tc):
             return np.full(len(tc), -1, np.int64)
-        if len(vocab) < 4096:                  # small calls: a dict beats building an index
-            vj = np.fromiter(map(jmap.get, vocab.tolist(), [-1] * len(vocab)), np.int64, len(vocab))
-        else:
-            vj = jindex.get_indexer(vocab)
-        dj = vj[dcode]
         rk = tc * max(len(jindex), 1) + dj
         pos = np.minimum(np.searchsorted(keys, rk), len(keys) - 1)
         hit = (dj >= 0) & (keys[pos] == rk)
@@ -365,11 +371,25 @@ class Evaluator:
                                                      or ["run"])
         tc_all = t_lut[cols.topic_code] if len(cols.topic_code) else cols.topic_code
         parts, out = [], {}
-        for ri, r in enumerate(runs):
-            sel = slice(None) if len(runs) == 1 else np.flatnonzero(cols.run_code == cols.runs.index(r)) \
-                if r in cols.runs else np.zeros(0, np.int64)
-            rows = self.rows_frame(tc_all[sel], cols.doc_code[sel], cols.docs, cols.score[sel],
-                                   [t for rr, t in cols.empty if rr == r])
+        vocab, bogus = cols.docs, None
+        if self.options.complete:                  # trec_eval -c's stand-in document, one code for every run
+            from ..ranking.ranked import BOGUS_DOCNO
+            vocab = np.append(np.asarray(vocab, dtype=object), BOGUS_DOCNO)
+            bogus = len(vocab) - 1
+        judged = self.judged_codes(vocab)
+        # each run's rows: one stable sort by run, then slices (no pass over every row per run)
+        by_run = np.argsort(cols.run_code, kind="stable")
+        bounds = np.searchsorted(cols.run_code[by_run], np.arange(len(cols.runs) + 1))
+        code_of = {r: i for i, r in enumerate(cols.runs)}
+        empty_of: dict = {}
+        for rr, t in cols.empty:
+            empty_of.setdefault(rr, []).append(t)
+        for r in runs:
+            i = code_of.get(r)
+            sel = slice(None) if len(runs) == 1 else (by_run[bounds[i]:bounds[i + 1]] if i is not None
+                                                       else np.zeros(0, np.int64))
+            rows = self.rows_frame(tc_all[sel], cols.doc_code[sel], vocab, judged, cols.score[sel],
+                                   empty_of.get(r, ()), bogus)
             for u, topics, col in self.values(rows):
                 if frame:
                     parts.append(pd.DataFrame({"run": r, "topic": pd.Series(topics, dtype=object), "measure": u,
