@@ -414,3 +414,15 @@ def test_several_runs_in_one_frame_equal_the_engine_path(complete):
                                  zip(df["run"].astype(str), df["topic"], df["measure"].astype(str), df["value"]))
     assert key(ir, {}) == key(te, rename)
     assert len(ir) == 3 * 3 * (len(qrels) if complete else len(qrels) - 2)
+
+
+@pytest.mark.parametrize("name,why", [
+    ("P(rel=x)@5", "literal"), ("P@-5", "positive"), ("Judged@0", "positive"), ("IPrec@1.5", r"\[0, 1\]"),
+    ("SetF(beta='x')", "beta must be a number"), ("RBP(p=2)", r"p must be a number in \(0, 1\]"),
+    ("P(rel=2, rel=3)@5", "twice"), ("nDCG(gains={'a':1})@5", "integer"), ("SDCG(max_rel=3)@0", "positive"),
+    ("alpha_nDCG@0", "positive"), ("AP(judged_only='maybe')", "True or False"), ("P@(1,5)", "number"),
+    ("Bpref(judged_only=True)", "not one of Bpref's"), ("__import__('os')", "named"), ("P(@5", "unknown measure"),
+])
+def test_malformed_names_get_one_clear_error(name, why):
+    with pytest.raises(cranfield.CranfieldError, match=why):
+        cranfield.Evaluator({"1": {"a": 1}}, [name]).evaluate({"1": {"a": 1.0}})

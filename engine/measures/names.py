@@ -130,6 +130,8 @@ def _parse_ir(name: str) -> tuple[str, dict, object] | None:
         if node.args:
             raise CranfieldError(f"measure {name!r}: parameters must be named (name=value)")
         for kw in node.keywords:
+            if kw.arg is None or kw.arg in params:
+                raise CranfieldError(f"measure {name!r}: parameter {kw.arg or '**'} given twice or unnamed")
             try:
                 params[kw.arg] = ast.literal_eval(kw.value)
             except ValueError:
@@ -154,8 +156,21 @@ def _int(v, name: str, k: str) -> int:
     return int(v)
 
 
-def _gain_pairs(gains: dict) -> tuple:
-    return tuple(sorted((int(k), float(v)) for k, v in gains.items()))
+def _num(v, name: str, k: str, lo: float, hi: float, lo_open: bool = False) -> float:
+    """A number parameter within [lo, hi] ((lo, hi] with lo_open)."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or v != v or not (lo < v if lo_open else lo <= v) \
+            or not v <= hi:
+        where = f"{'(' if lo_open else '['}{lo:g}, {hi:g}]"
+        raise CranfieldError(f"measure {name!r}: {k} must be a number in {where}, got {v!r}")
+    return float(v)
+
+
+def _gain_pairs(gains: dict, name: str) -> tuple:
+    try:
+        return tuple(sorted((_int(k, name, "a gains grade"), _num(v, name, "a gain", -1e300, 1e300))
+                            for k, v in gains.items()))
+    except AttributeError:
+        raise CranfieldError(f"measure {name!r}: gains must be a dict grade -> gain") from None
 
 
 def translate(name: str) -> tuple[str, dict]:
@@ -207,7 +222,7 @@ def translate(name: str) -> tuple[str, dict]:
     if base == "SetP" and _bool(params.get("relative", False), name, "relative"):
         plain = with_cut = "set_relative_P"
     if base == "SetF" and "beta" in params:
-        mparams.append(repr(float(params["beta"])))
+        mparams.append(repr(_num(params["beta"], name, "beta", 0.0, 1e9)))
     if base == "nDCG":
         dcg = params.get("dcg", "log2")
         if dcg not in ("log2", "exp-log2"):
@@ -215,17 +230,19 @@ def translate(name: str) -> tuple[str, dict]:
         if "gains" in params:
             if not isinstance(params["gains"], dict):
                 raise CranfieldError(f"measure {name!r}: gains must be a dict grade -> gain")
-            opts["gains"] = _gain_pairs(params["gains"])
+            opts["gains"] = _gain_pairs(params["gains"], name)
         if dcg == "exp-log2":
             opts["gains_exp"] = True
     if base == "RBP":
-        mparams.append(f"p={float(params.get('p', 0.8))!r}")        # ir_measures' default persistence
+        mparams.append(f"p={_num(params.get('p', 0.8), name, 'p', 0.0, 1.0, True)!r}")   # ir_measures' default
         if "rel" in params:                         # binary: grades >= rel gain 1
             opts["gains_binary"] = opts.pop("rel_level")
     if cut is not None:
         if isinstance(cut, bool) or not isinstance(cut, (int, float)):
             raise CranfieldError(f"measure {name!r}: the cut-off must be a number, got {cut!r}")
-        if base != "IPrec" and (not float(cut).is_integer() or cut <= 0):
+        if base == "IPrec":
+            _num(cut, name, "the recall level", 0.0, 1.0)
+        elif not float(cut).is_integer() or cut <= 0:
             raise CranfieldError(f"measure {name!r}: the cut-off must be a positive integer, got {cut!r}")
     target = with_cut if cut is not None else plain
     if target is None:
@@ -234,7 +251,7 @@ def translate(name: str) -> tuple[str, dict]:
     if base == "Judged":
         mparams.insert(0, str(int(cut) if cut is not None else WHOLE_RANKING))
     elif base == "Compat":
-        mparams += [f"p={float(params.get('p', 0.95))!r}",
+        mparams += [f"p={_num(params.get('p', 0.95), name, 'p', 0.0, 1.0, True)!r}",
                     f"normalize={int(_bool(params.get('normalize', True), name, 'normalize'))}"]
     elif base == "Accuracy":
         if cut is not None:
@@ -276,6 +293,8 @@ def _diversity(name: str, base: str, params: dict, cut) -> tuple[str, dict]:
             raise CranfieldError(f"measure {name!r}: {k} must be a number in [0, 1], got {v!r}")
         ab.append(float(v))
     opts["diversity"] = tuple(ab)
+    if cut is not None and _int(cut, name, "the cut-off") < 1:
+        raise CranfieldError(f"measure {name!r}: the cut-off must be a positive integer, got {cut!r}")
     return NDEVAL + target + (f"@{_int(cut, name, 'the cut-off')}" if cut is not None else ""), opts
 
 
@@ -293,6 +312,8 @@ def _cwl(name: str, base: str, params: dict, cut) -> str:
         raise CranfieldError(f"measure {name!r}: SDCG's dcg must be 'log2'")
     if needs_cut != (cut is not None):
         raise CranfieldError(f"measure {name!r}: {base} takes {'a cut-off (@k)' if needs_cut else 'no cut-off'}")
+    if cut is not None and _int(cut, name, "the cut-off") < 1:
+        raise CranfieldError(f"measure {name!r}: the cut-off must be a positive integer, got {cut!r}")
     pairs = [("k", _int(cut, name, "the cut-off"))] if cut is not None else []
     for k in ("T", "p", "min_rel", "max_rel"):
         if k in params:
