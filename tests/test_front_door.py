@@ -426,3 +426,14 @@ def test_several_runs_in_one_frame_equal_the_engine_path(complete):
 def test_malformed_names_get_one_clear_error(name, why):
     with pytest.raises(cranfield.CranfieldError, match=why):
         cranfield.Evaluator({"1": {"a": 1}}, [name]).evaluate({"1": {"a": 1.0}})
+
+
+def test_compare_takes_statsmodels_correction_names_and_refuses_others():
+    qrels, run = _random_case(14)
+    rng = np.random.default_rng(5)
+    runs = [{t: {d: s + float(rng.random()) for d, s in v.items()} for t, v in run.items()} for _ in range(3)]
+    a = cranfield.compare(runs, qrels, ["AP"], baseline=0, correction="fdr_bh").pairs
+    b = cranfield.compare(runs, qrels, ["AP"], baseline=0, correction="bh").pairs
+    pd.testing.assert_frame_equal(a, b)
+    with pytest.raises(cranfield.CranfieldError, match="unknown correction 'hs'"):
+        cranfield.compare(runs, qrels, ["AP"], baseline=0, correction="hs")

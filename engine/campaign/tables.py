@@ -314,8 +314,9 @@ def compare_scores(table: pd.DataFrame, measures=None, baseline: str | None = No
         raise CranfieldError(f"unknown test {test!r}; choose from {', '.join(TESTS)}")
     if correction == "none":
         correction = None
+    correction = {"fdr_bh": "bh"}.get(correction, correction)       # statsmodels' name (pt.Experiment's)
     if correction not in CORRECTIONS:
-        raise CranfieldError(f"unknown correction {correction!r}; choose from holm, bonferroni, bh or none")
+        raise CranfieldError(f"unknown correction {correction!r}; choose from holm, bonferroni, bh (fdr_bh) or none")
     if len(table) == 0:
         raise CranfieldError("no evaluation results to compare")
     have = list(dict.fromkeys(table["measure"].astype(str).tolist()))
