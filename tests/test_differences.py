@@ -96,8 +96,9 @@ def test_row8_set_measures_at_k_use_the_first_k_documents():
     r = {"1": {"a": 0.9, "b": 0.8, "c": 0.7}}
     with pytest.raises(AssertionError):
         irm.parse_measure("SetP@2").validate_params()             # ir_measures 0.4.3 refuses the form
-    got = cranfield.Evaluator(q, ["SetP@2", "SetP@10", "SetR@2", "P@10"]).evaluate(r)["1"]
-    assert got == {"SetP@2": 0.5, "SetP@10": pytest.approx(2 / 3), "SetR@2": 0.5, "P@10": pytest.approx(0.2)}
+    got = cranfield.Evaluator(q, ["SetP@2", "SetP@10", "SetR@2", "SetF@2", "P@10"]).evaluate(r)["1"]
+    assert got == {"SetP@2": 0.5, "SetP@10": pytest.approx(2 / 3), "SetR@2": 0.5, "SetF@2": 0.5,
+                   "P@10": pytest.approx(0.2)}
 
 
 def test_row9_iprec_follows_pytrec_eval_iprec_at_recall_trec_eval_10():
