@@ -1,0 +1,115 @@
+"""A campaign's answer runs, nugget leaderboard, citation support and human-vs-automatic agreement."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..errors import CranfieldError, FormatError, Problem, Warnings
+from ..judgments.agreement import cohen_kappa
+from ..stability.correlation import kendall_tau
+from ..util.confine import allowed_roots, refuse_outside
+from .answers import Answer, answers_dir, read_answers
+from .scores import LABELS, MEASURES, citation_rows, run_scores, score_table, support_table
+from .store import current_nuggets, read_assignments, read_support
+
+
+def answer_files(root) -> list[Path]:
+    """answers/*.jsonl and *.jsonl.gz (hidden files skipped), each confined to the campaign."""
+    d = answers_dir(root)
+    if not d.is_dir():
+        return []
+    roots = allowed_roots(Path(root), {})
+    files = sorted(p for p in d.iterdir() if not p.name.startswith(".")
+                   and (p.name.endswith(".jsonl") or p.name.endswith(".jsonl.gz")))
+    for p in files:
+        refuse_outside(p, roots, str(d), "answer run")
+    return files
+
+
+def campaign_answers(root, warnings: Warnings | None = None) -> list[Answer]:
+    """Every answer of every answer run; a run found in two files is an error naming both."""
+    out: list[Answer] = []
+    where: dict[str, str] = {}
+    for p in answer_files(root):
+        run = read_answers(p, warnings)
+        for r in run.runs:
+            if r in where:
+                raise FormatError(Problem(str(p), None, f"run {r} is also in {where[r]}"),
+                                  hint="keep each answer run in one file")
+            where[r] = str(p)
+        out.extend(run.answers)
+    return out
+
+
+def answer_frame(answers: list[Answer]) -> pd.DataFrame:
+    return pd.DataFrame([(a.run, a.topic) for a in answers], columns=["run", "topic"])
+
+
+def per_topic_scores(root, source: str, warnings: Warnings | None = None,
+                     answers: list[Answer] | None = None) -> pd.DataFrame:
+    """Nugget scores per (run, topic) from one assignment source."""
+    w = warnings if warnings is not None else Warnings()
+    ans = answers if answers is not None else campaign_answers(root, w)
+    nug = current_nuggets(root, warnings=w)
+    if not len(nug):
+        raise CranfieldError(f"{Path(root) / 'nuggets'}: no nuggets yet; add some (cranfield nuggets add) first")
+    return score_table(nug, read_assignments(root, source, w), answer_frame(ans), w, f"assignments {source}")
+
+
+def leaderboard(root, source: str, warnings: Warnings | None = None, support_source: str | None = None,
+                answers: list[Answer] | None = None) -> pd.DataFrame:
+    """Per run: the nugget measures averaged over the topics that have nuggets (a topic a run did not
+    answer scores 0), best first by `all`; with `support_source`, citation support too."""
+    w = warnings if warnings is not None else Warnings()
+    ans = answers if answers is not None else campaign_answers(root, w)
+    pt = per_topic_scores(root, source, w, ans)
+    topics = sorted(set(current_nuggets(root)["topic"]))
+    order = ("all",) + tuple(m for m in MEASURES if m != "all")
+    board = run_scores(pt, topics, order)
+    if support_source:
+        st = support_table(citation_rows(ans), read_support(root, support_source, w), w,
+                           f"support {support_source}")
+        m = run_scores(st, topics, ("support_precision", "support_recall")).drop(columns="topics")
+        board = board.merge(m, on="run", how="left")
+    return board
+
+
+@dataclass
+class SourceAgreement:
+    """Human (or reference) assignments against another source's."""
+
+    pairs: int
+    kappa: float
+    accuracy: float
+    tau: float
+    measure: str
+    runs: int
+
+
+def agreement(root, reference: str, other: str, measure: str = "all",
+              warnings: Warnings | None = None) -> SourceAgreement:
+    """Cohen's kappa over the (run, topic, nugget) both sources assigned, and Kendall's tau between
+    the runs' mean `measure` by each source."""
+    w = warnings if warnings is not None else Warnings()
+    a, b = read_assignments(root, reference, w), read_assignments(root, other, w)
+    both = a.merge(b, on=["run", "topic", "nugget"], suffixes=("_a", "_b"))
+    idx = {x: i for i, x in enumerate(LABELS)}
+    ka = cohen_kappa(both["label_a"].map(idx).to_numpy(), both["label_b"].map(idx).to_numpy(),
+                     labels=[0, 1, 2]) if len(both) else float("nan")
+    acc = float((both["label_a"] == both["label_b"]).mean()) if len(both) else float("nan")
+    ans = campaign_answers(root, w)
+    la = leaderboard(root, reference, w, answers=ans).set_index("run")[measure]
+    lb = leaderboard(root, other, w, answers=ans).set_index("run")[measure].reindex(la.index)
+    tau = kendall_tau(la.to_numpy(float), lb.to_numpy(float))
+    return SourceAgreement(len(both), ka, acc, float(tau), measure, len(la))
+
+
+def assessor_seconds(root, source: str) -> dict:
+    """Assessor time from a source's log: assignments, those with a time, mean and total seconds."""
+    a = read_assignments(root, source)
+    s = a["seconds"].dropna()
+    return {"assignments": len(a), "timed": len(s), "mean_seconds": float(s.mean()) if len(s) else float("nan"),
+            "total_seconds": float(s.sum())}
