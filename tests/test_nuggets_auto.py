@@ -105,3 +105,17 @@ def test_unparseable_answer_retried_then_failed(camp, monkeypatch):
                       campaign_answers(camp)[:1], current_nuggets(camp))
     assert res.unparsed == 2 * len(res.failed) and res.labelled == 0 and res.stopped is None
     assert read_assignments(camp, "bad").empty
+
+
+def test_twenty_runs_thirty_topics_ten_percent_error_ranks_runs(tmp_path):
+    root = write_rag_campaign(simulate_rag(20, 30, seed=7), tmp_path / "big")
+    import_truth(root, "truth")
+    with TruthEndpoint(root, error=0.1, seed=7) as ep:
+        s = JudgeSettings(endpoint=ep.url, model="t", concurrency=4, retries=1, backoff=0.01, timeout=30)
+        res = auto_assign(root, "auto", s, campaign_answers(root), current_nuggets(root))
+    assert res.labelled == res.items == 5520 and res.calls == 800
+    a = agreement(root, "truth", "auto")
+    assert a.runs == 20 and a.pairs == 5520
+    assert a.tau >= 0.9                      # 0.979 with seed 7
+    assert 0.75 < a.kappa < 0.9              # 10% of labels changed: accuracy about 0.9
+    assert a.accuracy == pytest.approx(0.9, abs=0.015)
