@@ -71,7 +71,8 @@ def main() -> None:
                 print(f"| {seed} | {e:.2f} | {taus[0].tau:.3f} | {taus[1].tau:.3f} | {taus[2].tau:.3f} | "
                       f"{k.kappa:.3f} | {k.accuracy:.3f} | {res.calls} | {res.prompt_tokens + res.completion_tokens:,} | "
                       f"{wall:.1f} | {human_h:.1f} |")
-    print(f"\nassignments per campaign: {res.items:,}; human hours at {a.human_seconds:g} s per assignment")
+    print(f"\nassignments in the last campaign: {res.items:,}; human hours at {a.human_seconds:g} s per assignment "
+          f"(an assumed rate; see --human-seconds)")
     print("worst tau (all) per error rate: " + ", ".join(f"{e:g}: {t:.3f}" for e, t in worst.items()))
 
 
