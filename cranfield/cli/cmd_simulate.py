@@ -123,14 +123,7 @@ def run(args) -> int:
             raise CranfieldError(f"--text-signal must be in [0, 1], found {args.text_signal}")
     grades = _int_list(args.grades, "grades")
     cats = tuple(c.strip() for c in args.categories.split(",") if c.strip())
-    if out.is_dir():
-        # replace what a simulated campaign consists of; leave other files (e.g. a README) alone
-        for name in _WRITTEN:
-            p = out / name
-            if p.is_dir():
-                shutil.rmtree(p)
-            elif p.exists():
-                p.unlink()
+    _clear(out)
     t0 = time.perf_counter()
     sim = simulate(args.runs, args.topics, args.depth, args.seed, grades=grades, n_groups=args.groups,
                    manual_fraction=args.manual_fraction, manual_bias=not args.no_manual_bias,
