@@ -112,3 +112,16 @@ def test_auto_assign_through_cli(tmp_path, capsys):
     for run in true:
         for m in ("all", "weighted", "support_precision", "support_recall"):
             assert auto[run][m] == pytest.approx(true[run][m])
+
+
+def test_campaign_yaml_answers_limits_are_checked(tmp_path, capsys):
+    d = tmp_path / "c"
+    d.mkdir()
+    (d / "campaign.yaml").write_text("name: x\nanswers: {max_words: 0, max_lines: 3}\n")
+    from engine.campaign.campaign import load_campaign
+    from engine.errors import FormatError
+    with pytest.raises(FormatError) as ei:
+        load_campaign(d)
+    text = str(ei.value)
+    assert "campaign.yaml:2: answers.max_words: must be >= 1, got 0" in text
+    assert "answers.max_lines: unknown key" in text
