@@ -130,6 +130,22 @@ def register(sub) -> None:
     ag.add_argument("--measure", default="all")
     ag.set_defaults(func=run_agree)
 
+    sg = ns.add_parser("significance", help="pairwise significance tests between answer runs on a nugget measure")
+    sg.add_argument("campaign")
+    sg.add_argument("--source", default="human")
+    sg.add_argument("--measure", default="all")
+    sg.add_argument("--tests", default="t,randomization", help="comma separated: t, wilcoxon, randomization")
+    sg.add_argument("--n-perm", type=int, default=10000)
+    sg.add_argument("--alpha", type=float, default=0.05)
+    sg.add_argument("--format", choices=["text", "csv", "json"], default="text")
+    sg.set_defaults(func=run_significance)
+
+    gs = ns.add_parser("gstudy", help="G-study (variance components) and D-study of a nugget measure")
+    gs.add_argument("campaign")
+    gs.add_argument("--source", default="human")
+    gs.add_argument("--measure", default="all")
+    gs.set_defaults(func=run_gstudy)
+
     co = ns.add_parser("cost", help="assessor time per assignment source, from its log")
     co.add_argument("campaign")
     co.set_defaults(func=run_cost)
@@ -332,4 +348,34 @@ def run_cost(args) -> int:
         mean = "unknown" if c["timed"] == 0 else f"{c['mean_seconds']:.1f} s"
         print(f"{s}: {c['assignments']} assignments, {c['timed']} timed, mean {mean}, total "
               f"{c['total_seconds'] / 3600:.2f} h")
+    return 0
+
+
+def run_significance(args) -> int:
+    from engine.formats.text_tables import format_table
+    from engine.nuggets.campaign import significance
+    w = Warnings()
+    tests = tuple(t.strip() for t in args.tests.split(",") if t.strip())
+    df = significance(_root(args.campaign), args.source, args.measure, tests, args.n_perm, args.alpha, warnings=w)
+    if args.format == "text":
+        keep = ["a", "b", "mean_a", "mean_b", "diff"] + [c for c in df.columns if c.endswith("_holm") or
+                                                         c in ("p_tukey",)]
+        df = df[keep]
+    sys.stdout.write(format_table(df, args.format))
+    _warn(w)
+    return 0
+
+
+def run_gstudy(args) -> int:
+    from engine.nuggets.campaign import g_study_report
+    w = Warnings()
+    r = g_study_report(_root(args.campaign), args.source, args.measure, w)
+    print(f"{args.measure} over {r['n_topics']} topics x {r['n_systems']} answer runs (source {args.source})")
+    print(f"variance: runs {r['var_system']:.6f}, topics {r['var_topic']:.6f}, residual {r['var_residual']:.6f}")
+    print(f"E rho^2 {r['erho2']:.4f} [{r['erho2_lower']:.4f}, {r['erho2_upper']:.4f}], "
+          f"Phi {r['phi']:.4f} [{r['phi_lower']:.4f}, {r['phi_upper']:.4f}]")
+    print(f"topics for E rho^2 >= {r['target']}: {r['topics_for_erho2']}; for Phi: {r['topics_for_phi']}")
+    for m in r["warnings"]:
+        print(f"warning: {m}", file=sys.stderr)
+    _warn(w)
     return 0

@@ -113,3 +113,30 @@ def assessor_seconds(root, source: str) -> dict:
     s = a["seconds"].dropna()
     return {"assignments": len(a), "timed": len(s), "mean_seconds": float(s.mean()) if len(s) else float("nan"),
             "total_seconds": float(s.sum())}
+
+
+def score_matrix(root, source: str, measure: str = "all", warnings: Warnings | None = None) -> pd.DataFrame:
+    """Topics x runs matrix of one nugget measure (topics with nuggets; an unanswered topic scores 0),
+    the input of the significance tests and the G-study (engine.stability)."""
+    if measure not in MEASURES:
+        raise CranfieldError(f"nugget measure {measure!r}: use one of {', '.join(MEASURES)}")
+    w = warnings if warnings is not None else Warnings()
+    ans = campaign_answers(root, w)
+    pt = per_topic_scores(root, source, w, ans)
+    topics = sorted(set(current_nuggets(root)["topic"]))
+    runs = sorted({a.run for a in ans})
+    m = pt.pivot(index="topic", columns="run", values=measure)
+    return m.reindex(index=topics, columns=runs).fillna(0.0)
+
+
+def significance(root, source: str, measure: str = "all", tests=("t", "randomization"), n_perm: int = 10000,
+                 alpha: float = 0.05, seed: int = 0, warnings: Warnings | None = None) -> pd.DataFrame:
+    """Every pair of answer runs on a nugget measure: engine.stability.significance.pairwise."""
+    from ..stability.significance import pairwise
+    return pairwise(score_matrix(root, source, measure, warnings), tests, n_perm=n_perm, alpha=alpha, seed=seed)
+
+
+def g_study_report(root, source: str, measure: str = "all", warnings: Warnings | None = None) -> dict:
+    """The G- and D-study of a nugget measure over topics x answer runs (engine.stability.gtheory)."""
+    from ..stability.gtheory import g_study, gstudy_report
+    return gstudy_report(g_study(score_matrix(root, source, measure, warnings)))
