@@ -98,6 +98,23 @@ def register(sub) -> None:
     u.add_argument("--by", default=None)
     u.set_defaults(func=run_undo)
 
+    cr = ns.add_parser("create", help="create nuggets with an LLM from each topic's passages (iterative, cached)")
+    cr.add_argument("campaign")
+    cr.add_argument("--endpoint", required=True)
+    cr.add_argument("--model", required=True)
+    cr.add_argument("--from", dest="passages", choices=["cited", "judged"], default="cited",
+                    help="passages: those the answer runs cite (default) or the judged relevant ones")
+    cr.add_argument("--window", type=int, default=10, help="passages per request (default 10)")
+    cr.add_argument("--max-nuggets", type=int, default=30)
+    cr.add_argument("--batch", type=int, default=10, help="nuggets per importance request (default 10)")
+    cr.add_argument("--redo", action="store_true", help="also topics that already have nuggets")
+    cr.add_argument("--concurrency", type=int, default=4)
+    cr.add_argument("--retries", type=int, default=3)
+    cr.add_argument("--backoff", type=float, default=1.0)
+    cr.add_argument("--timeout", type=float, default=60.0)
+    cr.add_argument("--api-key-env", default="OPENAI_API_KEY")
+    cr.set_defaults(func=run_create)
+
     au = ns.add_parser("auto", help="assign nuggets (and, with --support, citation support) through an "
                                     "OpenAI-compatible endpoint; cached, resumable")
     au.add_argument("campaign")
@@ -379,3 +396,24 @@ def run_gstudy(args) -> int:
         print(f"warning: {m}", file=sys.stderr)
     _warn(w)
     return 0
+
+
+def run_create(args) -> int:
+    from engine.judging.auto import JudgeSettings
+    from engine.nuggets.campaign import topic_passages
+    from engine.nuggets.create import create_nuggets
+    root = _root(args.campaign)
+    w = Warnings()
+    passages, queries = topic_passages(root, args.passages, w)
+    st = JudgeSettings(args.endpoint, args.model, concurrency=args.concurrency, retries=args.retries,
+                       backoff=args.backoff, timeout=args.timeout, api_key=os.environ.get(args.api_key_env) or None)
+    res = create_nuggets(root, st, passages, queries, window=args.window, max_nuggets=args.max_nuggets,
+                         batch=args.batch, redo=args.redo)
+    made = sum(res.created.values())
+    print(f"{made} nuggets for {len(res.created)} topic(s) (provenance llm, model {args.model}); "
+          f"{len(res.skipped)} topic(s) already had nuggets; {res.calls} requests, {res.from_cache} from the cache, "
+          f"{res.unparsed} unparseable; tokens {res.prompt_tokens:,} + {res.completion_tokens:,}")
+    for t, reason in res.failed:
+        print(f"  topic {t}: not created ({reason}); rerun to resume", file=sys.stderr)
+    _warn(w)
+    return 1 if res.failed else 0

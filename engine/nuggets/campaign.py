@@ -140,3 +140,43 @@ def g_study_report(root, source: str, measure: str = "all", warnings: Warnings |
     """The G- and D-study of a nugget measure over topics x answer runs (engine.stability.gtheory)."""
     from ..stability.gtheory import g_study, gstudy_report
     return gstudy_report(g_study(score_matrix(root, source, measure, warnings)))
+
+
+def topic_passages(root, how: str = "cited", warnings: Warnings | None = None) -> tuple[dict, dict]:
+    """(topic -> passage texts, topic -> question) for nugget creation: the passages the answer runs
+    cite (`cited`, in order of first citation) or the judged relevant ones (`judged`: grade >= the
+    campaign's binary threshold), texts from docs/docs.jsonl."""
+    from ..judging.auto import read_docs
+    w = warnings if warnings is not None else Warnings()
+    docs = read_docs(root)
+    if not docs:
+        raise CranfieldError(f"{Path(root) / 'docs' / 'docs.jsonl'}: no passage texts; nuggets are made from them")
+    ids: dict[str, list[str]] = {}
+    queries: dict[str, str] = {}
+    if how == "cited":
+        for a in campaign_answers(root, w):
+            lst = ids.setdefault(a.topic, [])
+            queries.setdefault(a.topic, a.query)
+            for s in a.sentences:
+                for c in s.citations:
+                    if a.references[c] not in lst:
+                        lst.append(a.references[c])
+    elif how == "judged":
+        from ..campaign.campaign import load_campaign
+        camp = load_campaign(root, warnings=w)
+        q = camp.qrels()
+        thr = int(camp.config["relevance"]["binary_threshold"])
+        rel = q[q["grade"] >= thr]
+        for t, d in zip(rel["topic"].astype(str), rel["doc"].astype(str)):
+            ids.setdefault(t, []).append(d)
+        tt = camp.topics()
+        if len(tt):
+            queries = dict(zip(tt["topic"].astype(str), tt["title"].astype(str)))
+    else:
+        raise CranfieldError(f"passages {how!r}: use cited or judged")
+    missing = sum(d not in docs for lst in ids.values() for d in lst)
+    if missing:
+        w.add(str(Path(root) / "docs" / "docs.jsonl"), None, f"{missing} passage(s) have no text and are left out")
+    out = {t: [f"{docs[d].get('title', '')} {docs[d].get('text', '')}".strip() for d in lst if d in docs]
+           for t, lst in ids.items()}
+    return {t: v for t, v in out.items() if v}, queries

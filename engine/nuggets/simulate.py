@@ -214,6 +214,8 @@ class TruthEndpoint:
         sent_text = {(a.run, a.topic, i): s.text for a in answers for i, s in enumerate(a.sentences)}
         self.support = {(sent_text[(r, t, int(i))], passages.get(d, "")): lab
                         for r, t, i, d, lab in zip(sup["run"], sup["topic"], sup["sentence"], sup["doc"], sup["label"])}
+        self.importance = dict(zip(nug["text"], nug["importance"]))
+        self.verbatim = [(x, x.capitalize() + ".") for x in nug["text"]]
         self.error, self.seed = float(error), int(seed)
         self.calls = 0
         self.prompt_chars = 0
@@ -243,6 +245,16 @@ class TruthEndpoint:
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
+    def _create(self, prompt: str) -> list[str]:
+        """The nuggets so far plus every true nugget stated verbatim in the passages (in order)."""
+        so_far = prompt.split("\n\nNuggets so far:\n", 1)[1].split("\n\nPassages:\n", 1)
+        found = [ln[2:] for ln in so_far[0].split("\n") if ln.startswith("- ")]
+        passages = so_far[1].split("\n\nReply with only", 1)[0]
+        for text, verbatim in self.verbatim:
+            if verbatim in passages and text not in found:
+                found.append(text)
+        return found
+
     def _noisy(self, label: str | None, key: str) -> str:
         if label is None:
             with self.lock:
@@ -260,6 +272,19 @@ class TruthEndpoint:
         with self.lock:
             self.calls += 1
             self.prompt_chars += len(prompt)
+        if prompt.startswith("Update a list of nuggets"):
+            return self._create(prompt)
+        if prompt.startswith("Label each nugget vital"):
+            block = prompt.split("\n\nNuggets:\n", 1)[1].split("\n\nReply with only", 1)[0]
+            out = []
+            for line in block.split("\n"):
+                text = line.split(". ", 1)[1]
+                imp = self.importance.get(text, "okay")
+                h = int(hashlib.sha256(f"{self.seed}\x00imp\x00{text}".encode()).hexdigest()[:12], 16)
+                if (h % 1_000_000) / 1_000_000 < self.error:
+                    imp = "okay" if imp == "vital" else "vital"
+                out.append(imp)
+            return out
         if prompt.startswith("Does the passage support the sentence?"):
             sent = prompt.split("Sentence: ", 1)[1].split("\n\nPassage: ", 1)
             passage = sent[1].split("\n\nReply with one label", 1)[0]
