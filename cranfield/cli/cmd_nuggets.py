@@ -163,6 +163,12 @@ def register(sub) -> None:
     gs.add_argument("--measure", default="all")
     gs.set_defaults(func=run_gstudy)
 
+    tu = ns.add_parser("tui", help="the Nuggets and Assign screens (keyboard: ? none; keys in the footer)")
+    tu.add_argument("campaign")
+    tu.add_argument("--source", default="human", help="assignment source the screens write (default human)")
+    tu.add_argument("--by", default=None, help="assessor (default $CRANFIELD_ASSESSOR, else $USER)")
+    tu.set_defaults(func=run_tui)
+
     co = ns.add_parser("cost", help="assessor time per assignment source, from its log")
     co.add_argument("campaign")
     co.set_defaults(func=run_cost)
@@ -417,3 +423,11 @@ def run_create(args) -> int:
         print(f"  topic {t}: not created ({reason}); rerun to resume", file=sys.stderr)
     _warn(w)
     return 1 if res.failed else 0
+
+
+def run_tui(args) -> int:
+    from tui.nuggets import NuggetsApp
+    from engine.judgments.sources import check_name
+    check_name(args.source)
+    NuggetsApp(_root(args.campaign), args.source, _who(args)).run()
+    return 0
