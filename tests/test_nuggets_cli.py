@@ -33,7 +33,8 @@ def camp(tmp_path, capsys):
 
 def test_pilot_nuggets_assign_two_answers_leaderboard_changes(camp, capsys):
     for text, imp in (("the first fact", "vital"), ("the second fact", "okay"), ("the third fact", "vital")):
-        rc, out, _ = _run(capsys, "nuggets", "add", str(camp), "q1", text, "--importance", imp, "--by", "ann")
+        rc, out, _ = _run(capsys, "nuggets", "add", str(camp), "q1", text, "--importance", imp, "--by", "ann",
+                          *(["--seconds", "30"] if text == "the first fact" else []))
         assert rc == 0
     assert "nugget n3 (vital) added" in out
     rc, out, _ = _run(capsys, "nuggets", "list", str(camp))
@@ -64,6 +65,13 @@ def test_pilot_nuggets_assign_two_answers_leaderboard_changes(camp, capsys):
     assert "create" in out and "edit" in out and "importance vital" in out
     rc, out, _ = _run(capsys, "nuggets", "cost", str(camp))
     assert "human: 5 assignments, 5 timed, mean 12.0 s" in out
+    # 3 nuggets of q1 x 3 answers = 9 pairs, 5 assigned: 4 left x 12 s = 48 s; spent 5 x 12 s + 30 s = 90 s
+    assert "human: 5/9 (answer, nugget) pairs assigned; 4 left, about 0.01 h at the measured pace" in out
+    assert "nugget creation by people: 3 operations, 1 timed, 30.0 s each" in out
+    from engine.nuggets.campaign import time_model
+    m = time_model(camp, "human")
+    assert m["hours_to_finish"] == pytest.approx(48 / 3600) and m["hours_spent"] == pytest.approx(90 / 3600)
+    assert m["nugget_ops"] == 3 and m["nugget_ops_timed"] == 1 and m["seconds_per_nugget"] == 30
 
 
 def test_assign_refuses_unknown_answer_or_nugget(camp, capsys):

@@ -169,8 +169,10 @@ def register(sub) -> None:
     tu.add_argument("--by", default=None, help="assessor (default $CRANFIELD_ASSESSOR, else $USER)")
     tu.set_defaults(func=run_tui)
 
-    co = ns.add_parser("cost", help="assessor time per assignment source, from its log")
+    co = ns.add_parser("cost", help="assessor time per assignment source and for nugget creation, from the logs, "
+                                    "with the hours left to finish")
     co.add_argument("campaign")
+    co.add_argument("--source", default="human", help="the source to project (default human)")
     co.set_defaults(func=run_cost)
 
     p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
@@ -363,7 +365,7 @@ def run_agree(args) -> int:
 
 
 def run_cost(args) -> int:
-    from engine.nuggets.campaign import assessor_seconds
+    from engine.nuggets.campaign import assessor_seconds, time_model
     from engine.nuggets.store import list_sources
     root = _root(args.campaign)
     for s in list_sources(root):
@@ -371,6 +373,13 @@ def run_cost(args) -> int:
         mean = "unknown" if c["timed"] == 0 else f"{c['mean_seconds']:.1f} s"
         print(f"{s}: {c['assignments']} assignments, {c['timed']} timed, mean {mean}, total "
               f"{c['total_seconds'] / 3600:.2f} h")
+    m = time_model(root, args.source)
+    per_n = "unknown" if not m["nugget_ops_timed"] else f"{m['seconds_per_nugget']:.1f} s"
+    print(f"nugget creation by people: {m['nugget_ops']} operations, {m['nugget_ops_timed']} timed, {per_n} each")
+    left = ("unknown (no timed assignment yet)" if m["hours_to_finish"] != m["hours_to_finish"]
+            else f"{m['hours_to_finish']:.2f} h")
+    print(f"{args.source}: {m['assigned']}/{m['pairs']} (answer, nugget) pairs assigned; {m['remaining']} left, "
+          f"about {left} at the measured pace; {m['hours_spent']:.2f} h spent")
     return 0
 
 

@@ -115,6 +115,32 @@ def assessor_seconds(root, source: str) -> dict:
             "total_seconds": float(s.sum())}
 
 
+def time_model(root, source: str, warnings: Warnings | None = None) -> dict:
+    """Assessor time for nugget creation and assignment, measured from the logs, and the projection of
+    the assignment work left: remaining (answer, nugget) pairs x mean seconds per timed assignment.
+    Creation: nuggets people made (create, merge and split operations with `seconds`) per topic."""
+    from .store import nugget_log
+    w = warnings if warnings is not None else Warnings()
+    ops = [r for r in nugget_log(root, w) if r.get("provenance", "person") == "person"
+           and r["op"] in ("create", "merge", "split")]
+    made = [float(r["seconds"]) for r in ops if isinstance(r.get("seconds"), (int, float))]
+    nug = current_nuggets(root, warnings=w)
+    ans = answer_frame(campaign_answers(root, w))
+    per_topic = nug.groupby("topic").size()
+    pairs = int(ans["topic"].map(per_topic).fillna(0).sum())
+    a = assessor_seconds(root, source)
+    done = a["assignments"]
+    remaining = max(0, pairs - done)
+    mean_a = a["mean_seconds"]
+    return {"nugget_ops": len(ops), "nugget_ops_timed": len(made),
+            "seconds_per_nugget": sum(made) / len(made) if made else float("nan"),
+            "topics_with_nuggets": int(len(per_topic)),
+            "pairs": pairs, "assigned": done, "remaining": remaining, "timed": a["timed"],
+            "seconds_per_assignment": mean_a,
+            "hours_spent": (a["total_seconds"] + sum(made)) / 3600,
+            "hours_to_finish": remaining * mean_a / 3600 if a["timed"] else float("nan")}
+
+
 def score_matrix(root, source: str, measure: str = "all", warnings: Warnings | None = None) -> pd.DataFrame:
     """Topics x runs matrix of one nugget measure (topics with nuggets; an unanswered topic scores 0),
     the input of the significance tests and the G-study (engine.stability)."""
