@@ -29,11 +29,16 @@ def is_answer_file(path) -> bool:
     name = str(path)
     if name.endswith((".jsonl", ".jsonl.gz")):
         return True
+    import gzip
     try:
-        data = read_bytes(path)[:4096]
-    except FormatError:
-        return False
-    return data.lstrip()[:1] == b"{"
+        with open(path, "rb") as fh:
+            head = fh.read(4096)
+        if head[:2] == b"\x1f\x8b":
+            with gzip.open(path, "rb") as fh:
+                head = fh.read(4096)
+    except (OSError, EOFError):
+        return False                      # the run reader names the problem
+    return head.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] == b"{"
 
 
 def submit_answers(root, files: list, warnings: Warnings | None = None, dry_run: bool = False,
