@@ -133,3 +133,15 @@ def test_campaign_yaml_answers_limits_are_checked(tmp_path, capsys):
     text = str(ei.value)
     assert "campaign.yaml:2: answers.max_words: must be >= 1, got 0" in text
     assert "answers.max_lines: unknown key" in text
+
+
+def test_answer_files_recognized_by_name_or_first_bytes(tmp_path):
+    import gzip
+    from engine.nuggets.intake import is_answer_file
+    run = tmp_path / "run.txt"
+    run.write_text("q1 Q0 d1 1 2.0 r\n")
+    ans = tmp_path / "answers.txt.gz"
+    ans.write_bytes(gzip.compress(b'\n  {"run_id": "r"}\n'))
+    named = tmp_path / "x.jsonl"
+    named.write_text("")
+    assert [is_answer_file(p) for p in (run, ans, named, tmp_path / "missing")] == [False, True, True, False]
