@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ..campaign.campaign import load_campaign
 from ..errors import FormatError, Problem, Warnings
-from ..formats.files import read_bytes
+from ..formats.files import read_bytes, read_head
 from ..util.atomic import atomic_write
 from ..util.confine import allowed_roots, refuse_outside
 from .answers import answers_dir, check_limits, read_answers
@@ -29,16 +29,8 @@ def is_answer_file(path) -> bool:
     name = str(path)
     if name.endswith((".jsonl", ".jsonl.gz")):
         return True
-    import gzip
-    try:
-        with open(path, "rb") as fh:
-            head = fh.read(4096)
-        if head[:2] == b"\x1f\x8b":
-            with gzip.open(path, "rb") as fh:
-                head = fh.read(4096)
-    except (OSError, EOFError):
-        return False                      # the run reader names the problem
-    return head.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] == b"{"
+    head = read_head(path)
+    return head is not None and head.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] == b"{"
 
 
 def submit_answers(root, files: list, warnings: Warnings | None = None, dry_run: bool = False,
