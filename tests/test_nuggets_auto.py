@@ -119,3 +119,29 @@ def test_twenty_runs_thirty_topics_ten_percent_error_ranks_runs(tmp_path):
     assert a.tau >= 0.9                      # 0.979 with seed 7
     assert 0.75 < a.kappa < 0.9              # 10% of labels changed: accuracy about 0.9
     assert a.accuracy == pytest.approx(0.9, abs=0.015)
+
+
+def test_interrupted_run_resumes_without_duplicates(camp, sim, monkeypatch):
+    import engine.nuggets.auto as A
+    from engine.nuggets.store import read_records, _check_assign, assign_path
+    real = A.chat
+    calls = {"n": 0}
+
+    def dying(settings, prompt):
+        calls["n"] += 1
+        if calls["n"] > 3:
+            raise ConnectionRefusedError(111, "Connection refused")
+        return real(settings, prompt)
+
+    answers, nug = campaign_answers(camp), current_nuggets(camp)
+    with TruthEndpoint(camp, error=0.0) as ep:
+        monkeypatch.setattr(A, "chat", dying)
+        first = auto_assign(camp, "auto", _settings(ep.url, retries=0), answers, nug, batch=2, stop_after=1)
+        assert first.stopped and 0 < first.labelled < first.items
+        monkeypatch.setattr(A, "chat", real)
+        second = auto_assign(camp, "auto", _settings(ep.url), answers, nug, batch=2)
+    assert second.already == first.labelled and second.labelled == first.items - first.labelled
+    recs = [r for r in read_records(assign_path(camp, "auto"), _check_assign) if r["op"] == "assign"]
+    assert len(recs) == first.items == len({(r["run"], r["topic"], r["nugget"]) for r in recs})
+    got = read_assignments(camp, "auto").merge(sim.truth, on=["run", "topic", "nugget"])
+    assert (got["label_x"] == got["label_y"]).all()
