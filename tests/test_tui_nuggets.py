@@ -46,6 +46,7 @@ async def test_nuggets_screen_keys(camp):
         assert [h["op"] for h in nugget_history(camp, "q1", "n2")] == ["create", "edit"]
         text = screen_text(app)
         assert "VITAL" in text and "2 nuggets, 1 vital" in text and "assigned 0/6" in text
+        assert "⏎ assign" in text and "q Quit" in text          # the whole footer fits in 80 columns
         assert all(len(line) <= 80 for line in text.splitlines())
         await press(pilot, "right_square_bracket")
         assert "Topic q2 (2/2)" in screen_text(app)
@@ -88,6 +89,7 @@ async def test_assign_screen_keys_and_leaderboard(camp):
         await press(pilot, "c", "left", "right", "full_stop", "comma")
         assert "answer 2/3" in screen_text(app)
         assert all(len(line) <= 80 for line in screen_text(app).splitlines())
+        assert "esc Back" in screen_text(app)
         await press(pilot, "escape")
         assert isinstance(app.screen, NuggetsScreen) and "assigned 3/6" in screen_text(app)
 

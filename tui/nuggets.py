@@ -62,13 +62,13 @@ class NuggetsScreen(Screen):
     """A topic's nuggets: importance, provenance, edits; add, reword, importance, retire; enter assigns."""
 
     BINDINGS = [
-        Binding("left_square_bracket", "topic(-1)", "Prev topic", key_display="["),
-        Binding("right_square_bracket", "topic(1)", "Next topic", key_display="]"),
+        Binding("left_square_bracket", "topic(-1)", "Topic", key_display="["),
+        Binding("right_square_bracket", "topic(1)", "Topic", key_display="]"),
         Binding("a", "add", "Add"),
         Binding("r", "reword", "Reword"),
         Binding("i", "importance", "Vital/okay"),
         Binding("d", "retire", "Retire"),
-        Binding("enter", "assign", "Assign"),
+        Binding("enter", "assign", "Assign", key_display="⏎"),
         Binding("escape", "cancel_input", "Cancel", show=False),
         Binding("q", "quit", "Quit"),
     ]
@@ -121,7 +121,7 @@ class NuggetsScreen(Screen):
         done, total = self.data.progress(self.topic)
         n_v = int((nug["importance"] == "vital").sum()) if len(nug) else 0
         title.update(f"[b]Topic {escape(self.topic)}[/b] ({self.t + 1}/{len(self.data.topics)}) · {len(nug)} "
-                     f"nuggets, {n_v} vital · assigned {done}/{total} ({self.data.source})")
+                     f"nuggets, {n_v} vital · assigned {done}/{total} ({self.data.source}) · ⏎ assign")
         self.show_text()
 
     def show_text(self) -> None:
@@ -226,11 +226,11 @@ class AssignScreen(Screen):
         Binding("n", "label('n')", "Not"),
         Binding("u", "undo", "Undo"),
         Binding("c", "cited", "Cited"),
-        Binding("left", "nugget(-1)", "Prev nugget", show=False),
-        Binding("right", "nugget(1)", "Next nugget", show=False),
-        Binding("comma", "answer(-1)", "Prev answer", key_display=","),
-        Binding("full_stop", "answer(1)", "Next answer", key_display="."),
-        Binding("escape", "back", "Back"),
+        Binding("left", "nugget(-1)", "Nugget", key_display="←"),
+        Binding("right", "nugget(1)", "Nugget", key_display="→"),
+        Binding("comma", "answer(-1)", "Answer", key_display=","),
+        Binding("full_stop", "answer(1)", "Answer", key_display="."),
+        Binding("escape", "back", "Back", key_display="esc"),
     ]
 
     def __init__(self, data: NuggetData, topic: str):
@@ -290,6 +290,8 @@ class AssignScreen(Screen):
         elif a.references:
             lines.append(f"\n[dim]{len(a.references)} cited passage(s): c shows them[/dim]")
         self.query_one("#as-answer", Static).update("\n".join(lines))
+        if self.show_cited:
+            self.query_one("#as-body").scroll_end(animate=False)
         self.shown_at = time.monotonic()
 
     def action_label(self, key: str) -> None:
@@ -354,6 +356,7 @@ class NuggetsApp(App):
     """The nugget screens over one RAG campaign."""
 
     TITLE = "Cranfield nuggets"
+    ENABLE_COMMAND_PALETTE = False          # every action has its key (shown in the footer)
     CSS = """
     Screen { layout: vertical; }
     .title { height: auto; padding: 0 1; background: $boost; }

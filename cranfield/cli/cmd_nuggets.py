@@ -163,7 +163,7 @@ def register(sub) -> None:
     gs.add_argument("--measure", default="all")
     gs.set_defaults(func=run_gstudy)
 
-    tu = ns.add_parser("tui", help="the Nuggets and Assign screens (keyboard: ? none; keys in the footer)")
+    tu = ns.add_parser("tui", help="the Nuggets and Assign screens (80x24, keys in the footer)")
     tu.add_argument("campaign")
     tu.add_argument("--source", default="human", help="assignment source the screens write (default human)")
     tu.add_argument("--by", default=None, help="assessor (default $CRANFIELD_ASSESSOR, else $USER)")
