@@ -78,6 +78,10 @@ CASES = [
     (_bad(response_length=-3), '"response_length" must be an integer >= 0'),
     (_bad(metadata=[1]), '"metadata" must be an object'),
     ('{"a": ' * 70 + "1" + "}" * 70, "nested deeper"),
+    ('{"run_id": "R1", "run_id": "R2", "topic_id": "t", "references": [], "answer": []}',
+     "key 'run_id' appears twice in one object"),
+    ('{"run_id": "R1", "topic_id": "t", "references": [], "answer": [{"text": "a", "text": "b"}]}',
+     "key 'text' appears twice"),
 ]
 
 

@@ -10,12 +10,13 @@ dropped silently). Limits bound every part, so no file makes the reader hang or 
 """
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import FormatError, Problem, Warnings
 from ..formats.files import PathLike, check_text, read_bytes
-from ..formats.safeload import loads_json, type_name
+from ..formats.safeload import MAX_DEPTH, json_too_deep, type_name
 
 MAX_LINE_BYTES = 4_000_000      # one answer line
 MAX_SENTENCES = 2_000           # sentences in one answer
@@ -75,6 +76,29 @@ class AnswerRun:
     @property
     def runs(self) -> list[str]:
         return list(dict.fromkeys(a.run for a in self.answers))
+
+
+class _RepeatedKey(ValueError):
+    pass
+
+
+def _no_repeats(pairs: list) -> dict:
+    out: dict = {}
+    for k, v in pairs:
+        if k in out:
+            raise _RepeatedKey(f"key {k!r} appears twice in one object; keep one (JSON keeps the last silently)")
+        out[k] = v
+    return out
+
+
+def _decode(text: str):
+    """json.loads with the nesting limit and repeated keys refused (nothing silently dropped)."""
+    if json_too_deep(text):
+        raise ValueError(f"nested deeper than {MAX_DEPTH} levels")
+    try:
+        return json.loads(text, object_pairs_hook=_no_repeats)
+    except RecursionError:
+        raise ValueError(f"nested deeper than {MAX_DEPTH} levels") from None
 
 
 def _ident(v, what: str) -> tuple[str | None, str | None]:
@@ -199,9 +223,12 @@ def read_answers(path: PathLike, warnings: Warnings | None = None, data: bytes |
             problems.append(Problem(spath, ln, f"line is {len(b):,} bytes long (at most {MAX_LINE_BYTES:,})"))
             continue
         try:
-            obj = loads_json(b.decode("utf-8"), spath, ln)
+            obj = _decode(b.decode("utf-8"))
         except UnicodeDecodeError:
             problems.append(Problem(spath, ln, "is not valid UTF-8 text"))
+            continue
+        except _RepeatedKey as exc:
+            problems.append(Problem(spath, ln, str(exc)))
             continue
         except ValueError as exc:
             problems.append(Problem(spath, ln, f"is not valid JSON ({getattr(exc, 'msg', exc)})"))
