@@ -46,8 +46,13 @@ async def test_nuggets_screen_keys(camp):
         assert [h["op"] for h in nugget_history(camp, "q1", "n2")] == ["create", "edit"]
         text = screen_text(app)
         assert "VITAL" in text and "2 nuggets, 1 vital" in text and "assigned 0/6" in text
-        assert "⏎ assign" in text and "q Quit" in text          # the whole footer fits in 80 columns
+        assert "⏎ assign" in text and "v Passages" in text and "q Quit" in text          # the whole footer fits in 80 columns
         assert all(len(line) <= 80 for line in text.splitlines())
+        await press(pilot, "v")
+        text = screen_text(app)
+        assert "cited passage(s)" in text and "q1-p" in text and "esc Back" in text
+        await press(pilot, "escape")
+        assert isinstance(app.screen, NuggetsScreen)
         await press(pilot, "right_square_bracket")
         assert "Topic q2 (2/2)" in screen_text(app)
         await press(pilot, "left_square_bracket", "a")
@@ -98,7 +103,7 @@ async def test_assign_screen_keys_and_leaderboard(camp):
 async def test_key_storm_never_crashes(camp):
     from engine.nuggets.store import add_nuggets
     add_nuggets(camp, "q1", [("fact one", "vital")], by="ann")
-    keys = ["a", "r", "i", "d", "enter", "escape", "s", "p", "n", "u", "c", "left", "right", "comma", "full_stop",
+    keys = ["a", "r", "i", "d", "v", "enter", "escape", "s", "p", "n", "u", "c", "left", "right", "comma", "full_stop",
             "left_square_bracket", "right_square_bracket", "up", "down", "x", "backspace", "tab"]
     rng = random.Random(5)
     app = NuggetsApp(camp, "human", "ann")

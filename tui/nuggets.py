@@ -68,6 +68,7 @@ class NuggetsScreen(Screen):
         Binding("r", "reword", "Reword"),
         Binding("i", "importance", "Vital/okay"),
         Binding("d", "retire", "Retire"),
+        Binding("v", "passages", "Passages"),
         Binding("enter", "assign", "Assign", key_display="⏎"),
         Binding("escape", "cancel_input", "Cancel", show=False),
         Binding("q", "quit", "Quit"),
@@ -213,8 +214,42 @@ class NuggetsScreen(Screen):
             return
         self.app.push_screen(AssignScreen(self.data, self.topic), lambda _: self.show())
 
+    def action_passages(self) -> None:
+        if self.topic is not None:
+            self.app.push_screen(PassagesScreen(self.data, self.topic))
+
     def action_quit(self) -> None:
         self.app.exit()
+
+
+class PassagesScreen(Screen):
+    """The passages the answer runs cite for a topic (the material nuggets are made from)."""
+
+    BINDINGS = [Binding("escape", "back", "Back", key_display="esc")]
+
+    def __init__(self, data: NuggetData, topic: str):
+        super().__init__()
+        self.data, self.topic = data, topic
+
+    def compose(self) -> ComposeResult:
+        from engine.judging.auto import read_docs
+        docs = read_docs(self.data.root)
+        ids: list[str] = []
+        for a in self.data.topic_answers(self.topic):
+            for s in a.sentences:
+                for c in s.citations:
+                    if a.references[c] not in ids:
+                        ids.append(a.references[c])
+        lines = [f"[b]{escape(d)}[/b] {escape(str(docs.get(d, {}).get('text', '(no text in docs/docs.jsonl)')))}"
+                 for d in ids] or ["No passage is cited for this topic."]
+        yield Header()
+        yield Static(f"[b]Topic {escape(self.topic)}[/b] · {len(ids)} cited passage(s)", classes="title")
+        with VerticalScroll(id="as-body"):
+            yield Static("\n\n".join(lines))
+        yield Footer()
+
+    def action_back(self) -> None:
+        self.dismiss(None)
 
 
 class AssignScreen(Screen):
