@@ -7,7 +7,6 @@ import socket
 import pandas as pd
 import pytest
 
-from engine.errors import Warnings
 from engine.judging.auto import JudgeSettings
 from engine.nuggets.auto import auto_assign, auto_support, parse_labels
 from engine.nuggets.campaign import agreement, campaign_answers, leaderboard

@@ -1,7 +1,6 @@
 """Nugget creation through the endpoint (iterative windows, importance, cache replay, provenance)."""
 from __future__ import annotations
 
-import pytest
 
 from engine.judging.auto import JudgeSettings
 from engine.nuggets.create import create_nuggets, parse_importance, parse_nugget_list

@@ -27,7 +27,7 @@ from typing import Callable
 import pandas as pd
 
 from ..errors import CranfieldError
-from ..judging.auto import JudgeSettings, chat
+from ..judging.auto import JudgeSettings, _read_jsonl, chat
 from ..judgments.log import append_records, now_ts
 from ..util.confine import allowed_roots, refuse_outside
 from .answers import Answer
@@ -120,17 +120,9 @@ def _cache_path(root) -> Path:
 
 
 def _cached(root) -> dict[str, str]:
-    out = {}
-    p = _cache_path(root)
-    if p.is_file():
-        for line in p.read_bytes().split(b"\n"):
-            try:
-                r = json.loads(line)
-            except ValueError:
-                continue                # a torn last line: that label is asked again
-            if isinstance(r, dict) and r.get("label") in LABELS and "key" in r:
-                out[str(r["key"])] = r["label"]
-    return out
+    """key -> label from the cache (the automatic judge's tolerant reader: a torn line is asked again)."""
+    return {str(r["key"]): r["label"] for r in _read_jsonl(_cache_path(root))
+            if r.get("label") in LABELS and "key" in r}
 
 
 def _execute(root, tasks: list[_Task], log_p: Path, settings: JudgeSettings, base: dict,

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import CranfieldError
-from ..judging.auto import JudgeSettings, chat
+from ..judging.auto import JudgeSettings, _read_jsonl, chat
 from ..judgments.log import append_records, now_ts
 from ..util.confine import allowed_roots, refuse_outside
 from .auto import key_of
@@ -92,16 +92,7 @@ class CreateResult:
 def _cache(root) -> tuple[Path, dict]:
     p = Path(root) / ".cranfield-cache" / CACHE_NAME
     refuse_outside(p, allowed_roots(Path(root), {}), str(root), "cache")
-    out = {}
-    if p.is_file():
-        for line in p.read_bytes().split(b"\n"):
-            try:
-                r = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(r, dict) and "key" in r and isinstance(r.get("reply"), str):
-                out[r["key"]] = r["reply"]
-    return p, out
+    return p, {r["key"]: r["reply"] for r in _read_jsonl(p) if "key" in r and isinstance(r.get("reply"), str)}
 
 
 def create_nuggets(root, settings: JudgeSettings, passages: dict[str, list[str]], queries: dict[str, str],

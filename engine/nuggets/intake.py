@@ -5,7 +5,6 @@ every problem as file:line and nothing is written."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 from ..campaign.campaign import load_campaign
 from ..errors import FormatError, Problem, Warnings

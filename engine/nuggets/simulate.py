@@ -202,10 +202,8 @@ class TruthEndpoint:
             truth, sup, _ = read_truth(root)
             nug = pd.read_csv(root / "truth" / "nuggets.tsv", sep="\t", dtype=str, keep_default_na=False)
             answers = campaign_answers(root)
-            passages = {}
-            for line in (root / "docs" / "docs.jsonl").read_text().splitlines():
-                r = json.loads(line)
-                passages[r["id"]] = r["text"]
+            from ..judging.auto import read_docs
+            passages = {d: r.get("text", "") for d, r in read_docs(root).items()}
         text_of = {(t, n): x for t, n, x in zip(nug["topic"], nug["nugget"], nug["text"])}
         ans_text = {(a.run, a.topic): a.text for a in answers}
         self.assign = {(ans_text[(r, t)], text_of[(t, n)]): lab
