@@ -118,6 +118,18 @@ def test_twenty_runs_thirty_topics_ten_percent_error_ranks_runs(tmp_path):
     assert a.tau >= 0.9                      # 0.979 with seed 7
     assert 0.75 < a.kappa < 0.9              # 10% of labels changed: accuracy about 0.9
     assert a.accuracy == pytest.approx(0.9, abs=0.015)
+    per = a.per_topic
+    assert len(per) == 30 and per["pairs"].sum() == 5520
+    assert per["kappa"].is_monotonic_increasing
+    # the pooled accuracy is the pair-weighted mean of the per-topic accuracies
+    assert (per["accuracy"] * per["pairs"]).sum() / 5520 == pytest.approx(a.accuracy)
+    from sklearn.metrics import cohen_kappa_score
+    both = read_assignments(root, "truth").merge(read_assignments(root, "auto"), on=["run", "topic", "nugget"])
+    assert a.kappa == pytest.approx(cohen_kappa_score(both["label_x"], both["label_y"]))
+    for t0 in (per["topic"].iat[0], per["topic"].iat[-1]):
+        g = both[both["topic"] == t0]
+        k = per.set_index("topic").loc[t0, "kappa"]
+        assert k == pytest.approx(cohen_kappa_score(g["label_x"], g["label_y"]))
 
 
 def test_interrupted_run_resumes_without_duplicates(camp, sim, monkeypatch):

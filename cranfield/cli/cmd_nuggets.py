@@ -145,6 +145,7 @@ def register(sub) -> None:
     ag.add_argument("reference")
     ag.add_argument("other")
     ag.add_argument("--measure", default="all")
+    ag.add_argument("--top", type=int, default=10, help="topics shown, lowest kappa first (default 10)")
     ag.set_defaults(func=run_agree)
 
     sg = ns.add_parser("significance", help="pairwise significance tests between answer runs on a nugget measure")
@@ -360,6 +361,10 @@ def run_agree(args) -> int:
     a = agreement(_root(args.campaign), args.reference, args.other, args.measure, w)
     print(f"{args.other} against {args.reference}: {a.pairs} shared assignments, kappa {a.kappa:.4f}, "
           f"label accuracy {a.accuracy:.4f}; Kendall tau over {a.runs} runs ({a.measure}) {a.tau:.4f}")
+    if a.per_topic is not None and len(a.per_topic):
+        from engine.formats.text_tables import format_table
+        print(f"\nper topic, lowest kappa first (first {min(args.top, len(a.per_topic))} of {len(a.per_topic)}):")
+        sys.stdout.write(format_table(a.per_topic.head(args.top), "text"))
     _warn(w)
     return 0
 

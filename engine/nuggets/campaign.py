@@ -86,6 +86,7 @@ class SourceAgreement:
     tau: float
     measure: str
     runs: int
+    per_topic: pd.DataFrame | None = None     # topic, pairs, kappa, accuracy (lowest kappa first)
 
 
 def agreement(root, reference: str, other: str, measure: str = "all",
@@ -103,7 +104,13 @@ def agreement(root, reference: str, other: str, measure: str = "all",
     la = leaderboard(root, reference, w, answers=ans).set_index("run")[measure]
     lb = leaderboard(root, other, w, answers=ans).set_index("run")[measure].reindex(la.index)
     tau = kendall_tau(la.to_numpy(float), lb.to_numpy(float))
-    return SourceAgreement(len(both), ka, acc, float(tau), measure, len(la))
+    rows = []
+    for t, g in both.groupby("topic", sort=True):
+        k = cohen_kappa(g["label_a"].map(idx).to_numpy(), g["label_b"].map(idx).to_numpy(), labels=[0, 1, 2])
+        rows.append((t, len(g), k, float((g["label_a"] == g["label_b"]).mean())))
+    per = pd.DataFrame(rows, columns=["topic", "pairs", "kappa", "accuracy"]).sort_values(
+        ["kappa", "topic"], kind="mergesort", na_position="first").reset_index(drop=True)
+    return SourceAgreement(len(both), ka, acc, float(tau), measure, len(la), per)
 
 
 def assessor_seconds(root, source: str) -> dict:
