@@ -100,36 +100,24 @@ def register(sub) -> None:
 
     cr = ns.add_parser("create", help="create nuggets with an LLM from each topic's passages (iterative, cached)")
     cr.add_argument("campaign")
-    cr.add_argument("--endpoint", required=True)
-    cr.add_argument("--model", required=True)
+    _endpoint_options(cr)
     cr.add_argument("--from", dest="passages", choices=["cited", "judged"], default="cited",
                     help="passages: those the answer runs cite (default) or the judged relevant ones")
     cr.add_argument("--window", type=int, default=10, help="passages per request (default 10)")
     cr.add_argument("--max-nuggets", type=int, default=30)
     cr.add_argument("--batch", type=int, default=10, help="nuggets per importance request (default 10)")
     cr.add_argument("--redo", action="store_true", help="also topics that already have nuggets")
-    cr.add_argument("--concurrency", type=int, default=4)
-    cr.add_argument("--retries", type=int, default=3)
-    cr.add_argument("--backoff", type=float, default=1.0)
-    cr.add_argument("--timeout", type=float, default=60.0)
-    cr.add_argument("--api-key-env", default="OPENAI_API_KEY")
     cr.set_defaults(func=run_create)
 
     au = ns.add_parser("auto", help="assign nuggets (and, with --support, citation support) through an "
                                     "OpenAI-compatible endpoint; cached, resumable")
     au.add_argument("campaign")
-    au.add_argument("--endpoint", required=True)
-    au.add_argument("--model", required=True)
+    _endpoint_options(au)
     au.add_argument("--source", default=None, help="source name (default llm-MODEL)")
     au.add_argument("--batch", type=int, default=10, help="nuggets per request (default 10)")
     au.add_argument("--support", action="store_true", help="also label each citation's support")
-    au.add_argument("--concurrency", type=int, default=4)
-    au.add_argument("--retries", type=int, default=3)
-    au.add_argument("--backoff", type=float, default=1.0)
-    au.add_argument("--timeout", type=float, default=60.0)
     au.add_argument("--stop-after", type=int, default=3,
                     help="stop after this many requests in a row fail on transport errors (default 3)")
-    au.add_argument("--api-key-env", default="OPENAI_API_KEY")
     au.set_defaults(func=run_auto)
 
     sc = ns.add_parser("scores", help="nugget leaderboard: strict_vital, strict_all, vital, all, weighted per run")
@@ -177,6 +165,23 @@ def register(sub) -> None:
     co.set_defaults(func=run_cost)
 
     p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
+
+
+def _endpoint_options(p) -> None:
+    """The options of a command that calls the endpoint (the automatic judge's settings)."""
+    p.add_argument("--endpoint", required=True, help="base URL, e.g. http://127.0.0.1:8000/v1")
+    p.add_argument("--model", required=True)
+    p.add_argument("--concurrency", type=int, default=4, help="parallel requests (default 4)")
+    p.add_argument("--retries", type=int, default=3)
+    p.add_argument("--backoff", type=float, default=1.0, help="seconds before the first retry (doubles)")
+    p.add_argument("--timeout", type=float, default=60.0)
+    p.add_argument("--api-key-env", default="OPENAI_API_KEY", help="environment variable holding the API key")
+
+
+def _settings(args):
+    from engine.judging.auto import JudgeSettings
+    return JudgeSettings(args.endpoint, args.model, concurrency=args.concurrency, retries=args.retries,
+                         backoff=args.backoff, timeout=args.timeout, api_key=os.environ.get(args.api_key_env) or None)
 
 
 def _warn(w: Warnings) -> None:
@@ -298,7 +303,7 @@ def run_undo(args) -> int:
 
 
 def run_auto(args) -> int:
-    from engine.judging.auto import JudgeSettings, read_docs
+    from engine.judging.auto import read_docs
     from engine.nuggets.auto import auto_assign, auto_support
     from engine.nuggets.campaign import campaign_answers
     from engine.nuggets.store import current_nuggets
@@ -308,8 +313,7 @@ def run_auto(args) -> int:
     nug = current_nuggets(root, warnings=w)
     if not answers or not len(nug):
         raise CranfieldError(f"{root}: needs answer runs (answers/) and nuggets (cranfield nuggets add) first")
-    st = JudgeSettings(args.endpoint, args.model, concurrency=args.concurrency, retries=args.retries,
-                       backoff=args.backoff, timeout=args.timeout, api_key=os.environ.get(args.api_key_env) or None)
+    st = _settings(args)
     source = args.source or "llm-" + "".join(ch if ch.isalnum() or ch in "._-" else "-" for ch in args.model)
     last = [0.0]
 
@@ -419,14 +423,12 @@ def run_gstudy(args) -> int:
 
 
 def run_create(args) -> int:
-    from engine.judging.auto import JudgeSettings
     from engine.nuggets.campaign import topic_passages
     from engine.nuggets.create import create_nuggets
     root = _root(args.campaign)
     w = Warnings()
     passages, queries = topic_passages(root, args.passages, w)
-    st = JudgeSettings(args.endpoint, args.model, concurrency=args.concurrency, retries=args.retries,
-                       backoff=args.backoff, timeout=args.timeout, api_key=os.environ.get(args.api_key_env) or None)
+    st = _settings(args)
     res = create_nuggets(root, st, passages, queries, window=args.window, max_nuggets=args.max_nuggets,
                          batch=args.batch, redo=args.redo)
     made = sum(res.created.values())
