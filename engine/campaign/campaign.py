@@ -363,14 +363,9 @@ class Campaign:
 
 def _first_tag(path: Path) -> str | None:
     """The tag (6th field) of a run file's first data line, or None."""
-    import gzip
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read(4096)
-        if data[:2] == b"\x1f\x8b":
-            with gzip.open(path, "rb") as fh:
-                data = fh.read(4096)
-    except (OSError, EOFError, __import__("zlib").error):     # zlib.error is not an OSError
+    from ..formats.files import read_head
+    data = read_head(path)
+    if data is None:
         return None
     for ln in data.split(b"\n"):
         t = ln.split()

@@ -62,6 +62,11 @@ SCHEMA: dict = {"kind": "map", "required": ["name"], "keys": {
     "submission": {"kind": "any", "default": {}, "doc": "intake settings, checked by engine.campaign.intake"},
     "sources": {"kind": "any", "default": {}, "doc": "judgment sources, checked by engine.judgments.sources"},
     "judging": {"kind": "any", "default": {}, "doc": "judging-screen options, checked by engine.judging.sessions"},
+    "answers": {"kind": "map", "default": {}, "doc": "answer-run limits, checked at intake (engine.nuggets)", "keys": {
+        "max_words": {"kind": "int", "min": 1},
+        "max_sentences": {"kind": "int", "min": 1},
+        "max_references": {"kind": "int", "min": 1},
+    }},
     "allow_outside": {"kind": "list", "items": {"kind": "str"}, "default": [],
                       "doc": "folders outside the campaign directory that its files may lie in (engine.util.confine)"},
 }}
