@@ -218,13 +218,20 @@ class _Validator:
         try:
             from ..measures import load_all, resolve
             load_all()
+            from ..measures.names import translate
         except Exception:  # the registry is optional at validation time
             return
         for i, m in enumerate(names):
             if not isinstance(m, str) or not m:
                 continue
             try:
-                resolve([m])
+                spec, opts = translate(m)       # the one request parser: trec_eval's and ir_measures' names
+                if opts:
+                    self.err(kp + (str(i),), f"{m!r} implies evaluation options ({', '.join(sorted(opts))}); the "
+                                             f"campaign's measures share its options (relevance.binary_threshold, "
+                                             f"evaluation.depth): ask for it with `cranfield eval -m` instead")
+                    continue
+                resolve([spec])
             except Exception as exc:
                 self.err(kp + (str(i),), f"{exc}")
 
