@@ -90,6 +90,8 @@ FIGURES: tuple[Figure, ...] = (
     Figure("kills", "kills.py", (), ("--kills", "3"), tail=6, what="real SIGKILLs"),
     Figure("pool_strategies", "pool_strategies.py", (), ("--runs", "10", "--topics", "10", "--trials", "1"),
            tail=6, what="pool strategies at a 5% budget vs truth"),
+    Figure("rag_nuggets", "rag_nuggets.py", (), ("--runs", "5", "--topics", "5", "--errors", "0.1", "--seeds", "7"),
+           tail=6, what="automatic nugget assignment vs truth (RAG)"),
     Figure("fuzz", "fuzz.py", ("--count", "5000", "--jobs", "2"), ("--count", "50"), tail=4,
            what="fuzzing mutated run/qrels files through the CLI"),
 )
