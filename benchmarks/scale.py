@@ -20,57 +20,13 @@ import json
 import os
 import shutil
 import sys
-import threading
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-
-class PeakRSS:
-    """Largest summed RSS of this process tree while the block runs (sampled from /proc)."""
-
-    def __init__(self, every: float = 0.05):
-        self.every, self.peak, self._stop = every, 0, threading.Event()
-
-    @staticmethod
-    def _tree_rss() -> int:
-        me = os.getpid()
-        kids: dict[int, list[int]] = {}
-        rss: dict[int, int] = {}
-        for d in os.listdir("/proc"):
-            if not d.isdigit():
-                continue
-            try:
-                with open(f"/proc/{d}/stat") as f:
-                    parts = f.read().rsplit(")", 1)[1].split()
-                kids.setdefault(int(parts[1]), []).append(int(d))
-                rss[int(d)] = int(parts[21]) * os.sysconf("SC_PAGE_SIZE")
-            except (OSError, IndexError, ValueError):
-                continue
-        total, todo = 0, [me]
-        while todo:
-            p = todo.pop()
-            total += rss.get(p, 0)
-            todo.extend(kids.get(p, []))
-        return total
-
-    def _run(self):
-        while not self._stop.is_set():
-            self.peak = max(self.peak, self._tree_rss())
-            self._stop.wait(self.every)
-
-    def __enter__(self):
-        self.t0 = time.perf_counter()
-        self._th = threading.Thread(target=self._run, daemon=True)
-        self._th.start()
-        return self
-
-    def __exit__(self, *exc):
-        self._stop.set()
-        self._th.join()
-        self.peak = max(self.peak, self._tree_rss())
-        self.seconds = time.perf_counter() - self.t0
+from _measure import PeakRSS  # noqa: E402  (this process and its workers)
 
 
 def main(argv=None) -> int:
@@ -84,6 +40,9 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--resimulate", action="store_true")
     ap.add_argument("--json", default=None, help="also write the figures to this file")
+    ap.add_argument("--cli", action="store_true",
+                    help="also time whole `cranfield` processes on the campaign (eval --campaign -m official, "
+                         "pool --strategy statap --budget 64, stability gstudy -m map) with their peak memory")
     args = ap.parse_args(argv)
 
     from engine.evaluation.blocks import evaluate_store
@@ -154,9 +113,30 @@ def main(argv=None) -> int:
         cand = pool_candidates_store(st, 100, workers=args.workers)
     out["pool100"] = {"seconds": round(m.seconds, 1), "peak_gb": round(m.peak / 2**30, 2), "candidates": int(len(cand))}
     print(f"pool:     {m.seconds:7.1f} s  peak {m.peak / 2**30:5.2f} GB  depth-100 candidates {len(cand):,}")
+    if args.cli:
+        out["cli"] = cli_figures(root)
     if args.json:
         Path(args.json).write_text(json.dumps(out, indent=1))
     return 0
+
+
+def cli_figures(root: Path) -> dict:
+    """Whole `cranfield` processes on the campaign (the store built): wall and CPU seconds, peak memory
+    of the process and its workers (the pool with --dry-run: nothing written)."""
+    from _measure import run_measured
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1]) + os.pathsep
+               + os.environ.get("PYTHONPATH", ""))
+    cli = [sys.executable, "-m", "cranfield.cli"]
+    cmds = {"eval --campaign -m official": [*cli, "eval", "--campaign", str(root), "-m", "official"],
+            "pool --strategy statap --budget 64": [*cli, "pool", str(root), "--strategy", "statap", "--budget", "64",
+                                                   "--seed", "1", "--dry-run"],
+            "stability gstudy -m map": [*cli, "stability", "gstudy", "--campaign", str(root), "-m", "map"]}
+    got = {}
+    for name, cmd in cmds.items():
+        m = run_measured(cmd, env)
+        got[name] = {"seconds": round(m.wall, 1), "cpu_s": round(m.cpu, 1), "peak_gb": round(m.peak_mb / 1024, 2)}
+        print(f"cli:      {name:<36} {m.wall:7.1f} s  {m.cpu:7.1f} s CPU  peak {m.peak_mb / 1024:5.2f} GB")
+    return got
 
 
 if __name__ == "__main__":

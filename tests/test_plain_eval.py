@@ -134,10 +134,13 @@ def test_plain_path_prints_what_the_full_path_prints(datasets, name):
         _same([*flags, str(qrels), str(runs[-1])])
 
 
+REFERENCE = (([], "out.test"), (["-m", "all_trec"], "out.test.a"), (["-m", "all_trec", "-q"], "out.test.aq"))
+"""trec_eval 10.0's own expected outputs of qrels.test and results.test, by flags."""
+
+
 def test_reference_output_through_the_plain_path(trec_eval_dir):
     """trec_eval 10.0's own expected outputs, from the plain path (not only equal to the full path)."""
-    for flags, expected in (([], "out.test"), (["-m", "all_trec"], "out.test.a"),
-                            (["-m", "all_trec", "-q"], "out.test.aq")):
+    for flags, expected in REFERENCE:
         rc, out, _, served = _cli([*flags, str(trec_eval_dir / "qrels.test"), str(trec_eval_dir / "results.test")],
                                   plain=True)
         assert (rc, served) == (0, True)

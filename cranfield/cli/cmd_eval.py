@@ -117,8 +117,14 @@ def _run(args) -> int:
         else:
             if args.format == "trec":
                 # small clean files: read and evaluated without pandas (the engine says when it can)
-                from engine.evaluation.plain import trec_eval_lines_plain
+                from engine.evaluation.plain import trec_eval_lines_plain, trec_eval_lines_streamed
                 lines = trec_eval_lines_plain(args.files[0], args.files[1:], measures, opt, per_query=args.per_query)
+                if lines is None:             # many or large files: run by run in worker processes
+                    got = trec_eval_lines_streamed(args.files[0], args.files[1:], measures, opt,
+                                                   per_query=args.per_query)
+                    if got is not None:
+                        lines = got[0]
+                        _note_unjudged(got[1])
                 if lines is not None:
                     return _write_lines(lines, args)
             from engine.evaluation.evaluate import evaluate_files
@@ -133,10 +139,7 @@ def _run(args) -> int:
         if why:
             print(f"trec_eval: {why}", file=sys.stderr)
             return EXIT_EVAL
-    if notes.get("topics_without_judgments"):
-        t = notes["topics_without_judgments"]
-        print(f"note: {len(t)} topic(s) in the runs have no judgments and are not evaluated: "
-              f"{', '.join(t[:10])}{' ...' if len(t) > 10 else ''}", file=sys.stderr)
+    _note_unjudged(notes.get("topics_without_judgments"))
     if n_groups == 0:
         raise CranfieldError("no topics with both results and judgments")
     if args.format == "trec":
@@ -160,6 +163,13 @@ def _run(args) -> int:
         table.columns.name = None
     out.write(format_table(table, args.format, ".4f"))
     return 0
+
+
+def _note_unjudged(topics: list[str] | None) -> None:
+    """The note on stderr about run topics without judgments (not evaluated)."""
+    if topics:
+        print(f"note: {len(topics)} topic(s) in the runs have no judgments and are not evaluated: "
+              f"{', '.join(topics[:10])}{' ...' if len(topics) > 10 else ''}", file=sys.stderr)
 
 
 def _run_named(args, flags: dict, w: Warnings) -> int:

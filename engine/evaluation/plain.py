@@ -7,8 +7,13 @@ column readers), their documents are coded in strcmp order, the ranked lists bui
 (`ranking.ranked_from_codes`, shared with `build_ranked`), the measures computed as `compute` computes
 them (`evaluate.measure_values`) and printed by the one trec_eval text writer (`evaluate.trec_eval_text`).
 Anything else (a warning or a note to give, an error to report, a measure reading the judgment table)
-gives None, and the caller evaluates through `engine.evaluation.evaluate.evaluate_files`, whose messages and rules
-hold. The output is the same either way, byte for byte (tests/test_plain_eval.py).
+gives None, and the caller evaluates through `engine.evaluation.evaluate.evaluate_files`, whose messages
+and rules hold. The output is the same either way, byte for byte (tests/test_plain_eval.py).
+
+Files too large for that path are evaluated run by run (`trec_eval_lines_streamed`): each run file alone
+in a worker process (Arrow's parser for clean files, the plain reader for the others), the same kernel,
+measures and writer, so peak memory is one run per core whatever the number of runs, with the same
+fallback to the full path (tests/test_streamed_eval.py).
 """
 from __future__ import annotations
 
@@ -28,7 +33,7 @@ def trec_eval_lines_plain(qrels_path, run_paths: list, measures=None, options: E
     measures need the full path (see the module docstring)."""
     import os
 
-    from .evaluate import measure_values, trec_eval_text
+    from .evaluate import trec_eval_text
     from ..formats.plain import plain_qrels, plain_run, strcmp_codes
     from ..formats.files import read_bytes
     from ..measures import resolve
@@ -85,17 +90,25 @@ def trec_eval_lines_plain(qrels_path, run_paths: list, measures=None, options: E
                                    vocab, q_tcode, q_dcode, q_grade, {}, d_rank=np.arange(n_docs),
                                    bogus=int(codes[-1]) if opt.complete else None)
         groups += ranked.n_groups
-        topic_of = [topic_names[t] for t in ranked.g_topic.tolist()]
-        values, _ = measure_values(ranked, requests)
-        for name, col in values.items():
-            m = kinds[name].measure
-            if m.value_kind != "str":
-                by[(name, ri)] = (topic_of, np.asarray(col, np.float64))
-            elif m.per_topic:
-                sby[(name, tag)] = dict(zip(topic_of, col.tolist()))
+        _collect(ranked, requests, kinds, tag, ri, by, sby)
     if groups == 0:
         return None                          # nothing evaluated: the full path says so
     return trec_eval_text([r[0] for r in runs], kinds, by, sby, per_query=per_query, numeric=bool(by))
+
+
+def _collect(ranked, requests, kinds: dict, tag: str, ri: int, by: dict, sby: dict) -> None:
+    """One run's measure values into `trec_eval_text`'s containers: `by[(name, ri)]` numeric,
+    `sby[(name, tag)]` text-valued."""
+    from .evaluate import measure_values
+
+    topic_of = [ranked.topic_names[t] for t in ranked.g_topic.tolist()]
+    values, _ = measure_values(ranked, requests)
+    for name, col in values.items():
+        m = kinds[name].measure
+        if m.value_kind != "str":
+            by[(name, ri)] = (topic_of, np.asarray(col, np.float64))
+        elif m.per_topic:
+            sby[(name, tag)] = dict(zip(topic_of, col.tolist()))
 
 
 def _per_line(values: list[int], heads: np.ndarray, n: int) -> np.ndarray:
@@ -107,3 +120,153 @@ def _repeats(t_code: np.ndarray, d_code: np.ndarray, n_docs: int) -> bool:
     """Whether a (topic, document) pair occurs twice."""
     key = np.sort(t_code * n_docs + d_code)
     return bool((key[1:] == key[:-1]).any())
+
+
+# --------------------------------------------------------------------------- many or large files, run by run
+
+_JUDGMENTS: dict = {}      # per process: the prepared judgments of the last judgment file (see _judgments)
+
+
+def trec_eval_lines_streamed(qrels_path, run_paths: list, measures=None, options: EvalOptions | None = None,
+                             per_query: bool = False, workers: int | None = None
+                             ) -> tuple[list[str], list[str]] | None:
+    """trec_eval's text for judgment and run files and the runs' topics without judgments (left out, for
+    the caller to note), each run file read and evaluated alone in a worker process (one run in memory
+    per core: peak memory follows the largest run, not the number of runs); None when a file or a
+    measure needs the full path (`evaluate.evaluate_files`, which words every problem and warning), as
+    `trec_eval_lines_plain`. The output is the same, byte for byte."""
+    import os
+
+    from ..measures import resolve
+    from ..measures.registry import reads_judgment_table
+    from ..util.parallel import map_tasks
+
+    opt = options or EvalOptions()
+    paths = [str(p) for p in run_paths]
+    if opt.rel_level < 0 or (opt.max_depth is not None and opt.max_depth < 0) or not paths:
+        return None
+    try:
+        if any(reads_judgment_table(req.measure) for req in resolve(measures)):
+            return None
+        os.stat(qrels_path)
+    except (OSError, CranfieldError):
+        return None
+    tasks = [(str(qrels_path), p, measures, opt, per_query) for p in paths]
+    results = map_tasks(_stream_one, tasks, workers)
+    if any(r is None for r in results) or len({r[0] for r in results}) < len(results):
+        return None                          # a file to report on, or two runs with one tag
+    return [ln for r in results for ln in r[1]], sorted({t for r in results for t in r[2]})
+
+
+def _judgments(qrels_path: str):
+    """The judgment file read by the plain reader and prepared once per process: (topic names in strcmp
+    order, topic index, per line its topic code, its document (Arrow), its grade); None when the file
+    needs the full reader."""
+    import os
+
+    import pyarrow.compute as pc
+
+    from ..formats.files import read_bytes
+    from ..formats.plain import plain_qrels
+    from ..ranking.build import topic_judgments
+    from ..util.arrowbuf import arrow_numpy, bytes_arrow
+
+    st = os.stat(qrels_path)
+    key = (qrels_path, st.st_size, st.st_mtime_ns, st.st_ino)
+    if key in _JUDGMENTS:
+        return _JUDGMENTS[key]
+    _JUDGMENTS.clear()
+    q = plain_qrels(qrels_path, read_bytes(qrels_path))
+    prepared = None
+    if q is not None:
+        (q_heads, q_topics), q_docs, q_grade = q
+        topic_names = sorted(set(q_topics), key=lambda t: t.encode("utf-8"))
+        tindex = {t: i for i, t in enumerate(topic_names)}
+        q_tcode = _per_line([tindex[t] for t in q_topics], q_heads, len(q_docs))
+        docs = bytes_arrow(q_docs)
+        d_code = arrow_numpy(pc.dictionary_encode(docs).indices).astype(np.int64)
+        if not _repeats(q_tcode, d_code, int(d_code.max()) + 1 if len(d_code) else 1):
+            prepared = (topic_names, tindex, q_tcode, docs, q_grade,
+                        topic_judgments(len(topic_names), q_tcode, q_grade))
+    _JUDGMENTS[key] = prepared
+    return prepared
+
+
+def _system_pool() -> None:
+    """Arrow allocates from the C library's heap in this process: its default pool keeps what a run
+    freed, so a worker would hold the largest run's memory several times over."""
+    import pyarrow as pa
+    if pa.default_memory_pool().backend_name != "system":
+        pa.set_memory_pool(pa.system_memory_pool())
+
+
+def _stream_one(task) -> tuple[str, list[str], list[str]] | None:
+    """One run file's trec_eval text: (tag, lines, its topics without judgments), or None when it needs
+    the full path."""
+    import pyarrow.compute as pc
+
+    from ..formats.files import read_bytes
+    from ..formats.plain import plain_run
+    from ..formats.runs import arrow_run
+    from ..measures import resolve
+    from ..ranking.build import ranked_from_codes
+    from ..ranking.order import arrow_tie_order
+    from ..ranking.ranked import BOGUS_DOCNO
+    from ..util.arrowbuf import arrow_bytes, arrow_numpy, bytes_arrow, numpy_arrow
+    from .evaluate import trec_eval_text
+
+    qrels_path, path, measures, opt, per_query = task
+    _system_pool()
+    try:
+        judg = _judgments(qrels_path)
+        if judg is None:
+            return None
+        data = read_bytes(path)
+        requests = resolve(measures)
+    except (OSError, CranfieldError):
+        return None
+    topic_names, tindex, q_tcode, q_docs, q_grade, topic_arrays = judg
+    fast = arrow_run(path, data)
+    if fast is not None:                     # a clean file: Arrow's parser
+        tag, tab = fast
+        enc = pc.dictionary_encode(tab.column("topic")).combine_chunks()
+        t_lut = np.asarray([tindex.get(t, -1) for t in enc.dictionary.to_pylist()], np.int64)
+        t_code = t_lut[arrow_numpy(enc.indices)]
+        doc, score = tab.column("doc"), arrow_numpy(tab.column("score")).astype(np.float64)
+    else:                                    # tabs, runs of blanks, comments: the plain reader
+        plain = plain_run(path, data)
+        if plain is None:
+            return None                      # a file to report on: the full path words it
+        tag, (heads, topics), docs, score = plain
+        t_code = _per_line([tindex.get(t, -1) for t in topics], heads, len(docs))
+        doc = bytes_arrow(docs)
+    del data
+    unjudged: list[str] = []
+    if (t_code < 0).any():                   # topics without judgments: left out, and noted
+        keep = np.flatnonzero(t_code >= 0)
+        if not len(keep):
+            return None                      # nothing to evaluate: the full path says so
+        names_of = (enc.dictionary.to_pylist() if fast is not None else topics)
+        unjudged = sorted({t for t in names_of if t not in tindex})
+        t_code, score, doc = t_code[keep], score[keep], doc.take(numpy_arrow(keep))
+    denc = pc.dictionary_encode(doc)
+    denc = denc.combine_chunks() if hasattr(denc, "combine_chunks") else denc
+    vocab = denc.dictionary
+    d_code = arrow_numpy(denc.indices).astype(np.int64)
+    if _repeats(t_code, d_code, len(vocab)):
+        return None                          # a document retrieved twice: read_runs reports it
+    # the judged documents in this run's vocabulary; the others share one code past it
+    q_dcode = arrow_numpy(pc.index_in(q_docs, value_set=vocab), fill=len(vocab)).astype(np.int64)
+    names = np.append(arrow_bytes(vocab), [b"", BOGUS_DOCNO.encode()] if opt.complete else [b""])
+    if opt.complete and (names[:-1] == names[-1]).any():
+        return None                          # -c's stand-in is a real document here: the full path codes it
+    ranked = ranked_from_codes(opt, [tag], topic_names, np.zeros(len(d_code), np.int64), t_code, score, d_code,
+                               names, q_tcode, q_dcode, q_grade, {}, tie_order=arrow_tie_order(doc),
+                               topic_arrays=topic_arrays, bogus=len(names) - 1 if opt.complete else None)
+    if ranked.n_groups == 0:
+        return None
+    kinds = {n: req for req in requests for n in req.names}
+    by: dict = {}
+    sby: dict = {}
+    _collect(ranked, requests, kinds, tag, 0, by, sby)
+    return tag, trec_eval_text([tag], kinds, by, sby, per_query=per_query, numeric=bool(by)), unjudged

@@ -81,12 +81,13 @@ def _positions(topic: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, np.ndarra
     return pos, starts
 
 
-def _parse(path: str, w: Warnings, raw: bytes | None = None) -> tuple[str, pa.Table] | None:
-    """(tag, table of topic, doc, score, rank, line) in file order, duplicates dropped and reported."""
+def _parse(path: str, w: Warnings, raw: list[bytes] | None = None) -> tuple[str, pa.Table] | None:
+    """(tag, table of topic, doc, score, rank, line) in file order, duplicates dropped and reported.
+    `raw`: [the file's bytes], taken from the list so they are freed once Arrow has parsed them."""
     from ..formats.runs import arrow_run, read_run_arrays
     from ..formats.files import read_bytes
 
-    data = read_bytes(path, raw)
+    data = read_bytes(path, raw.pop() if raw else None)
     fast = arrow_run(path, data)
     if fast is None:
         a = read_run_arrays(path, w, data=data)           # the validating reader: raises FormatError
@@ -170,22 +171,20 @@ def ingest_file(path: str, part: str, group_rows: int = ROW_GROUP_ROWS) -> dict:
                 "hint": "check that the file exists and is readable"}
     sha = hashlib.sha256(raw).hexdigest()
     src = {"sha256": sha, "stat": _stat_key(st)}
+    box = [raw]
+    del raw                                        # _parse frees the text once it is parsed
     try:
-        parsed = _parse(path, w, raw)
+        parsed = _parse(path, w, box)
     except FormatError as exc:
         return {"problems": [(p.path, p.line, p.message) for p in exc.problems], "hint": exc.hint}
-    del raw
     if parsed is None:
         return {**src, "tag": None, "rows": 0, "warnings": [(p.path, p.line, p.message) for p in w]}
     tag, tab = parsed
     order = _order(tab)
-    if order is not None:
-        tab = tab.take(pa.array(order))
-    pos, starts = _positions(tab.column("topic"))
-    out = pa.table({"topic": tab.column("topic"), "doc": tab.column("doc"), "score": tab.column("score"),
-                    "rank": tab.column("rank"), "pos": pa.array(pos)}, schema=SCHEMA)
-    del tab
-    n = len(out)
+    take = None if order is None else pa.array(order)
+    topic = tab.column("topic") if take is None else tab.column("topic").take(take)
+    pos, starts = _positions(topic)
+    n = len(topic)
     bounds = [0]
     for s in starts:                                   # cut row groups at topic starts
         if s - bounds[-1] >= group_rows:
@@ -199,12 +198,18 @@ def ingest_file(path: str, part: str, group_rows: int = ROW_GROUP_ROWS) -> dict:
                               use_dictionary=["topic", "rank", "pos"], write_statistics=["topic"],
                               write_page_checksum=True) as wr:
             for a, b in zip(bounds[:-1], bounds[1:]):
-                if b > a:
-                    wr.write_table(out.slice(a, b - a), row_group_size=b - a)
+                if b > a:                          # one row group in trec_eval order at a time (bounded memory)
+                    cols = ("doc", "score", "rank")
+                    got = ([tab.column(c).slice(a, b - a) for c in cols] if take is None
+                           else [tab.column(c).take(take.slice(a, b - a)) for c in cols])
+                    wr.write_table(pa.table({"topic": topic.slice(a, b - a), "doc": got[0], "score": got[1],
+                                             "rank": got[2], "pos": pa.array(pos[a:b])}, schema=SCHEMA),
+                                   row_group_size=b - a)
+    del tab
     _step("part")
     # per-topic rows and row group, for the index
     tstart = np.asarray(starts, np.int64)
-    topics = out.column("topic").take(pa.array(tstart)).to_pylist() if n else []
+    topics = topic.take(pa.array(tstart)).to_pylist() if n else []
     rows = np.diff(np.append(tstart, n)).tolist()
     rg = (np.searchsorted(np.asarray(bounds[1:]), tstart, side="right")).tolist()
     return {**src, "tag": tag, "rows": int(n), "part_bytes": os.path.getsize(part),

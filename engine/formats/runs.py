@@ -216,11 +216,13 @@ def arrow_run(p: PathLike, data: bytes):
     # an empty field (two spaces, or a space at either end, with one field missing) is a short line
     if any(pc.min(pc.binary_length(tab.column(c))).as_py() == 0 for c in ("topic", "q0", "doc", "tag")):
         return None
-    if not all_finite(tab.column("score").to_numpy()):
+    from ..util.arrowbuf import arrow_numpy
+    if not all_finite(arrow_numpy(tab.column("score"))):
         return None   # inf / 1e400: the validating reader names the line
     tags = tab.column("tag")
-    tag = tags[0].as_py()
-    if not pc.all(pc.equal(tags, tag)).as_py():
+    first = tags[0]                      # an Arrow scalar (a Python one would import pandas into pyarrow)
+    tag = first.as_py()
+    if not pc.all(pc.equal(tags, first)).as_py():
         return None  # the validating reader words the warning
     return tag, tab
 

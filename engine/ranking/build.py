@@ -82,11 +82,14 @@ def ranked_from_codes(opt: EvalOptions, run_names: list[str], topic_names: list[
                       t_code: np.ndarray, r_score: np.ndarray, d_code: np.ndarray, vocab: np.ndarray,
                       q_tcode: np.ndarray, q_dcode: np.ndarray, q_grade: np.ndarray, notes: dict, *,
                       presorted: bool = False, d_rank: np.ndarray | None = None,
-                      bogus: int | None = None) -> Ranked:
+                      bogus: int | None = None, tie_order=None, topic_arrays=None) -> Ranked:
     """The `Ranked` of run rows given as codes (run, judged topic, document into `vocab`; the judgments'
     documents coded into the same `vocab`): -c's stand-in rows, trec_eval's order, the grades. `d_rank`:
     each document's rank in strcmp order (computed when None); `bogus`: BOGUS_DOCNO's code when `vocab`
-    holds it (else it is appended when -c needs it). The arrays may be reordered in place."""
+    holds it (else it is appended when -c needs it); `tie_order`: `trec_order`'s tie-breaker when the caller
+    has one (e.g. `arrow_tie_order` of the rows' document column; `vocab`'s ids are then distinct). The
+    arrays may be reordered in place. `topic_arrays`: `topic_judgments` of these judgments, when the
+    caller keeps them (one judgment file, many runs)."""
     n_topics = len(topic_names)
     missing = np.zeros(0, np.int64)
     if opt.complete and n_topics and run_names:
@@ -103,7 +106,7 @@ def ranked_from_codes(opt: EvalOptions, run_names: list[str], topic_names: list[
             r_score = np.concatenate((r_score, np.ones(len(missing))))
             notes["topics_filled_by_c"] = int(len(missing))
     # BOGUS_DOCNO may also be a real document: equal strings get one code
-    if d_rank is None and len(vocab) != len(set(vocab.tolist())):
+    if d_rank is None and tie_order is None and len(vocab) != len(set(vocab.tolist())):
         vc, vu = pd.factorize(vocab)
         r_dcode = vc[d_code] if len(d_code) else d_code
         q_dcode = vc[q_dcode] if len(q_dcode) else q_dcode
@@ -118,8 +121,9 @@ def ranked_from_codes(opt: EvalOptions, run_names: list[str], topic_names: list[
         # store order already; -c fill rows (one per missing group) are moved into place
         order = np.argsort(run_code * n_topics + t_code, kind="stable") if len(missing) else None
     else:
-        order = trec_order(run_code, t_code, r_score, n_topics,
-                           vocab_tie_order(vu, r_dcode) if d_rank is None else rank_tie_order(d_rank, r_dcode))
+        if tie_order is None:
+            tie_order = vocab_tie_order(vu, r_dcode) if d_rank is None else rank_tie_order(d_rank, r_dcode)
+        order = trec_order(run_code, t_code, r_score, n_topics, tie_order)
     if isinstance(order, tuple):
         # the partial reorder works in place: the code arrays are this function's own (_str_codes
         # returns fresh int64 arrays); the scores may be a view of `runs`
@@ -127,7 +131,7 @@ def ranked_from_codes(opt: EvalOptions, run_names: list[str], topic_names: list[
     run_code, t_code, r_dcode, r_score = apply_order(order, run_code, t_code, r_dcode, r_score)
     rel = lookup_rel(q_tcode, q_dcode, q_grade, t_code, r_dcode, n_topics, n_docs)
     return _assemble(opt, run_names, topic_names, run_code, t_code, r_score, rel, LazyDocs(vu, r_dcode),
-                     q_tcode, q_grade, missing)
+                     q_tcode, q_grade, missing, topic_arrays=topic_arrays)
 
 
 def _assemble(opt: EvalOptions, run_names: list[str], topic_names: list[str], run_code: np.ndarray,

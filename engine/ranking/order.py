@@ -87,9 +87,12 @@ def list_tie_order(docs: list[str]):
 
 def arrow_tie_order(doc):
     """`trec_order`'s tie-breaker for documents in an Arrow string column (Arrow compares bytes)."""
+    from ..util.arrowbuf import arrow_numpy, numpy_arrow
+
     def order(rows: np.ndarray, seg: np.ndarray) -> np.ndarray:
-        t = pa.table({"s": seg, "d": doc.take(pa.array(rows))})
-        return pc.sort_indices(t, sort_keys=[("s", "ascending"), ("d", "descending")]).to_numpy()
+        t = pa.table({"s": numpy_arrow(np.asarray(seg, np.int64)),
+                      "d": doc.take(numpy_arrow(np.asarray(rows, np.int64)))})
+        return arrow_numpy(pc.sort_indices(t, sort_keys=[("s", "ascending"), ("d", "descending")])).astype(np.int64)
     return order
 
 
