@@ -182,7 +182,7 @@ s moves the sort to the next column; r reverses. Enter opens the run."""
                                           selected=current), done)
 
     def action_judgments(self) -> None:
-        """Choose the judgments the scores use among the campaign's sources (engine.sources)."""
+        """Choose the judgments the scores use among the campaign's sources (engine.judgments.sources)."""
         current = self.model.scores.judgments
         opts = [(f"{'● ' if spec == current else '  '}{spec}: {what}", spec)
                 for spec, what in self.model.judgment_choices()]
@@ -236,11 +236,11 @@ s moves the sort to the next column; r reverses. Enter opens the run."""
         self.app.push_screen(RunScreen(run))
 
     def action_export(self) -> None:
-        """The table as shown, plus the significance table (engine.tables: all pairs, paired t, Holm)."""
+        """The table as shown, plus the significance table (engine.campaign.tables: all pairs, paired t, Holm)."""
         super().action_export()
         if self.frame is None or len(self.frame) < 2:
             return
-        from engine.tables import compare_scores
+        from engine.campaign.tables import compare_scores
         from .compare import long_table
         s = self.model.scores
         long = pd.concat([long_table(s, m) for m in s.measures], ignore_index=True)
