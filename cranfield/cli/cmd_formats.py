@@ -40,7 +40,9 @@ def detect_kind(path: Path) -> str:
             obj = loads_json(first, str(path))
         except ValueError:
             return "log"
-        return "topics" if isinstance(obj, dict) and "title" in obj and "grade" not in obj else "log"
+        if path.parent.name == "topics":
+            return "topics"
+        return "topics" if isinstance(obj, dict) and not {"doc", "grade", "op"} & set(obj) else "log"
     if name.endswith((".tsv", ".sgml", ".sgm")) or b"<top" in read_bytes(path)[:4096].lower():
         return "topics"
     if name.endswith((".qrels", ".prels", ".sample")):

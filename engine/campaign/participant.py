@@ -230,6 +230,22 @@ def _file_stem(run: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.+-]+", "-", run).strip("-") or "run"
 
 
+def file_stems(runs: list[str]) -> dict[str, str]:
+    """A distinct file stem per run: its name with unsafe characters replaced; a stem that changed, that
+    two runs share (case-insensitively) or that is `index` gets a short hash of the exact run name."""
+    import hashlib
+    base = {r: _file_stem(r) for r in runs}
+    count: dict[str, int] = {}
+    for s in base.values():
+        count[s.lower()] = count.get(s.lower(), 0) + 1
+    out = {}
+    for r, s in base.items():
+        if s != r or count[s.lower()] > 1 or s.lower() == "index":
+            s = f"{s}-{hashlib.sha256(r.encode('utf-8', 'surrogateescape')).hexdigest()[:8]}"
+        out[r] = s
+    return out
+
+
 def write_reports(camp, out: str | Path, runs: list[str] | None = None, measures: list[str] | None = None,
                   against: str = "all") -> list[Path]:
     """Write <run>.md and <run>.html per run and index.md / index.html into `out`; returns the paths."""
@@ -240,8 +256,9 @@ def write_reports(camp, out: str | Path, runs: list[str] | None = None, measures
     paths = []
     rows_md, rows_html = [], []
     first = next(iter(reps[0].summary)) if reps else None
+    stems = file_stems([rep.run for rep in reps])
     for rep in sorted(reps, key=lambda r: r.positions[first][0] if first else 0):
-        stem = _file_stem(rep.run)
+        stem = stems[rep.run]
         for suffix, text in ((".md", to_markdown(rep, name)), (".html", to_html(rep, name))):
             p = out / f"{stem}{suffix}"
             p.write_text(text, encoding="utf-8")

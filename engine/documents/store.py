@@ -236,10 +236,11 @@ class DocStore:
     @classmethod
     def for_campaign(cls, root) -> "DocStore | None":
         """The campaign's store: docs/docs.sqlite, else one built in memory from docs/docs.jsonl, else None."""
-        d = Path(root) / "docs"
-        if (d / STORE_NAME).is_file():
+        from engine.util.confine import campaign_path, confine
+        d = campaign_path(root, "docs")
+        if confine(root, d / STORE_NAME).is_file():
             return cls.open(d / STORE_NAME)
-        if (d / LEGACY_JSONL).is_file():
+        if confine(root, d / LEGACY_JSONL).is_file():
             st = cls.memory()
             st.import_file(d / LEGACY_JSONL, fmt="jsonl")
             return st

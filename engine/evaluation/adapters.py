@@ -145,6 +145,11 @@ def _strict_grades(values: pd.Series) -> np.ndarray:
 
 
 def _ids(s: pd.Series) -> pd.Series:
+    miss = s.isna().to_numpy()
+    if miss.any():
+        rows = np.flatnonzero(miss)
+        raise CranfieldError(f"{SOURCE}: column {s.name!r} has {len(rows)} missing value(s) (None/NaN; first in row "
+                             f"{int(rows[0]) + 1}); every topic and doc id must be given")
     return pd.Series([x if type(x) is str else str(x) for x in s.tolist()], dtype=object, index=s.index)
 
 

@@ -86,7 +86,8 @@ def active_pool(root) -> tuple[str | None, pd.DataFrame | None]:
 
 def pool_double_fraction(root, name: str | None) -> float | None:
     """The double-judging share the pool builder gave pool `name` (`cranfield pool --double`), else None."""
-    p = Path(root) / "pools" / "pools.log.jsonl"
+    from engine.util.confine import campaign_path
+    p = campaign_path(root, "pool_log")
     if not name or not p.is_file():
         return None
     frac = None

@@ -59,7 +59,9 @@ def check_name(name: str, where: str = "source name") -> str:
 
 
 def sources_dir(root) -> Path:
-    return Path(root) / SOURCES_DIR
+    """judgments/sources/ of the campaign, confined."""
+    from engine.util.confine import campaign_path
+    return campaign_path(root, "sources")
 
 
 # ---------------------------------------------------------------------------- import
@@ -139,9 +141,11 @@ def list_sources(camp) -> list[Source]:
             out.append(Source(f"assessor:{a}", "assessor", path=str(camp.log_path())))
     d = sources_dir(camp.root)
     if d.is_dir():
+        from engine.util.confine import confine
         for p in sorted(d.iterdir()):
             if p.name.startswith("."):
                 continue
+            confine(camp.root, p)
             if p.suffix == ".qrels":
                 meta = {}
                 mp = p.with_suffix(".meta.json")
@@ -193,7 +197,8 @@ def source_judgments(camp, name: str, warnings: Warnings | None = None) -> pd.Da
         q = resolve_judgments(j, rule, w, str(camp.log_path()))
     else:
         d = sources_dir(camp.root)
-        qp, lp = d / f"{name}.qrels", d / f"{name}.jsonl"
+        from engine.util.confine import confine
+        qp, lp = confine(camp.root, d / f"{name}.qrels"), confine(camp.root, d / f"{name}.jsonl")
         if qp.is_file():
             from ..formats.qrels import read_qrels
             q = read_qrels(qp, w)

@@ -3,11 +3,13 @@
 `atomic_write(path, data)` writes a temporary file beside `path`, fsyncs it, renames it over `path`
 and fsyncs the directory: a reader sees the old file or the new one, never half of one, and a failed
 write (disk full, read-only, permission) leaves nothing behind. `os_error_message(exc)` turns an
-OSError into one line naming the path and what to do; the CLI prints it instead of a traceback.
+OSError into one line naming the path and what to do; the CLI prints it instead of a traceback. Writers
+re-raise an OSError with the path they were writing (a bare ENOSPC from write() names no file).
 """
 from __future__ import annotations
 
 import errno
+import fcntl
 import os
 from contextlib import contextmanager
 from pathlib import Path
@@ -33,12 +35,14 @@ _ADVICE = {
 
 def os_error_message(exc: OSError) -> str:
     """One line: the path, the system's words, and what to do."""
-    where = exc.filename if exc.filename is not None else "(unknown file)"
-    if exc.filename2 is not None:
-        where = f"{exc.filename} -> {exc.filename2}"
     what = exc.strerror or str(exc)
     advice = _ADVICE.get(exc.errno or -1, "check the path, the disk and the permissions, then run the command again")
-    return f"{where}: {what} ({advice}); nothing was left half-written"
+    if exc.filename is None:
+        return f"{what} ({advice})"
+    where = str(exc.filename)
+    if exc.filename2 is not None:
+        where = f"{exc.filename} -> {exc.filename2}"
+    return f"{where}: {what} ({advice})"
 
 
 def _fsync_dir(d: Path) -> None:
@@ -83,3 +87,18 @@ def atomic_write(path: os.PathLike | str, data: bytes) -> None:
     with atomic_path(path) as tmp:
         with open(tmp, "wb") as fh:
             fh.write(data)
+
+
+@contextmanager
+def campaign_lock(root: os.PathLike | str) -> Iterator[None]:
+    """The campaign's lock (an exclusive flock on the campaign directory itself, so no lock file is
+    left): every read-modify-replace of campaign.yaml (submit, init, the TUI's intake) holds it."""
+    p = Path(root)
+    p.mkdir(parents=True, exist_ok=True)
+    fd = os.open(p, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)
