@@ -155,7 +155,8 @@ def test_kill_mid_way_resumes_without_duplicates(camp_dir):
     log = camp_dir / "judgments" / "sources" / "llm-m.jsonl"
     with FakeLLM(delay=0.05) as srv:
         cmd = [sys.executable, "-m", "cranfield.cli", "judgments", "auto", str(camp_dir), "--endpoint", srv.url,
-               "--model", "m", "--depth", "5", "--concurrency", "1", "--backoff", "0"]
+               "--model", "m", "--depth", "5", "--concurrency", "1", "--backoff", "0",
+               "--grade-map", "3=2"]     # the fake model answers 0-3; the campaign's scale is 0-2
         p = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         deadline = time.time() + 60
         while time.time() < deadline:
