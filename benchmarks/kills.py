@@ -486,7 +486,7 @@ def _fork_ctx():
 def _repair_writer(root: str, wid: str, out, stop) -> None:
     """Append judgments as fast as the log takes them (the append every judgment write of the CLI and the
     TUI goes through), sending each acknowledged doc id to `out`, until told to stop."""
-    from engine.judgment_log import append_records, judgment_record, log_path
+    from engine.judgments.log import append_records, judgment_record, log_path
     rng = random.Random(wid)
     i = 0
     while not stop.is_set():
@@ -511,7 +511,7 @@ class RaceStats:
 
 
 def _small_campaign(root: Path, seed: int) -> Path:
-    from engine.simulate import simulate, write_campaign
+    from engine.simulation.campaigns import simulate, write_campaign
     write_campaign(simulate(n_runs=2, n_topics=4, depth=10, seed=seed), root, pool_depth=3)
     return root
 
@@ -522,8 +522,8 @@ def repair_race(work: Path, trials: int, seed: int, *, log=print) -> RaceStats:
     import fcntl
 
     from engine.errors import CranfieldError
-    from engine.judgment_checks import apply_repair, plan_repair
-    from engine.judgment_log import _open_locked, _write_all, read_judgment_log
+    from engine.judgments.repair import apply_repair, plan_repair
+    from engine.judgments.log import _open_locked, _write_all, read_judgment_log
     rng = random.Random(seed)
     root = _small_campaign(work / "repair", seed)
     logf = root / "judgments" / "log.jsonl"
@@ -582,7 +582,7 @@ def repair_race(work: Path, trials: int, seed: int, *, log=print) -> RaceStats:
 
 
 def _submitter(root: str, run: str, group: str, out) -> None:
-    from engine.cli import main
+    from cranfield.cli import main
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
         try:
             rc = main(["submit", root, run, "--group", group, "--manual"])
@@ -594,7 +594,7 @@ def _submitter(root: str, run: str, group: str, out) -> None:
 def submit_race(work: Path, trials: int, seed: int, *, log=print) -> RaceStats:
     """Two `cranfield submit --manual --group G` at once: both accepted must both be in campaign.yaml
     (group G, type manual) with their run files."""
-    from engine.campaign import load_campaign
+    from engine.campaign.campaign import load_campaign
     rng = random.Random(seed)
     root = _small_campaign(work / "submit", seed)
     base = sorted((root / "runs").iterdir())[0]
@@ -639,9 +639,9 @@ def submit_race(work: Path, trials: int, seed: int, *, log=print) -> RaceStats:
 def _full_disk_writer(root: str, limit: int, wid: str, out) -> None:
     """Judge with the file size limited (RLIMIT_FSIZE: a write past `limit` fails like a full disk)."""
     import resource
-    from engine.atomic import os_error_message
+    from engine.util.atomic import os_error_message
     from engine.errors import CranfieldError
-    from engine.judging import record_judgment
+    from engine.judging.workflow import record_judgment
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
     resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
     i = 0
@@ -663,7 +663,7 @@ def full_disk(work: Path, trials: int, seed: int, *, log=print) -> RaceStats:
     """`judgments add` until the disk is full (a file-size limit at a random byte): every acknowledged
     judgment is present, the log reads back without a torn line, the error names the log."""
     from engine.errors import Warnings
-    from engine.judgment_log import read_judgment_log
+    from engine.judgments.log import read_judgment_log
     rng = random.Random(seed)
     root = _small_campaign(work / "fulldisk", seed)
     logf = root / "judgments" / "log.jsonl"
@@ -723,6 +723,11 @@ def race_summary(r: RaceStats | None, s: RaceStats | None, f: RaceStats | None) 
                  ("full disk", "  acknowledged judgments lost", f.lost),
                  ("full disk", "  log unreadable", f.unreadable),
                  ("full disk", "  torn line left or message not naming the log", f.failures)]
+    return _table(rows)
+
+
+def _table(rows: list[tuple]) -> str:
+    """The Markdown table (command, what, count) the summaries print."""
     if not rows:
         return ""
     w = max(len(x[1]) for x in rows)
@@ -759,10 +764,7 @@ def summary(i: IngestStats | None, j: JudgmentStats | None, p: PoolStats | None)
                  ("pool", "  killed pool not built (nothing left)", p.not_built),
                  ("pool", "  pool file and log inconsistent", p.inconsistent),
                  ("pool", "  concurrent pool builds failed", p.concurrent_failed)]
-    w = max(len(r[1]) for r in rows)
-    lines = [f"| {'command':<13} | {'what':<{w}} | {'count':>5} |", f"|{'-' * 15}|{'-' * (w + 2)}|{'-' * 7}|"]
-    lines += [f"| {a:<13} | {b:<{w}} | {c:>5} |" for a, b, c in rows]
-    return "\n".join(lines)
+    return _table(rows)
 
 
 def main(argv: list[str] | None = None) -> int:
