@@ -259,3 +259,24 @@ def test_a_missing_docno_in_a_dataframe_is_refused():
     run = pd.DataFrame({"query_id": ["q1", "q1"], "doc_id": ["d1", None], "score": [2.0, 1.0]})
     with pytest.raises(cranfield.CranfieldError, match="doc"):
         cranfield.evaluate(qrels, run, ["P.2"])
+
+
+def test_diversity_duplicates_resolve_as_ndeval_with_a_warning(tmp_path):
+    """ndeval 4.5 (qrelPopulateResultList): a (topic, subtopic, doc) judged twice takes its last line, and
+    every relevant line counts in nrelSub. Hand-computed: dA {1}, dB {2} (its subtopic-1 judgment is
+    overwritten by 0), nrelSub = [2, 1]; run dB, dA: MAP-IA = (1/2 / 2 + 1 / 1) / 2 = 0.625,
+    P-IA@5 = (1/5 + 1/5) / 2 = 0.2, alpha-DCG@5 = (1 + 1/log2 3) / 2 / (1 + 0.5/log2 3 + ...)."""
+    import math
+    q = tmp_path / "q.txt"
+    q.write_text("1 1 dA 1\n1 2 dB 1\n1 1 dB 1\n1 1 dB 0\n")
+    r = tmp_path / "r.txt"
+    r.write_text("1 Q0 dB 1 2.0 x\n1 Q0 dA 2 1.0 x\n")
+    res = cli("eval", "-R", "diversity", q, r)
+    assert res.rc == 0, res.text
+    assert "judged more than once with different grades" in res.err and "last line" in res.err
+    head, row = res.out.splitlines()[:2]
+    vals = dict(zip(head.split(","), row.split(",")))
+    assert float(vals["MAP-IA"]) == pytest.approx(0.625, abs=1e-6)
+    assert float(vals["P-IA@5"]) == pytest.approx(0.2, abs=1e-6)
+    best = sum(0.5 ** i / math.log2(i + 2) for i in range(5))
+    assert float(vals["alpha-DCG@5"]) == pytest.approx((1 + 1 / math.log2(3)) / 2 / best, abs=1e-6)
