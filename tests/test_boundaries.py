@@ -280,3 +280,22 @@ def test_diversity_duplicates_resolve_as_ndeval_with_a_warning(tmp_path):
     assert float(vals["P-IA@5"]) == pytest.approx(0.2, abs=1e-6)
     best = sum(0.5 ** i / math.log2(i + 2) for i in range(5))
     assert float(vals["alpha-DCG@5"]) == pytest.approx((1 + 1 / math.log2(3)) / 2 / best, abs=1e-6)
+
+
+def test_zscores_missing_entry_and_zero_sd_print_trec_evals_missing_value(tmp_path):
+    """trec_eval's convert_zscores.c: a (topic, measure) not in the -Z file, or sd 0 with a value other than
+    the mean, becomes MISSING_ZSCORE_VALUE (-1000000); sd 0 at the mean gives 0."""
+    q = tmp_path / "q.qrels"
+    q.write_text("1 0 a 1\n1 0 b 0\n2 0 c 1\n3 0 e 1\n")
+    r = tmp_path / "r.txt"
+    r.write_text("1 Q0 a 1 2.0 x\n1 Q0 b 2 1.0 x\n2 Q0 d 1 1.0 x\n3 Q0 e 1 1.0 x\n")
+    z = tmp_path / "z.txt"
+    z.write_text("1 P_1 0.5 0.25\n2 P_1 0.5 0\n3 P_1 1.0 0\n")   # topic 1: (1-0.5)/0.25; 2: 0 != 0.5; 3: at the mean
+    res = cli("eval", "-q", "-Z", z, "-m", "P.1", q, r)
+    assert res.rc == 0, res.text
+    got = {ln.split("\t")[1]: float(ln.split("\t")[2]) for ln in res.out.splitlines() if ln.startswith("ZP_1")}
+    assert got == {"1": 2.0, "2": -1000000.0, "3": 0.0, "all": pytest.approx((2.0 - 1000000.0 + 0.0) / 3)}
+    z.write_text("1 P_1 0.5 0.25\n")                                # topics 2 and 3 missing
+    res = cli("eval", "-q", "-Z", z, "-m", "P.1", q, r)
+    got = {ln.split("\t")[1]: float(ln.split("\t")[2]) for ln in res.out.splitlines() if ln.startswith("ZP_1")}
+    assert got["2"] == got["3"] == -1000000.0
