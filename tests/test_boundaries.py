@@ -299,3 +299,15 @@ def test_zscores_missing_entry_and_zero_sd_print_trec_evals_missing_value(tmp_pa
     res = cli("eval", "-q", "-Z", z, "-m", "P.1", q, r)
     got = {ln.split("\t")[1]: float(ln.split("\t")[2]) for ln in res.out.splitlines() if ln.startswith("ZP_1")}
     assert got["2"] == got["3"] == -1000000.0
+
+
+def test_a_run_tag_shared_by_files_of_two_batches_names_both_files(tmp_path):
+    from engine.errors import FormatError
+    from engine.evaluation.evaluate import evaluate_files
+    demo = Path(__file__).resolve().parents[1] / "campaigns/demo"
+    a, b = tmp_path / "a.txt", tmp_path / "b.txt"
+    for p in (a, b):
+        p.write_text((demo / "runs/asterA1.txt").read_text())
+    with pytest.raises(FormatError) as e:
+        evaluate_files(demo / "judgments/qrels.txt", [a, demo / "runs/asterA2.txt", b], ["map"], workers=2)
+    assert str(e.value).startswith(f"{b}: run tag 'asterA1' is also the tag of {a}")
