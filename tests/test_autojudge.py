@@ -97,7 +97,11 @@ def test_parse_grade_never_guesses():
 
 
 def test_auto_judge_records_source_reruns_free_and_retries_bad_answers(camp_dir):
+    cfg = camp_dir / "campaign.yaml"            # the fake model grades 0-3: the campaign's scale gets a 3
+    cfg.write_text(cfg.read_text().replace("  binary_threshold:", "    3:\n      label: perfect\n      gain: 7\n"
+                                                                   "  binary_threshold:", 1))
     camp = load_campaign(camp_dir)
+    assert sorted(camp.scale()) == [0, 1, 2, 3]
     pairs = pooled_pairs(camp, depth=3)
     docs = list(pairs["doc"])
     from engine.judging.auto import read_docs

@@ -311,3 +311,16 @@ def test_a_run_tag_shared_by_files_of_two_batches_names_both_files(tmp_path):
     with pytest.raises(FormatError) as e:
         evaluate_files(demo / "judgments/qrels.txt", [a, demo / "runs/asterA2.txt", b], ["map"], workers=2)
     assert str(e.value).startswith(f"{b}: run tag 'asterA1' is also the tag of {a}")
+
+
+def test_a_stored_off_scale_automatic_grade_is_refused_by_check_and_eval(tmp_path):
+    """A source log written before the client refused off-scale grades (grade 3 on the demo's 0-2 scale)."""
+    import json as _json
+    c = demo_copy(tmp_path / "c")
+    (c / "judgments" / "sources").mkdir()
+    recs = [{"topic": "401", "doc": "D401-1", "grade": 3, "assessor": "llm", "source": "llm", "kind": "auto",
+             "model": "m", "prompt_version": "v", "op": "judge"}]
+    (c / "judgments" / "sources" / "llm.jsonl").write_text("".join(_json.dumps(r) + "\n" for r in recs))
+    for args in (["check", c], ["eval", "--campaign", c, "--judgments", "official+llm"]):
+        r = cli(*args)
+        assert_clean_refusal(r, "llm.jsonl", "grade(s) [3] are not on the campaign's relevance.scale", "--grade-map 3=2")

@@ -87,6 +87,10 @@ def check_path(path: Path, kind: str | None, w: Warnings, topics=None) -> str:
     runs, qrels, topics_df = camp.runs(), camp.qrels(), camp.topics()
     camp.run_meta()
     camp.truth_qrels()
+    from engine.judgments.sources import list_sources, source_judgments
+    for src in list_sources(camp):
+        if src.kind == "auto":
+            source_judgments(camp, src.name, w)        # an automatic grade off the scale is an error
     return (f"campaign {camp.name!r}: {runs['run'].nunique() if len(runs) else 0} runs, {len(topics_df)} topics, "
             f"{len(qrels)} judgments")
 

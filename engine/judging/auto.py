@@ -76,7 +76,7 @@ class JudgeSettings:
     api_key: str | None = None
     grades: tuple[int, ...] = (0, 1, 2, 3)
     grade_map: dict = field(default_factory=dict)   # the model's grade -> the campaign's (e.g. {3: 2})
-    scale: tuple[int, ...] | None = None  # the campaign's grades: a grade off it is refused, not stored
+    scale: tuple[int, ...] | None = None  # grades that may be stored (default: the campaign's scale)
     max_failures: int = 10           # stop after this many failed requests in a row (0: never)
     judge_empty: bool = False        # also ask for pairs whose document has no text
 
@@ -381,12 +381,14 @@ def run_auto_judge(camp, source: str, settings: JudgeSettings, pairs: pd.DataFra
 
     gm = {int(k): int(v) for k, v in settings.grade_map.items()}
 
+    scale = tuple(settings.scale) if settings.scale is not None else tuple(sorted(camp.scale()))
+
     def off_scale(g: int) -> str | None:
         mapped = gm.get(int(g), int(g))
-        if settings.scale is None or mapped in settings.scale:
+        if not scale or mapped in scale:
             return None
-        top = max(settings.scale)
-        return (f"grade {mapped} is not on the campaign's scale ({', '.join(map(str, settings.scale))}); "
+        top = max(scale)
+        return (f"grade {mapped} is not on the campaign's scale ({', '.join(map(str, scale))}); "
                 f"not recorded: map the model's grades with --grade-map {mapped}={top}")
 
     def record(t, d, key, g, answer, seconds=None):

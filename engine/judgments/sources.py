@@ -176,6 +176,20 @@ def source_names(camp) -> list[str]:
     return [s.name for s in list_sources(camp)]
 
 
+def _refuse_off_scale(camp, q: pd.DataFrame, path) -> None:
+    """An automatic source's grades must lie on the campaign's scale (a model's 3 on a 0-2 scale is refused
+    when recorded; a log written before that check is refused here, not used)."""
+    scale = set(camp.scale())
+    g = q["grade"].to_numpy(np.int64)
+    bad = sorted(set(g[(g >= 0) & ~np.isin(g, list(scale))].tolist()))
+    if bad:
+        from ..errors import FormatError, Problem
+        raise FormatError(Problem(str(path), None, f"grade(s) {bad} are not on the campaign's relevance.scale "
+                                                   f"({', '.join(map(str, sorted(scale)))})"),
+                          hint=f"judge again with `cranfield judgments auto ... --grade-map {bad[-1]}={max(scale)}` "
+                               f"under a new source name, or add the grade to relevance.scale")
+
+
 def source_judgments(camp, name: str, warnings: Warnings | None = None) -> pd.DataFrame:
     """One source's judgments: topic, doc, grade (one per document; repeated judgments by the
     campaign's conflict rule), only grades >= 0."""
@@ -204,6 +218,7 @@ def source_judgments(camp, name: str, warnings: Warnings | None = None) -> pd.Da
             q = read_qrels(qp, w)
         elif lp.is_file():
             q = resolve_judgments(apply_undo(read_log(lp, w), w, str(lp)), "last", w, str(lp))
+            _refuse_off_scale(camp, q, lp)
         else:
             raise CranfieldError(f"unknown judgment source {name!r}; the campaign has: "
                                  f"{', '.join(source_names(camp))} (import one with `cranfield judgments import`)")
