@@ -324,3 +324,14 @@ def test_a_stored_off_scale_automatic_grade_is_refused_by_check_and_eval(tmp_pat
     for args in (["check", c], ["eval", "--campaign", c, "--judgments", "official+llm"]):
         r = cli(*args)
         assert_clean_refusal(r, "llm.jsonl", "grade(s) [3] are not on the campaign's relevance.scale", "--grade-map 3=2")
+
+
+def test_docs_import_refuses_a_fifo_and_an_endless_line(tmp_path):
+    c = demo_copy(tmp_path / "c")
+    os.mkfifo(tmp_path / "pipe.jsonl")
+    assert_clean_refusal(cli("docs", "import", c, tmp_path / "pipe.jsonl", timeout=30), "not a regular file")
+    long = tmp_path / "long.jsonl"
+    long.write_text('{"id": "x", "text": "' + "a" * 30000 + '"}\n')
+    assert_clean_refusal(cli("--max-read", "20K", "docs", "import", c, long), "long.jsonl:1", "read limit")
+    r = cli("docs", "import", c, long)
+    assert r.rc == 0, r.text

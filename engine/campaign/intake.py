@@ -284,7 +284,7 @@ def _submit_locked(camp, paths: list, *, group, manual, priority, override_deadl
             entry["priority"] = int(priority)
         text = _add_run_entry(text, s.tag, entry)
     # validate the new configuration before anything is written
-    (camp.root / "runs").mkdir(exist_ok=True)
+    camp.path("runs").mkdir(exist_ok=True)
     written = []
     try:
         with atomic_path(cfg_path) as tmp_cfg:       # validated, fsynced, then renamed over campaign.yaml

@@ -60,9 +60,10 @@ def _too_big(path, what: str) -> FormatError:
                             f"or set {MAX_READ_ENV}")
 
 
-def regular_file(path: PathLike) -> os.stat_result:
-    """The stat of `path` when it is a regular file within the read limit; else a FormatError, decided by
-    stat before anything is opened (a FIFO would block, /dev/zero never ends)."""
+def regular_file(path: PathLike, whole: bool = True) -> os.stat_result:
+    """The stat of `path` when it is a regular file (within the read limit when it is read `whole`, not
+    streamed); else a FormatError, decided by stat before anything is opened (a FIFO would block,
+    /dev/zero never ends)."""
     import stat as st_
     try:
         st = os.stat(path)
@@ -82,7 +83,7 @@ def regular_file(path: PathLike) -> os.stat_result:
         raise FormatError(Problem(str(path), None, f"not a regular file ({kind}); refused without reading"),
                           hint="give a regular file (save the stream to a file first)")
     limit, _ = max_read()
-    if st.st_size > limit:
+    if whole and st.st_size > limit:
         raise _too_big(path, f"{st.st_size:,} bytes, over the read limit of {limit:,} bytes")
     return st
 

@@ -137,7 +137,9 @@ def order_documents(docs: list[str], topic: str, assessor: str, random_order: bo
 # ---------------------------------------------------------------------------- leases
 
 def leases_path(root) -> Path:
-    return Path(root) / "judgments" / LEASES_NAME
+    """judgments/LEASES_NAME of the campaign, confined."""
+    from ..util.confine import campaign_path
+    return campaign_path(root, "judgments", LEASES_NAME)
 
 
 def _read_lines(fd: int) -> list[dict]:

@@ -299,7 +299,8 @@ def _pools_lock(root):
 
 def recover_pools(root) -> None:
     """Bring pools/ back to a state where every pool file has its log entry (see `write_pool`)."""
-    pdir = Path(root) / "pools"
+    from engine.util.confine import campaign_path
+    pdir = campaign_path(root, "pools")
     if not pdir.is_dir() or not any(pdir.glob("pool-*.tsv" + PENDING)):
         return
     with _pools_lock(root):
@@ -309,7 +310,8 @@ def recover_pools(root) -> None:
 def _recover(root) -> None:
     """recover_pools under the pools lock: a pending file whose sha256 is its file's latest log entry
     is renamed into place; any other is an orphan of a killed build and removed."""
-    pdir = Path(root) / "pools"
+    from engine.util.confine import campaign_path
+    pdir = campaign_path(root, "pools")
     pending = sorted(pdir.glob("pool-*.tsv" + PENDING))
     if not pending:
         return
