@@ -335,3 +335,30 @@ def test_docs_import_refuses_a_fifo_and_an_endless_line(tmp_path):
     assert_clean_refusal(cli("--max-read", "20K", "docs", "import", c, long), "long.jsonl:1", "read limit")
     r = cli("docs", "import", c, long)
     assert r.rc == 0, r.text
+
+
+def test_report_pages_on_a_full_disk_are_whole_or_absent(tmp_path):
+    """A file-size limit stands in for a full disk: the report fails cleanly naming a file; every page
+    left is complete (no 0-byte or cut page), no temporary file is left."""
+    import resource
+    import signal
+    import subprocess
+    import sys
+    from _cli import CLI_MODULE, ROOT
+
+    def small_disk():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (6000, 6000))
+    c = demo_copy(tmp_path / "c")
+    cli("eval", "--campaign", c)                         # the store and cache exist before the limit
+    out = tmp_path / "out"
+    p = subprocess.run([sys.executable, "-m", CLI_MODULE, "report", str(c), "--out", str(out), "-m", "map"],
+                       capture_output=True, text=True, preexec_fn=small_disk, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert p.returncode == 3 and "Traceback" not in p.stderr and "File too large" in p.stderr, p.stderr[-800:]
+    assert str(out) in p.stderr
+    left = list(out.iterdir())
+    assert not [f for f in left if f.name.startswith(".")], left
+    for f in left:
+        text = f.read_text()
+        assert text.rstrip().endswith(("</html>", "|")) or f.suffix == ".md", f
+        assert f.stat().st_size > 0

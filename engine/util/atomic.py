@@ -17,6 +17,8 @@ from typing import Iterator
 
 _ADVICE = {
     errno.ENOSPC: "the disk is full: free some space and run the command again",
+    errno.EFBIG: "the file would pass the size allowed (a file size limit or a full file system): free some "
+                 "space or raise the limit, then run the command again",
     errno.EDQUOT: "your disk quota is used up: free some space and run the command again",
     errno.EROFS: "the file system is read-only: work on a writable copy of the campaign directory",
     errno.EACCES: "permission denied: check the owner and permissions (ls -l) or run as the owner",
@@ -83,10 +85,16 @@ def atomic_path(path: os.PathLike | str) -> Iterator[Path]:
 
 
 def atomic_write(path: os.PathLike | str, data: bytes) -> None:
-    """Write `data` to `path` atomically and durably (temp file, fsync, rename, directory fsync)."""
-    with atomic_path(path) as tmp:
-        with open(tmp, "wb") as fh:
-            fh.write(data)
+    """Write `data` to `path` atomically and durably (temp file, fsync, rename, directory fsync). An
+    OSError that names no file (a full disk on write) is raised again naming `path`."""
+    try:
+        with atomic_path(path) as tmp:
+            with open(tmp, "wb") as fh:
+                fh.write(data)
+    except OSError as exc:
+        if exc.filename is None:
+            raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from None
+        raise
 
 
 @contextmanager
