@@ -4,7 +4,8 @@
 
 - per call: 5 topics x 100 documents x 5 measures (map, P@10, nDCG@10, RR, R@100), the judgments prepared
   once (Cranfield's `Evaluator`, pytrec_eval's `RelevanceEvaluator`, ir_measures' `evaluator`), median of
-  `--calls` calls; ranx's `evaluate` (no reusable evaluator), and a fresh pytrec_eval evaluator per call;
+  `--calls` calls; Cranfield with the run as a dict, as a DataFrame (PyTerrier's columns) and with
+  ir_measures' names; ranx's `evaluate` (no reusable evaluator), and a fresh pytrec_eval evaluator per call;
 - whole process: `python -c "import cranfield"` and a first value (import, prepare, evaluate one small run,
   print), median of 7, beside `import pytrec_eval` and its first value.
 Prints the machine load (`os.getloadavg`) with the figures; on a shared machine they are noisy.
@@ -69,6 +70,13 @@ def main() -> int:
     from engine.evaluation.api import Evaluator
     ev = Evaluator(qrels, MEASURES)
     rows = [("cranfield Evaluator (reused)", per_call(lambda: ev.evaluate(run), a.calls))]
+    # the same run as a DataFrame (PyTerrier's columns): the one input adapter's frame path
+    import pandas as pd
+    frame = pd.DataFrame([(t, d, s) for t, docs in run.items() for d, s in docs.items()],
+                         columns=["qid", "docno", "score"])
+    rows.append(("cranfield Evaluator, DataFrame", per_call(lambda: ev.evaluate(frame), a.calls)))
+    irn = Evaluator(qrels, ["AP", "P@10", "nDCG@10", "RR", "R@100"])
+    rows.append(("cranfield, ir_measures names", per_call(lambda: irn.evaluate(run), a.calls)))
     try:
         import pytrec_eval
         pe = pytrec_eval.RelevanceEvaluator(qrels, set(MEASURES))

@@ -20,6 +20,8 @@ from engine.version import __version__
 
 _EXPORTS = {
     "evaluate": "engine.evaluation.api", "Evaluator": "engine.evaluation.api", "measures": "engine.evaluation.api",
+    "InputWarning": "engine.evaluation.adapters", "register_ir_measures": "engine.evaluation.irm_provider",
+    "unregister_ir_measures": "engine.evaluation.irm_provider",
     "as_qrels": "engine.evaluation.adapters", "as_runs": "engine.evaluation.adapters",
     "Issues": "engine.evaluation.adapters",
     "summarize": "engine.evaluation.evaluate", "trec_eval_lines": "engine.evaluation.evaluate",

@@ -134,7 +134,7 @@ def test_yaml_gain_must_be_a_number(tmp_path):
 def test_yaml_unknown_key_with_suggestion(tmp_path):
     assert yaml_error(tmp_path, "name: x\nrelevence: {}\nevaluation: {depht: 10}\n") == [
         "campaign.yaml:2: relevence: unknown key (did you mean relevance?); allowed here: name, description, "
-        "relevance, evaluation, judgments, runs, topics, pool, cost, submission, sources, judging, allow_outside",
+        "relevance, evaluation, judgments, runs, topics, pool, cost, submission, sources, judging, answers, allow_outside",
         "campaign.yaml:3: evaluation.depht: unknown key (did you mean depth?); allowed here: depth, measures"]
 
 

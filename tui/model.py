@@ -118,11 +118,17 @@ class CampaignModel:
     # ------------------------------------------------------------------ evaluation
     def usable_measures(self, specs: list[str]) -> tuple[list[str], list[str]]:
         """(specs the engine knows, unknown specs with the reason)."""
+        from engine.measures.names import translate
         ok, bad = [], []
         for s in specs:
             try:
-                output_names(s)
-                ok.append(s)
+                spec, opts = translate(s)       # the one request parser: ir_measures' names too (nDCG@10)
+                if opts:
+                    raise CranfieldError(f"it implies evaluation options ({', '.join(sorted(opts))}); the "
+                                         f"leaderboard scores every measure under the campaign's options "
+                                         f"(use `cranfield eval -m`)")
+                output_names(spec)
+                ok.append(spec)
             except CranfieldError as exc:
                 bad.append(f"{s}: {exc}")
         return ok, bad

@@ -84,6 +84,10 @@ def _run(args) -> int:
     flags = dict(rel_level=args.rel_level, max_depth=args.max_depth, judged_only=args.judged_only,
                  complete=args.complete, num_docs_in_coll=args.num_docs_in_coll,
                  trec_eval_version="9" if args.compat == "9" else "10.0")
+    if args.measures and not _special(args):
+        from engine.measures.names import plain
+        if not plain(args.measures):
+            return _run_named(args, flags, w)
     if args.campaign:
         # a campaign: the engine decides in memory or streamed, and applies gains, renames and options
         from engine.campaign.campaign import load_campaign
@@ -161,6 +165,41 @@ def _run(args) -> int:
                                observed=True, sort=False).reset_index()
         table.columns.name = None
     out.write(format_table(table, args.format, ".4f"))
+    return 0
+
+
+def _run_named(args, flags: dict, w: Warnings) -> int:
+    """Measure names beyond trec_eval's (ir_measures': nDCG@10, P(rel=2)@10, P_5,10 ...), through the one
+    request parser: the library's `evaluate` for files, the campaign's evaluation with --campaign."""
+    from engine.evaluation.evaluate import summarize, trec_eval_lines
+    from engine.formats.text_tables import format_table
+    if flags.get("num_docs_in_coll") is not None:
+        raise CranfieldError("-N applies to trec_eval's utility measure; ask for it by its trec_eval name")
+    opts = {k: v for k, v in flags.items() if k != "num_docs_in_coll" and v is not None}
+    if args.campaign:
+        if args.judgments:
+            raise CranfieldError("--judgments takes trec_eval's measure names (map, P.10, ndcg_cut.10)")
+        from engine.campaign.campaign import load_campaign
+        df = load_campaign(args.campaign, warnings=w).evaluate(args.measures, **opts)
+    else:
+        if len(args.files) < 2:
+            raise CranfieldError("eval needs a judgments file and at least one run file "
+                                 "(cranfield eval JUDGMENTS RUN [RUN ...]) or --campaign DIR")
+        from engine.evaluation.api import evaluate
+        df = evaluate(args.files[0], args.files[1:], args.measures, issues=w, **opts)
+    for p in w:
+        print(f"warning: {p}", file=sys.stderr)
+    if len(df) == 0:
+        raise CranfieldError("no topics with both results and judgments")
+    if args.format == "trec":
+        return _write_lines(trec_eval_lines(df, per_query=args.per_query), args)
+    if args.per_query:
+        table = df.pivot_table(index=["run", "topic"], columns="measure", values="value",
+                               observed=True, sort=False).reset_index()
+        table.columns.name = None
+    else:
+        table = summarize(df).rename_axis("run").reset_index()
+    sys.stdout.write(format_table(table, args.format, ".4f"))
     return 0
 
 

@@ -8,7 +8,8 @@ from pathlib import Path
 from engine.errors import CranfieldError
 
 
-_WRITTEN = ("campaign.yaml", "runs", "topics", "judgments", "truth", "docs", "pools", ".cranfield-cache")
+_WRITTEN = ("campaign.yaml", "runs", "topics", "judgments", "truth", "docs", "pools", ".cranfield-cache", "answers",
+            "nuggets")
 
 
 def register(sub) -> None:
@@ -47,6 +48,16 @@ def register(sub) -> None:
     p.add_argument("--text-signal", type=float, default=None, metavar="S",
                    help="with --docs: document text depends on relevance with strength S in [0, 1] (a topic's "
                         "own vocabulary mixed into its relevant documents; 0 = text says nothing about relevance)")
+    p.add_argument("--rag", action="store_true",
+                   help="a RAG campaign instead: topics with true nuggets, passages carrying them (docs/), answer "
+                        "runs of known quality (answers/) and the true assignments (truth/); see docs/rag.md")
+    p.add_argument("--nuggets", default="6,12", metavar="MIN,MAX", help="with --rag: nuggets per topic (default 6,12)")
+    p.add_argument("--paraphrase", type=float, default=0.2,
+                   help="with --rag: mean share of included nuggets stated by paraphrase (partial support; default 0.2)")
+    p.add_argument("--wrong-citation", type=float, default=0.1,
+                   help="with --rag: mean share of citations to a passage that does not carry the nugget (default 0.1)")
+    p.add_argument("--no-nuggets", action="store_true",
+                   help="with --rag: leave the nugget store empty (the truth stays in truth/nuggets.tsv)")
     p.add_argument("--name", default=None, help="campaign name (campaign.yaml)")
     p.add_argument("--force", action="store_true", help="overwrite a non-empty output directory")
     p.set_defaults(func=run)
@@ -75,6 +86,8 @@ def run(args) -> int:
         if not ((out / "campaign.yaml").exists() or (out / "truth").exists()):
             raise CranfieldError(f"{out}: not empty and not a campaign directory; refusing to delete it "
                                  f"even with --force")
+    if args.rag:
+        return _run_rag(args, out)
     for name in ("runs", "topics", "depth"):
         if getattr(args, name) < 1:
             raise CranfieldError(f"--{name} must be at least 1")
@@ -110,14 +123,7 @@ def run(args) -> int:
             raise CranfieldError(f"--text-signal must be in [0, 1], found {args.text_signal}")
     grades = _int_list(args.grades, "grades")
     cats = tuple(c.strip() for c in args.categories.split(",") if c.strip())
-    if out.is_dir():
-        # replace what a simulated campaign consists of; leave other files (e.g. a README) alone
-        for name in _WRITTEN:
-            p = out / name
-            if p.is_dir():
-                shutil.rmtree(p)
-            elif p.exists():
-                p.unlink()
+    _clear(out)
     t0 = time.perf_counter()
     sim = simulate(args.runs, args.topics, args.depth, args.seed, grades=grades, n_groups=args.groups,
                    manual_fraction=args.manual_fraction, manual_bias=not args.no_manual_bias,
@@ -142,4 +148,37 @@ def run(args) -> int:
           f"({len(pool) / n_t:.0f}/topic), {int((pool['grade'] > g0).sum())} relevant; "
           f"truth: {int((sim.truth['grade'] > g0).sum())} relevant")
     print(f"simulated in {t1 - t0:.2f} s, written in {t2 - t1:.2f} s")
+    return 0
+
+
+def _clear(out: Path) -> None:
+    """Replace what a simulated campaign consists of; leave other files (e.g. a README) alone."""
+    if out.is_dir():
+        for name in _WRITTEN:
+            p = out / name
+            if p.is_dir():
+                shutil.rmtree(p)
+            elif p.exists():
+                p.unlink()
+
+
+def _run_rag(args, out: Path) -> int:
+    from engine.nuggets.simulate import simulate_rag, write_rag_campaign
+    try:
+        lo, hi = (int(x) for x in args.nuggets.split(","))
+    except ValueError:
+        raise CranfieldError(f"--nuggets must be MIN,MAX (e.g. 6,12), found {args.nuggets!r}") from None
+    for name in ("runs", "topics"):
+        if getattr(args, name) < 1:
+            raise CranfieldError(f"--{name} must be at least 1")
+    t0 = time.perf_counter()
+    sim = simulate_rag(args.runs, args.topics, (lo, hi), paraphrase=args.paraphrase,
+                       wrong_citation=args.wrong_citation, seed=args.seed)
+    _clear(out)
+    write_rag_campaign(sim, out, name=args.name, with_nuggets=not args.no_nuggets)
+    n_c = len(sim.support)
+    print(f"wrote {out}: {args.runs} answer runs x {args.topics} topics, {len(sim.nuggets)} nuggets "
+          f"({int((sim.nuggets['importance'] == 'vital').sum())} vital), {len(sim.passages)} passages, "
+          f"{n_c} citations ({int((sim.support['label'] == 'not_support').sum())} wrong); "
+          f"{time.perf_counter() - t0:.1f} s")
     return 0

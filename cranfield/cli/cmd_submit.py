@@ -8,18 +8,28 @@ def register(sub) -> None:
                                    "ids, tag, group limit, deadline). All pass: copied into runs/ and recorded in "
                                    "campaign.yaml. Any fails: every problem as file:line, nothing copied.")
     p.add_argument("campaign", metavar="DIR", help="campaign directory (--campaign DIR is the same)")
-    p.add_argument("files", nargs="+", help="run file(s)")
+    p.add_argument("files", nargs="+", help="run file(s); TREC RAG answer files (.jsonl) go to answers/")
     p.add_argument("--group", default=None, help="submitting group (default: the run tag)")
     p.add_argument("--manual", action="store_true", help="manual run (default automatic)")
     p.add_argument("--priority", type=int, default=None, help="pooling priority (1 = pooled first)")
     p.add_argument("--override-deadline", action="store_true", help="accept a run after submission.deadline")
     p.add_argument("--check", action="store_true", help="only check; copy nothing")
+    p.add_argument("--replace", action="store_true", help="answer runs: replace an answer run of the same run_id")
     p.set_defaults(func=run)
 
 
 def run(args) -> int:
     from engine.campaign.intake import submit
+    from engine.nuggets.intake import is_answer_file, submit_answers
 
+    answers = [f for f in args.files if is_answer_file(f)]
+    if answers:                      # TREC RAG answer runs: answers/RUN.jsonl (docs/rag.md)
+        for a in submit_answers(args.campaign, answers, dry_run=args.check, replace=args.replace):
+            verb = "ok" if args.check else "accepted"
+            print(f"{verb}: {a.path} -> answer run {a.run} ({a.answers} answers, {a.topics} topics)")
+        args.files = [f for f in args.files if f not in answers]
+        if not args.files:
+            return 0
     res = submit(args.campaign, args.files, group=args.group, manual=args.manual, priority=args.priority,
                  override_deadline=args.override_deadline, dry_run=args.check)
     for s in res:

@@ -82,8 +82,10 @@ class Campaign:
         return int(self.config["relevance"]["binary_threshold"])
 
     def measures(self) -> list[str]:
-        """The measures shown by default (evaluation.measures)."""
-        return list(self.config["evaluation"]["measures"])
+        """The measures shown by default (evaluation.measures), as Cranfield specs (ir_measures' names such
+        as nDCG@10 are read by the one request parser, engine.measures.names)."""
+        from ..measures.names import translate
+        return [translate(m)[0] for m in self.config["evaluation"]["measures"]]
 
     def depth(self) -> int:
         return int(self.config["evaluation"]["depth"])
@@ -363,8 +365,12 @@ class Campaign:
         """Long table run, topic, measure, value for `measures` (default: evaluation.measures), cached
         under .cranfield-cache/ and recomputed when an input file changes."""
         from ..evaluation.cache import cached_evaluate
-        return cached_evaluate(self, measures if measures is not None else self.measures(),
-                               self.eval_options(**options))
+        from ..measures.names import evaluate_named, plain
+        names = measures if measures is not None else self.measures()
+        if plain(names):
+            return cached_evaluate(self, names, self.eval_options(**options))
+        # ir_measures' names (nDCG@10, P(rel=2)@10, ...): one cached evaluation per set of options they imply
+        return evaluate_named(names, self.eval_options(**options), lambda specs, opt: cached_evaluate(self, specs, opt))
 
     def reload(self) -> None:
         """Forget what was read (files are re-read on the next call)."""
@@ -379,16 +385,9 @@ def _declared_kind(path: Path, declared: str | None) -> str | None:
 
 def _first_tag(path: Path) -> str | None:
     """The tag (6th field) of a run file's first data line, or None."""
-    import gzip
-    from engine.formats.files import regular_file
-    regular_file(path)
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read(4096)
-        if data[:2] == b"\x1f\x8b":
-            with gzip.open(path, "rb") as fh:
-                data = fh.read(4096)
-    except (OSError, EOFError, __import__("zlib").error):     # zlib.error is not an OSError
+    from ..formats.files import read_head
+    data = read_head(path)
+    if data is None:
         return None
     for ln in data.split(b"\n"):
         t = ln.split()

@@ -64,6 +64,11 @@ SCHEMA: dict = {"kind": "map", "required": ["name"], "keys": {
     "submission": {"kind": "any", "default": {}, "doc": "intake settings, checked by engine.campaign.intake"},
     "sources": {"kind": "any", "default": {}, "doc": "judgment sources, checked by engine.judgments.sources"},
     "judging": {"kind": "any", "default": {}, "doc": "judging-screen options, checked by engine.judging.sessions"},
+    "answers": {"kind": "map", "default": {}, "doc": "answer-run limits, checked at intake (engine.nuggets)", "keys": {
+        "max_words": {"kind": "int", "min": 1},
+        "max_sentences": {"kind": "int", "min": 1},
+        "max_references": {"kind": "int", "min": 1},
+    }},
     "allow_outside": {"kind": "list", "items": {"kind": "str"}, "default": [],
                       "doc": "folders outside the campaign directory that its files may lie in (engine.util.confine)"},
 }}
@@ -215,13 +220,20 @@ class _Validator:
         try:
             from ..measures import load_all, resolve
             load_all()
+            from ..measures.names import translate
         except Exception:  # the registry is optional at validation time
             return
         for i, m in enumerate(names):
             if not isinstance(m, str) or not m:
                 continue
             try:
-                resolve([m])
+                spec, opts = translate(m)       # the one request parser: trec_eval's and ir_measures' names
+                if opts:
+                    self.err(kp + (str(i),), f"{m!r} implies evaluation options ({', '.join(sorted(opts))}); the "
+                                             f"campaign's measures share its options (relevance.binary_threshold, "
+                                             f"evaluation.depth): ask for it with `cranfield eval -m` instead")
+                    continue
+                resolve([spec])
             except Exception as exc:
                 self.err(kp + (str(i),), f"{exc}")
 

@@ -5,10 +5,13 @@ and significance marks; rendered to Markdown, CSV and LaTeX.
 `compare(runs, qrels, measures, baseline=...)` evaluates and compares; `compare_scores(table, ...)` does the
 same from an evaluation long table (run, topic, measure, value), e.g. `Campaign.evaluate()`.
 
-The p-values match PyTerrier's `pt.Experiment`: a paired test per measure of every run against the
-baseline (two-sided), corrected per measure over the compared runs (statsmodels' `multipletests`
-semantics for holm, bonferroni and fdr_bh). With no baseline every pair of runs is compared and the
-family is all pairs of a measure.
+`compare` takes what PyTerrier's `pt.Experiment` takes (runs as a list or dict of frames in any column
+convention, dicts or file paths, an integer or named baseline, ir_measures names, `correction`, `test`)
+and gives its numbers (`Comparison.experiment()` is its table): a paired test per measure of every run
+against the baseline (two-sided), corrected per measure over the compared runs (statsmodels'
+`multipletests` semantics for holm, bonferroni and fdr_bh); identical per-topic values give a NaN
+p-value for the t-test, as scipy's `ttest_rel` (NaN p-values stay out of the correction's family). With no
+baseline every pair of runs is compared and the family is all pairs of a measure.
 
 Marks: with a baseline, a run's cell carries a dagger when it is significantly better than the baseline and
 a double dagger when significantly worse (one mark per significant pair). With all pairs, runs get letters
@@ -63,7 +66,7 @@ def test_p(d: np.ndarray, test: str = "t", *, n_perm: int = 10000, seed: int = 0
     if d.ndim == 1:
         d = d[:, None]
     if test == "t":
-        return paired_t(d)[1] if d.shape[0] > 1 else np.ones(d.shape[1])
+        return paired_t(d)[1] if d.shape[0] > 1 else np.full(d.shape[1], np.nan)
     if test == "wilcoxon":
         return wilcoxon_exact(d)
     if test == "randomization":
@@ -74,8 +77,14 @@ def test_p(d: np.ndarray, test: str = "t", *, n_perm: int = 10000, seed: int = 0
 
 
 def correct(p, method: str | None) -> np.ndarray:
-    """Adjusted p-values of one family: holm (step-down), bonferroni, bh (Benjamini-Hochberg) or None."""
+    """Adjusted p-values of one family: holm (step-down), bonferroni, bh (Benjamini-Hochberg) or None.
+    NaN p-values (no test possible) stay NaN and are not counted in the family."""
     p = np.asarray(p, float)
+    nan = np.isnan(p)
+    if nan.any():
+        out = np.full(len(p), np.nan)
+        out[~nan] = correct(p[~nan], method)
+        return out
     m = len(p)
     if method is None or method == "none" or m == 0:
         return p.copy()
@@ -146,6 +155,31 @@ class Comparison:
                 row[f"{m} mark"] = marks.get((run, m), "")
             rows.append(row)
         return pd.DataFrame(rows)
+
+    def experiment(self) -> pd.DataFrame:
+        """The table as PyTerrier's `pt.Experiment` prints it: name, each measure's mean and, with a
+        baseline, per measure `m +`, `m -` (topics improved / degraded), `m p-value` and, with a correction,
+        `m reject` and `m p-value corrected`; the baseline's own cells are empty (NaN / False)."""
+        rows = []
+        for run in self.runs:
+            row: dict = {"name": run}
+            for m in self.measures:
+                row[m] = float(self.means.loc[run, m])
+            rows.append(row)
+        df = pd.DataFrame(rows, columns=["name"] + list(self.measures))
+        if self.baseline is None:
+            return df
+        for m in self.measures:
+            pr = self.vs_baseline(m).set_index("a")
+            base = [r == self.baseline for r in self.runs]
+            df[f"{m} +"] = [np.nan if b else float(pr.loc[r, "wins"]) for r, b in zip(self.runs, base)]
+            df[f"{m} -"] = [np.nan if b else float(pr.loc[r, "losses"]) for r, b in zip(self.runs, base)]
+            df[f"{m} p-value"] = [np.nan if b else float(pr.loc[r, "p"]) for r, b in zip(self.runs, base)]
+            if self.correction is not None:
+                df[f"{m} reject"] = [False if b else bool(pr.loc[r, "significant"]) for r, b in zip(self.runs, base)]
+                df[f"{m} p-value corrected"] = [np.nan if b else float(pr.loc[r, "p_adj"])
+                                                for r, b in zip(self.runs, base)]
+        return df
 
     def _best(self) -> dict[str, str]:
         return {m: str(self.means[m].idxmax()) for m in self.measures}
@@ -280,8 +314,9 @@ def compare_scores(table: pd.DataFrame, measures=None, baseline: str | None = No
         raise CranfieldError(f"unknown test {test!r}; choose from {', '.join(TESTS)}")
     if correction == "none":
         correction = None
+    correction = {"fdr_bh": "bh"}.get(correction, correction)       # statsmodels' name (pt.Experiment's)
     if correction not in CORRECTIONS:
-        raise CranfieldError(f"unknown correction {correction!r}; choose from holm, bonferroni, bh or none")
+        raise CranfieldError(f"unknown correction {correction!r}; choose from holm, bonferroni, bh (fdr_bh) or none")
     if len(table) == 0:
         raise CranfieldError("no evaluation results to compare")
     have = list(dict.fromkeys(table["measure"].astype(str).tolist()))
@@ -296,8 +331,10 @@ def compare_scores(table: pd.DataFrame, measures=None, baseline: str | None = No
         raise CranfieldError(f"unknown run(s) {', '.join(unknown)} (have: {', '.join(all_runs[:20])})")
     if baseline is not None and baseline not in runs:
         runs = [baseline] + runs
-    if len(runs) < 2:
-        raise CranfieldError("a comparison needs at least two runs")
+    if len(runs) < 2 and baseline is not None:
+        raise CranfieldError("a comparison against a baseline needs at least two runs")
+    if not runs:
+        raise CranfieldError("no runs to compare")
     if baseline is not None:
         pairs = [(r, baseline) for r in runs if r != baseline]
     else:
@@ -312,7 +349,7 @@ def compare_scores(table: pd.DataFrame, measures=None, baseline: str | None = No
             both = mat[[a, b]].dropna()
             d = (both[a] - both[b]).to_numpy()
             n = len(d)
-            p = float(test_p(d, test, n_perm=n_perm, seed=seed + k)[0]) if n > 1 else 1.0
+            p = float(test_p(d, test, n_perm=n_perm, seed=seed + k)[0]) if n > 1 else np.nan
             sd = d.std(ddof=1) if n > 1 else 0.0
             block.append({"measure": m, "a": a, "b": b, "mean_a": float(both[a].mean()) if n else np.nan,
                           "mean_b": float(both[b].mean()) if n else np.nan, "diff": float(d.mean()) if n else 0.0,
@@ -330,37 +367,61 @@ def compare_scores(table: pd.DataFrame, measures=None, baseline: str | None = No
                       alpha, dict(zip(runs, _letters(len(runs)))))
 
 
-def _runs_frame(runs, names: list[str] | None = None) -> pd.DataFrame:
+def _runs_frame(runs, names: list[str] | None = None, issues=None) -> pd.DataFrame:
+    """One run table (run, topic, doc, score) from a run table with a run column, a mapping tag -> run, or a
+    list of runs named by `names` (else run0, run1, ... by position, as pt.Experiment's baseline index);
+    each run in any shape `engine.evaluation.adapters.as_runs` reads (frames in the four column conventions,
+    pytrec_eval dicts, ranx runs, file paths). Empty rankings are kept (`attrs["empty"]`)."""
+    from ..evaluation.adapters import as_runs
     if isinstance(runs, pd.DataFrame):
-        return runs
-    if isinstance(runs, (list, tuple)):         # pt.Experiment style: a list of run tables (+ names)
+        return as_runs(runs, issues=issues)
+    if isinstance(runs, (list, tuple)):         # pt.Experiment style: a list of runs (+ names)
         if names is not None and len(names) != len(runs):
             raise CranfieldError(f"{len(names)} names for {len(runs)} runs")
-        runs = {(names[i] if names else f"run{i}"): df for i, df in enumerate(runs)}
-    if isinstance(runs, Mapping):
-        parts = [df.assign(run=str(tag)) for tag, df in runs.items()]
-        return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=["run", "topic", "doc", "score"])
-    raise CranfieldError("runs must be a run table (run, topic, doc, score), a mapping tag -> run table or a "
-                         "list of run tables")
+        runs = {(names[i] if names else f"run{i}"): r for i, r in enumerate(runs)}
+    if not isinstance(runs, Mapping) or not runs:
+        raise CranfieldError("runs must be a run table, a mapping tag -> run or a non-empty list of runs (frames, "
+                             "pytrec_eval dicts, ranx runs or file paths)")
+    parts, empty = [], []
+    for tag, r in runs.items():
+        df = as_runs(r, issues=issues, name=str(tag))
+        if len(df) and df["run"].nunique() > 1:
+            raise CranfieldError(f"run {tag!r} holds several runs ({', '.join(map(str, df['run'].unique()[:5]))}); "
+                                 f"give one run per entry")
+        parts.append(df.assign(run=str(tag)))
+        empty += [(str(tag), t) for _, t in df.attrs.get("empty", ())]
+    out = pd.concat(parts, ignore_index=True)
+    if empty:
+        out.attrs["empty"] = empty
+    return out
 
 
-def compare(runs, qrels: pd.DataFrame, measures=None, baseline: str | int | None = None, *, test: str = "t",
+def compare(runs, qrels, measures=None, baseline: str | int | None = None, *, test: str = "t",
             correction: str | None = "holm", alpha: float = 0.05, threshold: float = 0.0,
             fill: float | None = None, n_perm: int = 10000, seed: int = 0, gains: dict | None = None,
-            names: list[str] | None = None, **eval_options) -> Comparison:
-    """Evaluate `runs` (a run table, a mapping tag -> run table, or a list of run tables named by `names`)
-    against `qrels` with `measures` and compare them: against `baseline` (a run tag, or an index into the
-    runs as in pt.Experiment) or all pairs. `test`: t, wilcoxon, randomization or sign;
-    `correction`: holm, bonferroni, bh or None; `eval_options` go to `engine.evaluation.evaluate` (rel_level,
-    max_depth, judged_only, complete)."""
-    from ..evaluation.evaluate import evaluate
-    frame = _runs_frame(runs, names)
-    order = list(dict.fromkeys(frame["run"].astype(str).tolist()))
-    if isinstance(baseline, int) and not isinstance(baseline, bool):
-        if not 0 <= baseline < len(order):
-            raise CranfieldError(f"baseline index {baseline} is out of range for {len(order)} runs")
-        baseline = order[baseline]
-    long = evaluate(qrels, frame, measures, gains=gains, **eval_options)
+            names: list[str] | None = None, complete: bool = True, issues=None, **eval_options) -> Comparison:
+    """Evaluate `runs` against `qrels` (any shape `engine.evaluation.adapters` reads) with `measures` (any names
+    `engine.measures.names` reads: trec_eval's, ir_measures') and compare them, as pt.Experiment does:
+    against `baseline` (a run tag, or an index into the runs) or all pairs. `runs`: a run table, a mapping
+    tag -> run, or a list of runs named by `names`. `test`: t, wilcoxon, randomization or sign;
+    `correction`: holm, bonferroni, bh or None. `complete` (default, as pt.Experiment): every judged topic
+    counts, scoring 0 where a run retrieved nothing (trec_eval -c); `eval_options` go to
+    `cranfield.evaluate` (rel_level, max_depth, judged_only, trec_eval_version). Warnings go to `issues`
+    when given, else to Python's warnings."""
+    from ..evaluation.adapters import Issues, surface
+    from ..evaluation.api import evaluate
+    w = issues if issues is not None else Issues()
+    try:
+        frame = _runs_frame(runs, names, w)
+        order = list(dict.fromkeys(frame["run"].astype(str).tolist()))
+        if isinstance(baseline, int) and not isinstance(baseline, bool):
+            if not 0 <= baseline < len(order):
+                raise CranfieldError(f"baseline index {baseline} is out of range for {len(order)} runs")
+            baseline = order[baseline]
+        long = evaluate(qrels, frame, measures, gains=gains, complete=complete, issues=w, **eval_options)
+    finally:
+        if issues is None:
+            surface(w, stacklevel=3)
     # every output name of the requested measures (P.5 -> P_5; P -> P_5, P_10, ...)
     return compare_scores(long, None, baseline, test=test, correction=correction, alpha=alpha,
                           threshold=threshold, runs=order, fill=fill, n_perm=n_perm, seed=seed)

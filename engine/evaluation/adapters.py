@@ -14,7 +14,10 @@ Recognized shapes
 Validation, exactly as the files: a document retrieved twice for a topic keeps its first occurrence
 (warning); conflicting judgments follow the rule 'last' (warning); NaN or infinite scores and
 non-integer grades are errors; run topics without judgments, and ids that match only after removing
-leading zeros, are warnings. Warnings are `Problem` objects in an `Issues` list the caller can inspect.
+leading zeros, are warnings. Warnings are `Problem` objects in an `Issues` list the caller can inspect;
+the library's entry points given no `Issues` raise them through Python's `warnings` (`InputWarning`).
+A topic given with an empty ranking ({topic: {}}) is kept: `as_runs` lists such (run, topic) pairs in
+`attrs["empty"]`, and they are evaluated as empty lists (as pytrec_eval does).
 
 >>> from engine.evaluation.adapters import as_qrels
 >>> as_qrels({"1": {"a": 1, "b": 0}})[["topic", "doc", "grade"]].values.tolist()
@@ -24,6 +27,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -47,6 +51,23 @@ RUN_COLUMNS = {
 }
 RUN_NAME_COLUMNS = ("run", "run_id", "system", "name", "tag")
 SOURCE = "<input>"
+
+
+class InputWarning(UserWarning):
+    """A problem with an input that Cranfield resolved (duplicates, topics without judgments, ...)."""
+
+
+def surface(issues: Warnings, stacklevel: int = 3) -> None:
+    """Raise the problems of `issues` not raised yet as `InputWarning`s (Python's warnings module)."""
+    import warnings
+    done = getattr(issues, "_surfaced", 0)
+    items = list(issues)
+    for p in items[done:]:
+        warnings.warn(str(p), InputWarning, stacklevel=stacklevel)
+    try:
+        issues._surfaced = len(items)
+    except AttributeError:
+        pass
 
 
 class Issues(Warnings):
@@ -144,12 +165,17 @@ def _strict_grades(values: pd.Series) -> np.ndarray:
     return out
 
 
-def _ids(s: pd.Series) -> pd.Series:
-    miss = s.isna().to_numpy()
+def _refuse_missing(s) -> None:
+    """A None/NaN id is refused (it would become a document named "nan")."""
+    miss = s.isna().to_numpy() if isinstance(s, pd.Series) else pd.isna(np.asarray(s, dtype=object))
     if miss.any():
         rows = np.flatnonzero(miss)
-        raise CranfieldError(f"{SOURCE}: column {s.name!r} has {len(rows)} missing value(s) (None/NaN; first in row "
-                             f"{int(rows[0]) + 1}); every topic and doc id must be given")
+        raise CranfieldError(f"{SOURCE}: column {getattr(s, 'name', None)!r} has {len(rows)} missing value(s) "
+                             f"(None/NaN; first in row {int(rows[0]) + 1}); every topic and doc id must be given")
+
+
+def _ids(s: pd.Series) -> pd.Series:
+    _refuse_missing(s)
     return pd.Series([x if type(x) is str else str(x) for x in s.tolist()], dtype=object, index=s.index)
 
 
@@ -169,29 +195,94 @@ def as_qrels(obj, *, issues: Warnings | None = None, rule: str = "last") -> pd.D
     return resolve_duplicate_judgments(out.reset_index(drop=True), SOURCE, w, rule)
 
 
-def as_runs(obj, *, issues: Warnings | None = None, name: str = "run") -> pd.DataFrame:
-    """Runs (run, topic, doc, score) from any recognized shape, validated as run files are. A frame or
-    dict without run names is one run called `name`."""
+SUBTOPIC_COLUMNS = ("subtopic", "iteration")     # ir_measures' Qrel.iteration holds the subtopic
+
+
+def as_subtopic_qrels(obj, *, issues: Warnings | None = None) -> pd.DataFrame:
+    """Subtopic judgments (topic, subtopic, doc, grade) for the diversity measures: a qrels file (its second
+    column is the subtopic, as ndeval reads it), a frame with a `subtopic` or ir_measures' `iteration` column
+    beside one of the judgment column sets, or named tuples with such a field."""
+    if isinstance(obj, (str, Path)):
+        from ..measures.diversity import read_diversity_qrels
+        return read_diversity_qrels(obj, issues)
+    if isinstance(obj, Mapping) or _is_ranx(obj, "Qrels"):
+        raise CranfieldError("diversity measures need subtopic judgments: a pytrec_eval dict or ranx Qrels has "
+                             "none; give a qrels file (topic subtopic doc grade), a frame with a subtopic (or "
+                             "ir_measures' iteration) column, or ir_measures Qrel tuples")
+    df, cols = _frame_of(obj, "judgments", "grade")
+    sub = next((c for c in SUBTOPIC_COLUMNS if c in df.columns), None)
+    if sub is None:
+        raise CranfieldError(f"diversity measures need subtopic judgments: add a subtopic (or iteration) column "
+                             f"to the judgments (columns: {list(df.columns)[:12]})")
+    t, d, g = cols
+    return pd.DataFrame({"topic": _ids(df[t]), "subtopic": _ids(df[sub]), "doc": _ids(df[d]),
+                         "grade": _strict_grades(df[g])}).reset_index(drop=True)
+
+
+@dataclass
+class RunColumns:
+    """Runs as coded columns, validated as run files are: per row run, topic and document codes into the
+    name arrays, and the score; (run, topic) pairs given with an empty ranking. The one reading of run
+    inputs: `as_runs` builds its table from it, `cranfield.Evaluator` evaluates it directly."""
+
+    runs: list[str]
+    run_code: np.ndarray
+    topics: np.ndarray          # object array of str
+    topic_code: np.ndarray
+    docs: np.ndarray            # object array of str
+    doc_code: np.ndarray
+    score: np.ndarray
+    empty: list
+
+    def frame(self) -> pd.DataFrame:
+        """The run table (run, topic, doc, score)."""
+        out = pd.DataFrame({"run": pd.Series(np.asarray(self.runs, dtype=object)[self.run_code], dtype=object),
+                            "topic": pd.Series(self.topics[self.topic_code], dtype=object),
+                            "doc": pd.Series(self.docs[self.doc_code], dtype=object), "score": self.score})
+        if self.empty:
+            out.attrs["empty"] = list(self.empty)
+        return out
+
+
+def _codes(col) -> tuple[np.ndarray, np.ndarray]:
+    """(codes, names as str) of an id column, hashed without per-row Python; a missing id is refused."""
+    _refuse_missing(col)
+    codes, uniq = pd.factorize(col, use_na_sentinel=False)
+    names = np.asarray([x if type(x) is str else str(x) for x in np.asarray(uniq, dtype=object).tolist()], dtype=object)
+    if len(set(names.tolist())) != len(names):             # 1 and "1": one id as text
+        u2, inv = np.unique(names, return_inverse=True)
+        codes, names = inv[codes], u2.astype(object)
+    return np.asarray(codes, np.int64), names
+
+
+def run_columns(obj, *, issues: Warnings | None = None, name: str = "run") -> RunColumns:
+    """`RunColumns` from any recognized run shape (see the module docstring). A frame or dict without run
+    names is one run called `name`."""
     from ..formats.runs import read_runs, warn_repeated_docs
 
     w = issues if issues is not None else Warnings()
-    if isinstance(obj, (str, Path)):
-        return read_runs([obj], w)
-    if isinstance(obj, (list, tuple)) and obj and all(isinstance(p, (str, Path)) for p in obj):
-        return read_runs(list(obj), w)
+    if isinstance(obj, (str, Path)) or (isinstance(obj, (list, tuple)) and obj
+                                        and all(isinstance(p, (str, Path)) for p in obj)):
+        obj = read_runs([obj] if isinstance(obj, (str, Path)) else list(obj), w)
     if _is_ranx(obj, "Run"):
         name = getattr(obj, "name", None) or name
         obj = obj.to_dict()
+    empty: list = []
     if isinstance(obj, Mapping):
         if obj and all(isinstance(v, Mapping) and v and all(isinstance(x, Mapping) for x in v.values())
                        for v in obj.values()):
-            parts = [as_runs(v, issues=w, name=str(k)) for k, v in obj.items()]   # {run: {topic: {doc: score}}}
-            return pd.concat(parts, ignore_index=True)
+            parts = [run_columns(v, issues=w, name=str(k)) for k, v in obj.items()]   # {run: {topic: {doc: score}}}
+            return _concat_columns(parts)
+        empty = [(name, str(t)) for t, v in obj.items() if isinstance(v, Mapping) and not v]
+    elif isinstance(obj, pd.DataFrame):
+        empty = list(obj.attrs.get("empty", ()))
     df, cols = _frame_of(obj, "runs", "score")
     t, d, s = cols
     run_col = next((c for c in RUN_NAME_COLUMNS if c in df.columns), None)
+    col = df[s]
     try:
-        score = pd.to_numeric(df[s], errors="raise").to_numpy(np.float64)
+        score = col.to_numpy(np.float64) if col.dtype.kind in "fiu" else \
+            pd.to_numeric(col, errors="raise").to_numpy(np.float64)
     except (ValueError, TypeError):
         raise CranfieldError("runs: scores must be numbers") from None
     bad = ~np.isfinite(score)
@@ -199,23 +290,73 @@ def as_runs(obj, *, issues: Warnings | None = None, name: str = "run") -> pd.Dat
         i = int(np.flatnonzero(bad)[0])
         raise CranfieldError(f"runs: row {i + 1}: score {score[i]!r} is not a finite number "
                              f"({int(bad.sum())} such rows; a run file would be refused the same way)")
-    out = pd.DataFrame({"run": _ids(df[run_col]) if run_col else pd.Series([name] * len(df), dtype=object),
-                        "topic": _ids(df[t]), "doc": _ids(df[d]), "score": score})
-    key = pd.MultiIndex.from_frame(out[["run", "topic", "doc"]])
-    dup = key.duplicated(keep="first")
-    if dup.any():
-        first = pd.Series(np.arange(len(out))[~dup] + 1, index=key[~dup])
-        idx = np.flatnonzero(dup)
-        warn_repeated_docs(w, [(SOURCE, int(i) + 1, out["doc"].iat[i], out["topic"].iat[i],
-                                int(first[key[i]])) for i in idx[:50]], len(idx) - len(idx[:50]), SOURCE)
-        out = out[~dup].reset_index(drop=True)
+    if run_col:
+        rc, rn = _codes(df[run_col])
+        runs = rn.tolist()
+    else:
+        rc, runs = np.zeros(len(df), np.int64), [name]
+    tc, tn = _codes(df[t])
+    dc, dn = _codes(df[d])
+    out = RunColumns(runs, rc, tn, tc, dn, dc, score, empty)
+    # a document retrieved twice for a topic: the first occurrence is kept (as run files)
+    key = (rc * max(len(tn), 1) + tc) * max(len(dn), 1) + dc
+    if len(key) > 1:
+        srt = np.argsort(key, kind="stable")
+        same = key[srt][1:] == key[srt][:-1]
+        if same.any():
+            dup = np.zeros(len(key), bool)
+            dup[srt[1:][same]] = True
+            start = np.concatenate(([True], ~same))               # first of each key, in sorted order
+            first = np.empty(len(key), np.int64)
+            first[srt] = srt[np.maximum.accumulate(np.where(start, np.arange(len(key)), 0))]
+            idx = np.flatnonzero(dup)
+            warn_repeated_docs(w, [(SOURCE, int(i) + 1, dn[dc[i]], tn[tc[i]], int(first[i]) + 1)
+                                   for i in idx[:50]], len(idx) - len(idx[:50]), SOURCE)
+            keep = ~dup
+            out = RunColumns(runs, rc[keep], tn, tc[keep], dn, dc[keep], score[keep], empty)
     return out
+
+
+def _concat_columns(parts: list[RunColumns]) -> RunColumns:
+    """Several runs' columns as one (names re-coded)."""
+    runs, rcs, tcs, dcs, scores, empty = [], [], [], [], [], []
+    tmap: dict = {}
+    dmap: dict = {}
+    for p in parts:
+        rlut = np.asarray([runs.index(r) if r in runs else (runs.append(r) or len(runs) - 1) for r in p.runs], np.int64)
+        tlut = np.asarray([tmap.setdefault(x, len(tmap)) for x in p.topics.tolist()], np.int64)
+        dlut = np.asarray([dmap.setdefault(x, len(dmap)) for x in p.docs.tolist()], np.int64)
+        rcs.append(rlut[p.run_code] if len(p.run_code) else p.run_code)
+        tcs.append(tlut[p.topic_code] if len(p.topic_code) else p.topic_code)
+        dcs.append(dlut[p.doc_code] if len(p.doc_code) else p.doc_code)
+        scores.append(p.score)
+        empty += p.empty
+    cat = (lambda xs, dt: np.concatenate(xs).astype(dt) if xs else np.zeros(0, dt))
+    return RunColumns(runs, cat(rcs, np.int64), np.asarray(list(tmap), dtype=object), cat(tcs, np.int64),
+                      np.asarray(list(dmap), dtype=object), cat(dcs, np.int64), cat(scores, np.float64), empty)
+
+
+def as_runs(obj, *, issues: Warnings | None = None, name: str = "run") -> pd.DataFrame:
+    """Runs (run, topic, doc, score) from any recognized shape, validated as run files are (`run_columns`).
+    A frame or dict without run names is one run called `name`; empty rankings are listed in
+    `attrs["empty"]`."""
+    if isinstance(obj, (str, Path)) or (isinstance(obj, (list, tuple)) and obj
+                                        and all(isinstance(p, (str, Path)) for p in obj)):
+        from ..formats.runs import read_runs
+        return read_runs([obj] if isinstance(obj, (str, Path)) else list(obj),
+                         issues if issues is not None else Warnings())
+    return run_columns(obj, issues=issues, name=name).frame()
 
 
 def check_ids(qrels: pd.DataFrame, runs: pd.DataFrame, issues: Warnings) -> None:
     """Warn about run topics without judgments, and about ids that match only without leading zeros."""
-    qt = set(qrels["topic"].astype(str))
-    rt = set(runs["topic"].astype(str))
+    check_topics(qrels["topic"].astype(str), runs["topic"].astype(str), issues)
+
+
+def check_topics(judged, run_topics, issues: Warnings) -> None:
+    """`check_ids` on the topic ids themselves (iterables of str)."""
+    qt = set(judged)
+    rt = set(run_topics)
     missing = sorted(rt - qt)
     if not missing:
         return

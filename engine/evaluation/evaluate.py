@@ -328,7 +328,7 @@ def trec_eval_text(runs: list[str], kinds: dict, by: dict, sby: dict, per_query:
 
 def _lines_from_long(df: pd.DataFrame, per_query: bool) -> list[str]:
     """trec_eval text from any long table (run, topic, measure, value): measures in the order given."""
-    from ..measures.names import translate
+    from ..measures.names import NDEVAL, translate
 
     if not len(df):
         return []
@@ -336,9 +336,15 @@ def _lines_from_long(df: pd.DataFrame, per_query: bool) -> list[str]:
     kinds = {}
     for n in names:
         spec, _ = translate(n)
+        if spec.startswith(NDEVAL):                  # a diversity measure (engine.measures.diversity): a mean
+            from ..measures.registry import Measure
+            kinds[n] = MeasureRequest(Measure(name=n, compute=None, extension=True), (), None)
+            continue
         reqs = resolve([spec])
         kinds[n] = next((r for r in reqs if n in r.names), reqs[0])
     runs = list(dict.fromkeys(df["run"].astype(str)))
+    if len(runs) > 1 and not any(k.measure.name == "runid" for k in kinds.values()):
+        kinds = {"runid": resolve(["runid"])[0], **kinds}      # several runs: each block names its run
     mcode = pd.Categorical(df["measure"].astype(str), categories=names).codes
     rcode = pd.Categorical(df["run"].astype(str), categories=runs).codes
     topic = df["topic"].astype(str).to_numpy(object)

@@ -142,6 +142,26 @@ def read_bytes(path: PathLike, raw: bytes | None = None) -> bytes:
     return data
 
 
+def read_head(path: PathLike, n: int = 4096) -> bytes | None:
+    """The first `n` bytes of a file (of its content when gzipped), for sniffing a format; None when it
+    cannot be read, or is no regular file (a FIFO would block; the reader proper then names the problem)."""
+    import gzip
+    import zlib
+    try:
+        regular_file(path, whole=False)
+    except FormatError:
+        return None
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(n)
+        if data[:2] == b"\x1f\x8b":
+            with gzip.open(path, "rb") as fh:
+                data = fh.read(n)
+    except (OSError, EOFError, zlib.error):     # zlib.error is not an OSError
+        return None
+    return data
+
+
 def check_text(path: str, data: bytes) -> None:
     """Raise if `data` holds a NUL byte anywhere (binary data): a wrong file, not a malformed line."""
     find_nul(path, data)

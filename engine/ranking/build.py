@@ -10,7 +10,7 @@ from ..errors import CranfieldError
 from .ranked import (ArrowDocs, BOGUS_DOCNO, EvalOptions, LazyDocs, RELVALUE_NONPOOL, RELVALUE_UNJUDGED, Ranked,
     _SparseRows, _seg_starts)
 from .join import _key_lookup, _lut_apply, dict_codes, lookup_rel
-from .order import _str_codes, apply_order, rank_tie_order, trec_order, vocab_tie_order
+from .order import _str_codes, apply_order, ascending_tie_order, rank_tie_order, trec_order, vocab_tie_order
 
 pd = lazy_module("pandas")            # imported by the functions that read tables, not by the kernel
 
@@ -132,17 +132,26 @@ def ranked_from_codes(opt: EvalOptions, run_names: list[str], topic_names: list[
 
 def _assemble(opt: EvalOptions, run_names: list[str], topic_names: list[str], run_code: np.ndarray,
               t_code: np.ndarray, r_score: np.ndarray, rel: np.ndarray, r_doc, q_tcode: np.ndarray,
-              q_grade: np.ndarray, missing: np.ndarray, row_qrel=None, topic_arrays=None) -> Ranked:
-    """The `Ranked` of rows already in trec_eval order with their grades (-M, -J applied here).
-    `topic_arrays`: `topic_judgments(...)` of these judgments, when the caller has them already."""
+              q_grade: np.ndarray, missing: np.ndarray, row_qrel=None, topic_arrays=None,
+              drop: np.ndarray | None = None) -> Ranked:
+    """The `Ranked` of rows already in trec_eval order with their grades (-M, -J applied here; with
+    `ascending_ties`, tied scores reordered by document id ascending first). `topic_arrays`:
+    `topic_judgments(...)` of these judgments, when the caller has them already; `drop`: rows removed
+    after grouping (a stand-in row keeps an empty ranking as a group of length 0)."""
     n_topics = len(topic_names)
     gid = run_code.astype(np.int64) * n_topics + t_code
     starts = _seg_starts(gid)
     g_gid = gid[starts] if len(gid) else np.zeros(0, np.int64)
     lens = np.concatenate((starts[1:], [len(gid)])) - starts
 
-    if (opt.max_depth is not None or opt.judged_only) and len(gid):
-        keep = np.ones(len(gid), bool)
+    if opt.ascending_ties and len(gid):
+        perm = ascending_tie_order(gid, r_score)
+        if perm is not None:
+            rel, r_score, r_doc = rel[perm], r_score[perm], r_doc.subset(perm)
+            row_qrel = row_qrel.subset(perm) if row_qrel is not None else None
+            drop = drop[perm] if drop is not None else None
+    if (opt.max_depth is not None or opt.judged_only or drop is not None) and len(gid):
+        keep = np.ones(len(gid), bool) if drop is None else ~drop
         if opt.max_depth is not None:
             pos_in = np.arange(len(gid)) - np.repeat(starts, lens)
             keep &= pos_in < opt.max_depth

@@ -139,6 +139,33 @@ def trec_order(run_code: np.ndarray, t_code: np.ndarray, score: np.ndarray, n_to
     return perm
 
 
+def ascending_tie_order(group: np.ndarray, score: np.ndarray) -> np.ndarray | None:
+    """The permutation of rows in trec_eval's order (ties by document id descending) that orders tied
+    scores by document id ascending instead (each run of tied rows reversed); None without ties."""
+    n = len(score)
+    if n < 2:
+        return None
+    new = np.ones(n, bool)
+    new[1:] = (group[1:] != group[:-1]) | (score[1:] != score[:-1])
+    if new.all():
+        return None
+    start = np.flatnonzero(new)
+    end = np.append(start[1:], n)
+    block = np.cumsum(new) - 1
+    return (start[block] + end[block] - 1 - np.arange(n)).astype(np.int64)
+
+
+def ascending_tie_rank(r) -> np.ndarray:
+    """Per row of a `Ranked` its 1-based rank when tied scores are ordered by document id ascending
+    (ir_measures' judged, msmarco and compat providers) instead of descending (the lists' own, trec_eval's)."""
+    perm = ascending_tie_order(r.row_group, r.score)
+    if perm is None:
+        return r.rank
+    rank = np.empty(r.n_rows, np.int64)
+    rank[perm] = r.rank                       # row perm[i] moves to position i
+    return rank
+
+
 def order_rows(order, n: int) -> np.ndarray:
     """A `trec_order` result as a full permutation of `n` rows."""
     if order is None:

@@ -50,6 +50,7 @@ class EvalOptions:
     complete: bool = False         # -c: average over every judged topic (missing topics score 0)
     num_docs_in_coll: int | None = None  # -N
     trec_eval_version: str = "10.0"      # "9" reproduces 9.x cut-off rounding (iprec_at_recall, 11pt_avg)
+    ascending_ties: bool = False         # tied scores by document id ascending (ir_measures' judged, msmarco)
 
 
 def _seg_starts(group_ids: np.ndarray) -> np.ndarray:
@@ -383,6 +384,11 @@ class _SparseRows:
         return out
 
     def subset(self, keep: np.ndarray) -> "_SparseRows":
+        keep = np.asarray(keep)
+        if keep.dtype != bool:                 # a permutation of the rows
+            newpos = np.empty(self.n, np.int64)
+            newpos[keep] = np.arange(len(keep))
+            return _SparseRows(self.n, newpos[self.rows], self.qrows)
         newpos = np.cumsum(keep) - 1
         k = keep[self.rows]
         return _SparseRows(int(keep.sum()), newpos[self.rows[k]], self.qrows[k])

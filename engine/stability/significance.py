@@ -22,6 +22,11 @@ def pair_indices(n: int) -> tuple[np.ndarray, np.ndarray]:
 def holm(p: np.ndarray) -> np.ndarray:
     """Holm step-down adjusted p-values (family = all values given)."""
     p = np.asarray(p, float)
+    nan = np.isnan(p)
+    if nan.any():                           # no test (identical systems): NaN, outside the family
+        out = np.full(len(p), np.nan)
+        out[~nan] = holm(p[~nan])
+        return out
     m = len(p)
     if m == 0:
         return p
@@ -39,7 +44,9 @@ def paired_t(d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     sd = d.std(axis=0, ddof=1)
     with np.errstate(divide="ignore", invalid="ignore"):
         t = mean / (sd / np.sqrt(n))
-    t = np.where(sd > 0, t, np.where(mean == 0, 0.0, np.sign(mean) * np.inf))
+        # no variance: +-inf for a constant non-zero difference, NaN for identical values (as scipy's
+        # ttest_rel and so pt.Experiment report them)
+        t = np.where(sd > 0, t, np.where(mean == 0, np.nan, np.copysign(np.inf, mean)))
     from scipy import stats
     p = 2 * stats.t.sf(np.abs(t), n - 1)
     return t, p

@@ -1,0 +1,274 @@
+"""The TREC RAG answer-run reader (JSON lines, one answer per line).
+
+Each line is one JSON object:
+  {"run_id": "R1", "topic_id": "2024-1", "topic": "...", "references": ["seg1", "seg2"],
+   "response_length": 12, "answer": [{"text": "One sentence.", "citations": [0, 1]}, ...]}
+The 2025 layout, with the ids under "metadata" ({"metadata": {"run_id": ..., "narrative_id" or
+"topic_id": ...}}), is read too. Every malformed line is an error naming file:line and what is wrong;
+unknown keys and a `response_length` that differs from the counted words are warnings (nothing is
+dropped silently). Limits bound every part, so no file makes the reader hang or exhaust memory.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import FormatError, Problem, Warnings
+from ..formats.files import PathLike, check_text, read_bytes
+from ..formats.safeload import MAX_DEPTH, json_too_deep, type_name
+
+MAX_LINE_BYTES = 4_000_000      # one answer line
+MAX_SENTENCES = 2_000           # sentences in one answer
+MAX_REFERENCES = 2_000          # references of one answer
+MAX_CITATIONS = 200             # citations of one sentence
+MAX_SENTENCE_CHARS = 20_000     # characters of one sentence
+MAX_ID_CHARS = 200              # run, topic and reference ids
+
+_KNOWN = {"run_id", "topic_id", "topic", "references", "response_length", "answer", "metadata"}
+_META_KNOWN = {"team_id", "run_id", "narrative_id", "topic_id", "narrative", "type", "topic"}
+HINT = ('each line is one JSON object: {"run_id": "R1", "topic_id": "T1", "references": ["doc1", ...], '
+        '"answer": [{"text": "a sentence", "citations": [0]}, ...]} (citations index the references, from 0)')
+
+
+@dataclass(frozen=True)
+class Sentence:
+    """One answer sentence and the indices of the references it cites."""
+
+    text: str
+    citations: tuple[int, ...]
+
+
+@dataclass
+class Answer:
+    """One run's answer to one topic."""
+
+    run: str
+    topic: str
+    references: list[str]
+    sentences: list[Sentence]
+    line: int = 0
+    query: str = ""
+    response_length: int | None = None
+    path: str = ""
+
+    @property
+    def words(self) -> int:
+        """Words in the answer (white-space separated tokens of every sentence)."""
+        return sum(len(s.text.split()) for s in self.sentences)
+
+    @property
+    def text(self) -> str:
+        return " ".join(s.text for s in self.sentences)
+
+    def cited(self, i: int) -> list[str]:
+        """The reference ids sentence `i` cites."""
+        return [self.references[c] for c in self.sentences[i].citations]
+
+
+@dataclass
+class AnswerRun:
+    """Every answer of one file, in file order."""
+
+    path: str
+    answers: list[Answer] = field(default_factory=list)
+
+    @property
+    def runs(self) -> list[str]:
+        return list(dict.fromkeys(a.run for a in self.answers))
+
+
+class _RepeatedKey(ValueError):
+    pass
+
+
+def _no_repeats(pairs: list) -> dict:
+    out: dict = {}
+    for k, v in pairs:
+        if k in out:
+            raise _RepeatedKey(f"key {k!r} appears twice in one object; keep one (JSON keeps the last silently)")
+        out[k] = v
+    return out
+
+
+def _decode(text: str):
+    """json.loads with the nesting limit and repeated keys refused (nothing silently dropped)."""
+    if json_too_deep(text):
+        raise ValueError(f"nested deeper than {MAX_DEPTH} levels")
+    try:
+        return json.loads(text, object_pairs_hook=_no_repeats)
+    except RecursionError:
+        raise ValueError(f"nested deeper than {MAX_DEPTH} levels") from None
+
+
+def _ident(v, what: str) -> tuple[str | None, str | None]:
+    """(id, None) or (None, message) for a run, topic or reference id."""
+    if isinstance(v, bool) or not isinstance(v, (str, int)):
+        return None, f"{what} must be a string, found {type_name(v)}"
+    s = str(v)
+    if not s or any(c.isspace() for c in s):
+        return None, f"{what} {s!r} must be non-empty without white space"
+    if len(s) > MAX_ID_CHARS:
+        return None, f"{what} is {len(s)} characters long (at most {MAX_ID_CHARS})"
+    return s, None
+
+
+def parse_answer(obj, path: str, line: int, warnings: Warnings) -> tuple[Answer | None, str | None]:
+    """One decoded line as an Answer, or (None, what is wrong)."""
+    if not isinstance(obj, dict):
+        return None, f"expected a JSON object, found {type_name(obj)}"
+    meta = obj.get("metadata")
+    if meta is not None and not isinstance(meta, dict):
+        return None, f'"metadata" must be an object, found {type_name(meta)}'
+    meta = meta or {}
+    run_v = obj.get("run_id", meta.get("run_id"))
+    topic_v = obj.get("topic_id", meta.get("topic_id", meta.get("narrative_id")))
+    if run_v is None:
+        return None, 'missing "run_id" (the run\'s name)'
+    if topic_v is None:
+        return None, 'missing "topic_id" (or "metadata": {"narrative_id": ...})'
+    run, err = _ident(run_v, '"run_id"')
+    if err:
+        return None, err
+    topic, err = _ident(topic_v, '"topic_id"')
+    if err:
+        return None, err
+    refs_v = obj.get("references")
+    if refs_v is None:
+        return None, 'missing "references" (the list of cited passage ids; [] when none)'
+    if not isinstance(refs_v, list):
+        return None, f'"references" must be a list of passage ids, found {type_name(refs_v)}'
+    if len(refs_v) > MAX_REFERENCES:
+        return None, f'"references" lists {len(refs_v)} passages (at most {MAX_REFERENCES})'
+    refs: list[str] = []
+    seen: dict[str, int] = {}
+    for i, r in enumerate(refs_v):
+        rid, err = _ident(r, f"reference {i}")
+        if err:
+            return None, err
+        if rid in seen:
+            return None, f"reference {rid!r} is listed twice (positions {seen[rid]} and {i}); list each once"
+        seen[rid] = i
+        refs.append(rid)
+    ans_v = obj.get("answer")
+    if ans_v is None:
+        return None, 'missing "answer" (the list of sentences)'
+    if not isinstance(ans_v, list):
+        return None, f'"answer" must be a list of sentences, found {type_name(ans_v)}'
+    if len(ans_v) > MAX_SENTENCES:
+        return None, f'"answer" has {len(ans_v)} sentences (at most {MAX_SENTENCES})'
+    sents: list[Sentence] = []
+    for i, s in enumerate(ans_v):
+        where = f"sentence {i}"
+        if not isinstance(s, dict):
+            return None, f'{where}: expected {{"text": ..., "citations": [...]}}, found {type_name(s)}'
+        extra = set(s) - {"text", "citations"}
+        if extra:
+            return None, f"{where}: unknown key(s) {', '.join(sorted(map(repr, extra)))} (text, citations)"
+        t = s.get("text")
+        if not isinstance(t, str):
+            return None, f'{where}: "text" must be a string, found {type_name(t)}'
+        if not t.strip():
+            return None, f'{where}: "text" is empty'
+        if len(t) > MAX_SENTENCE_CHARS:
+            return None, f"{where}: {len(t)} characters (at most {MAX_SENTENCE_CHARS})"
+        if "\x00" in t:
+            return None, f"{where}: contains a NUL character"
+        cv = s.get("citations", [])
+        if not isinstance(cv, list):
+            return None, f'{where}: "citations" must be a list of reference indices, found {type_name(cv)}'
+        if len(cv) > MAX_CITATIONS:
+            return None, f"{where}: {len(cv)} citations (at most {MAX_CITATIONS})"
+        cites: list[int] = []
+        for c in cv:
+            if isinstance(c, bool) or not isinstance(c, int):
+                return None, f"{where}: citation {c!r} must be an integer index into the references"
+            if not 0 <= c < len(refs):
+                return None, (f"{where}: citation {c} points outside the references (indices 0..{len(refs) - 1})"
+                              if refs else f"{where}: citation {c} but the references list is empty")
+            if c in cites:
+                return None, f"{where}: citation {c} appears twice; cite each reference once per sentence"
+            cites.append(c)
+        sents.append(Sentence(t, tuple(cites)))
+    rl = obj.get("response_length")
+    if rl is not None and (isinstance(rl, bool) or not isinstance(rl, int) or rl < 0):
+        return None, f'"response_length" must be an integer >= 0, found {type_name(rl)}'
+    q = obj.get("topic", meta.get("narrative", meta.get("topic", "")))
+    if not isinstance(q, str):
+        return None, f'"topic" (the question text) must be a string, found {type_name(q)}'
+    a = Answer(run, topic, refs, sents, line, q, rl, path)
+    unknown = sorted(set(obj) - _KNOWN) + sorted(f"metadata.{k}" for k in set(meta) - _META_KNOWN)
+    if unknown:
+        warnings.add(path, line, f"unknown key(s) {', '.join(unknown)} ignored")
+    if rl is not None and rl != a.words:
+        warnings.add(path, line, f'"response_length" {rl} differs from the {a.words} words counted in the answer; '
+                                 f"the counted words are used")
+    return a, None
+
+
+def read_answers(path: PathLike, warnings: Warnings | None = None, data: bytes | None = None) -> AnswerRun:
+    """Every answer of a TREC RAG answer file (JSON lines, .gz too). Raises FormatError naming every
+    malformed line (file:line: what is wrong) and every repeated (run, topic)."""
+    w = warnings if warnings is not None else Warnings()
+    spath = str(path)
+    raw = read_bytes(path) if data is None else data
+    check_text(spath, raw)
+    problems: list[Problem] = []
+    out = AnswerRun(spath)
+    first: dict[tuple[str, str], int] = {}
+    for ln, b in enumerate(raw.split(b"\n"), start=1):
+        if not b.strip():
+            continue
+        if len(b) > MAX_LINE_BYTES:
+            problems.append(Problem(spath, ln, f"line is {len(b):,} bytes long (at most {MAX_LINE_BYTES:,})"))
+            continue
+        try:
+            obj = _decode(b.decode("utf-8"))
+        except UnicodeDecodeError:
+            problems.append(Problem(spath, ln, "is not valid UTF-8 text"))
+            continue
+        except _RepeatedKey as exc:
+            problems.append(Problem(spath, ln, str(exc)))
+            continue
+        except ValueError as exc:
+            problems.append(Problem(spath, ln, f"is not valid JSON ({getattr(exc, 'msg', exc)})"))
+            continue
+        a, err = parse_answer(obj, spath, ln, w)
+        if err:
+            problems.append(Problem(spath, ln, err))
+            continue
+        k = (a.run, a.topic)
+        if k in first:
+            problems.append(Problem(spath, ln, f"run {a.run} answers topic {a.topic} again (first at line "
+                                               f"{first[k]}); one answer per run and topic"))
+            continue
+        first[k] = ln
+        out.answers.append(a)
+        if len(problems) > 1000:
+            break
+    if problems:
+        raise FormatError(problems, hint=HINT)
+    if not out.answers:
+        raise FormatError(Problem(spath, None, "holds no answers"), hint=HINT)
+    return out
+
+
+def check_limits(run: AnswerRun, limits: dict, topics: set[str] | None = None) -> list[Problem]:
+    """Campaign limits (campaign.yaml `answers:` max_words, max_sentences, max_references) and known
+    topics: one Problem per answer over a limit."""
+    out: list[Problem] = []
+    for a in run.answers:
+        for key, val in (("max_words", a.words), ("max_sentences", len(a.sentences)),
+                         ("max_references", len(a.references))):
+            lim = limits.get(key)
+            if lim is not None and val > int(lim):
+                out.append(Problem(run.path, a.line, f"answer of run {a.run} to topic {a.topic} has {val} "
+                                                     f"{key[4:]} (answers.{key} is {lim})"))
+        if topics is not None and a.topic not in topics:
+            out.append(Problem(run.path, a.line, f"topic {a.topic} is not a topic of the campaign"))
+    return out
+
+
+def answers_dir(root) -> Path:
+    """Where a campaign keeps its answer runs: answers/RUN.jsonl."""
+    return Path(root) / "answers"

@@ -1,0 +1,278 @@
+"""Automatic nugget assignment and citation support through the automatic judge's endpoint.
+
+The calls go through `engine.judging.auto.chat` (the one HTTP client: any OpenAI-compatible chat
+endpoint) with its settings (`JudgeSettings`: model, timeout, retries, backoff, concurrency). As
+AutoNuggetizer does, one call assigns up to `batch` nuggets of one answer: the prompt lists them,
+numbered, and the model answers a list of labels (support / partial_support / not_support), one per
+nugget; an answer whose list does not have one valid label per nugget is recorded in
+`nuggets/assign/SOURCE.errors.jsonl` and asked again, never guessed.
+Every label is appended as it arrives to the cache `.cranfield-cache/nugget-assign.jsonl` (keyed by
+topic, answer text, nugget text, prompt and model) and to the source's log, so a rerun costs nothing
+and a killed run resumes without duplicates. After `stop_after` consecutive items fail on transport
+errors (a dead endpoint), the run stops early and says so.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import threading
+import time
+import urllib.error
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import pandas as pd
+
+from ..errors import CranfieldError
+from ..judging.auto import JudgeSettings, _read_jsonl, chat
+from ..judgments.log import append_records, now_ts
+from ..util.confine import allowed_roots, refuse_outside
+from .answers import Answer
+from .scores import LABELS
+from .store import _check_assign, _check_support, assign_path, read_records, support_path
+
+ASSIGN_PROMPT_VERSION = "nugget-assign-v1"
+ASSIGN_PROMPT = """You judge whether an answer to a question contains given facts (nuggets).
+For each numbered nugget, decide:
+support = the answer states the nugget fully,
+partial_support = the answer states part of the nugget or only implies it,
+not_support = the answer does not state it.
+
+Question: {query}
+
+Answer: {answer}
+
+Nuggets:
+{nuggets}
+
+Reply with only a list of {count} labels, one per nugget in the order given, for example ["support", "not_support"]."""
+
+SUPPORT_PROMPT_VERSION = "citation-support-v1"
+SUPPORT_PROMPT = """Does the passage support the sentence?
+support = the passage states everything the sentence says,
+partial_support = the passage states part of it,
+not_support = the passage does not state it.
+
+Sentence: {sentence}
+
+Passage: {passage}
+
+Reply with one label: ["support"], ["partial_support"] or ["not_support"]."""
+
+CACHE_NAME = "nugget-assign.jsonl"
+_LIST_RE = re.compile(r"\[([^\[\]]*)\]")
+_LABEL_RE = re.compile(r"\b(partial_support|not_support|support)\b")
+
+
+def parse_labels(answer: str, count: int) -> list[str] | None:
+    """The labels in the answer's last [...] list, or None unless there are exactly `count` of them
+    and the list holds nothing else."""
+    if not isinstance(answer, str):
+        return None
+    lists = _LIST_RE.findall(answer)
+    if not lists:
+        return None
+    body = lists[-1]
+    labels = _LABEL_RE.findall(body)
+    rest = _LABEL_RE.sub("", body)
+    if len(labels) != count or re.sub(r"[\s,'\"]", "", rest):
+        return None
+    return labels
+
+
+def key_of(*parts: str) -> str:
+    """A cache key: sha256 over the parts (topic, texts, prompt, model)."""
+    return hashlib.sha256(json.dumps(list(parts), ensure_ascii=False).encode("utf-8")).hexdigest()[:32]
+
+
+@dataclass
+class AutoResult:
+    """What an automatic run did."""
+
+    items: int = 0                  # labels wanted
+    already: int = 0                # already in the source's log
+    from_cache: int = 0
+    calls: int = 0
+    labelled: int = 0               # new labels from calls
+    unparsed: int = 0
+    http_errors: int = 0
+    failed: list = field(default_factory=list)
+    stopped: str | None = None      # why the run stopped early
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    seconds: float = 0.0
+
+
+@dataclass
+class _Task:
+    keys: list[str]
+    meta: list[dict]
+    prompt: str
+
+
+def _cache_path(root) -> Path:
+    p = Path(root) / ".cranfield-cache" / CACHE_NAME
+    refuse_outside(p, allowed_roots(Path(root), {}), str(Path(root)), "cache")
+    return p
+
+
+def _cached(root) -> dict[str, str]:
+    """key -> label from the cache (the automatic judge's tolerant reader: a torn line is asked again)."""
+    return {str(r["key"]): r["label"] for r in _read_jsonl(_cache_path(root))
+            if r.get("label") in LABELS and "key" in r}
+
+
+def _execute(root, tasks: list[_Task], log_p: Path, settings: JudgeSettings, base: dict,
+             res: AutoResult, stop_after: int,
+             progress: Callable[[int, int, AutoResult], None] | None) -> AutoResult:
+    """Ask for each task's labels (parallel, retried); append each to the cache and the log."""
+    if settings.concurrency < 1:
+        raise CranfieldError("--concurrency must be at least 1")
+    cache_p = _cache_path(root)
+    err_p = log_p.with_name(log_p.stem + ".errors.jsonl")
+    lock = threading.Lock()
+    stop = threading.Event()
+    state = {"dead": 0, "done": 0}
+    t0 = time.monotonic()
+
+    def one(task: _Task) -> None:
+        attempt = 0
+        while not stop.is_set():
+            transport = False
+            t1 = time.monotonic()
+            try:
+                answer, usage = chat(settings, task.prompt)
+                with lock:
+                    res.calls += 1
+                    res.prompt_tokens += int(usage.get("prompt_tokens") or 0)
+                    res.completion_tokens += int(usage.get("completion_tokens") or 0)
+                labels = parse_labels(answer, len(task.keys))
+                if labels is not None:
+                    secs = round((time.monotonic() - t1) / len(labels), 3)
+                    append_records(cache_p, [{"key": k, "label": lab, "model": settings.model, "ts": now_ts()}
+                                             for k, lab in zip(task.keys, labels)])
+                    append_records(log_p, [{**m, "label": lab, **base, "key": k, "ts": now_ts(), "seconds": secs}
+                                           for k, m, lab in zip(task.keys, task.meta, labels)])
+                    with lock:
+                        res.labelled += len(labels)
+                        state["dead"] = 0
+                    return
+                reason = "unparseable answer"
+                with lock:
+                    res.unparsed += 1
+                append_records(err_p, [{"keys": task.keys, "error": reason, "answer": answer[-2000:],
+                                        "attempt": attempt + 1, "ts": now_ts()}])
+            except (urllib.error.URLError, OSError, ValueError, KeyError, IndexError, TypeError) as exc:
+                transport = True
+                reason = f"request failed: {exc}"[:500]
+                with lock:
+                    res.calls += 1
+                    res.http_errors += 1
+                append_records(err_p, [{"keys": task.keys, "error": reason, "attempt": attempt + 1, "ts": now_ts()}])
+            attempt += 1
+            if attempt > settings.retries:
+                with lock:
+                    res.failed.append((task.meta[0].get("run"), task.meta[0].get("topic"), reason))
+                    if transport:
+                        state["dead"] += 1
+                        if state["dead"] >= stop_after and not stop.is_set():
+                            res.stopped = (f"{state['dead']} requests in a row failed ({reason}); the endpoint "
+                                           f"seems down, stopped early; rerun to resume")
+                            stop.set()
+                return
+            stop.wait(min(30.0, settings.backoff * 2 ** (attempt - 1)))
+
+    if progress:
+        progress(0, len(tasks), res)
+    with ThreadPoolExecutor(max_workers=settings.concurrency) as ex:
+        futs = [ex.submit(one, t) for t in tasks]
+        for f in futs:
+            f.result()
+            state["done"] += 1
+            if progress:
+                progress(state["done"], len(tasks), res)
+    res.seconds = time.monotonic() - t0
+    return res
+
+
+def _split_done(root, log_p: Path, check, keyed: list[tuple[str, dict]], res: AutoResult, base: dict):
+    """Drop items already in the log; write cached ones; return those still to ask."""
+    ids = ("run", "topic", "nugget", "sentence", "doc")
+    done = {(r.get("key"),) + tuple(r.get(c) for c in ids) for r in read_records(log_p, check)}
+    cache = _cached(root)
+    todo, hits = [], []
+    for k, m in keyed:
+        if (k,) + tuple(m.get(c) for c in ids) in done:
+            res.already += 1
+        elif k in cache:
+            hits.append({**m, "label": cache[k], **base, "key": k, "ts": now_ts(), "seconds": None, "cached": True})
+        else:
+            todo.append((k, m))
+    if hits:
+        append_records(log_p, hits)
+        res.from_cache = len(hits)
+    return todo
+
+
+def auto_assign(root, source: str, settings: JudgeSettings, answers: list[Answer], nuggets: pd.DataFrame,
+                batch: int = 10, stop_after: int = 3, prompt: str = ASSIGN_PROMPT,
+                prompt_version: str = ASSIGN_PROMPT_VERSION,
+                progress: Callable[[int, int, AutoResult], None] | None = None, dry_run: bool = False) -> AutoResult:
+    """Assign every nugget of each answer's topic through the endpoint into source `source`."""
+    if batch < 1:
+        raise CranfieldError("--batch must be at least 1")
+    log_p = assign_path(root, source)
+    base = {"op": "assign", "assessor": source, "kind": "llm", "model": settings.model,
+            "prompt_version": prompt_version, "endpoint": settings.endpoint}
+    by_topic = {t: g for t, g in nuggets.groupby("topic", sort=False)}
+    keyed, info = [], {}
+    for a in answers:
+        g = by_topic.get(a.topic)
+        if g is None:
+            continue
+        text = a.text
+        for n, nt in zip(g["nugget"], g["text"]):
+            k = key_of(a.topic, text, nt, prompt, settings.model)
+            keyed.append((k, {"run": a.run, "topic": a.topic, "nugget": n}))
+            info[k] = (a, nt)
+    res = AutoResult(items=len(keyed))
+    if dry_run:
+        return res
+    todo = _split_done(root, log_p, _check_assign, keyed, res, base)
+    groups: dict[tuple[str, str], list] = {}
+    for k, m in todo:
+        groups.setdefault((m["run"], m["topic"]), []).append((k, m))
+    tasks = []
+    for items in groups.values():
+        for i in range(0, len(items), batch):
+            part = items[i:i + batch]
+            a = info[part[0][0]][0]
+            lines = "\n".join(f"{j + 1}. {info[k][1]}" for j, (k, _) in enumerate(part))
+            p = (prompt.replace("{query}", a.query or a.topic).replace("{answer}", a.text)
+                 .replace("{nuggets}", lines).replace("{count}", str(len(part))))
+            tasks.append(_Task([k for k, _ in part], [m for _, m in part], p))
+    return _execute(root, tasks, log_p, settings, base, res, stop_after, progress)
+
+
+def auto_support(root, source: str, settings: JudgeSettings, answers: list[Answer], passages: dict[str, str],
+                 stop_after: int = 3, prompt: str = SUPPORT_PROMPT, prompt_version: str = SUPPORT_PROMPT_VERSION,
+                 progress: Callable[[int, int, AutoResult], None] | None = None) -> AutoResult:
+    """Label each (sentence, cited passage) as support / partial_support / not_support into `source`."""
+    log_p = support_path(root, source)
+    base = {"op": "support", "assessor": source, "kind": "llm", "model": settings.model,
+            "prompt_version": prompt_version, "endpoint": settings.endpoint}
+    keyed, prompts = [], {}
+    for a in answers:
+        for i, s in enumerate(a.sentences):
+            for c in s.citations:
+                d = a.references[c]
+                k = key_of("support", s.text, d, prompt, settings.model)
+                keyed.append((k, {"run": a.run, "topic": a.topic, "sentence": i, "doc": d}))
+                prompts[k] = prompt.replace("{sentence}", s.text).replace("{passage}", passages.get(d, ""))
+    res = AutoResult(items=len(keyed))
+    todo = _split_done(root, log_p, _check_support, keyed, res, base)
+    tasks = [_Task([k], [m], prompts[k]) for k, m in todo]
+    return _execute(root, tasks, log_p, settings, base, res, stop_after, progress)
