@@ -35,6 +35,8 @@ COMMANDS: dict[str, list[list[str]]] = {
                "--dry-run"]],
     "exports": [["judgments", "export", "{c}", "--out", "{c}/exports/q.qrels"]],
     "reports": [["report", "{c}", "--run", RUN, "--out", "{c}/reports"]],
+    "nuggets": [["nuggets", "add", "{c}", "401", "another nugget"], ["nuggets", "list", "{c}"]],
+    "answers": [["nuggets", "scores", "{c}"]],
 }
 
 
@@ -57,11 +59,13 @@ def _prepare(tmp_path: Path) -> tuple[Path, Path]:
     (o / "more.jsonl").write_text('{"id": "X1", "title": "t", "text": "x"}\n')
     for args in (("pool", c, "--strategy", "depth", "--depth", "2", "--name", "p"),
                  ("judgments", "import", c, o / "imp.qrels", "--name", "imp"),
-                 ("judgments", "add", c, "401", "D401-1", "1"), ("table", "--campaign", c, "-m", "map")):
+                 ("judgments", "add", c, "401", "D401-1", "1"), ("table", "--campaign", c, "-m", "map"),
+                 ("nuggets", "add", c, "401", "a nugget")):
         r = cli(*args, in_process=True)
         assert r.rc == 0, r.text
     (c / "exports").mkdir()
     (c / "reports").mkdir()
+    (c / "answers").mkdir()
     return c, o
 
 

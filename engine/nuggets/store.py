@@ -25,7 +25,6 @@ from ..formats.files import check_text, read_bytes
 from ..formats.safeload import loads_json, type_name
 from ..judgments.log import append_records, now_ts
 from ..judgments.sources import check_name
-from ..util.confine import allowed_roots, refuse_outside
 from .scores import IMPORTANCE, LABELS
 
 NUGGETS_DIR = "nuggets"
@@ -36,9 +35,8 @@ MAX_NUGGET_CHARS = 2000
 
 def _path(root, *parts: str) -> Path:
     """A store path inside the campaign, refused (never opened) when it resolves outside it."""
-    p = Path(root).joinpath(NUGGETS_DIR, *parts)
-    refuse_outside(p, allowed_roots(Path(root), {}), str(Path(root) / NUGGETS_DIR), "nugget store")
-    return p
+    from ..util.confine import campaign_path
+    return campaign_path(root, "nuggets", *parts)
 
 
 def nuggets_path(root) -> Path:
