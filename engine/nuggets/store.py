@@ -12,11 +12,7 @@ is confined to the campaign directory (symbolic links too).
 """
 from __future__ import annotations
 
-import fcntl
-import os
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 import pandas as pd
 
@@ -158,17 +154,12 @@ def _check_support(obj: dict) -> str | None:
 
 # ---------------------------------------------------------------------------- nuggets
 
-@contextmanager
-def _id_lock(root) -> Iterator[None]:
+def _id_lock(root):
+    """The nugget store's lock (nuggets/.lock) while an id is chosen and recorded."""
+    from ..util.atomic import exclusive_lock
     p = _path(root, ".lock")
     p.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(p, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        os.close(fd)
+    return exclusive_lock(p)
 
 
 def nugget_log(root, warnings: Warnings | None = None) -> list[dict]:

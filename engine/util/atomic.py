@@ -98,15 +98,19 @@ def atomic_write(path: os.PathLike | str, data: bytes) -> None:
 
 
 @contextmanager
-def campaign_lock(root: os.PathLike | str) -> Iterator[None]:
-    """The campaign's lock (an exclusive flock on the campaign directory itself, so no lock file is
-    left): every read-modify-replace of campaign.yaml (submit, init, the TUI's intake) holds it."""
-    p = Path(root)
-    p.mkdir(parents=True, exist_ok=True)
-    fd = os.open(p, os.O_RDONLY | os.O_DIRECTORY)
+def exclusive_lock(path: os.PathLike | str, directory: bool = False) -> Iterator[None]:
+    """Hold an exclusive flock on `path` (a lock file, created if needed; or an existing directory)."""
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY) if directory else os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         yield
     finally:
         fcntl.flock(fd, fcntl.LOCK_UN)
         os.close(fd)
+
+
+def campaign_lock(root: os.PathLike | str):
+    """The campaign's lock (an exclusive flock on the campaign directory itself, so no lock file is
+    left): every read-modify-replace of campaign.yaml (submit, init, the TUI's intake) holds it."""
+    Path(root).mkdir(parents=True, exist_ok=True)
+    return exclusive_lock(root, directory=True)
