@@ -1,6 +1,7 @@
 """Push mutated input files through the CLI; count tracebacks, hangs over 5 s and silent differences.
 
     python3 benchmarks/fuzz.py [--count 5000 --seed 1 --jobs 2] [--csv]
+    python3 benchmarks/fuzz.py --boundaries      # the fixed adversarial inputs of issue 26, as a table
 
 Each case mutates a valid run or qrels file (byte flips, inserted fields, numbers C reads
 differently, NUL bytes, truncation, deep nesting) and runs `cranfield eval QRELS RUN -m map -q`
@@ -125,7 +126,70 @@ def run_case(n: int, run: str, qrels: str, d: str, csv: bool = False) -> str:
     return "ok"
 
 
+def _fifo(d: Path) -> Path:
+    import os
+    os.mkfifo(d / "pipe.txt")
+    return d / "pipe.txt"
+
+
+def _bomb(d: Path) -> Path:
+    import gzip
+    with gzip.open(d / "bomb.txt.gz", "wb", compresslevel=9) as fh:
+        for _ in range(64):
+            fh.write(b"\n" * (1 << 20))
+    return d / "bomb.txt.gz"
+
+
+def _put(d: Path, name: str, text: str) -> Path:
+    (d / name).write_text(text)
+    return d / name
+
+
+# name -> (make(dir) -> (qrels, run), what a correct tool does); issue 26's bad inputs of `eval QRELS RUN`
+BOUNDARY_CASES = {
+    "run is a FIFO": (lambda d: (_put(d, "q.qrels", QRELS), _fifo(d)), "refused: not a regular file"),
+    "run is /dev/zero": (lambda d: (_put(d, "q.qrels", QRELS), Path("/dev/zero")), "refused: not a regular file"),
+    "run is /dev/urandom": (lambda d: (_put(d, "q.qrels", QRELS), Path("/dev/urandom")), "refused: not a regular file"),
+    "run.gz: 64 MB of newlines in 65 KB": (lambda d: (_put(d, "q.qrels", QRELS), _bomb(d)), "refused: decompresses"),
+    "qrels: a 5th field 7 on every line": (lambda d: (_put(d, "q.txt", "".join(ln + " 7\n" for ln in QRELS.splitlines())),
+                                                       _put(d, "r.txt", RUN)), "refused: 5 fields"),
+    "qrels is a directory": (lambda d: (d, _put(d, "r.txt", RUN)), "refused: is a directory"),
+}
+
+
+def boundaries() -> int:
+    """Run BOUNDARY_CASES through the CLI (10 s each at most); print case | expected | observed."""
+    rows, bad = [], 0
+    with tempfile.TemporaryDirectory() as tmp:
+        for i, (name, (make, expected)) in enumerate(BOUNDARY_CASES.items()):
+            d = Path(tmp) / str(i)
+            d.mkdir()
+            qp, rp = make(d)
+            try:
+                p = subprocess.run([sys.executable, "-m", "cranfield.cli", "eval", str(qp), str(rp), "-m", "map"],
+                                   cwd=ROOT, capture_output=True, text=True, timeout=10,
+                                   env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+                if "Traceback" in p.stderr:
+                    seen = "traceback"
+                elif p.returncode == 0:
+                    seen = "exit 0: " + (p.stdout.strip().splitlines() or [""])[0]
+                else:
+                    seen = "refused: " + p.stderr.strip().splitlines()[0].split(": ", 2)[-1][:90]
+            except subprocess.TimeoutExpired:
+                seen = "hang (> 10 s)"
+            ok = seen.startswith("refused") and expected.split(": ", 1)[1] in seen
+            bad += not ok
+            rows.append((name, expected, seen))
+    print("| case | expected | observed |\n|---|---|---|")
+    for r in rows:
+        print("| " + " | ".join(x.replace("|", "\\|") for x in r) + " |")
+    print(f"\n{len(rows) - bad} of {len(rows)} as expected")
+    return 1 if bad else 0
+
+
 def main() -> None:
+    if "--boundaries" in sys.argv[1:]:
+        sys.exit(boundaries())
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--count", type=int, default=5000)
     ap.add_argument("--seed", type=int, default=1)

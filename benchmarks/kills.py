@@ -1,6 +1,7 @@
 """Real SIGKILLs of `cranfield ingest`, `cranfield judgments add` and `cranfield pool` (issue 14).
 
-    python benchmarks/kills.py [--kills 100 --seed 1] [--only ingest,judgments,pool] [--work DIR]
+    python benchmarks/kills.py [--kills 100 --seed 1] [--only ingest,judgments,pool,repair,submit,fulldisk]
+                               [--work DIR]
 
 ingest     A simulated campaign switches between two states of its run files (one run edited, one
            added); its run store starts empty or built for the other state. `cranfield ingest` runs
@@ -19,6 +20,13 @@ pool       `cranfield pool` (a depth pool with a random depth, named after an ex
            one) gets SIGKILL at a random moment while a second `cranfield pool` builds another pool at
            the same time. After `recover_pools`: no `.pending` file, every pool file has the sha256 of
            its latest log entry, every pool in the log has its file, the log reads back.
+repair     (issue 26) `judgments repair --apply` swaps in a new log while two writer processes append:
+           every acknowledged judgment must be in the log afterwards.
+submit     (issue 26) two `cranfield submit --manual --group G` at once: every accepted run is in
+           campaign.yaml with its group and type, and its file in runs/.
+fulldisk   (issue 26) `judgments add` in a loop under a file-size limit (RLIMIT_FSIZE at a random byte,
+           a write past it fails as on a full disk): every acknowledged judgment is present, no torn
+           line is left, the error names the log.
 
 The summary table at the end is what docs/reliability.md quotes. `tests/test_kills.py` runs a small
 seeded version of the same trials (a dozen kills each) in the test suite.
@@ -467,6 +475,267 @@ def pool_kills(work: Path, kills: int, seed: int, *, runs: int = 8, topics: int 
 
 # ----------------------------------------------------------------------------- main
 
+
+# ----------------------------------------------------------------------------- races and a full disk (issue 26)
+
+def _fork_ctx():
+    import multiprocessing
+    return multiprocessing.get_context("fork")
+
+
+def _repair_writer(root: str, wid: str, out, stop) -> None:
+    """Append judgments as fast as the log takes them (the append every judgment write of the CLI and the
+    TUI goes through), sending each acknowledged doc id to `out`, until told to stop."""
+    from engine.judgments.log import append_records, judgment_record, log_path
+    rng = random.Random(wid)
+    i = 0
+    while not stop.is_set():
+        d = f"{wid}-{i}"
+        append_records(log_path(root), [judgment_record("401", d, 1, wid)])
+        out.put(d)
+        i += 1
+        time.sleep(rng.uniform(0, 0.004))          # a busy judging desk; gaps let a repair's plan hold
+    out.put(None)
+
+
+@dataclass
+class RaceStats:
+    trials: int = 0
+    acknowledged: int = 0
+    lost: int = 0
+    unreadable: int = 0
+    failures: int = 0
+    repairs: int = 0                 # repair: swaps done while the writers ran
+    repair_retries: int = 0          # repair: refused because the log changed while planning (then retried)
+    notes: list[str] = field(default_factory=list)
+
+
+def _small_campaign(root: Path, seed: int) -> Path:
+    from engine.simulation.campaigns import simulate, write_campaign
+    write_campaign(simulate(n_runs=2, n_topics=4, depth=10, seed=seed), root, pool_depth=3)
+    return root
+
+
+def repair_race(work: Path, trials: int, seed: int, *, log=print) -> RaceStats:
+    """`judgments repair --apply` (which swaps in a new log) while two writers append: every
+    acknowledged judgment must be in the log afterwards."""
+    import fcntl
+
+    from engine.errors import CranfieldError
+    from engine.judgments.repair import apply_repair, plan_repair
+    from engine.judgments.log import _open_locked, _write_all, read_judgment_log
+    rng = random.Random(seed)
+    root = _small_campaign(work / "repair", seed)
+    logf = root / "judgments" / "log.jsonl"
+    ctx = _fork_ctx()
+    st = RaceStats()
+    for trial in range(trials):
+        if logf.exists() and logf.stat().st_size > 1 << 20:
+            logf.unlink()                            # keep planning a repair cheap
+        q, stop = ctx.Queue(), ctx.Event()
+        ws = [ctx.Process(target=_repair_writer, args=(str(root), f"r{trial}w{w}", q, stop)) for w in range(2)]
+        for w in ws:
+            w.start()
+        time.sleep(rng.uniform(0.02, 0.2))
+        fd = _open_locked(logf)                      # a damaged line for the repair to move away
+        try:
+            _write_all(fd, b"{damaged\n")
+            os.fsync(fd)
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            os.close(fd)
+        for _ in range(50):                          # a log that changed while planning is refused: again
+            try:
+                apply_repair(plan_repair(logf))
+                st.repairs += 1
+                break
+            except CranfieldError:
+                st.repair_retries += 1
+        time.sleep(rng.uniform(0.0, 0.05))
+        stop.set()
+        acked, done = set(), 0
+        while done < 2:
+            d = q.get(timeout=60)
+            if d is None:
+                done += 1
+            else:
+                acked.add(d)
+        for w in ws:
+            w.join(30)
+            st.failures += w.exitcode != 0
+        apply_repair(plan_repair(logf))              # writers stopped: a repair still due succeeds now
+        try:
+            have = set(read_judgment_log(logf)["doc"].astype(str))
+        except Exception as exc:                     # noqa: BLE001
+            st.unreadable += 1
+            st.notes.append(f"repair trial {trial}: log unreadable: {exc}")
+            have = set()
+        lost = acked - have
+        st.trials += 1
+        st.acknowledged += len(acked)
+        st.lost += len(lost)
+        if lost:
+            st.notes.append(f"repair trial {trial}: {len(lost)} acknowledged judgment(s) lost, e.g. {sorted(lost)[0]}")
+        if trial % 10 == 9:
+            log(f"  repair vs append: {trial + 1} trials, {st.acknowledged} acknowledged, {st.lost} lost")
+    return st
+
+
+def _submitter(root: str, run: str, group: str, out) -> None:
+    from cranfield.cli import main
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        try:
+            rc = main(["submit", root, run, "--group", group, "--manual"])
+        except SystemExit as exc:
+            rc = exc.code if isinstance(exc.code, int) else 1
+    out.put((run, rc))
+
+
+def submit_race(work: Path, trials: int, seed: int, *, log=print) -> RaceStats:
+    """Two `cranfield submit --manual --group G` at once: both accepted must both be in campaign.yaml
+    (group G, type manual) with their run files."""
+    from engine.campaign.campaign import load_campaign
+    rng = random.Random(seed)
+    root = _small_campaign(work / "submit", seed)
+    base = sorted((root / "runs").iterdir())[0]
+    tag0 = base.read_text().split()[5]
+    ctx = _fork_ctx()
+    st = RaceStats()
+    for trial in range(trials):
+        runs = []
+        for k in range(2):
+            tag = f"s{trial}x{k}"
+            p = work / f"{tag}.txt"
+            p.write_text(base.read_text().replace(tag0, tag))
+            runs.append(str(p))
+        q = ctx.Queue()
+        ps = [ctx.Process(target=_submitter, args=(str(root), r, "G", q)) for r in runs]
+        for p in ps:
+            p.start()
+            time.sleep(rng.uniform(0, 0.01))
+        res = [q.get(timeout=120) for _ in ps]
+        for p in ps:
+            p.join(30)
+        accepted = [Path(r).stem for r, rc in res if rc == 0]
+        st.failures += sum(rc != 0 for _, rc in res)
+        try:
+            cfg = load_campaign(root).config["runs"]
+        except Exception as exc:                     # noqa: BLE001
+            st.unreadable += 1
+            st.notes.append(f"submit trial {trial}: campaign.yaml unreadable: {exc}")
+            cfg = {}
+        st.trials += 1
+        st.acknowledged += len(accepted)
+        for tag in accepted:
+            m = cfg.get(tag)
+            if not m or m.get("group") != "G" or m.get("type") != "manual" or not (root / "runs" / f"{tag}.txt").is_file():
+                st.lost += 1
+                st.notes.append(f"submit trial {trial}: accepted run {tag} missing or changed: {m}")
+        if trial % 10 == 9:
+            log(f"  concurrent submits: {trial + 1} trials, {st.acknowledged} accepted, {st.lost} lost")
+    return st
+
+
+def _full_disk_writer(root: str, limit: int, wid: str, out) -> None:
+    """Judge with the file size limited (RLIMIT_FSIZE: a write past `limit` fails like a full disk)."""
+    import resource
+    from engine.util.atomic import os_error_message
+    from engine.errors import CranfieldError
+    from engine.judging.workflow import record_judgment
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+    i = 0
+    while True:
+        d = f"{wid}-{i}"
+        try:
+            record_judgment(root, "401", d, 1, wid)
+        except OSError as exc:
+            out.put(("ERR", os_error_message(exc)))
+            return
+        except CranfieldError as exc:
+            out.put(("ERR", str(exc)))
+            return
+        out.put(("ACK", d))
+        i += 1
+
+
+def full_disk(work: Path, trials: int, seed: int, *, log=print) -> RaceStats:
+    """`judgments add` until the disk is full (a file-size limit at a random byte): every acknowledged
+    judgment is present, the log reads back without a torn line, the error names the log."""
+    from engine.errors import Warnings
+    from engine.judgments.log import read_judgment_log
+    rng = random.Random(seed)
+    root = _small_campaign(work / "fulldisk", seed)
+    logf = root / "judgments" / "log.jsonl"
+    ctx = _fork_ctx()
+    st = RaceStats()
+    for trial in range(trials):
+        size = logf.stat().st_size if logf.exists() else 0
+        q = ctx.Queue()
+        p = ctx.Process(target=_full_disk_writer, args=(str(root), size + rng.randrange(1, 4000), f"f{trial}", q))
+        p.start()
+        acked, msg = set(), ""
+        while True:
+            kind, val = q.get(timeout=120)
+            if kind == "ACK":
+                acked.add(val)
+            else:
+                msg = val
+                break
+        p.join(30)
+        w = Warnings()
+        try:
+            have = set(read_judgment_log(logf, w)["doc"].astype(str))
+        except Exception as exc:                     # noqa: BLE001
+            st.unreadable += 1
+            st.notes.append(f"full disk trial {trial}: log unreadable: {exc}")
+            have = set()
+        st.trials += 1
+        st.acknowledged += len(acked)
+        st.lost += len(acked - have)
+        if len(w) or str(logf) not in msg or "unknown file" in msg:
+            st.failures += 1
+            st.notes.append(f"full disk trial {trial}: {'torn line left; ' if len(w) else ''}message: {msg}")
+        if trial % 10 == 9:
+            log(f"  full disk: {trial + 1} trials, {st.acknowledged} acknowledged, {st.lost} lost")
+    return st
+
+
+def race_summary(r: RaceStats | None, s: RaceStats | None, f: RaceStats | None) -> str:
+    rows = []
+    if r is not None:
+        rows += [("repair", "trials (repair --apply while two writers append)", r.trials),
+                 ("repair", "  repairs done while the writers ran", r.repairs),
+                 ("repair", "  repairs refused (log changed while planning), retried", r.repair_retries),
+                 ("repair", "  acknowledged judgments", r.acknowledged),
+                 ("repair", "  acknowledged judgments lost", r.lost),
+                 ("repair", "  log unreadable", r.unreadable),
+                 ("repair", "  writer failures", r.failures)]
+    if s is not None:
+        rows += [("submit", "trials (two submits --manual --group G at once)", s.trials),
+                 ("submit", "  accepted runs", s.acknowledged),
+                 ("submit", "  accepted runs lost or changed in campaign.yaml", s.lost),
+                 ("submit", "  campaign.yaml unreadable", s.unreadable),
+                 ("submit", "  submits refused", s.failures)]
+    if f is not None:
+        rows += [("full disk", "trials (judgments add until a write fails)", f.trials),
+                 ("full disk", "  acknowledged judgments", f.acknowledged),
+                 ("full disk", "  acknowledged judgments lost", f.lost),
+                 ("full disk", "  log unreadable", f.unreadable),
+                 ("full disk", "  torn line left or message not naming the log", f.failures)]
+    return _table(rows)
+
+
+def _table(rows: list[tuple]) -> str:
+    """The Markdown table (command, what, count) the summaries print."""
+    if not rows:
+        return ""
+    w = max(len(x[1]) for x in rows)
+    lines = [f"| {'command':<13} | {'what':<{w}} | {'count':>5} |", f"|{'-' * 15}|{'-' * (w + 2)}|{'-' * 7}|"]
+    lines += [f"| {a:<13} | {b:<{w}} | {c:>5} |" for a, b, c in rows]
+    return "\n".join(lines)
+
+
 def summary(i: IngestStats | None, j: JudgmentStats | None, p: PoolStats | None) -> str:
     rows = []
     if i is not None:
@@ -495,10 +764,7 @@ def summary(i: IngestStats | None, j: JudgmentStats | None, p: PoolStats | None)
                  ("pool", "  killed pool not built (nothing left)", p.not_built),
                  ("pool", "  pool file and log inconsistent", p.inconsistent),
                  ("pool", "  concurrent pool builds failed", p.concurrent_failed)]
-    w = max(len(r[1]) for r in rows)
-    lines = [f"| {'command':<13} | {'what':<{w}} | {'count':>5} |", f"|{'-' * 15}|{'-' * (w + 2)}|{'-' * 7}|"]
-    lines += [f"| {a:<13} | {b:<{w}} | {c:>5} |" for a, b, c in rows]
-    return "\n".join(lines)
+    return _table(rows)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -509,7 +775,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--kills", type=int, default=100, help="SIGKILLs per experiment (default 100)")
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--only", default="ingest,judgments,pool")
+    ap.add_argument("--only", default="ingest,judgments,pool,repair,submit,fulldisk")
     ap.add_argument("--work", default=None, help="working directory (default: a temporary one)")
     a = ap.parse_args(argv)
     sys.path.insert(0, str(ROOT))
@@ -521,15 +787,21 @@ def main(argv: list[str] | None = None) -> int:
         i = ingest_kills(work, a.kills, a.seed) if "ingest" in only else None
         j = judgment_kills(work, a.kills, a.seed) if "judgments" in only else None
         p = pool_kills(work, a.kills, a.seed) if "pool" in only else None
-    for s in (i, j, p):
+        r = repair_race(work, a.kills, a.seed) if "repair" in only else None
+        sb = submit_race(work, a.kills, a.seed) if "submit" in only else None
+        fd = full_disk(work, a.kills, a.seed) if "fulldisk" in only else None
+    for s in (i, j, p, r, sb, fd):
         for n in (s.notes if s else []):
             print("NOTE", n)
     print(f"\nseed {a.seed}, {time.time() - t0:.0f} s, load average {os.getloadavg()[0]:.1f}")
-    print(summary(i, j, p))
+    if i or j or p:
+        print(summary(i, j, p))
+    print(race_summary(r, sb, fd))
     bad = ((i and (i.tracebacks or i.wrong_numbers or i.other_failures or i.committed_damaged
                    or i.recovered != i.kills or i.leftovers_after_recovery))
            or (j and (j.lost or j.unreadable or j.not_clean_after_next_add))
-           or (p and (p.inconsistent or p.concurrent_failed)))
+           or (p and (p.inconsistent or p.concurrent_failed))
+           or any(x and (x.lost or x.unreadable or x.failures) for x in (r, sb, fd)))
     return 1 if bad else 0
 
 

@@ -97,7 +97,11 @@ def test_parse_grade_never_guesses():
 
 
 def test_auto_judge_records_source_reruns_free_and_retries_bad_answers(camp_dir):
+    cfg = camp_dir / "campaign.yaml"            # the fake model grades 0-3: the campaign's scale gets a 3
+    cfg.write_text(cfg.read_text().replace("  binary_threshold:", "    3:\n      label: perfect\n      gain: 7\n"
+                                                                   "  binary_threshold:", 1))
     camp = load_campaign(camp_dir)
+    assert sorted(camp.scale()) == [0, 1, 2, 3]
     pairs = pooled_pairs(camp, depth=3)
     docs = list(pairs["doc"])
     from engine.judging.auto import read_docs
@@ -155,7 +159,8 @@ def test_kill_mid_way_resumes_without_duplicates(camp_dir):
     log = camp_dir / "judgments" / "sources" / "llm-m.jsonl"
     with FakeLLM(delay=0.05) as srv:
         cmd = [sys.executable, "-m", "cranfield.cli", "judgments", "auto", str(camp_dir), "--endpoint", srv.url,
-               "--model", "m", "--depth", "5", "--concurrency", "1", "--backoff", "0"]
+               "--model", "m", "--depth", "5", "--concurrency", "1", "--backoff", "0",
+               "--grade-map", "3=2"]     # the fake model answers 0-3; the campaign's scale is 0-2
         p = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         deadline = time.time() + 60
         while time.time() < deadline:

@@ -10,7 +10,7 @@ import pytest
 from conftest import shared_path
 from cranfield.cli import main
 from engine.errors import FormatError, Warnings
-from engine.formats.detect import detect_judgment_kind, read_judgments, write_judgments
+from engine.formats.detect import declare_judgment_kind, detect_judgment_kind, read_judgments, write_judgments
 from engine.formats.sampled import read_prels, read_sample, write_prels, write_sample
 from engine.formats.qrels import read_qrels, write_qrels
 from engine.formats.runs import read_run, read_runs, warn_unknown_topics, write_run
@@ -332,7 +332,12 @@ def test_sample_errors_and_unsampled_stratum(tmp_path):
 def test_detect_judgment_kind(tmp_path):
     assert detect_judgment_kind(put(tmp_path / "a.txt", "1 0 d 1\n")) == "qrels"
     assert detect_judgment_kind(put(tmp_path / "b.txt", "1 d 1 0 0.25\n1 e 0 1 1\n")) == "prels"
-    assert detect_judgment_kind(put(tmp_path / "c.txt", "1 0 d 3 1\n1 0 e 1 -1\n")) == "sample"
+    c = put(tmp_path / "c.txt", "1 0 d 3 1\n1 0 e 1 -1\n")  # sample-shaped, or qrels + a field: only when asked
+    with pytest.raises(FormatError) as e:
+        detect_judgment_kind(c)
+    assert problems(e)[0].startswith(f"{c}:1: 5 fields where qrels have 4") and "--judgments-format sample" in str(e.value)
+    declare_judgment_kind(c, "sample")
+    assert detect_judgment_kind(c) == "sample"
     assert detect_judgment_kind(tmp_path / "x.sample.gz") == "sample"
 
 

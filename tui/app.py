@@ -372,13 +372,17 @@ class CranfieldApp(App):
         """Where `e` writes: --export-dir, else the campaign's exports/ folder (never the current directory)."""
         if self.export_dir is not None:
             return self.export_dir
+        from engine.util.confine import campaign_path
         root = self.model.root if self.model is not None else self.target
-        return (Path(root) / "exports").resolve()
+        return campaign_path(root, "exports")
 
     def export(self, stem: str, df: pd.DataFrame) -> list[Path]:
-        folder = self.export_folder()
         try:
+            folder = self.export_folder()
             paths = write_exports(df, stem, folder)
+        except CranfieldError as exc:
+            self.notify(str(exc)[:2000], title="Export refused", severity="error", timeout=20)
+            return []
         except OSError as exc:
             self.notify(f"export to {folder} failed: {exc}", severity="error", timeout=20)
             return []

@@ -95,6 +95,9 @@ def _root_parser() -> tuple[argparse.ArgumentParser, argparse._SubParsersAction]
         description="Run IR evaluation campaigns: pools, judgments, trec_eval-exact measures, "
                     "stability and cost. With no command, opens the TUI on the demo campaign.")
     parser.add_argument("--version", action="version", version=f"cranfield {__version__}")
+    parser.add_argument("--max-read", metavar="SIZE",
+                        help="largest input a reader holds, also after decompression (default 16G, and a .gz "
+                             "may not grow more than 100-fold); any command accepts it")
     return parser, parser.add_subparsers(dest="command", metavar="COMMAND")
 
 
@@ -125,9 +128,40 @@ def campaign_as_option(parser: argparse.ArgumentParser, argv: list[str]) -> list
     return rest[:depth] + [value] + rest[depth:]
 
 
+def take_max_read(argv: list[str]) -> list[str]:
+    """Remove `--max-read SIZE` (any position, any command) from argv and set the read limit every reader
+    (and worker process) uses: CRANFIELD_MAX_READ. Raises CranfieldError on a bad size."""
+    out, i = [], 0
+    while i < len(argv):
+        a = argv[i]
+        if a == "--max-read" or a.startswith("--max-read="):
+            if a == "--max-read":
+                if i + 1 >= len(argv):
+                    raise CranfieldError("--max-read needs a size, e.g. --max-read 64G")
+                val, i = argv[i + 1], i + 2
+            else:
+                val, i = a.partition("=")[2], i + 1
+            from engine.formats.files import parse_size
+            try:
+                parse_size(val)
+            except ValueError:
+                raise CranfieldError(f"--max-read {val!r}: give a size such as 500M, 20G or 1T") from None
+            os.environ["CRANFIELD_MAX_READ"] = val
+            continue
+        out.append(a)
+        i += 1
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the `cranfield` console script."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    if any(a == "--max-read" or a.startswith("--max-read=") for a in argv):
+        try:
+            argv = take_max_read(argv)
+        except CranfieldError as exc:
+            print(f"cranfield: {exc}", file=sys.stderr)
+            return EXIT_USAGE
     if not argv or (len(argv) == 1 and not argv[0].startswith("-") and Path(argv[0]).is_dir()):
         argv = ["tui", *argv]
     parser = build_parser(argv[0] if not argv[0].startswith("-") else None)

@@ -99,6 +99,9 @@ def run(args) -> int:
     if args.queries is not None or args.per_query is not None:
         if args.queries is None or args.per_query is None:
             raise CranfieldError("a design needs both --queries and --per-query")
+        for opt, v in (("--queries", args.queries), ("--per-query", args.per_query)):
+            if v < 1:
+                raise CranfieldError(f"{opt} {v}: give a count of 1 or more")
         mix = _parse_mix(args.mix)
         h = model.design_hours(args.queries, args.per_query, mix)
         per = model.design_seconds(1, args.per_query, mix)

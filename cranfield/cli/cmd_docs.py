@@ -45,7 +45,8 @@ def run_import(args) -> int:
 
     root = _campaign_root(args.campaign)
     t0 = time.perf_counter()
-    with DocStore.open(root / "docs" / STORE_NAME, create=True) as st:
+    from engine.util.confine import campaign_path
+    with DocStore.open(campaign_path(root, "docs", STORE_NAME), create=True) as st:
         total = 0
         for f in args.files:
             n = st.import_file(f, args.format, replace=not args.no_replace)

@@ -12,6 +12,9 @@ def register(sub) -> None:
                                    "unless --format is csv/tsv/json/markdown.")
     p.add_argument("files", nargs="*", help="QRELS RUN [RUN ...] (trec_eval order), plain or .gz")
     p.add_argument("--campaign", help="evaluate a campaign directory's runs against its judgments")
+    p.add_argument("--judgments-format", choices=["qrels", "prels", "sample"], default=None,
+                   help="read JUDGMENTS in this format whatever its name and content (a 5-field file is read as "
+                        "sample_eval qrels only when asked)")
     p.add_argument("-m", "--measure", action="append", dest="measures",
                    help="measure, measure.params or nickname (official, all_trec, set); repeatable")
     p.add_argument("-q", action="store_true", dest="per_query", help="also print per-topic values")
@@ -68,6 +71,9 @@ def run(args) -> int:
 
 
 def _run(args) -> int:
+    if args.judgments_format and args.files:
+        from engine.formats.detect import declare_judgment_kind
+        declare_judgment_kind(args.files[0], args.judgments_format)
     if args.rel_format == "diversity":
         from engine.official.ndeval import run_cli
         return run_cli(args, sys.stdout)

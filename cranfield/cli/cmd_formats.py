@@ -40,7 +40,9 @@ def detect_kind(path: Path) -> str:
             obj = loads_json(first, str(path))
         except ValueError:
             return "log"
-        return "topics" if isinstance(obj, dict) and "title" in obj and "grade" not in obj else "log"
+        if path.parent.name == "topics":
+            return "topics"
+        return "topics" if isinstance(obj, dict) and not {"doc", "grade", "op"} & set(obj) else "log"
     if name.endswith((".tsv", ".sgml", ".sgm")) or b"<top" in read_bytes(path)[:4096].lower():
         return "topics"
     if name.endswith((".qrels", ".prels", ".sample")):
@@ -85,6 +87,10 @@ def check_path(path: Path, kind: str | None, w: Warnings, topics=None) -> str:
     runs, qrels, topics_df = camp.runs(), camp.qrels(), camp.topics()
     camp.run_meta()
     camp.truth_qrels()
+    from engine.judgments.sources import list_sources, source_judgments
+    for src in list_sources(camp):
+        if src.kind == "auto":
+            source_judgments(camp, src.name, w)        # an automatic grade off the scale is an error
     return (f"campaign {camp.name!r}: {runs['run'].nunique() if len(runs) else 0} runs, {len(topics_df)} topics, "
             f"{len(qrels)} judgments")
 

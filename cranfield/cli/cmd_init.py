@@ -69,8 +69,23 @@ def init_campaign(directory, name: str | None = None) -> Path:
     if not gi.exists():
         gi.write_text(".cranfield-cache/\n")
     import json
-    with open(cfg, "x", encoding="utf-8") as fh:   # "x": never clobber a file created meanwhile
-        fh.write(TEMPLATE.format(name=json.dumps(title, ensure_ascii=False)))
+    import os
+
+    from engine.util.atomic import campaign_lock
+    with campaign_lock(root):
+        tmp = root / f".campaign.yaml.tmp{os.getpid()}"
+        try:
+            with open(tmp, "w", encoding="utf-8") as fh:
+                fh.write(TEMPLATE.format(name=json.dumps(title, ensure_ascii=False)))
+                fh.flush()
+                os.fsync(fh.fileno())
+            try:
+                os.link(tmp, cfg)                  # never clobbers a campaign.yaml created meanwhile
+            except FileExistsError:
+                raise CranfieldError(f"{cfg} already exists; refusing to overwrite it "
+                                     f"(edit it, or choose a new directory)") from None
+        finally:
+            tmp.unlink(missing_ok=True)
     return cfg
 
 

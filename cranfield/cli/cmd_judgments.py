@@ -48,7 +48,7 @@ def register(sub) -> None:
     u.add_argument("campaign")
     u.add_argument("topic")
     u.add_argument("doc")
-    u.add_argument("--assessor", default="")
+    u.add_argument("--assessor", default=None, help="default: $CRANFIELD_ASSESSOR, else $USER (as for add)")
     u.set_defaults(func=run_undo)
 
     n = jsub.add_parser("next", help="the next document(s) to judge for a topic")
@@ -179,14 +179,19 @@ def _campaign(path, w):
     return load_campaign(path, warnings=w)
 
 
+def _assessor(args) -> str:
+    """--assessor, else $CRANFIELD_ASSESSOR, else $USER."""
+    import os
+    return args.assessor if args.assessor is not None else (os.environ.get("CRANFIELD_ASSESSOR")
+                                                            or os.environ.get("USER") or "")
+
+
 def run_add(args) -> int:
     from engine.judging.workflow import record_judgment
     root = Path(args.campaign)
     if not root.is_dir():
         raise CranfieldError(f"{root}: not a campaign directory")
-    import os
-    assessor = args.assessor if args.assessor is not None else (os.environ.get("CRANFIELD_ASSESSOR")
-                                                                or os.environ.get("USER") or "")
+    assessor = _assessor(args)
     rec = record_judgment(root, args.topic, args.doc, args.grade, assessor, args.seconds, args.strategy,
                           new_topic=args.new_topic)
     print(f"judged topic {rec['topic']} doc {rec['doc']} grade {rec['grade']} (saved)")
@@ -219,7 +224,12 @@ def run_undo(args) -> int:
     root = Path(args.campaign)
     if not root.is_dir():
         raise CranfieldError(f"{root}: not a campaign directory")
-    undo_judgment(root, args.topic, args.doc, args.assessor)
+    from engine.judgments.log import standing_judgment
+    assessor = _assessor(args)
+    if not standing_judgment(root, args.topic, args.doc, assessor):
+        raise CranfieldError(f"topic {args.topic} doc {args.doc}: nothing to undo (no judgment by "
+                             f"{assessor or 'an unnamed assessor'} in force in the log); nothing recorded")
+    undo_judgment(root, args.topic, args.doc, assessor)
     print(f"undo recorded for topic {args.topic} doc {args.doc}")
     return 0
 
@@ -263,7 +273,9 @@ def run_batch(args) -> int:
     w = Warnings()
     camp = _campaign(args.campaign, w)
     pool = read_pool(pool_path(camp.root, args.pool))
-    n = export_batch(pool, _campaign_judged(camp), args.out, topics=args.topics, limit=args.limit)
+    from engine.util.confine import confine_output
+    n = export_batch(pool, _campaign_judged(camp), confine_output(camp.root, args.out), topics=args.topics,
+                     limit=args.limit)
     _warn(w)
     print(f"wrote {n} document(s) to judge to {args.out}")
     return 0
@@ -276,6 +288,8 @@ def run_export(args) -> int:
     from engine.pooling import read_pool, pool_path
     w = Warnings()
     camp = _campaign(args.campaign, w)
+    from engine.util.confine import confine_output
+    confine_output(camp.root, args.out)
     q = camp.qrels()
     q = q[q["grade"] >= 0] if args.format != "sample" else q
     if args.format == "qrels":

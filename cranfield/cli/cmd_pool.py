@@ -94,6 +94,8 @@ def run(args) -> int:
             raise CranfieldError("--oracle truth: this campaign has no truth/ (only simulated campaigns do)")
     elif args.oracle == "judgments":
         oracle = camp.qrels()
+    if args.depth is not None and args.depth < 1:
+        raise CranfieldError(f"--depth {args.depth}: give a pool depth of 1 or more")
     params = _parse_params(args.param)
     from engine.pooling.bounds import depth_for_bounds
     args.depth, note = depth_for_bounds(args.strategy, params, args.depth)

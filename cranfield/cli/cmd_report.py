@@ -22,6 +22,8 @@ def run(args) -> int:
     from engine.campaign.participant import write_reports
 
     camp = load_campaign(args.campaign)
+    from engine.util.confine import confine_output
+    confine_output(camp.root, args.out)
     paths = write_reports(camp, args.out, args.runs, args.measures, args.against)
     n = sum(1 for p in paths if p.suffix == ".html" and p.name != "index.html")
     print(f"wrote {n} run pages (HTML and Markdown) and index.html / index.md to {args.out}")

@@ -43,7 +43,12 @@ def register_actions(jsub) -> None:
     a.add_argument("--concurrency", type=int, default=4, help="parallel requests (default 4)")
     a.add_argument("--retries", type=int, default=3)
     a.add_argument("--backoff", type=float, default=1.0, help="seconds before the first retry (doubles)")
-    a.add_argument("--timeout", type=float, default=60.0)
+    a.add_argument("--timeout", type=float, default=60.0,
+                   help="seconds for a whole call: connect, send and the complete answer (default 60)")
+    a.add_argument("--max-failures", type=int, default=10,
+                   help="stop after this many failed requests in a row (default 10; 0: never stop)")
+    a.add_argument("--judge-empty", action="store_true",
+                   help="also ask for documents without text (default: not sent, counted)")
     a.add_argument("--max-tokens", type=int, default=200)
     a.add_argument("--api-key-env", default="OPENAI_API_KEY", help="environment variable holding the API key")
     a.add_argument("--grade-map", default=None, metavar="G=H,...",
@@ -92,7 +97,7 @@ def run_sources(args) -> int:
 def run_auto(args) -> int:
     from pathlib import Path
 
-    from engine.judging.auto import (DEFAULT_PROMPT, JudgeSettings, plan, pooled_pairs, prompt_version_of,
+    from engine.judging.auto import (DEFAULT_PROMPT, JudgeSettings, check_settings, plan, pooled_pairs, prompt_version_of,
         run_auto_judge)
     from engine.campaign.campaign import load_campaign
     w = Warnings()
@@ -123,13 +128,17 @@ def run_auto(args) -> int:
         raise CranfieldError(f"--grade-map maps to grade(s) {bad} that campaign.yaml relevance.scale does not list")
     st = JudgeSettings(args.endpoint, args.model, text, prompt_version_of(text, args.prompt_version),
                        args.concurrency, args.retries, args.backoff, args.timeout, args.max_tokens,
-                       api_key=os.environ.get(args.api_key_env) or None, grades=grades, grade_map=gmap)
+                       api_key=os.environ.get(args.api_key_env) or None, grades=grades, grade_map=gmap,
+                       scale=tuple(sorted(camp.scale())), max_failures=args.max_failures,
+                       judge_empty=args.judge_empty)
+    check_settings(st)
     source = args.source or "llm-" + "".join(c if c.isalnum() or c in "._-" else "-" for c in args.model)
     pairs = pooled_pairs(camp, args.pool, args.depth, args.topics)
     pl = plan(camp, source, st, pairs)
     err = sys.stderr
     print(f"source {source}: {pl.total} pooled pairs; {pl.already} already judged, {len(pl.cached)} from the "
-          f"cache, {len(pl.pairs)} to ask", file=err)
+          f"cache, {len(pl.pairs)} to ask" + (f", {pl.empty} without document text not sent" if pl.empty else ""),
+          file=err)
     print(f"estimate: {len(pl.pairs)} calls (more if answers must be retried), about {pl.prompt_tokens:,} "
           f"prompt tokens and at most {pl.max_completion_tokens:,} completion tokens "
           f"(model {st.model}, prompt {st.prompt_version})", file=err)
@@ -149,7 +158,10 @@ def run_auto(args) -> int:
           f"recorded; {res.unparsed} unparseable answers and {res.http_errors} failed requests were retried"
           + (f"; tokens used: {res.prompt_tokens:,} prompt, {res.completion_tokens:,} completion"
              if res.prompt_tokens else ""))
-    if res.failed:
+    if res.stopped:
+        print(f"stopped early: the endpoint failed {st.max_failures} times in a row ({res.not_tried} pair(s) not "
+              f"tried; rerun to continue, --max-failures to change)", file=err)
+    if res.failed or res.stopped:
         print(f"{len(res.failed)} pair(s) not judged after {st.retries} retries (see "
               f"judgments/sources/{source}.errors.jsonl; rerun to try again):", file=err)
         for t, d, why in res.failed[:10]:

@@ -43,7 +43,7 @@ def _fingerprint(paths: list[Path]) -> tuple:
 def _visible_files(folder: Path) -> list[Path]:
     if not folder.is_dir():
         return []
-    return sorted(p for p in folder.iterdir() if p.is_file() and not p.name.startswith("."))
+    return sorted(p for p in folder.iterdir() if not p.is_dir() and not p.name.startswith("."))
 
 
 def _base_suffix(p: Path) -> str:
@@ -109,9 +109,17 @@ class Campaign:
             self.roots = allowed_roots(self.root, self.config)
         refuse_outside(path, self.roots, source, what)
 
+    def path(self, name: str, *parts: str) -> Path:
+        """A campaign path of engine.util.confine.CAMPAIGN_PATHS, refused when a link takes it outside the campaign."""
+        from engine.util.confine import campaign_path
+        if "roots" not in self.__dict__:
+            from engine.util.confine import allowed_roots
+            self.roots = allowed_roots(self.root, self.config)
+        return campaign_path(self.root, name, *parts, roots=self.roots)
+
     def _scan(self, folder: str, suffixes: set[str], what: str, skip: set[str] = frozenset()) -> list[Path]:
         out = []
-        for p in _visible_files(self.root / folder):
+        for p in _visible_files(self.path(folder)):
             if p.name in skip:
                 continue
             self._confine(p, str(self.root / folder), p.name)
@@ -135,16 +143,26 @@ class Campaign:
         if skip:
             files = [q for q in files if q.resolve() not in skip]
             seen |= set(skip)
+        named: dict[Path, str] = {}
         for tag, meta in self.config["runs"].items():
             f = meta.get("file")
             if f:
                 p = (self.root / f)
                 self._confine(p, str(self.config_path), f"runs.{tag}.file")
-                if not p.is_file():
+                if p.is_dir():
+                    raise FormatError(Problem(str(self.config_path), None,
+                                              f"runs.{tag}.file: {f} is a directory, expected a run file"),
+                                      hint="name the run file itself, e.g. runs/" + f"{tag}.txt")
+                if not p.exists():
                     raise FormatError(Problem(str(self.config_path), None,
                                               f"runs.{tag}.file: {f} does not exist"),
                                       hint="fix the path (relative to the campaign directory) or remove the key")
                 rp = p.resolve()
+                if rp in named:
+                    raise FormatError(Problem(str(self.config_path), None,
+                                              f"runs.{named[rp]}.file and runs.{tag}.file both name {f}"),
+                                      hint="each run needs its own file: fix one of the two entries")
+                named[rp] = tag
                 if rp not in seen:
                     seen.add(rp)
                     files.append(p)
@@ -155,10 +173,7 @@ class Campaign:
         return self._scan("judgments", JUDGMENT_SUFFIXES, "judgments", skip={LOG_NAME})
 
     def log_path(self) -> Path:
-        p = self.root / "judgments" / LOG_NAME
-        if p.is_symlink():
-            self._confine(p, str(self.root / "judgments"), LOG_NAME)
-        return p
+        return self.path("log")
 
     def topic_files(self) -> list[Path]:
         return self._scan("topics", TOPIC_SUFFIXES, "topics")
@@ -282,7 +297,8 @@ class Campaign:
         problems: list[Problem] = []
         for f in files:
             try:
-                frames.append(read_judgments(f, self.warnings, rule=rule))
+                frames.append(read_judgments(f, self.warnings, rule=rule,
+                                             kind=_declared_kind(f, self.config["judgments"].get("format"))))
             except FormatError as exc:
                 problems.extend(exc.problems)
         if problems:
@@ -306,7 +322,7 @@ class Campaign:
 
     def truth_qrels(self) -> pd.DataFrame | None:
         """Complete ground-truth judgments of a simulated campaign (truth/qrels.txt), else None."""
-        p = self.root / "truth" / "qrels.txt"
+        p = self.path("truth", "qrels.txt")
         if not p.is_file():
             return None
         self._confine(p, str(self.root / "truth"), "qrels.txt")
@@ -359,6 +375,12 @@ class Campaign:
     def reload(self) -> None:
         """Forget what was read (files are re-read on the next call)."""
         self._memo.clear()
+
+
+def _declared_kind(path: Path, declared: str | None) -> str | None:
+    """judgments.format for a file whose name does not say its format, else None (the name decides)."""
+    from engine.formats.detect import JUDGMENT_SUFFIXES, _base_suffix
+    return None if not declared or declared == "auto" or JUDGMENT_SUFFIXES.get(_base_suffix(path)) else declared
 
 
 def _first_tag(path: Path) -> str | None:
@@ -414,5 +436,7 @@ def load_campaign(path: PathLike, warnings: Warnings | None = None) -> Campaign:
         raise CranfieldError(f"{p}: not a campaign directory (no {CONFIG_NAME}); "
                              f"create one with `cranfield init {p}`")
     w = warnings if warnings is not None else Warnings()
+    from engine.util.confine import campaign_path
+    campaign_path(p, "config")
     cfg = read_config(cfg_path)
     return Campaign(p, cfg, w)

@@ -51,6 +51,8 @@ SCHEMA: dict = {"kind": "map", "required": ["name"], "keys": {
     }},
     "judgments": {"kind": "map", "default": {}, "keys": {
         "conflict_rule": {"kind": "enum", "values": list(CONFLICT_RULES), "default": "last"},
+        "format": {"kind": "enum", "values": ["auto", "qrels", "prels", "sample"], "default": "auto",
+                   "doc": "how to read judgments/ files whose name does not say (.qrels/.prels/.sample)"},
     }},
     "runs": {"kind": "dict", "key": "str", "values": _RUN_ENTRY, "default": {}},
     "topics": {"kind": "map", "default": {}, "keys": {

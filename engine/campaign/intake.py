@@ -22,6 +22,7 @@ from pathlib import Path
 import yaml
 
 from ..errors import CranfieldError, FormatError, Problem
+from ..util.atomic import atomic_path, atomic_write, campaign_lock
 
 _TAG_OK = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
 
@@ -154,7 +155,7 @@ def check_run(path, camp, *, group: str | None = None, taken: set[str] | None = 
     sub.tag = next(iter(tags), None)
     if sub.tag is not None:
         if not _TAG_OK.match(sub.tag):
-            err(Problem(spath, tags[sub.tag], f"run tag {sub.tag!r}: use letters, digits and _ . + -"))
+            err(Problem(spath, tags[sub.tag], f"run tag {sub.tag!r}: use ASCII letters (a-z, A-Z), digits and _ . + -"))
         if sub.tag in (taken or set()):
             err(Problem(spath, tags[sub.tag], f"run tag {sub.tag} is already in the campaign; choose a new tag"))
     for topic, rows in per_topic.items():
@@ -223,18 +224,24 @@ def _add_run_entry(text: str, tag: str, meta: dict) -> str:
     return text + "runs:\n" + _yaml_entry(tag, meta, "  ")
 
 
-def _write_atomic(path: Path, data: bytes) -> None:
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
-
-
 def submit(campaign, paths: list, *, group: str | None = None, manual: bool = False, priority: int | None = None,
            override_deadline: bool = False, now: datetime | None = None, dry_run: bool = False) -> list[Submission]:
     """Check every run file; if all pass, copy each into runs/<tag>.txt and record runs.<tag> in
-    campaign.yaml. If any fails, raise FormatError with every problem and write nothing."""
-    from .campaign import CONFIG_NAME, load_campaign, read_config
-    camp = load_campaign(campaign) if not hasattr(campaign, "config") else campaign
+    campaign.yaml. If any fails, raise FormatError with every problem and write nothing.
+
+    The whole check-and-record holds the campaign lock and reads campaign.yaml afresh under it, so two
+    submissions at once both land (neither sees the other's tag as free, neither entry is lost)."""
+    from .campaign import load_campaign
+    root = Path(campaign.root if hasattr(campaign, "config") else campaign)
+    warnings = getattr(campaign, "warnings", None)
+    with campaign_lock(root):
+        camp = load_campaign(root, warnings=warnings) if warnings is not None else load_campaign(root)
+        return _submit_locked(camp, paths, group=group, manual=manual, priority=priority,
+                              override_deadline=override_deadline, now=now, dry_run=dry_run)
+
+
+def _submit_locked(camp, paths: list, *, group, manual, priority, override_deadline, now, dry_run) -> list[Submission]:
+    from .campaign import CONFIG_NAME, read_config
     cfg = submission_config(camp)
     now = now or datetime.now(timezone.utc)
     dl = _deadline(cfg, str(camp.config_path))
@@ -257,7 +264,7 @@ def submit(campaign, paths: list, *, group: str | None = None, manual: bool = Fa
             s = s2
             counts[g] = counts.get(g, 0) + 1
         if s.tag is not None:
-            dest = camp.root / "runs" / f"{s.tag}.txt"
+            dest = camp.path("runs", f"{s.tag}.txt")
             if dest.exists() and not any(pr.message.startswith(f"run tag {s.tag} is already") for pr in s.problems):
                 s.problems.append(Problem(str(p), None, f"runs/{dest.name} already exists; choose a new tag"))
             taken.add(s.tag)
@@ -267,7 +274,7 @@ def submit(campaign, paths: list, *, group: str | None = None, manual: bool = Fa
         raise FormatError(problems, hint="nothing was copied; fix the run file(s) and submit again")
     if dry_run:
         return results
-    cfg_path = camp.root / CONFIG_NAME
+    cfg_path = camp.path("config")
     text = cfg_path.read_text(encoding="utf-8")
     stamp = now.astimezone(timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
     for s in results:
@@ -277,25 +284,19 @@ def submit(campaign, paths: list, *, group: str | None = None, manual: bool = Fa
             entry["priority"] = int(priority)
         text = _add_run_entry(text, s.tag, entry)
     # validate the new configuration before anything is written
-    (camp.root / "runs").mkdir(exist_ok=True)
-    tmp_cfg = cfg_path.with_name(f".{CONFIG_NAME}.tmp-{os.getpid()}")
-    tmp_cfg.write_text(text, encoding="utf-8")
-    try:
-        read_config(tmp_cfg)
-    except Exception:
-        tmp_cfg.unlink(missing_ok=True)
-        raise
+    camp.path("runs").mkdir(exist_ok=True)
     written = []
     try:
-        for s in results:
-            dest = camp.root / "runs" / f"{s.tag}.txt"
-            _write_atomic(dest, Path(s.path).read_bytes())
-            written.append(dest)
-        os.replace(tmp_cfg, cfg_path)
+        with atomic_path(cfg_path) as tmp_cfg:       # validated, fsynced, then renamed over campaign.yaml
+            tmp_cfg.write_text(text, encoding="utf-8")
+            read_config(tmp_cfg)
+            for s in results:                        # the run files first, each durable
+                dest = camp.path("runs", f"{s.tag}.txt")
+                atomic_write(dest, Path(s.path).read_bytes())
+                written.append(dest)
     except BaseException:
         for d in written:
             d.unlink(missing_ok=True)
-        tmp_cfg.unlink(missing_ok=True)
         raise
     return results
 

@@ -230,9 +230,27 @@ def _file_stem(run: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.+-]+", "-", run).strip("-") or "run"
 
 
+def file_stems(runs: list[str]) -> dict[str, str]:
+    """A distinct file stem per run: its name with unsafe characters replaced; a stem that changed, that
+    two runs share (case-insensitively) or that is `index` gets a short hash of the exact run name."""
+    import hashlib
+    base = {r: _file_stem(r) for r in runs}
+    count: dict[str, int] = {}
+    for s in base.values():
+        count[s.lower()] = count.get(s.lower(), 0) + 1
+    out = {}
+    for r, s in base.items():
+        if s != r or count[s.lower()] > 1 or s.lower() == "index":
+            s = f"{s}-{hashlib.sha256(r.encode('utf-8', 'surrogateescape')).hexdigest()[:8]}"
+        out[r] = s
+    return out
+
+
 def write_reports(camp, out: str | Path, runs: list[str] | None = None, measures: list[str] | None = None,
                   against: str = "all") -> list[Path]:
-    """Write <run>.md and <run>.html per run and index.md / index.html into `out`; returns the paths."""
+    """Write <run>.md and <run>.html per run and index.md / index.html into `out` (each page atomically);
+    returns the paths."""
+    from ..util.atomic import atomic_write
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     reps = build_reports(camp, runs, measures, against)
@@ -240,11 +258,12 @@ def write_reports(camp, out: str | Path, runs: list[str] | None = None, measures
     paths = []
     rows_md, rows_html = [], []
     first = next(iter(reps[0].summary)) if reps else None
+    stems = file_stems([rep.run for rep in reps])
     for rep in sorted(reps, key=lambda r: r.positions[first][0] if first else 0):
-        stem = _file_stem(rep.run)
+        stem = stems[rep.run]
         for suffix, text in ((".md", to_markdown(rep, name)), (".html", to_html(rep, name))):
             p = out / f"{stem}{suffix}"
-            p.write_text(text, encoding="utf-8")
+            atomic_write(p, text.encode("utf-8"))        # a full disk leaves no half page
             paths.append(p)
         vals = " | ".join(f"{v:.4f}" for v in rep.summary.values())
         rows_md.append(f"| {rep.positions[first][0]} | [{rep.run}]({stem}.md) | {rep.meta.get('group', '')} | {vals} |")
@@ -254,10 +273,10 @@ def write_reports(camp, out: str | Path, runs: list[str] | None = None, measures
     ms = list(reps[0].summary) if reps else []
     md = [f"# Participant reports: {name}", "", f"Runs ordered by {first}.", "",
           "| position | run | group | " + " | ".join(ms) + " |", "|---:|:---|:---|" + "---:|" * len(ms), *rows_md]
-    (out / "index.md").write_text("\n".join(md) + "\n", encoding="utf-8")
+    atomic_write(out / "index.md", ("\n".join(md) + "\n").encode("utf-8"))
     page = [f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{html.escape(name)}: runs</title>"
             f"<style>{_CSS}</style></head><body><h1>Participant reports: {html.escape(name)}</h1>"
             f"<p>Runs ordered by {html.escape(str(first))}.</p><table><tr><th>position</th><th>run</th><th>group</th>"
             + "".join(f"<th>{html.escape(m)}</th>" for m in ms) + "</tr>", *rows_html, "</table></body></html>"]
-    (out / "index.html").write_text("\n".join(page) + "\n", encoding="utf-8")
+    atomic_write(out / "index.html", ("\n".join(page) + "\n").encode("utf-8"))
     return paths + [out / "index.md", out / "index.html"]

@@ -21,7 +21,7 @@ from ..errors import CranfieldError, FormatError, Problem, Warnings
 from ..documents.text import Background
 
 CLASSIFIERS = ("kld", "svm")
-SOURCE_DIR = Path("judgments") / "sources"
+SOURCE_DIR = Path("judgments") / "sources"   # engine confine CAMPAIGN_PATHS["sources"]
 Progress = Callable[[float, str], None] | None
 
 

@@ -51,7 +51,11 @@ class Document:
 
 
 def _open_lines(path: Path) -> Iterator[tuple[int, str]]:
-    """(line number, line) of a UTF-8 text file, gzip-decompressed when it is gzip data; streamed."""
+    """(line number, line) of a UTF-8 text file, gzip-decompressed when it is gzip data; streamed. Only a
+    regular file is opened, and no line may pass the read limit (`--max-read`): memory stays bounded."""
+    from ..formats.files import max_read, regular_file
+    regular_file(path, whole=False)
+    limit, _ = max_read()
     with open(path, "rb") as probe:
         magic = probe.read(2)
     raw = gzip.open(path, "rb") if magic == b"\x1f\x8b" else open(path, "rb")
@@ -59,7 +63,12 @@ def _open_lines(path: Path) -> Iterator[tuple[int, str]]:
         with io.TextIOWrapper(raw, encoding="utf-8", errors="strict", newline=None) as fh:
             n = 0
             try:
-                for n, line in enumerate(fh, 1):
+                while line := fh.readline(limit + 1):
+                    n += 1
+                    if len(line) > limit:
+                        raise FormatError(Problem(str(path), n, f"a line longer than the read limit of {limit:,} "
+                                                                f"characters; refused"),
+                                          hint="raise the limit with --max-read SIZE if the file is genuine")
                     yield n, line
             except UnicodeDecodeError as exc:
                 raise FormatError(Problem(str(path), n + 1, f"not valid UTF-8 ({exc.reason})"),
@@ -182,9 +191,9 @@ def iter_jsonl(path) -> Iterator[tuple[int, Document]]:
 
 def iter_documents(path, fmt: str | None = None) -> Iterator[tuple[int, Document]]:
     """Documents of a TREC SGML or JSONL file (format from `fmt`, else from the name, else the content)."""
+    from ..formats.files import regular_file
     p = Path(path)
-    if not p.is_file():
-        raise CranfieldError(f"{p}: no such file")
+    regular_file(p, whole=False)     # missing, a folder, a FIFO or a device: refused before opening
     if fmt is None:
         name = p.name.lower().removesuffix(".gz")
         if name.endswith((".jsonl", ".json", ".ndjson")):
@@ -236,10 +245,11 @@ class DocStore:
     @classmethod
     def for_campaign(cls, root) -> "DocStore | None":
         """The campaign's store: docs/docs.sqlite, else one built in memory from docs/docs.jsonl, else None."""
-        d = Path(root) / "docs"
-        if (d / STORE_NAME).is_file():
+        from engine.util.confine import campaign_path, confine
+        d = campaign_path(root, "docs")
+        if confine(root, d / STORE_NAME).is_file():
             return cls.open(d / STORE_NAME)
-        if (d / LEGACY_JSONL).is_file():
+        if confine(root, d / LEGACY_JSONL).is_file():
             st = cls.memory()
             st.import_file(d / LEGACY_JSONL, fmt="jsonl")
             return st

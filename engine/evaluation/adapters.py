@@ -165,7 +165,17 @@ def _strict_grades(values: pd.Series) -> np.ndarray:
     return out
 
 
+def _refuse_missing(s) -> None:
+    """A None/NaN id is refused (it would become a document named "nan")."""
+    miss = s.isna().to_numpy() if isinstance(s, pd.Series) else pd.isna(np.asarray(s, dtype=object))
+    if miss.any():
+        rows = np.flatnonzero(miss)
+        raise CranfieldError(f"{SOURCE}: column {getattr(s, 'name', None)!r} has {len(rows)} missing value(s) "
+                             f"(None/NaN; first in row {int(rows[0]) + 1}); every topic and doc id must be given")
+
+
 def _ids(s: pd.Series) -> pd.Series:
+    _refuse_missing(s)
     return pd.Series([x if type(x) is str else str(x) for x in s.tolist()], dtype=object, index=s.index)
 
 
@@ -235,7 +245,8 @@ class RunColumns:
 
 
 def _codes(col) -> tuple[np.ndarray, np.ndarray]:
-    """(codes, names as str) of an id column, hashed without per-row Python."""
+    """(codes, names as str) of an id column, hashed without per-row Python; a missing id is refused."""
+    _refuse_missing(col)
     codes, uniq = pd.factorize(col, use_na_sentinel=False)
     names = np.asarray([x if type(x) is str else str(x) for x in np.asarray(uniq, dtype=object).tolist()], dtype=object)
     if len(set(names.tolist())) != len(names):             # 1 and "1": one id as text

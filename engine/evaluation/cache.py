@@ -57,7 +57,9 @@ def cache_key(files: Iterable, measures: Any, options: Any, extra: Any = None) -
 
 
 def cache_dir(root: os.PathLike | str) -> Path:
-    return Path(root) / CACHE_DIR
+    """The campaign's cache folder, confined."""
+    from engine.util.confine import campaign_path
+    return campaign_path(root, "cache")
 
 
 def load_or_compute(root: os.PathLike | str, key: str, compute: Callable[[], pd.DataFrame],

@@ -160,13 +160,24 @@ def evaluate_files(qrels_path, run_paths: list, measures=None, *, options: EvalO
     dup = []
     for i, (runs, _) in enumerate(results):
         for name in runs["run"].unique() if len(runs) else []:
-            if name in seen:
-                dup.append(Problem(str(batches[i][0]), None, f"run tag {name!r} is used by files of two batches; "
-                                                              f"every run needs a distinct tag"))
+            if name in seen:        # as read_runs words it within one batch: both files named
+                dup.append(Problem(str(_file_with_tag(batches[i], str(name))), None,
+                                   f"run tag {name!r} is also the tag of {_file_with_tag(batches[seen[name]], str(name))}"))
             seen[str(name)] = i
     if dup:
         raise FormatError(dup, hint="every run needs a distinct tag; edit the 6th column of one file")
     return done([c for _, c in results])
+
+
+def _file_with_tag(paths: list, tag: str):
+    """The file of `paths` whose first results carry run tag `tag` (for a message; the first path if none)."""
+    from ..formats.files import read_bytes
+    for p in paths:
+        for ln in read_bytes(p)[:65536].split(b"\n")[:100]:
+            f = ln.split()
+            if len(f) >= 6 and f[5].decode("utf-8", "replace") == tag:
+                return p
+    return paths[0]
 
 
 def run_batches(runs: pd.DataFrame, workers: int | None = None) -> list[pd.DataFrame]:

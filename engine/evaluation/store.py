@@ -56,7 +56,9 @@ SCHEMA = pa.schema([("topic", pa.string()), ("doc", pa.string()), ("score", pa.f
 
 
 def store_dir(root: os.PathLike | str) -> Path:
-    return Path(root) / STORE_DIR
+    """The campaign's run store folder, confined."""
+    from engine.util.confine import campaign_path
+    return campaign_path(root, "store")
 
 
 # --------------------------------------------------------------------------- ingest one file
@@ -153,6 +155,8 @@ def _stat_key(st: os.stat_result) -> list:
 
 
 def file_sha256(path: os.PathLike | str) -> str:
+    from engine.formats.files import regular_file
+    regular_file(path)
     with open(path, "rb") as fh:
         return hashlib.file_digest(fh, "sha256").hexdigest()
 
@@ -163,9 +167,12 @@ def ingest_file(path: str, part: str, group_rows: int = ROW_GROUP_ROWS) -> dict:
     "hint": ...} when the file is bad."""
     t0 = time.perf_counter()
     w = Warnings()
+    from engine.formats.files import regular_file
     try:
-        st = os.stat(path)
+        st = regular_file(path)
         raw = Path(path).read_bytes()
+    except FormatError as exc:
+        return {"problems": [(p.path, p.line, p.message) for p in exc.problems], "hint": exc.hint}
     except OSError as exc:
         return {"problems": [(str(path), None, f"cannot be read ({exc.strerror or exc})")],
                 "hint": "check that the file exists and is readable"}

@@ -1,6 +1,7 @@
 """Which judgment format a file holds (by suffix, then by content), and the readers by kind."""
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Callable
 
@@ -28,9 +29,19 @@ def _base_suffix(path: PathLike) -> str:
     return Path(name).suffix
 
 
+DECLARED_KINDS: dict[str, str] = {}     # resolved path -> kind the user declared (--judgments-format)
+
+
+def declare_judgment_kind(path: PathLike, kind: str) -> None:
+    """Read `path` as `kind` (qrels, prels, sample) whatever its content: the user said so."""
+    DECLARED_KINDS[os.path.realpath(path)] = kind
+
+
 def detect_judgment_kind(path: PathLike, data: bytes | None = None) -> str:
-    """'qrels', 'prels' or 'sample': by suffix (.qrels/.prels/.sample), else by the first data lines."""
-    kind = JUDGMENT_SUFFIXES.get(_base_suffix(path))
+    """'qrels', 'prels' or 'sample': as declared (`declare_judgment_kind`), by suffix (.qrels/.prels/
+    .sample), else by the first data lines. Five fields that are not prels are never read as a sample
+    unless asked: that would take a qrels file's extra field as the grade; refused with both readings."""
+    kind = DECLARED_KINDS.get(os.path.realpath(path)) or JUDGMENT_SUFFIXES.get(_base_suffix(path))
     if kind:
         return kind
     text = (read_bytes(path) if data is None else data)[:65536]
@@ -49,7 +60,13 @@ def detect_judgment_kind(path: PathLike, data: bytes | None = None) -> str:
         return "prels"
     if all(_is_int(t[3]) and _is_int(t[4]) for t in five) and len({t[1] for t in five}) == 1 \
             and len({t[2] for t in five}) > 1:
-        return "sample"
+        ln, first = next((i, raw) for i, raw in enumerate(text.splitlines(), start=1)
+                         if len(raw.split()) == 5 and not raw.lstrip().startswith(b"#"))
+        shown = first.decode("utf-8", "replace").strip()
+        raise FormatError(Problem(str(path), ln, f"5 fields where qrels have 4: {shown!r}; it could be a sample_eval "
+                                                 f"file (topic iter doc stratum grade) or qrels with an extra field"),
+                          hint="read it as a sample with --judgments-format sample (or name it .sample, or set "
+                               "judgments.format: sample in campaign.yaml); if it is qrels, remove the 5th field")
     if all(_is_int(t[2]) and _is_prob(t[4]) for t in five):
         return "prels"
     return "qrels"

@@ -25,11 +25,98 @@ _COMMENT_RE = LazyPattern(rb"(?m)^[ \t]*#[^\n]*")
 _BINARY_SNIFF = 8192
 
 
+MAX_READ_ENV = "CRANFIELD_MAX_READ"     # set by `cranfield --max-read SIZE` (any command)
+MAX_READ_DEFAULT = 16 << 30             # bytes a reader may hold: a file, or what a .gz decompresses to
+GZIP_RATIO = 100                        # without --max-read: a .gz may not grow more than 100-fold ...
+GZIP_RATIO_FLOOR = 16 << 20             # ... beyond 16 MB (real run and qrels files compress 3-10 fold)
+_SIZE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+
+
+def parse_size(text: str) -> int:
+    """'500M', '2G', '1048576' -> bytes (K, M, G, T are powers of 1024); ValueError when not a size."""
+    t = str(text).strip().upper().removesuffix("B").removesuffix("I")
+    unit = t[-1:] if t[-1:] in _SIZE_UNITS and t[-1:] else ""
+    num = t[:-1] if unit else t
+    v = float(num)
+    if not (v > 0 and v < float("inf")):
+        raise ValueError(text)
+    return int(v * _SIZE_UNITS[unit])
+
+
+def max_read() -> tuple[int, bool]:
+    """(the read limit in bytes, True when it was given explicitly: then no ratio check applies)."""
+    given = os.environ.get(MAX_READ_ENV)
+    if given:
+        try:
+            return parse_size(given), True
+        except ValueError:
+            pass
+    return MAX_READ_DEFAULT, False
+
+
+def _too_big(path, what: str) -> FormatError:
+    return FormatError(Problem(str(path), None, what),
+                       hint="if the file is genuine, raise the limit with --max-read SIZE (e.g. --max-read 64G), "
+                            f"or set {MAX_READ_ENV}")
+
+
+def regular_file(path: PathLike, whole: bool = True) -> os.stat_result:
+    """The stat of `path` when it is a regular file (within the read limit when it is read `whole`, not
+    streamed); else a FormatError, decided by stat before anything is opened (a FIFO would block,
+    /dev/zero never ends)."""
+    import stat as st_
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        raise FormatError(Problem(str(path), None, "file not found"),
+                          hint="check the path; runs and judgments may be plain text or .gz") from None
+    except PermissionError:
+        raise FormatError(Problem(str(path), None, "permission denied"),
+                          hint="make the file readable (chmod +r)") from None
+    except OSError as exc:
+        raise FormatError(Problem(str(path), None, f"cannot be read ({exc.strerror or exc})")) from None
+    if st_.S_ISDIR(st.st_mode):
+        raise FormatError(Problem(str(path), None, "is a directory, expected a file"))
+    if not st_.S_ISREG(st.st_mode):
+        kind = ("a FIFO (named pipe)" if st_.S_ISFIFO(st.st_mode) else "a device" if st_.S_ISCHR(st.st_mode)
+                or st_.S_ISBLK(st.st_mode) else "a socket" if st_.S_ISSOCK(st.st_mode) else "not a file")
+        raise FormatError(Problem(str(path), None, f"not a regular file ({kind}); refused without reading"),
+                          hint="give a regular file (save the stream to a file first)")
+    limit, _ = max_read()
+    if whole and st.st_size > limit:
+        raise _too_big(path, f"{st.st_size:,} bytes, over the read limit of {limit:,} bytes")
+    return st
+
+
+def _gunzip(path, data: bytes) -> bytes:
+    """`data` decompressed in bounded steps: refused once the output passes the limit (or, without
+    --max-read, grows more than GZIP_RATIO-fold beyond GZIP_RATIO_FLOOR: a decompression bomb)."""
+    import gzip
+    limit, explicit = max_read()
+    cap = limit if explicit else min(limit, max(GZIP_RATIO_FLOOR, GZIP_RATIO * len(data)))
+    out, total = [], 0
+    with gzip.GzipFile(fileobj=io.BytesIO(data)) as fh:
+        while True:
+            piece = fh.read(min(1 << 24, cap + 1 - total))
+            if not piece:
+                break
+            total += len(piece)
+            if total > cap:
+                why = (f"over the read limit of {limit:,} bytes" if cap == limit else
+                       f"{cap // max(1, len(data))} times its {len(data):,} compressed bytes (a decompression bomb?)")
+                raise _too_big(path, f"decompresses to more than {cap:,} bytes, {why}; refused")
+            out.append(piece)
+    return b"".join(out)
+
+
 def read_bytes(path: PathLike, raw: bytes | None = None) -> bytes:
     """Whole file content, transparently gunzipped when the name ends in .gz or the magic says so
-    (`raw`: the file's bytes when already read)."""
+    (`raw`: the file's bytes when already read). Only a regular file within the read limit is opened
+    (`regular_file`); decompression stops at the limit (`_gunzip`)."""
     p = Path(path)
     try:
+        if raw is None:
+            regular_file(p)
         data = p.read_bytes() if raw is None else raw
     except FileNotFoundError:
         raise FormatError(Problem(str(path), None, "file not found"),
@@ -43,7 +130,7 @@ def read_bytes(path: PathLike, raw: bytes | None = None) -> bytes:
         import gzip
         import zlib
         try:
-            data = gzip.decompress(data)
+            data = _gunzip(path, data)
         except (OSError, EOFError, gzip.BadGzipFile, zlib.error) as exc:
             raise FormatError(Problem(str(path), None, f"corrupt gzip data ({exc})"),
                               hint="re-compress the file or use the uncompressed version") from None
@@ -57,9 +144,13 @@ def read_bytes(path: PathLike, raw: bytes | None = None) -> bytes:
 
 def read_head(path: PathLike, n: int = 4096) -> bytes | None:
     """The first `n` bytes of a file (of its content when gzipped), for sniffing a format; None when it
-    cannot be read (the reader proper then names the problem)."""
+    cannot be read, or is no regular file (a FIFO would block; the reader proper then names the problem)."""
     import gzip
     import zlib
+    try:
+        regular_file(path, whole=False)
+    except FormatError:
+        return None
     try:
         with open(path, "rb") as fh:
             data = fh.read(n)

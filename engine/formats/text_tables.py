@@ -16,11 +16,14 @@ def _cell(v, floatfmt: str) -> str:
     return str(v)
 
 
+_LATEX = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
+          "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\^{}"}
+
+
 def _latex_escape(s: str) -> str:
-    for a, b in (("\\", r"\textbackslash{}"), ("&", r"\&"), ("%", r"\%"), ("$", r"\$"), ("#", r"\#"),
-                 ("_", r"\_"), ("{", r"\{"), ("}", r"\}"), ("~", r"\textasciitilde{}"), ("^", r"\^{}")):
-        s = s.replace(a, b)
-    return s
+    """LaTeX special characters escaped in one pass (an escape's own braces are not escaped again)."""
+    import re
+    return re.sub(r"[\\&%$#_{}~^]", lambda m: _LATEX[m.group(0)], s)
 
 
 def format_table(df: pd.DataFrame, fmt: str = "text", floatfmt: str = ".4f", index: bool = False) -> str:

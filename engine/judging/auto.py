@@ -13,8 +13,11 @@ never guessed. Documented in docs/judgment-sources.md.
 from __future__ import annotations
 
 import hashlib
+import http.client
 import json
+import math
 import re
+import socket
 import threading
 import time
 import urllib.error
@@ -67,12 +70,15 @@ class JudgeSettings:
     concurrency: int = 4
     retries: int = 3                 # extra attempts after a failed request or an unparseable answer
     backoff: float = 1.0             # seconds before the first retry, doubled each time (capped at 30 s)
-    timeout: float = 60.0
+    timeout: float = 60.0            # seconds for a whole call (connect, send, answer), not per read
     max_tokens: int = 200
     temperature: float = 0.0
     api_key: str | None = None
     grades: tuple[int, ...] = (0, 1, 2, 3)
     grade_map: dict = field(default_factory=dict)   # the model's grade -> the campaign's (e.g. {3: 2})
+    scale: tuple[int, ...] | None = None  # grades that may be stored (default: the campaign's scale)
+    max_failures: int = 10           # stop after this many failed requests in a row (0: never)
+    judge_empty: bool = False        # also ask for pairs whose document has no text
 
 
 @dataclass
@@ -85,6 +91,9 @@ class AutoJudgeResult:
     unparsed: int = 0                # answers that did not parse (each retried)
     http_errors: int = 0
     failed: list = field(default_factory=list)   # (topic, doc, reason) given up after all retries
+    empty: int = 0                   # pairs not asked: the document has no text (judge_empty off)
+    stopped: bool = False            # stopped early: the endpoint failed max_failures times in a row
+    not_tried: int = 0               # pairs left when the run stopped early
     prompt_tokens: int = 0
     completion_tokens: int = 0
 
@@ -142,25 +151,107 @@ def chat_url(endpoint: str) -> str:
     return e + "/chat/completions"
 
 
+class _Deadline:
+    """A connection whose socket is shut down when the call's total deadline passes (a server that
+    drips a byte every few seconds cannot hold a call past --timeout)."""
+
+    deadline: float = 0.0
+    expired: list = []
+
+    def connect(self):
+        super().connect()
+        left = self.deadline - time.monotonic()
+        sock = self.sock
+
+        def expire():
+            self.expired.append(True)
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+        self._timer = threading.Timer(max(0.0, left), expire)
+        self._timer.daemon = True
+        self._timer.start()
+        self.timers.append(self._timer)
+
+
+def _opener(deadline: float):
+    """A urllib opener (proxies honoured) whose connections expire at `deadline` (time.monotonic)."""
+    timers: list = []
+    expired: list = []
+    attrs = {"deadline": deadline, "timers": timers, "expired": expired}
+    conn = type("_C", (_Deadline, http.client.HTTPConnection), attrs)
+    sconn = type("_S", (_Deadline, http.client.HTTPSConnection), attrs)
+
+    class H(urllib.request.HTTPHandler):
+        def http_open(self, req):
+            return self.do_open(conn, req)
+
+    class HS(urllib.request.HTTPSHandler):
+        def https_open(self, req):
+            return self.do_open(sconn, req, context=self._context)
+    return urllib.request.build_opener(H, HS), timers, expired
+
+
+# every way a call can fail on the wire or in the answer: a retried, then recorded, failure
+CALL_ERRORS = (urllib.error.URLError, OSError, http.client.HTTPException, ValueError, KeyError, IndexError,
+               TypeError, AttributeError, OverflowError)
+
+
 def chat(settings: JudgeSettings, prompt: str) -> tuple[str, dict]:
-    """One chat completion: (answer text, usage). Raises urllib errors / ValueError on failure."""
+    """One chat completion within `settings.timeout` seconds in all: (answer text, usage).
+    Raises one of CALL_ERRORS on failure (TimeoutError when the deadline passes)."""
     body = json.dumps({"model": settings.model, "messages": [{"role": "user", "content": prompt}],
                        "temperature": settings.temperature, "max_tokens": settings.max_tokens}).encode("utf-8")
     headers = {"Content-Type": "application/json"}
     if settings.api_key:
         headers["Authorization"] = f"Bearer {settings.api_key}"
     req = urllib.request.Request(chat_url(settings.endpoint), data=body, headers=headers, method="POST")
-    with urllib.request.urlopen(req, timeout=settings.timeout) as resp:
-        data = json.loads(resp.read().decode("utf-8"))
+    opener, timers, expired = _opener(time.monotonic() + settings.timeout)
+    try:
+        with opener.open(req, timeout=settings.timeout) as resp:
+            raw = resp.read()
+    except CALL_ERRORS:
+        if expired:
+            raise TimeoutError(f"no complete answer within the deadline of {settings.timeout:g} s "
+                               f"(--timeout)") from None
+        raise
+    finally:
+        for t in timers:
+            t.cancel()
+    if expired:
+        raise TimeoutError(f"no complete answer within the deadline of {settings.timeout:g} s (--timeout)")
+    data = json.loads(raw.decode("utf-8"))
     text = data["choices"][0]["message"]["content"]
-    return str(text or ""), dict(data.get("usage") or {})
+    usage = data.get("usage")
+    return str(text or ""), dict(usage) if isinstance(usage, dict) else {}
+
+
+def _tokens(v) -> int:
+    """A usage count as reported, or 0 when it is not a finite number >= 0 (never an error)."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
+        return 0
+    return int(v)
+
+
+def check_settings(settings: JudgeSettings) -> None:
+    """Refuse settings no run can work with (a clear message naming the option)."""
+    if settings.concurrency < 1:
+        raise CranfieldError("--concurrency must be at least 1")
+    if not (isinstance(settings.timeout, (int, float)) and math.isfinite(settings.timeout) and settings.timeout > 0):
+        raise CranfieldError(f"--timeout {settings.timeout}: give a positive number of seconds for a whole call")
+    if settings.retries < 0:
+        raise CranfieldError("--retries must be 0 or more")
+    if not (math.isfinite(settings.backoff) and settings.backoff >= 0):
+        raise CranfieldError("--backoff must be a number of seconds >= 0")
 
 
 # ---------------------------------------------------------------------------- campaign side
 
 def read_docs(root) -> dict[str, dict]:
     """docs/docs.jsonl as id -> record (title, text); empty when absent."""
-    p = Path(root) / "docs" / "docs.jsonl"
+    from engine.util.confine import campaign_path
+    p = campaign_path(root, "docs", "docs.jsonl")
     out: dict[str, dict] = {}
     if p.is_file():
         for ln, line in enumerate(p.read_text(encoding="utf-8").splitlines(), start=1):
@@ -229,6 +320,7 @@ class Plan:
     total: int
     prompt_tokens: int
     max_completion_tokens: int
+    empty: int = 0         # pairs not asked: no document text
 
 
 def plan(camp, source: str, settings: JudgeSettings, pairs: pd.DataFrame) -> Plan:
@@ -239,9 +331,9 @@ def plan(camp, source: str, settings: JudgeSettings, pairs: pd.DataFrame) -> Pla
     tt = camp.topics()
     topics = {str(r["topic"]): r for r in tt.to_dict("records")} if len(tt) else {}
     done = {r.get("key") for r in _read_jsonl(sources_dir(camp.root) / f"{source}.jsonl") if r.get("op", "judge") == "judge"}
-    cache = {r["key"]: r for r in _read_jsonl(camp.root / ".cranfield-cache" / CACHE_NAME) if "key" in r}
+    cache = {r["key"]: r for r in _read_jsonl(camp.path("cache", CACHE_NAME)) if "key" in r}
     todo, cached, already, ptok = [], [], 0, 0
-    missing_docs = 0
+    missing_docs = empty = 0
     for t, d in zip(pairs["topic"], pairs["doc"]):
         key = cache_key(t, d, settings.prompt, settings.model)
         if key in done:
@@ -255,14 +347,18 @@ def plan(camp, source: str, settings: JudgeSettings, pairs: pd.DataFrame) -> Pla
         if doc is None:
             missing_docs += 1
         passage = (f"{doc.get('title', '')}\n{doc.get('text', '')}".strip() if doc else "")
+        if not passage and not settings.judge_empty:
+            empty += 1
+            continue
         p = render(settings.prompt, topics.get(t, {"topic": t, "title": t}), passage)
         ptok += estimate_tokens(p)
         todo.append((t, d, key, p))
     if missing_docs and docs:
         camp.warnings.add(str(camp.root / "docs" / "docs.jsonl"), None,
-                          f"{missing_docs} pooled document(s) have no text in the document store; judged on "
-                          f"an empty passage")
-    return Plan(source, todo, cached, already, len(pairs), ptok, settings.max_tokens * len(todo))
+                          f"{missing_docs} pooled document(s) have no text in the document store; "
+                          + ("judged on an empty passage" if settings.judge_empty
+                             else "not sent (--judge-empty sends them)"))
+    return Plan(source, todo, cached, already, len(pairs), ptok, settings.max_tokens * len(todo), empty)
 
 
 def run_auto_judge(camp, source: str, settings: JudgeSettings, pairs: pd.DataFrame | None = None,
@@ -271,18 +367,29 @@ def run_auto_judge(camp, source: str, settings: JudgeSettings, pairs: pd.DataFra
     """Judge the pooled pairs with the model; returns counts. Grades go to the source's log."""
     from ..judgments.log import append_records, now_ts
     from ..judgments.sources import sources_dir
-    if settings.concurrency < 1:
-        raise CranfieldError("--concurrency must be at least 1")
+    check_settings(settings)
     pl = the_plan or plan(camp, source, settings, pairs if pairs is not None else pooled_pairs(camp))
-    res = AutoJudgeResult(total=pl.total, already=pl.already)
+    res = AutoJudgeResult(total=pl.total, already=pl.already, empty=pl.empty)
     log_p = sources_dir(camp.root) / f"{source}.jsonl"
     err_p = sources_dir(camp.root) / f"{source}.errors.jsonl"
-    cache_p = camp.root / ".cranfield-cache" / CACHE_NAME
+    cache_p = camp.path("cache", CACHE_NAME)
     lock = threading.Lock()
+    stop = threading.Event()
+    in_a_row = [0]
     base = {"assessor": source, "source": source, "kind": "auto", "model": settings.model,
             "prompt_version": settings.prompt_version, "endpoint": settings.endpoint, "op": "judge"}
 
     gm = {int(k): int(v) for k, v in settings.grade_map.items()}
+
+    scale = tuple(settings.scale) if settings.scale is not None else tuple(sorted(camp.scale()))
+
+    def off_scale(g: int) -> str | None:
+        mapped = gm.get(int(g), int(g))
+        if not scale or mapped in scale:
+            return None
+        top = max(scale)
+        return (f"grade {mapped} is not on the campaign's scale ({', '.join(map(str, scale))}); "
+                f"not recorded: map the model's grades with --grade-map {mapped}={top}")
 
     def record(t, d, key, g, answer, seconds=None):
         rec = {"topic": t, "doc": d, "grade": gm.get(int(g), int(g)), **base, "key": key, "ts": now_ts(),
@@ -291,25 +398,45 @@ def run_auto_judge(camp, source: str, settings: JudgeSettings, pairs: pd.DataFra
             rec["model_grade"] = int(g)
         append_records(log_p, [rec])
 
-    if pl.cached:
+    bad_cached = [(t, d, off_scale(g)) for t, d, _k, g, _a in pl.cached if off_scale(g)]
+    res.failed.extend(bad_cached)
+    pl_cached = [c for c in pl.cached if not off_scale(c[3])]
+    if pl_cached:
         append_records(log_p, [{"topic": t, "doc": d, "grade": gm.get(int(g), int(g)), **base, "key": k,
-                                "ts": now_ts(), "seconds": None, "cached": True} for t, d, k, g, _ in pl.cached])
-        res.from_cache = len(pl.cached)
+                                "ts": now_ts(), "seconds": None, "cached": True} for t, d, k, g, _ in pl_cached])
+        res.from_cache = len(pl_cached)
+
+    def failed_call(ok: bool) -> None:
+        with lock:
+            in_a_row[0] = 0 if ok else in_a_row[0] + 1
+            if settings.max_failures and in_a_row[0] >= settings.max_failures:
+                stop.set()
 
     def one(item):
         t, d, key, prompt = item
         attempt = 0
         while True:
+            if stop.is_set():
+                with lock:
+                    res.not_tried += 1
+                return
             t0 = time.monotonic()
             reason = None
+            retry = True
             try:
                 answer, usage = chat(settings, prompt)
+                failed_call(True)
                 with lock:
                     res.calls += 1
-                    res.prompt_tokens += int(usage.get("prompt_tokens") or 0)
-                    res.completion_tokens += int(usage.get("completion_tokens") or 0)
+                    res.prompt_tokens += _tokens(usage.get("prompt_tokens"))
+                    res.completion_tokens += _tokens(usage.get("completion_tokens"))
                 g = parse_grade(answer, settings.grades)
-                if g is not None:
+                if g is not None and off_scale(g):
+                    reason, retry = off_scale(g), False
+                    append_records(err_p, [{"topic": t, "doc": d, "key": key, "model": settings.model,
+                                            "attempt": attempt + 1, "error": reason, "answer": answer[-2000:],
+                                            "ts": now_ts()}])
+                elif g is not None:
                     secs = round(time.monotonic() - t0, 3)
                     append_records(cache_p, [{"key": key, "topic": t, "doc": d, "model": settings.model,
                                               "prompt_version": settings.prompt_version, "grade": g,
@@ -318,20 +445,23 @@ def run_auto_judge(camp, source: str, settings: JudgeSettings, pairs: pd.DataFra
                     with lock:
                         res.judged += 1
                     return
-                reason = "unparseable answer"
-                with lock:
-                    res.unparsed += 1
-                append_records(err_p, [{"topic": t, "doc": d, "key": key, "model": settings.model, "attempt": attempt + 1,
-                                        "error": reason, "answer": answer[-2000:], "ts": now_ts()}])
-            except (urllib.error.URLError, OSError, ValueError, KeyError, IndexError, TypeError) as exc:
-                reason = f"request failed: {getattr(exc, 'code', '')} {exc}".replace("  ", " ")
+                else:
+                    reason = "unparseable answer"
+                    with lock:
+                        res.unparsed += 1
+                    append_records(err_p, [{"topic": t, "doc": d, "key": key, "model": settings.model,
+                                            "attempt": attempt + 1, "error": reason, "answer": answer[-2000:],
+                                            "ts": now_ts()}])
+            except CALL_ERRORS as exc:
+                failed_call(False)
+                reason = f"request failed: {getattr(exc, 'code', '')} {type(exc).__name__}: {exc}".replace("  ", " ")
                 with lock:
                     res.calls += 1
                     res.http_errors += 1
                 append_records(err_p, [{"topic": t, "doc": d, "key": key, "model": settings.model, "attempt": attempt + 1,
                                         "error": reason[:500], "ts": now_ts()}])
             attempt += 1
-            if attempt > settings.retries:
+            if not retry or attempt > settings.retries or stop.is_set():
                 with lock:
                     res.failed.append((t, d, reason))
                 return
@@ -349,4 +479,5 @@ def run_auto_judge(camp, source: str, settings: JudgeSettings, pairs: pd.DataFra
                 done += 1
                 if progress:
                     progress(done, n, res)
+    res.stopped = stop.is_set()
     return res

@@ -86,7 +86,8 @@ def active_pool(root) -> tuple[str | None, pd.DataFrame | None]:
 
 def pool_double_fraction(root, name: str | None) -> float | None:
     """The double-judging share the pool builder gave pool `name` (`cranfield pool --double`), else None."""
-    p = Path(root) / "pools" / "pools.log.jsonl"
+    from engine.util.confine import campaign_path
+    p = campaign_path(root, "pool_log")
     if not name or not p.is_file():
         return None
     frac = None
@@ -136,7 +137,9 @@ def order_documents(docs: list[str], topic: str, assessor: str, random_order: bo
 # ---------------------------------------------------------------------------- leases
 
 def leases_path(root) -> Path:
-    return Path(root) / "judgments" / LEASES_NAME
+    """judgments/LEASES_NAME of the campaign, confined."""
+    from ..util.confine import campaign_path
+    return campaign_path(root, "judgments", LEASES_NAME)
 
 
 def _read_lines(fd: int) -> list[dict]:

@@ -36,10 +36,26 @@ LOG_NAME = "log.jsonl"
 # ---------------------------------------------------------------------------- the append-only log
 
 def _open_locked(path: Path) -> int:
+    """The log open for appending under an exclusive lock. After locking, the file locked must still be
+    the one at `path`: a repair (or any writer) that swapped in a new log while this one waited would
+    otherwise receive appends into the replaced file, lost. Then the new file is opened and locked."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
-    fcntl.flock(fd, fcntl.LOCK_EX)
-    return fd
+    while True:
+        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            held = os.fstat(fd)
+            try:
+                now = os.stat(path)
+            except FileNotFoundError:
+                now = None
+        except BaseException:
+            os.close(fd)
+            raise
+        if now is not None and (now.st_dev, now.st_ino) == (held.st_dev, held.st_ino):
+            return fd
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)
 
 
 def _cut_torn_tail(fd: int, path: Path) -> None:
@@ -99,9 +115,18 @@ def append_records(path, records: list[dict]) -> int:
     fd = _open_locked(p)
     try:
         _cut_torn_tail(fd, p)
-        for ln in lines:
-            _write_all(fd, ln)   # one write() per complete line (regular files: never short)
-        os.fsync(fd)
+        size = os.fstat(fd).st_size
+        try:
+            for ln in lines:
+                _write_all(fd, ln)   # one write() per complete line (regular files: never short)
+            os.fsync(fd)
+        except OSError as exc:       # disk full, quota, I/O error: cut back to the lines before, name the log
+            try:
+                os.ftruncate(fd, size)
+                os.fsync(fd)
+            except OSError:
+                pass
+            raise OSError(exc.errno, exc.strerror or str(exc), str(p)) from None
     finally:
         fcntl.flock(fd, fcntl.LOCK_UN)
         os.close(fd)
@@ -127,13 +152,20 @@ def judgment_record(topic, doc, grade: int, assessor: str = "", seconds: float |
     for k in ("topic", "doc"):
         if not rec[k] or any(c.isspace() for c in rec[k]):
             raise CranfieldError(f"{k} {rec[k]!r}: must be non-empty without white space")
+        try:
+            rec[k].encode("utf-8")
+        except UnicodeEncodeError:
+            raise CranfieldError(f"{k} {rec[k].encode('utf-8', 'surrogateescape')!r}: not valid UTF-8 text; "
+                                 f"ids are recorded as UTF-8 (check the terminal's encoding)") from None
     if op == "undo":
         del rec["grade"]
     return rec
 
 
 def log_path(root) -> Path:
-    return Path(root) / "judgments" / LOG_NAME
+    """The campaign's judgment log, confined (a symbolic link out of the campaign is refused)."""
+    from engine.util.confine import campaign_path
+    return campaign_path(root, "log")
 
 
 def undo_judgment(root, topic, doc, assessor="") -> dict:
@@ -141,6 +173,15 @@ def undo_judgment(root, topic, doc, assessor="") -> dict:
     rec = judgment_record(topic, doc, 0, assessor, None, None, op="undo")
     append_records(log_path(root), [rec])
     return rec
+
+
+def standing_judgment(root, topic, doc, assessor="") -> bool:
+    """True when `assessor` has a judgment of (topic, doc) in force in the campaign's log (one to undo)."""
+    p = log_path(root)
+    if not p.is_file():
+        return False
+    j = log_judgments(read_log(p))
+    return bool(((j["topic"] == str(topic)) & (j["doc"] == str(doc)) & (j["assessor"] == str(assessor))).any())
 
 
 def read_log(path, warnings: Warnings | None = None) -> pd.DataFrame:

@@ -59,7 +59,9 @@ def check_name(name: str, where: str = "source name") -> str:
 
 
 def sources_dir(root) -> Path:
-    return Path(root) / SOURCES_DIR
+    """judgments/sources/ of the campaign, confined."""
+    from engine.util.confine import campaign_path
+    return campaign_path(root, "sources")
 
 
 # ---------------------------------------------------------------------------- import
@@ -139,9 +141,11 @@ def list_sources(camp) -> list[Source]:
             out.append(Source(f"assessor:{a}", "assessor", path=str(camp.log_path())))
     d = sources_dir(camp.root)
     if d.is_dir():
+        from engine.util.confine import confine
         for p in sorted(d.iterdir()):
             if p.name.startswith("."):
                 continue
+            confine(camp.root, p)
             if p.suffix == ".qrels":
                 meta = {}
                 mp = p.with_suffix(".meta.json")
@@ -172,6 +176,20 @@ def source_names(camp) -> list[str]:
     return [s.name for s in list_sources(camp)]
 
 
+def _refuse_off_scale(camp, q: pd.DataFrame, path) -> None:
+    """An automatic source's grades must lie on the campaign's scale (a model's 3 on a 0-2 scale is refused
+    when recorded; a log written before that check is refused here, not used)."""
+    scale = set(camp.scale())
+    g = q["grade"].to_numpy(np.int64)
+    bad = sorted(set(g[(g >= 0) & ~np.isin(g, list(scale))].tolist()))
+    if bad:
+        from ..errors import FormatError, Problem
+        raise FormatError(Problem(str(path), None, f"grade(s) {bad} are not on the campaign's relevance.scale "
+                                                   f"({', '.join(map(str, sorted(scale)))})"),
+                          hint=f"judge again with `cranfield judgments auto ... --grade-map {bad[-1]}={max(scale)}` "
+                               f"under a new source name, or add the grade to relevance.scale")
+
+
 def source_judgments(camp, name: str, warnings: Warnings | None = None) -> pd.DataFrame:
     """One source's judgments: topic, doc, grade (one per document; repeated judgments by the
     campaign's conflict rule), only grades >= 0."""
@@ -193,12 +211,14 @@ def source_judgments(camp, name: str, warnings: Warnings | None = None) -> pd.Da
         q = resolve_judgments(j, rule, w, str(camp.log_path()))
     else:
         d = sources_dir(camp.root)
-        qp, lp = d / f"{name}.qrels", d / f"{name}.jsonl"
+        from engine.util.confine import confine
+        qp, lp = confine(camp.root, d / f"{name}.qrels"), confine(camp.root, d / f"{name}.jsonl")
         if qp.is_file():
             from ..formats.qrels import read_qrels
             q = read_qrels(qp, w)
         elif lp.is_file():
             q = resolve_judgments(apply_undo(read_log(lp, w), w, str(lp)), "last", w, str(lp))
+            _refuse_off_scale(camp, q, lp)
         else:
             raise CranfieldError(f"unknown judgment source {name!r}; the campaign has: "
                                  f"{', '.join(source_names(camp))} (import one with `cranfield judgments import`)")

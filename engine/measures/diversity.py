@@ -35,16 +35,21 @@ class TopicJudgments:
     """One topic's subtopic judgments: per relevant document, the set of subtopic indices."""
 
     def __init__(self, rows: pd.DataFrame, rel_level: int = 1):
-        rel = rows[rows["grade"] >= rel_level]
-        subs = list(dict.fromkeys(rel["subtopic"].tolist()))
+        # as ndeval (qrelPopulateResultList): a (subtopic, doc) judged more than once takes its last line
+        # (file order), while every relevant line counts in the subtopic's number of relevant documents
+        # (nrelSub), which decides the subtopics that count (N) and MAP-IA's denominators
+        pos = rows[rows["grade"] >= rel_level]
+        subs = list(dict.fromkeys(pos["subtopic"].tolist()))
         idx = {s: i for i, s in enumerate(subs)}
         self.n = len(subs)
+        last = rows.drop_duplicates(["subtopic", "doc"], keep="last")
+        rel = last[last["grade"] >= rel_level]
         self.doc_subs: dict[str, list[int]] = {}
         for d, s in zip(rel["doc"], rel["subtopic"]):
-            lst = self.doc_subs.setdefault(d, [])
-            if idx[s] not in lst:
-                lst.append(idx[s])
-        self.r_per_sub = np.bincount([i for v in self.doc_subs.values() for i in v], minlength=self.n)
+            self.doc_subs.setdefault(d, []).append(idx[s])
+        self.r_per_sub = np.bincount([idx[s] for s in pos["subtopic"]], minlength=self.n)
+        g = rows.groupby(["subtopic", "doc"], sort=False)["grade"]
+        self.conflicts = int(((g.transform("nunique") > 1) & ~rows.duplicated(["subtopic", "doc"])).sum())
 
     def gains(self, docs: list[str], alpha: float) -> np.ndarray:
         """Per rank: sum over the document's subtopics of (1 - alpha)^(times the subtopic was seen)."""

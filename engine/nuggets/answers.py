@@ -270,5 +270,6 @@ def check_limits(run: AnswerRun, limits: dict, topics: set[str] | None = None) -
 
 
 def answers_dir(root) -> Path:
-    """Where a campaign keeps its answer runs: answers/RUN.jsonl."""
-    return Path(root) / "answers"
+    """Where a campaign keeps its answer runs: answers/RUN.jsonl (confined)."""
+    from ..util.confine import campaign_path
+    return campaign_path(root, "answers")

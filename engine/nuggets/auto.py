@@ -29,7 +29,6 @@ import pandas as pd
 from ..errors import CranfieldError
 from ..judging.auto import JudgeSettings, _read_jsonl, chat
 from ..judgments.log import append_records, now_ts
-from ..util.confine import allowed_roots, refuse_outside
 from .answers import Answer
 from .scores import LABELS
 from .store import _check_assign, _check_support, assign_path, read_records, support_path
@@ -114,8 +113,8 @@ class _Task:
 
 
 def _cache_path(root) -> Path:
-    p = Path(root) / ".cranfield-cache" / CACHE_NAME
-    refuse_outside(p, allowed_roots(Path(root), {}), str(Path(root)), "cache")
+    from ..util.confine import campaign_path
+    p = campaign_path(root, "cache", CACHE_NAME)
     return p
 
 

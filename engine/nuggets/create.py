@@ -18,7 +18,6 @@ from pathlib import Path
 from ..errors import CranfieldError
 from ..judging.auto import JudgeSettings, _read_jsonl, chat
 from ..judgments.log import append_records, now_ts
-from ..util.confine import allowed_roots, refuse_outside
 from .auto import key_of
 from .store import add_nuggets, current_nuggets
 
@@ -90,8 +89,8 @@ class CreateResult:
 
 
 def _cache(root) -> tuple[Path, dict]:
-    p = Path(root) / ".cranfield-cache" / CACHE_NAME
-    refuse_outside(p, allowed_roots(Path(root), {}), str(root), "cache")
+    from ..util.confine import campaign_path
+    p = campaign_path(root, "cache", CACHE_NAME)
     return p, {r["key"]: r["reply"] for r in _read_jsonl(p) if "key" in r and isinstance(r.get("reply"), str)}
 
 

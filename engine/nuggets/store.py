@@ -12,11 +12,7 @@ is confined to the campaign directory (symbolic links too).
 """
 from __future__ import annotations
 
-import fcntl
-import os
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 import pandas as pd
 
@@ -25,7 +21,6 @@ from ..formats.files import check_text, read_bytes
 from ..formats.safeload import loads_json, type_name
 from ..judgments.log import append_records, now_ts
 from ..judgments.sources import check_name
-from ..util.confine import allowed_roots, refuse_outside
 from .scores import IMPORTANCE, LABELS
 
 NUGGETS_DIR = "nuggets"
@@ -36,9 +31,8 @@ MAX_NUGGET_CHARS = 2000
 
 def _path(root, *parts: str) -> Path:
     """A store path inside the campaign, refused (never opened) when it resolves outside it."""
-    p = Path(root).joinpath(NUGGETS_DIR, *parts)
-    refuse_outside(p, allowed_roots(Path(root), {}), str(Path(root) / NUGGETS_DIR), "nugget store")
-    return p
+    from ..util.confine import campaign_path
+    return campaign_path(root, "nuggets", *parts)
 
 
 def nuggets_path(root) -> Path:
@@ -160,17 +154,12 @@ def _check_support(obj: dict) -> str | None:
 
 # ---------------------------------------------------------------------------- nuggets
 
-@contextmanager
-def _id_lock(root) -> Iterator[None]:
+def _id_lock(root):
+    """The nugget store's lock (nuggets/.lock) while an id is chosen and recorded."""
+    from ..util.atomic import exclusive_lock
     p = _path(root, ".lock")
     p.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(p, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        os.close(fd)
+    return exclusive_lock(p)
 
 
 def nugget_log(root, warnings: Warnings | None = None) -> list[dict]:

@@ -44,9 +44,15 @@ def ranked_docs(run: pd.DataFrame, order: str = "default") -> dict[str, list[str
 
 def evaluate_diversity(qrels: pd.DataFrame, run: pd.DataFrame, cutoffs=DEFAULT_CUTOFFS, alpha: float = 0.5,
                        beta: float = 0.5, order: str = "default", complete: bool = False,
-                       rel_level: int = 1) -> pd.DataFrame:
-    """One row per (run, topic) with every ndeval measure; topics in the judgments' order."""
+                       rel_level: int = 1, warnings: Warnings | None = None, source: str = "qrels") -> pd.DataFrame:
+    """One row per (run, topic) with every ndeval measure; topics in the judgments' order. A (topic,
+    subtopic, doc) judged with different grades is resolved as ndeval does, with a warning."""
     judg = {str(t): TopicJudgments(g, rel_level) for t, g in qrels.groupby("topic", sort=False)}
+    n_conf = sum(tj.conflicts for tj in judg.values())
+    if n_conf and warnings is not None:
+        warnings.add(source, None, f"{n_conf} (topic, subtopic, document) judged more than once with different "
+                                   f"grades; as ndeval, the last line counts, and every relevant line counts in "
+                                   f"its subtopic's number of relevant documents")
     rows = []
     for rn, rg in run.groupby("run", sort=False):
         ranked = ranked_docs(rg, order)
@@ -83,11 +89,12 @@ def run_cli(args, out) -> int:
     w = Warnings()
     q = read_diversity_qrels(args.files[0], w)
     runs = read_runs(args.files[1:], w)
-    for p in w:
-        print(f"warning: {p}", file=__import__("sys").stderr)
     table = evaluate_diversity(q, runs, alpha=args.alpha, beta=args.beta,
                                order="traditional" if args.traditional else "default", complete=args.complete,
-                               rel_level=args.rel_level if args.rel_level is not None else 1)
+                               rel_level=args.rel_level if args.rel_level is not None else 1, warnings=w,
+                               source=str(args.files[0]))
+    for p in w:
+        print(f"warning: {p}", file=__import__("sys").stderr)
     if table.empty:
         raise CranfieldError("no topics with both results and subtopic judgments")
     out.write("\n".join(ndeval_lines(table)) + "\n")

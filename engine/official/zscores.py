@@ -2,7 +2,8 @@
 
 The file has lines `topic measure mean sd`. Every numeric per-topic value v of measure m on topic t becomes
 (v - mean) / sd with the file's (t, m) entry, and is printed as `Z<m>`; a (topic, measure) absent from the
-file, or with sd = 0, gives 0 (as trec_eval). The summary line aggregates the standardized values as the
+file gives -1000000 (trec_eval's MISSING_ZSCORE_VALUE), and so does sd = 0 unless v equals the mean (then 0),
+as trec_eval's convert_zscores.c. The summary line aggregates the standardized values as the
 measure does (mean, sum, or geometric mean). num_q stays the topic count, runid and relstring are text and
 keep their names; every standardized value is printed as a float.
 """
@@ -12,6 +13,9 @@ from dataclasses import replace
 
 import numpy as np
 
+
+
+MISSING_ZSCORE = -1000000.0     # trec_eval's MISSING_ZSCORE_VALUE (trec_eval.h, convert_zscores.c)
 
 
 def read_zscores(path) -> dict[tuple[str, str], tuple[float, float]]:
@@ -37,11 +41,11 @@ def apply_zscores(c, z: dict[tuple[str, str], tuple[float, float]]):
             v = np.asarray(c.values[n], dtype=np.float64)
         else:
             raw = np.asarray(c.values[n], dtype=np.float64)
-            v = np.zeros(len(raw))
-            for g, t in enumerate(topics):
-                ms = z.get((t, n))
-                if ms is not None and ms[1] != 0:
-                    v[g] = (raw[g] - ms[0]) / ms[1]
+            mean = np.array([z.get((t, n), (np.nan, np.nan))[0] for t in topics], dtype=np.float64)
+            sd = np.array([z.get((t, n), (np.nan, np.nan))[1] for t in topics], dtype=np.float64)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                v = np.where(sd != 0, (raw - mean) / sd, np.where(raw == mean, 0.0, MISSING_ZSCORE))
+            v = np.where(np.isnan(mean) | np.isnan(sd), MISSING_ZSCORE, v)
         values["Z" + n] = v
         kinds["Z" + n] = replace(req, measure=new_m)
     return Computed(r, c.requests, values, kinds, c.notes)

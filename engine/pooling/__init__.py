@@ -238,7 +238,9 @@ def jsonable(v):
 # ---------------------------------------------------------------------------- storage
 
 def pool_path(root, name: str) -> Path:
-    return Path(root) / "pools" / f"pool-{name}.tsv"
+    """pools/pool-NAME.tsv of the campaign, confined."""
+    from engine.util.confine import campaign_path
+    return campaign_path(root, "pools", f"pool-{name}.tsv")
 
 
 def write_pool(root, name: str, pool: Pool) -> Path:
@@ -266,7 +268,8 @@ def write_pool(root, name: str, pool: Pool) -> Path:
                "ts": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
                "documents": int((pool.table["order"] > 0).sum()), "topics": int(pool.table["topic"].nunique()),
                **pool.spec}
-        _append_pool_record(Path(root) / "pools" / "pools.log.jsonl", rec)
+        from engine.util.confine import campaign_path
+        _append_pool_record(campaign_path(root, "pool_log"), rec)
         os.replace(pending, p)
     return p
 
@@ -283,7 +286,8 @@ def _append_pool_record(path: Path, rec: dict) -> None:
 def _pools_lock(root):
     """An exclusive lock on pools/ (fcntl on pools/.lock) for writing a pool or recovering one."""
     import fcntl
-    pdir = Path(root) / "pools"
+    from engine.util.confine import campaign_path
+    pdir = campaign_path(root, "pools")
     pdir.mkdir(parents=True, exist_ok=True)
     fd = os.open(pdir / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
     try:
@@ -295,7 +299,8 @@ def _pools_lock(root):
 
 def recover_pools(root) -> None:
     """Bring pools/ back to a state where every pool file has its log entry (see `write_pool`)."""
-    pdir = Path(root) / "pools"
+    from engine.util.confine import campaign_path
+    pdir = campaign_path(root, "pools")
     if not pdir.is_dir() or not any(pdir.glob("pool-*.tsv" + PENDING)):
         return
     with _pools_lock(root):
@@ -305,7 +310,8 @@ def recover_pools(root) -> None:
 def _recover(root) -> None:
     """recover_pools under the pools lock: a pending file whose sha256 is its file's latest log entry
     is renamed into place; any other is an orphan of a killed build and removed."""
-    pdir = Path(root) / "pools"
+    from engine.util.confine import campaign_path
+    pdir = campaign_path(root, "pools")
     pending = sorted(pdir.glob("pool-*.tsv" + PENDING))
     if not pending:
         return
@@ -325,10 +331,8 @@ def list_pools(root) -> list[Path]:
     """The pool files in pools/, oldest first (by modification time, then name), after `recover_pools`,
     so a build killed after its log entry counts and an uncommitted one does not."""
     recover_pools(root)
-    pdir = Path(root) / "pools"
-    if not pdir.is_dir():
-        return []
-    return sorted(pdir.glob("pool-*.tsv"), key=lambda p: (p.stat().st_mtime, p.name))
+    from engine.util.confine import campaign_files
+    return sorted(campaign_files(root, "pools", "pool-*.tsv"), key=lambda p: (p.stat().st_mtime, p.name))
 
 
 def read_pool(path) -> pd.DataFrame:
@@ -336,6 +340,8 @@ def read_pool(path) -> pd.DataFrame:
     so a build killed after its log entry is finished before the file is read)."""
     p = Path(path)
     if p.parent.name == "pools":
+        from engine.util.confine import confine
+        confine(p.parent.parent, p)
         recover_pools(p.parent.parent)
     try:
         df = pd.read_csv(p, sep="\t", dtype={"topic": str, "doc": str, "method": str}, keep_default_na=False)
@@ -358,7 +364,8 @@ def read_pool(path) -> pd.DataFrame:
 def pool_log(root) -> list[dict]:
     """The pools log records (one per pool built)."""
     recover_pools(root)
-    return _read_log(Path(root) / "pools" / "pools.log.jsonl")
+    from engine.util.confine import campaign_path
+    return _read_log(campaign_path(root, "pool_log"))
 
 
 def _read_log(p: Path) -> list[dict]:

@@ -3,11 +3,13 @@
 `atomic_write(path, data)` writes a temporary file beside `path`, fsyncs it, renames it over `path`
 and fsyncs the directory: a reader sees the old file or the new one, never half of one, and a failed
 write (disk full, read-only, permission) leaves nothing behind. `os_error_message(exc)` turns an
-OSError into one line naming the path and what to do; the CLI prints it instead of a traceback.
+OSError into one line naming the path and what to do; the CLI prints it instead of a traceback. Writers
+re-raise an OSError with the path they were writing (a bare ENOSPC from write() names no file).
 """
 from __future__ import annotations
 
 import errno
+import fcntl
 import os
 from contextlib import contextmanager
 from pathlib import Path
@@ -15,6 +17,8 @@ from typing import Iterator
 
 _ADVICE = {
     errno.ENOSPC: "the disk is full: free some space and run the command again",
+    errno.EFBIG: "the file would pass the size allowed (a file size limit or a full file system): free some "
+                 "space or raise the limit, then run the command again",
     errno.EDQUOT: "your disk quota is used up: free some space and run the command again",
     errno.EROFS: "the file system is read-only: work on a writable copy of the campaign directory",
     errno.EACCES: "permission denied: check the owner and permissions (ls -l) or run as the owner",
@@ -33,12 +37,14 @@ _ADVICE = {
 
 def os_error_message(exc: OSError) -> str:
     """One line: the path, the system's words, and what to do."""
-    where = exc.filename if exc.filename is not None else "(unknown file)"
-    if exc.filename2 is not None:
-        where = f"{exc.filename} -> {exc.filename2}"
     what = exc.strerror or str(exc)
     advice = _ADVICE.get(exc.errno or -1, "check the path, the disk and the permissions, then run the command again")
-    return f"{where}: {what} ({advice}); nothing was left half-written"
+    if exc.filename is None:
+        return f"{what} ({advice})"
+    where = str(exc.filename)
+    if exc.filename2 is not None:
+        where = f"{exc.filename} -> {exc.filename2}"
+    return f"{where}: {what} ({advice})"
 
 
 def _fsync_dir(d: Path) -> None:
@@ -79,7 +85,32 @@ def atomic_path(path: os.PathLike | str) -> Iterator[Path]:
 
 
 def atomic_write(path: os.PathLike | str, data: bytes) -> None:
-    """Write `data` to `path` atomically and durably (temp file, fsync, rename, directory fsync)."""
-    with atomic_path(path) as tmp:
-        with open(tmp, "wb") as fh:
-            fh.write(data)
+    """Write `data` to `path` atomically and durably (temp file, fsync, rename, directory fsync). An
+    OSError that names no file (a full disk on write) is raised again naming `path`."""
+    try:
+        with atomic_path(path) as tmp:
+            with open(tmp, "wb") as fh:
+                fh.write(data)
+    except OSError as exc:
+        if exc.filename is None:
+            raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from None
+        raise
+
+
+@contextmanager
+def exclusive_lock(path: os.PathLike | str, directory: bool = False) -> Iterator[None]:
+    """Hold an exclusive flock on `path` (a lock file, created if needed; or an existing directory)."""
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY) if directory else os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)
+
+
+def campaign_lock(root: os.PathLike | str):
+    """The campaign's lock (an exclusive flock on the campaign directory itself, so no lock file is
+    left): every read-modify-replace of campaign.yaml (submit, init, the TUI's intake) holds it."""
+    Path(root).mkdir(parents=True, exist_ok=True)
+    return exclusive_lock(root, directory=True)
