@@ -362,3 +362,34 @@ def test_report_pages_on_a_full_disk_are_whole_or_absent(tmp_path):
         text = f.read_text()
         assert text.rstrip().endswith(("</html>", "|")) or f.suffix == ".md", f
         assert f.stat().st_size > 0
+
+
+# ----------------------------------------------------------------------------- measure parameters out of range
+
+@pytest.mark.parametrize("spec, words", [
+    ("P.99999999999999999999", ("cut-off 99999999999999999999 is out of range", "at most 2147483647")),
+    ("P@99999999999999999999", ("cut-off 99999999999999999999 is out of range",)),
+    ("Q.beta=-1", ("Q: parameter beta must be at least 0",)),
+    ("Q.beta=nan", ("not a finite number",)),
+    ("ndcgx.b=inf", ("not a finite number",)),
+])
+def test_measure_parameters_out_of_range_are_refused_everywhere(tmp_path, spec, words):
+    """A cut-off beyond a C int was an OverflowError traceback; Q.beta=-1 printed -inf with exit 0. Refused
+    by the command line, the library and a campaign.yaml measures list, with the same words."""
+    import cranfield
+    from engine.measures.registry import MeasureError
+    camp = demo_copy(tmp_path / "c")
+    run = sorted((camp / "runs").glob("*.txt"))[0]
+    assert_clean_refusal(cli("eval", "-m", spec, camp / "judgments" / "qrels.txt", run, in_process=True), *words)
+    with pytest.raises(MeasureError, match=words[0].replace("(", r"\(")):
+        cranfield.Evaluator({"1": {"a": 1}}, [spec]).evaluate({"1": {"a": 1.0}})
+    cfg = camp / "campaign.yaml"
+    lines = cfg.read_text().splitlines(keepends=True)
+    i = next(i for i, ln in enumerate(lines) if ln.strip() == "measures:")     # evaluation.measures (a list)
+    j = i + 1
+    while j < len(lines) and lines[j].lstrip().startswith("- "):
+        j += 1
+    indent = lines[i][:len(lines[i]) - len(lines[i].lstrip())]
+    cfg.write_text("".join(lines[:i] + [f'{indent}measures: ["{spec}"]\n'] + lines[j:]))
+    r = cli("check", camp, in_process=True)
+    assert_clean_refusal(r, "campaign.yaml", words[0])

@@ -9,11 +9,11 @@ from .graded import gains_per_grade, ideal_cumulative_at, row_gains
 from .params import as_dict, get_float, get_list, kv_measure
 
 
-@kv_measure("Q", keys=("beta", "gains"), order=210, nicknames={"incomplete"})
+@kv_measure("Q", keys=("beta", "gains"), order=210, nicknames={"incomplete"}, minimums={"beta": 0.0})
 def Q(r, params=()):
     """Q-measure: AP with a cumulative-gain bonus; beta controls the penalty on late relevant documents."""
     d = as_dict(params)
-    beta = get_float("Q", d, "beta", 1.0)
+    beta = get_float("Q", d, "beta", 1.0, minimum=0.0)
     g_tab = gains_per_grade(r, get_list("Q", d, "gains"))
     g = row_gains(r, g_tab)
     cg = r.seg_cumsum(g)

@@ -18,6 +18,7 @@ class KVMeasure(Measure):
     """A measure whose parameters are named key=value pairs checked against `keys`."""
 
     keys: tuple = ()
+    minimums: tuple = ()          # (key, smallest allowed value) for numeric parameters
 
     def parse_params(self, text: str | None) -> tuple:
         if text is None:
@@ -36,6 +37,16 @@ class KVMeasure(Measure):
                 raise MeasureError(f"{self.name}: parameter {k!r} given twice in {text!r}")
             seen.add(k)
             out.append((k, v.strip()))
+        d = dict(out)
+        for k, v in out:                    # numbers are checked here, where the request is parsed
+            try:
+                num = float(v)
+            except ValueError:
+                continue
+            if not np.isfinite(num):
+                raise MeasureError(f"{self.name}: parameter {k}={v!r} is not a finite number")
+        for k, lo in self.minimums:
+            get_float(self.name, d, k, None, minimum=lo)
         return tuple(out)
 
     def output_names(self, params: tuple, param_text: str | None) -> list[str]:
@@ -49,6 +60,7 @@ def kv_measure(name: str, keys: tuple, **kw):
         if "nicknames" in kw:
             kw["nicknames"] = frozenset(kw["nicknames"])
         kw.setdefault("extension", True)
+        kw["minimums"] = tuple((kw.get("minimums") or {}).items())
         register(KVMeasure(name=name, compute=fn, keys=tuple(keys), **kw))
         return fn
     return deco
@@ -59,13 +71,20 @@ def as_dict(params: tuple) -> dict:
     return {k: v for k, v in params} if params else {}
 
 
-def get_float(name: str, d: dict, key: str, default: float | None) -> float | None:
+def get_float(name: str, d: dict, key: str, default: float | None, minimum: float | None = None
+              ) -> float | None:
+    """A finite float parameter (at least `minimum` when given), else MeasureError naming it."""
     if key not in d:
         return default
     try:
-        return float(d[key])
+        v = float(d[key])
     except ValueError:
         raise MeasureError(f"{name}: parameter {key}={d[key]!r} is not a number") from None
+    if not np.isfinite(v):
+        raise MeasureError(f"{name}: parameter {key}={d[key]!r} is not a finite number")
+    if minimum is not None and v < minimum:
+        raise MeasureError(f"{name}: parameter {key} must be at least {minimum:g} (got {d[key]})")
+    return v
 
 
 def get_int(name: str, d: dict, key: str, default: int | None) -> int | None:
@@ -75,8 +94,8 @@ def get_int(name: str, d: dict, key: str, default: int | None) -> int | None:
         v = int(d[key])
     except ValueError:
         raise MeasureError(f"{name}: parameter {key}={d[key]!r} is not an integer") from None
-    if v <= 0:
-        raise MeasureError(f"{name}: parameter {key} must be positive (got {v})")
+    if v <= 0 or v > 2**31 - 1:
+        raise MeasureError(f"{name}: parameter {key} must be from 1 to {2**31 - 1} (got {v})")
     return v
 
 

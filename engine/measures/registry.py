@@ -39,6 +39,17 @@ def fmt_float_param(v: float) -> str:
     return f"{v:.2f}"
 
 
+CUTOFF_MAX = 2**31 - 1
+
+
+def _finite(name: str, text: str) -> float:
+    """A parameter that must be a finite number (ValueError for the caller's message otherwise)."""
+    v = float(text)
+    if not np.isfinite(v):
+        raise MeasureError(f"{name}: parameter {text.strip()!r} is not a finite number")
+    return v
+
+
 @dataclass
 class Measure:
     """A registered measure.
@@ -77,16 +88,19 @@ class Measure:
                 vals = sorted(atol(p) for p in parts)
                 if vals[0] <= 0:
                     raise MeasureError(f"{self.name}: cut-offs must be positive (got {text!r})")
+                if vals[-1] > CUTOFF_MAX:
+                    raise MeasureError(f"{self.name}: cut-off {vals[-1]} is out of range (at most {CUTOFF_MAX}, "
+                                       f"trec_eval's C int; a ranking is never that long)")
                 if len(set(vals)) != len(vals):
                     raise MeasureError(f"{self.name}: duplicate cut-offs in {text!r}")
                 return tuple(vals)
             if self.param_kind == "float_cut":
-                vals = sorted(float(p) for p in parts)
+                vals = sorted(_finite(self.name, p) for p in parts)
                 if len(set(vals)) != len(vals):
                     raise MeasureError(f"{self.name}: duplicate cut-offs in {text!r}")
                 return tuple(vals)
             if self.param_kind == "float_params":
-                vals = tuple(float(p) for p in parts)
+                vals = tuple(_finite(self.name, p) for p in parts)
                 if self.n_params is not None and len(vals) != self.n_params:
                     raise MeasureError(f"{self.name}: needs exactly {self.n_params} comma-separated "
                                        f"parameters (got {text!r})")
@@ -97,7 +111,7 @@ class Measure:
                     k, sep, v = p.partition("=")
                     if not sep or not k:
                         raise MeasureError(f"{self.name}: malformed pair parameters in {text!r} (use name=value,...)")
-                    out.append((k, float(v)))
+                    out.append((k, _finite(self.name, v)))
                 return tuple(out)
         except ValueError:
             raise MeasureError(f"{self.name}: malformed parameters {text!r}") from None
