@@ -252,7 +252,7 @@ async def test_judging_marks_scores_stale_until_reevaluated(tmp_path):
         assert doc is not None
         await press(pilot, "1")
         await press(pilot, "l")
-        assert "SCORES STALE" in screen_text(app)
+        assert "STALE: ctrl+r re-scores" in screen_text(app)
         await press(pilot, "ctrl+r")
         await settle(pilot)
         assert "STALE" not in screen_text(app)

@@ -136,7 +136,7 @@ async def test_leaderboard_sort_filter_marker_and_export(engine_map, tmp_path):
         await press(pilot, "e")
         csv = pd.read_csv(tmp_path / "leaderboard.csv")
         assert sorted(csv["run"]) == sorted(manual)
-        assert (tmp_path / "leaderboard.md").read_text().startswith("| position | run |")
+        assert (tmp_path / "leaderboard.md").read_text().startswith("| position | letter | run |")
         assert "\\begin{tabular}" in (tmp_path / "leaderboard.tex").read_text()
 
 

@@ -574,9 +574,11 @@ class CampaignModel:
     def pool_progress(self) -> pd.DataFrame:
         """Per topic: judged, pooled-but-unjudged, target (campaign target, else the pool size), share done."""
         q = self.qrels
+        now = self.judging.judged()            # the judgments as they are now (the log read again)
         topics = sorted(set(self.topics["topic"]) | set(q["topic"]), key=_topic_key)
-        judged = q[q["grade"] >= 0].groupby("topic").size().reindex(topics).fillna(0).astype(np.int64)
-        waiting = q[q["grade"] < 0].groupby("topic").size().reindex(topics).fillna(0).astype(np.int64)
+        judged = now.groupby("topic").size().reindex(topics).fillna(0).astype(np.int64)
+        left = q[q["grade"] < 0][["topic", "doc"]].merge(now[["topic", "doc"]], how="left", indicator=True)
+        waiting = left[left["_merge"] == "left_only"].groupby("topic").size().reindex(topics).fillna(0).astype(np.int64)
         pools = self.pools()
         if len(pools):   # the active (newest) pool, the one being judged
             from engine.assess import active_pool
@@ -588,7 +590,7 @@ class CampaignModel:
         tg = self.o.targets()
         target = pd.Series([tg.get(t, 0) for t in topics], index=topics, dtype=np.int64)
         target = target.where(target > 0, judged + waiting)
-        rel = q[q["grade"] >= self.options.rel_level].groupby("topic").size().reindex(topics).fillna(0)
+        rel = now[now["grade"] >= self.options.rel_level].groupby("topic").size().reindex(topics).fillna(0)
         done = np.divide(judged.to_numpy(float), target.to_numpy(float), out=np.zeros(len(topics)),
                          where=target.to_numpy() > 0)
         return pd.DataFrame({"topic": topics, "judged": judged.to_numpy(), "target": target.to_numpy(),

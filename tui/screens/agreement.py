@@ -18,6 +18,7 @@ from .choice import ChoiceScreen
 
 class AgreementScreen(CranfieldScreen):
     NEEDS_SCORES = False
+    WATCH = ("judgments", "sources")
     TITLE = "Agreement"
     MODE = "agreement"
     HELP = """How far two judgment sources agree (human assessors, imported label sets, automatic judges):

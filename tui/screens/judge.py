@@ -47,6 +47,7 @@ class TextPrompt(ModalScreen):
 
 class JudgeScreen(CranfieldScreen):
     NEEDS_SCORES = False
+    WATCH = ("pools", "sources", "config")   # a new pool or automatic labels: the next document comes from them
     TITLE = "Judging"
     MODE = "judge"
     HELP = """Judge the next document of a topic. The document comes from the newest pool in pools/ (written by
@@ -150,9 +151,15 @@ took. The title line shows how many documents of the active pool are left. ctrl+
                 self.jcfg["double_fraction"] = frac
         self.load_auto_labels()
         self.cannot = self.my_cannot_judge()
+        self.release()                       # the document on screen goes back; the next one is chosen anew
         if self.topic is None:
             self.topic = self.first_open_topic()
         self.next_doc()
+        if self.doc is None:                 # this topic is done (e.g. a new pool): the first with work left
+            topic = self.first_open_topic()
+            if topic != self.topic:
+                self.topic = topic
+                self.next_doc()
 
     def load_auto_labels(self) -> None:
         """The automatic labels shown for post-editing: judging.auto_source, else the first automatic source."""

@@ -135,6 +135,7 @@ hedge, mtc) choose as judgments arrive: use the judging screen."""
             self.app.report_error(exc)
             return
         self.notify(f"wrote {path}", title="Pool written", timeout=10)
+        self.app.campaign_changed()
 
     def export_table(self):
         return ("pool-preview", self.frame) if self.frame is not None else None
