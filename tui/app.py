@@ -220,7 +220,9 @@ class CranfieldApp(App):
                 if not b.description or b.action in seen:
                     continue
                 seen.add(b.action)
-                yield SystemCommand(long_description(b), f"key {b.key_display or b.key} — {b.action}",
+                keys = ", ".join(k.strip() for k in (b.key_display or b.key).split(","))
+                where = "" if owner is self else f" ({getattr(screen, 'TITLE', '') or type(screen).__name__})"
+                yield SystemCommand(long_description(b), f"key {keys}{where}",
                                     lambda o=owner, a=b.action: self.run_action(a, o))
         yield from super().get_system_commands(screen)
 

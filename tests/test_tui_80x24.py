@@ -1,0 +1,47 @@
+"""At 80x24, the design size: nothing shown by colour alone, no internal names, notices that do not
+wrap inside a word."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from tui.app import CranfieldApp
+from tui.testing import press, private_copy, run_async, screen_text, settle
+
+DEMO = Path(__file__).resolve().parents[1] / "campaigns" / "demo"
+
+
+def demo(tmp_path) -> Path:
+    return private_copy(DEMO, tmp_path / "demo", skip=("pools", "log.jsonl*"))
+
+
+@run_async
+async def test_measure_picker_marks_selected_rows_with_a_glyph(tmp_path):
+    """With NO_COLOR the picker's selected and unselected rows looked the same (an X in both)."""
+    app = CranfieldApp(demo(tmp_path), export_dir=tmp_path / "exports")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await press(pilot, "l", "a")
+        chosen = set(app.measures)
+        lines = [ln for ln in screen_text(app).splitlines() if "▐" in ln]
+        assert len(lines) >= 8
+        for ln in lines:
+            name = ln.split("▌", 1)[1].strip().split()[0]
+            assert ("▐✓▌" in ln) == (name in chosen), ln
+        await press(pilot, "down", "space")                 # toggle the second row: its mark follows
+        after = [ln for ln in screen_text(app).splitlines() if "▐" in ln]
+        assert after[1].count("✓") != lines[1].count("✓")
+
+
+@run_async
+async def test_command_palette_names_keys_and_screens_not_actions(tmp_path):
+    app = CranfieldApp(demo(tmp_path), export_dir=tmp_path / "exports")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await press(pilot, "l")
+        cmds = list(app.get_system_commands(app.screen))
+        ours = [c for c in cmds if c.help.startswith("key ")]
+        assert len(ours) >= 20
+        for c in ours:
+            assert "(" not in c.help.split(" (")[0] and "goto" not in c.help and "_" not in c.help, c.help
+        assert any(c.title == "Agreement" and c.help == "key k" for c in ours)
+        assert any(c.help == "key s (Leaderboard)" for c in ours)
