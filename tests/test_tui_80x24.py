@@ -45,3 +45,33 @@ async def test_command_palette_names_keys_and_screens_not_actions(tmp_path):
             assert "(" not in c.help.split(" (")[0] and "goto" not in c.help and "_" not in c.help, c.help
         assert any(c.title == "Agreement" and c.help == "key k" for c in ours)
         assert any(c.help == "key s (Leaderboard)" for c in ours)
+
+
+def test_break_paths_keeps_every_character_and_breaks_after_slashes():
+    from tui.app import break_paths
+    path = "/tmp/pytest-of-someone/pytest-123/test_x0/a-campaign/pools/pool-depth.tsv"
+    out = break_paths(f"wrote {path} (12 topics)", 30)
+    assert out.replace("\n", "") == f"wrote {path} (12 topics)"
+    lines = out.split("\n")
+    assert lines[0] == "wrote " and all(len(ln) <= 30 for ln in lines[:-1]) and "pool-depth.tsv (12" in out
+    assert all(ln.endswith("/") for ln in lines[:-1] if ln.startswith(("/", "pytest", "test_", "a-camp")))
+    assert break_paths("short words only", 10) == "short words only"
+
+
+@run_async
+async def test_pool_written_notice_keeps_file_names_whole(tmp_path):
+    """The notice wrapped inside a word ("pool-de" / "pth.tsv") when the path did not fit the toast
+    (about 35 cells at 80 columns): the path now comes in lines ending at a `/`, each within the toast."""
+    camp = private_copy(DEMO, tmp_path / ("x" * 19) / "demo", skip=("pools", "log.jsonl*"))
+    app = CranfieldApp(camp, export_dir=tmp_path / "exports")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await press(pilot, "p", "b")
+        await settle(pilot)
+        await press(pilot, "w")
+        shown = list(app._notifications)[-1].message
+        assert app.notices[-1].message == f"wrote {camp / 'pools' / 'pool-depth.tsv'}"
+        assert shown.replace("\n", "") == app.notices[-1].message
+        lines = shown.split("\n")
+        assert lines[0] == "wrote " and len(lines) >= 3 and lines[-1].endswith("pool-depth.tsv")
+        assert all(len(ln) <= 35 and ln.endswith("/") for ln in lines[1:-1]), lines

@@ -91,6 +91,28 @@ def file_signature(root: Path) -> dict[str, tuple]:
             "config": config}
 
 
+def break_paths(text: str, width: int) -> str:
+    """Text whose words longer than `width` (file paths) start a line and are broken into lines after a
+    `/` (or, with none in reach, at `width`), so a notice never wraps inside a file name."""
+    import re
+
+    def split(word: str) -> str:
+        lines, cur = [], ""
+        for part in re.split(r"(?<=/)", word):
+            while len(part) > width:                 # one path component longer than a line
+                if cur:
+                    lines.append(cur)
+                    cur = ""
+                lines.append(part[:width])
+                part = part[width:]
+            if len(cur) + len(part) > width and cur:
+                lines.append(cur)
+                cur = ""
+            cur += part
+        return "\n".join(lines + [cur])
+    return re.sub(r"\S{%d,}" % (width + 1), lambda m: "\n" + split(m.group()), text) if width > 8 else text
+
+
 SCREEN_MODES = ("home", "leaderboard", "matrix", "pool", "judge", "stability", "cost", "training", "agreement")
 """Every screen family, one mode each (declared once, in CranfieldApp.MODES)."""
 
@@ -146,7 +168,9 @@ class CranfieldApp(App):
         """Show a notification and record it in `notices` (a public record: toasts expire)."""
         self.notices.append(Notice(str(message), str(title), str(severity)))
         del self.notices[:-1000]
-        super().notify(message, title=title, severity=severity, timeout=timeout, markup=markup)
+        width = min(60, max(self.size.width // 2, 20)) - 5      # the toast's text width (Textual: 60, <= 50%)
+        super().notify(break_paths(str(message), width), title=title, severity=severity, timeout=timeout,
+                       markup=markup)
 
     # ------------------------------------------------------------------ screens
     def on_mount(self) -> None:
