@@ -86,3 +86,30 @@ async def test_judgments_from_another_process_show_without_keys(tmp_path):
         assert row[1] == f"{int(after['judged'].iat[0])}/{int(after['target'].iat[0])}"
         await press(pilot, "l")
         assert "STALE: ctrl+r re-scores" in screen_text(app)     # whole at 80 columns
+
+
+@run_async
+async def test_agreement_never_compares_a_source_with_a_part_of_itself(tmp_path):
+    """human holds assessor:NAME: with the demo's judgments and one assessor's, Agreement offered human vs
+    assessor:ann (kappa 1.000) and J offered official+assessor:ann; picking a source with no second one
+    ended the app (Text(None) in the title: found by the key storm, seed 3)."""
+    from engine import judging
+    camp = demo(tmp_path)
+    cfg = (camp / "campaign.yaml").read_text()
+    (camp / "campaign.yaml").write_text(cfg.replace("\npool:\n  strategy: depth\n  depth: 50\n",
+                                                    "\npool:\n  strategy: depth\n  depth: 60\n"))
+    app = CranfieldApp(camp, export_dir=tmp_path / "exports", assessor="ann")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await press(pilot, "j", "1", "0", "1")
+        assert len(judging.read_log(judging.log_path(camp))) == 3
+        await press(pilot, "k")
+        scr = app.screen
+        assert (scr.a, scr.b) == ("human", None)
+        assert "One independent judgment source" in " ".join(screen_text(app).split())
+        await press(pilot, "a", "enter")                      # pick a source: no second one to compare
+        await settle(pilot)
+        assert app._exception is None and app.return_code is None
+        assert not [n for n in app.notices if n.severity == "error"]
+        await press(pilot, "l", "J")
+        assert [v for _, v in app.screen.options] == ["official"]

@@ -1,6 +1,7 @@
 """The Cranfield Textual application: one mode per screen family, data loaded in workers."""
 from __future__ import annotations
 
+import inspect
 import os
 from pathlib import Path
 import threading
@@ -186,6 +187,20 @@ class CranfieldApp(App):
             self.notify(f"{self.target}: neither a campaign (campaign.yaml) nor a folder of campaigns",
                         severity="error", timeout=30)
             self._refresh_current()
+
+    def push_screen(self, screen, callback=None, wait_for_dismiss: bool = False):
+        """As App.push_screen; an error in `callback` (what a modal's answer does) becomes a notification
+        instead of ending the app, as screen actions do."""
+        if callback is not None and not inspect.iscoroutinefunction(callback):
+            given = callback
+
+            def callback(result, _given=given):
+                try:
+                    return _given(result)
+                except Exception as exc:
+                    self.report_error(exc)
+                    return None
+        return super().push_screen(screen, callback, wait_for_dismiss=wait_for_dismiss)
 
     def _picked(self, path: Path | None) -> None:
         if path is None:
@@ -412,6 +427,9 @@ class CranfieldApp(App):
             self.file_versions[k] += 1
         if set(changed) & {"judgments", "sources", "runs", "config"}:
             self.judgments_changed = True
+            if self.model.scores is None:        # the first judgments: nothing on screen to keep, score now
+                self.action_reload()
+                return
         if changed or redraw:
             self._refresh_current()
 

@@ -207,9 +207,37 @@ class CampaignModel:
 
     # ------------------------------------------------------------------ judgment sources
     def judgment_choices(self) -> list[tuple[str, str]]:
-        """(spec, description) of every judgment spec the campaign offers (engine.sources)."""
-        from engine.sources import judgment_choices
-        return judgment_choices(self._engine_campaign())
+        """(spec, description) of every judgment spec the campaign offers (engine.sources), without
+        `official+S` for a source S that is part of the official one (it would fill official with itself)."""
+        from engine.sources import judgment_choices, resolve_name
+        c = self._engine_campaign()
+        off = resolve_name(c, "official")
+        return [(spec, what) for spec, what in judgment_choices(c)
+                if not (spec.startswith("official+") and self.nested_sources(off, spec.split("+", 1)[1]))]
+
+    def nested_sources(self, a: str, b: str) -> bool:
+        """One of sources a, b holds the other's judgments: `human` (imported judgments and the whole
+        assessor log) holds every `assessor:NAME`; a source holds itself."""
+        from engine.sources import HUMAN, list_sources, resolve_name
+        c = self._engine_campaign()
+        a, b = resolve_name(c, a), resolve_name(c, b)
+        if a == b:
+            return True
+        kinds = {s.name: s.kind for s in list_sources(c)}
+        return (a == HUMAN and kinds.get(b) == "assessor") or (b == HUMAN and kinds.get(a) == "assessor")
+
+    def agreement_pair(self) -> tuple[str, str | None]:
+        """The two sources Agreement compares first: the official one and the first source not nested
+        with it; else two assessors (double judging); (official, None) when there is no such pair."""
+        from engine.sources import resolve_name, source_names
+        c = self._engine_campaign()
+        off = resolve_name(c, "official")
+        names = source_names(c)
+        others = [n for n in names if not self.nested_sources(off, n)]
+        if others:
+            return off, others[0]
+        free = [(x, y) for i, x in enumerate(names) for y in names[i + 1:] if not self.nested_sources(x, y)]
+        return free[0] if free else (off, None)
 
     def use_judgments(self, spec: str | None) -> None:
         """Score with the judgments `spec` combines (`official`, `official+llm`, `majority:a,b,c`,

@@ -155,11 +155,6 @@ took. The title line shows how many documents of the active pool are left. ctrl+
         if self.topic is None:
             self.topic = self.first_open_topic()
         self.next_doc()
-        if self.doc is None:                 # this topic is done (e.g. a new pool): the first with work left
-            topic = self.first_open_topic()
-            if topic != self.topic:
-                self.topic = topic
-                self.next_doc()
 
     def load_auto_labels(self) -> None:
         """The automatic labels shown for post-editing: judging.auto_source, else the first automatic source."""
@@ -222,7 +217,20 @@ took. The title line shows how many documents of the active pool are left. ctrl+
                 continue
         return topics[0] if topics else None
 
-    def next_doc(self) -> None:
+    def next_doc(self, advance: bool = True) -> None:
+        """Show the topic's next document; when the topic has none left (and `advance`), the first topic
+        with work left."""
+        self._next_doc()
+        if self.doc is None and advance and self.topic is not None:
+            topic = self.first_open_topic()
+            if topic is not None and topic != self.topic:
+                done = self.topic
+                self.topic = topic
+                self._next_doc()
+                if self.doc is not None:
+                    self.notify(f"topic {done}: nothing left to judge; on to topic {topic}", timeout=4)
+
+    def _next_doc(self) -> None:
         desk = self.model.judging
         self.doc = None
         if self.topic is not None:
@@ -443,7 +451,7 @@ took. The title line shows how many documents of the active pool are left. ctrl+
             if t is not None:
                 self.release()
                 self.topic = t
-                self.next_doc()
+                self.next_doc(advance=False)
         self.app.push_screen(ChoiceScreen("Judge which topic?", opts), done)
 
     def export_table(self):
