@@ -75,3 +75,37 @@ async def test_pool_written_notice_keeps_file_names_whole(tmp_path):
         lines = shown.split("\n")
         assert lines[0] == "wrote " and len(lines) >= 3 and lines[-1].endswith("pool-depth.tsv")
         assert all(len(ln) <= 35 and ln.endswith("/") for ln in lines[1:-1]), lines
+
+
+@run_async
+async def test_a_wide_table_never_shows_a_cut_number_and_says_it_scrolls():
+    """j@10 0.953 showed as '0' at the right edge with long run tags; now a column that does not fit is
+    blank, the header shows → (and ← once scrolled), and scrolling right shows it whole."""
+    from textual.app import App
+
+    from tui.widgets.fasttable import FastTable
+
+    class One(App):
+        def compose(self):
+            yield FastTable(id="t")
+
+    runs = [f"a-very-long-run-tag-number-{i}" for i in range(3)]
+    app = One()
+    async with app.run_test(size=(40, 8)) as pilot:
+        t = app.query_one("#t", FastTable)
+        t.set_data(["run", "map", "j10"], ["run", "map", "j@10"], [[r, "0.5438", "0.953"] for r in runs])
+        t.focus()
+        await pilot.pause()
+        lines = [t._window(x, 0, 40, i == 0) for i, x in enumerate([t._header] + t._lines)]
+        assert lines[0].endswith("→") and not lines[0].startswith("←")
+        for ln in lines[1:]:
+            assert ln.rstrip().endswith("0.5438") and "0.953" not in ln and " 0\n" not in ln + "\n"
+        t.scroll_to(x=t.virtual_size.width - 40, animate=False)
+        await pilot.pause()
+        sx = int(t.scroll_offset.x)
+        assert sx > 0
+        lines = [t._window(x, sx, 40, i == 0) for i, x in enumerate([t._header] + t._lines)]
+        assert lines[0].startswith("←") and lines[0].rstrip().endswith("j@10")
+        assert all(ln.rstrip().endswith("0.5438 0.953") for ln in lines[1:])
+        rendered = t.render_line(1).text
+        assert rendered == lines[1]

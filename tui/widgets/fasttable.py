@@ -57,6 +57,7 @@ class FastTable(ScrollView, can_focus=True):
         self._header = ""
         self._lines: list[str] = []
         self._cells: list[list[str]] = []
+        self._spans: list[tuple[int, int]] = []
 
     # ------------------------------------------------------------------ data
     def set_data(self, keys: list[str], headers: list[str], rows: list[list[str]],
@@ -68,6 +69,11 @@ class FastTable(ScrollView, can_focus=True):
         self.column_keys = list(keys)
         self._cells = rows
         self._header = " " + " ".join(_fit(h, w, rt) for h, w, rt in zip(headers, widths, right)) + " "
+        self._spans = []                     # (start, end) of each column in a line
+        x = 1
+        for w in widths:
+            self._spans.append((x, x + w))
+            x += w + 1
         self._lines = [" " + " ".join(_fit(c, w, rt) for c, w, rt in zip(r, widths, right)) + " " for r in rows]
         size = Size(len(self._header), len(self._lines) + 1)
         if size != self.virtual_size:
@@ -103,8 +109,27 @@ class FastTable(ScrollView, can_focus=True):
                 style = base + self.get_component_rich_style("fasttable--odd")
             else:
                 style = base
-        line = text[sx: sx + width].ljust(width)
-        return Strip([Segment(line, style)], width)
+        return Strip([Segment(self._window(text, sx, width, header=y == 0), style)], width)
+
+    def _window(self, text: str, sx: int, width: int, header: bool) -> str:
+        """`width` cells of a line from `sx`: a column that does not fit whole is left blank (never a
+        number cut short, e.g. 0 for 0.953); the header shows ← / → where columns are off screen."""
+        end = sx + width
+        line = list(text[sx:end].ljust(width))
+        if width < 3:
+            return "".join(line)
+        right = any(b > end for _, b in self._spans)
+        left = any(a < sx for a, _ in self._spans)
+        lo, hi = sx + left, end - right               # the hint cells are kept for ← and →
+        for a, b in self._spans:
+            if a < lo < b or a < hi < b:                # cut by an edge: blank its visible part
+                for i in range(max(a, sx), min(b, end)):
+                    line[i - sx] = " "
+        if right:
+            line[-1] = "→" if header else " "
+        if left:
+            line[0] = "←" if header else " "
+        return "".join(line)
 
     def watch_cursor_row(self, old: int, new: int) -> None:
         h = max(1, self.size.height - 1)
