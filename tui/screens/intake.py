@@ -54,7 +54,7 @@ class SubmitScreen(_Work, ModalScreen):
     def compose(self) -> ComposeResult:
         with Vertical(id="intake-box"):
             yield Static("[b]Submit a run[/b]  (enter submits, tab moves, escape closes)")
-            yield Input(value=self.path, placeholder="run file path", id="submit-path")
+            yield Input(value=self.path, placeholder="run file path", id="submit-path", select_on_focus=False)
             with Horizontal(classes="intake-row"):
                 yield Input(placeholder="group (default: run tag)", id="submit-group")
                 yield Checkbox("manual run", id="submit-manual")
@@ -91,6 +91,7 @@ class SubmitScreen(_Work, ModalScreen):
             self.app.action_reload()
         else:
             self.show(["refused (nothing copied):"] + result.lines, False)
+            self.query_one("#submit-path", Input).focus()     # fix the path (or the file) and submit again
 
     def show(self, lines: list[str], ok: bool | None) -> None:
         style = {True: "green", False: "red", None: ""}[ok]
