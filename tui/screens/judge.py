@@ -153,8 +153,15 @@ took. The title line shows how many documents of the active pool are left. ctrl+
         self.cannot = self.my_cannot_judge()
         self.release()                       # the document on screen goes back; the next one is chosen anew
         if self.topic is None:
-            self.topic = self.first_open_topic()
-        self.next_doc()
+            open_topic = self.first_open_topic()
+            self.topic = open_topic if open_topic is not None else self.first_topic()
+            self.next_doc(advance=False)     # the topics were just searched
+        else:
+            self.next_doc()
+
+    def first_topic(self) -> str | None:
+        topics = list(self.model.pool_progress()["topic"])
+        return topics[0] if topics else None
 
     def load_auto_labels(self) -> None:
         """The automatic labels shown for post-editing: judging.auto_source, else the first automatic source."""
@@ -188,10 +195,11 @@ took. The title line shows how many documents of the active pool are left. ctrl+
             return list(dict.fromkeys(pt["doc"].astype(str)))
         return self.model.judging.next_documents(topic, self.strategy, k=k, depth=self.depth)
 
-    def open_documents(self, topic: str, k: int = 1) -> list[str]:
-        """The topic's documents this assessor could judge now, in presentation order (before leases)."""
+    def open_documents(self, topic: str, k: int = 1, by: dict | None = None) -> list[str]:
+        """The topic's documents this assessor could judge now, in presentation order (before leases);
+        `by`: judged_by() when the caller has it."""
         desk = self.model.judging
-        by = self.judged_by()
+        by = self.judged_by() if by is None else by
         frac = self.jcfg.get("double_fraction", 0.0)
         out = []
         for d in self.candidates(topic, k):
@@ -208,14 +216,16 @@ took. The title line shows how many documents of the active pool are left. ctrl+
         return desk.order_documents(out, topic, self.app.assessor, self.random_order)
 
     def first_open_topic(self) -> str | None:
+        """The first topic with a document this assessor could judge now; None when there is none."""
         topics = list(self.model.pool_progress()["topic"])
+        by = self.judged_by()
         for t in topics:
             try:
-                if self.open_documents(t, 1):
+                if self.open_documents(t, 1, by):
                     return t
             except CranfieldError:
                 continue
-        return topics[0] if topics else None
+        return None
 
     def next_doc(self, advance: bool = True) -> None:
         """Show the topic's next document; when the topic has none left (and `advance`), the first topic
