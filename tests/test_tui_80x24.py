@@ -109,3 +109,36 @@ async def test_a_wide_table_never_shows_a_cut_number_and_says_it_scrolls():
         assert all(ln.rstrip().endswith("0.5438 0.953") for ln in lines[1:])
         rendered = t.render_line(1).text
         assert rendered == lines[1]
+
+
+@run_async
+async def test_every_screens_key_hints_are_whole_at_80_columns(tmp_path):
+    """The footer of every screen (and modal) names each of its shown keys whole at 80x24: the predicted-
+    relevance screen ended in 'q Qui'."""
+    from test_tui_keys import ROUTES, screen_classes
+    from tui.screens.help import all_bindings
+    app = CranfieldApp(demo(tmp_path), export_dir=tmp_path / "exports")
+    checked = []
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        for name, route in ROUTES.items():
+            if route is None:
+                continue
+            while len(app.screen_stack) > 1:
+                app.pop_screen()
+            await press(pilot, "h", *route)
+            await settle(pilot)
+            scr = app.screen
+            if type(scr).__name__ != name or not scr.query("Footer"):
+                continue
+            footer = screen_text(app).splitlines()[-1]
+            shown = {}
+            for owner in (scr, app):
+                for b in all_bindings(type(owner)):
+                    if b.show and b.description and b.action not in shown:
+                        shown[b.action] = f"{b.key_display or b.key} {b.description}"
+            for hint in shown.values():
+                k, _, d = hint.partition(" ")
+                assert f" {d}" in footer or footer.startswith(d), (name, hint, footer)
+            checked.append(name)
+    assert len(checked) >= 12, checked
