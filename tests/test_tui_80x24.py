@@ -142,3 +142,26 @@ async def test_every_screens_key_hints_are_whole_at_80_columns(tmp_path):
                 assert f" {d}" in footer or footer.startswith(d), (name, hint, footer)
             checked.append(name)
     assert len(checked) >= 12, checked
+
+
+@run_async
+async def test_the_matrix_says_it_scrolls_and_shows_its_last_run_whole(tmp_path):
+    """The matrix showed 7 of 12 runs with no hint, and scrolled to the end it still cut the last run's
+    name ('deltaA'): the scrollbar covered the last two cells."""
+    import re
+    app = CranfieldApp(demo(tmp_path), export_dir=tmp_path / "exports")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await press(pilot, "m")
+        runs = list(app.model.scores.runs)
+        head = [ln for ln in screen_text(app).splitlines() if ln.lstrip().startswith("topic")][0]
+        assert head.rstrip().endswith("→")
+        shown = [r for r in runs if re.search(rf"\b{r}\b", head)]
+        assert 0 < len(shown) < len(runs)
+        await press(pilot, "end")
+        lines = screen_text(app).splitlines()
+        head = [ln for ln in lines if ln.lstrip().startswith("topic")][0]
+        last = app.screen.query_one("GridTable").column_keys[-1]
+        assert "←" in head and re.search(rf"\b{re.escape(last)}$", head.rstrip())
+        for ln in lines[lines.index(head) + 1:lines.index(head) + 6]:   # every value whole: .ddd
+            assert all(re.fullmatch(r"[░▒▓█]?\.\d{3}", tok) for tok in ln.split()[1:]), ln

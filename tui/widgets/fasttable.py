@@ -91,7 +91,7 @@ class FastTable(ScrollView, can_focus=True):
 
     # ------------------------------------------------------------------ drawing
     def render_line(self, y: int) -> Strip:
-        width = self.size.width
+        width = self.scrollable_content_region.width     # without the scrollbars
         sx, sy = self.scroll_offset
         base = self.rich_style
         if y == 0:
@@ -234,7 +234,7 @@ class GridTable(ScrollView, can_focus=True):
         return [t.rstrip() for t, _ in self._rows[i]]
 
     def render_line(self, y: int) -> Strip:
-        width = self.size.width
+        width = self.scrollable_content_region.width     # without the scrollbars
         sx, sy = self.scroll_offset
         base = self.rich_style
         if y == 0:
@@ -249,6 +249,14 @@ class GridTable(ScrollView, can_focus=True):
             cells = self._rows[i]
             cur = self.cursor_column if i == self.cursor_row else -1
         cstyle = base + self.get_component_rich_style("gridtable--cursor")
+        fixed_w = 1 + self._x[min(self.fixed, len(self._widths))]
+        view = max(0, width - fixed_w)
+        x0 = self._x[min(self.fixed, len(self._widths))]
+        more_right = self._x[-1] - x0 > sx + view
+        lo, hi = sx + (sx > 0), sx + view - more_right      # cells kept for the ← / → hints
+        cells = [((" " * len(t), None) if j >= self.fixed and (self._x[j] - x0 < lo < self._x[j + 1] - x0
+                                                               or self._x[j] - x0 < hi < self._x[j + 1] - x0)
+                  else (t, sty)) for j, (t, sty) in enumerate(cells)]   # a cell cut by an edge is blank
         segs = [Segment(" ", st)]
         for j, (text, style) in enumerate(cells):
             s = cstyle if j == cur and self.has_focus else (st + style if style is not None else st)
@@ -256,10 +264,18 @@ class GridTable(ScrollView, can_focus=True):
                 s = s + Style(reverse=True)
             segs.append(Segment(text, s))
         strip = Strip(segs)
-        fixed_w = 1 + self._x[min(self.fixed, len(self._widths))]
         left = strip.crop(0, fixed_w)
-        right = strip.crop(fixed_w + sx, fixed_w + sx + max(0, width - fixed_w))
-        return Strip.join([left, right]).extend_cell_length(width, base).crop(0, width)
+        right = strip.crop(fixed_w + sx, fixed_w + sx + view)
+        out = Strip.join([left, right]).extend_cell_length(width, base).crop(0, width)
+        if view >= 3 and (more_right or sx > 0):          # the header says more columns are off screen
+            hint = st if y == 0 else base
+            l_mark, r_mark = ("←", "→") if y == 0 else (" ", " ")
+            parts = [out.crop(0, fixed_w)]
+            parts.append(Strip([Segment(l_mark, hint)], 1) if sx > 0 else out.crop(fixed_w, fixed_w + 1))
+            parts.append(out.crop(fixed_w + 1, width - 1))
+            parts.append(Strip([Segment(r_mark, hint)], 1) if more_right else out.crop(width - 1, width))
+            out = Strip.join(parts)
+        return out
 
     def _visible(self) -> None:
         h = max(1, self.size.height - 1)
@@ -271,7 +287,7 @@ class GridTable(ScrollView, can_focus=True):
         c = self.cursor_column
         if self.fixed <= c < len(self._widths):
             fixed_w = 1 + self._x[self.fixed]
-            view = max(1, self.size.width - fixed_w)
+            view = max(1, self.scrollable_content_region.width - fixed_w)
             x0 = self._x[c] - self._x[self.fixed]
             x1 = self._x[c + 1] - self._x[self.fixed]
             if x0 < self.scroll_offset.x:
