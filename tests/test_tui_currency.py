@@ -7,10 +7,8 @@ import asyncio
 import time
 from pathlib import Path
 
-from textual.widgets import Input
-
 from tui.app import CranfieldApp
-from tui.testing import press, private_copy, run_async, screen_text, settle
+from tui.testing import deepen_demo_pool, press, private_copy, run_async, screen_text, settle, write_pool
 
 DEMO = Path(__file__).resolve().parents[1] / "campaigns" / "demo"
 
@@ -28,12 +26,7 @@ async def test_a_new_pool_reaches_judging_and_home_without_reload(tmp_path):
         await press(pilot, "j")
         assert app.screen.doc is None                      # depth 50 is judged in full
         assert "Nothing left to judge" in screen_text(app)
-        await press(pilot, "p")
-        app.screen.query_one("#pool-depth", Input).value = "60"
-        await press(pilot, "b")
-        await settle(pilot)
-        await press(pilot, "w")
-        new = int(app.screen.frame["new"].sum())
+        new = int((await write_pool(pilot, 60))["new"].sum())
         assert new > 0
         await press(pilot, "j")
         scr = app.screen
@@ -95,9 +88,7 @@ async def test_agreement_never_compares_a_source_with_a_part_of_itself(tmp_path)
     ended the app (Text(None) in the title: found by the key storm, seed 3)."""
     from engine import judging
     camp = demo(tmp_path)
-    cfg = (camp / "campaign.yaml").read_text()
-    (camp / "campaign.yaml").write_text(cfg.replace("\npool:\n  strategy: depth\n  depth: 50\n",
-                                                    "\npool:\n  strategy: depth\n  depth: 60\n"))
+    deepen_demo_pool(camp)
     app = CranfieldApp(camp, export_dir=tmp_path / "exports", assessor="ann")
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)

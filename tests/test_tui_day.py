@@ -17,7 +17,7 @@ from engine.cli import main
 from test_autojudge import FakeLLM
 from tui.app import CranfieldApp
 from tui.model import CampaignModel
-from tui.testing import press, run_async, screen_text, settle
+from tui.testing import press, run_async, screen_text, settle, write_pool
 
 DEMO = Path(__file__).resolve().parents[1] / "campaigns" / "demo"
 RUNS = ["asterA1", "birchA1", "cedarA1"]
@@ -80,12 +80,7 @@ async def test_an_organizers_day(tmp_path):
         assert "3 runs" in screen_text(app) and sorted(p.stem for p in (camp / "runs").iterdir()) == RUNS
 
         # -- pool: depth 5 of the three runs, written; Judging and Home see it at once
-        await press(pilot, "p")
-        app.screen.query_one("#pool-depth", Input).value = "5"
-        await press(pilot, "b")
-        await settle(pilot)
-        await press(pilot, "w")
-        pooled = int(app.screen.frame["to_judge"].sum())
+        pooled = int((await write_pool(pilot, 5))["to_judge"].sum())
         assert pooled > 40
         await press(pilot, "j")
         assert app.screen.doc is not None and f"{pooled} left overall" in shown(app)

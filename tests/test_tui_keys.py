@@ -20,7 +20,7 @@ from textual.widgets import Input, Select
 import tui.screens
 from tui.app import CranfieldApp
 from tui.model import CampaignModel
-from tui.testing import keys_of, press, private_copy, run_async, screen_text, settle
+from tui.testing import deepen_demo_pool, keys_of, press, private_copy, run_async, screen_text, settle
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = ROOT / "campaigns" / "demo"
@@ -239,9 +239,7 @@ async def test_escape_leaves_every_input(tmp_path):
 @run_async
 async def test_judging_marks_scores_stale_until_reevaluated(tmp_path):
     camp = copy_demo(tmp_path / "demo")
-    cfg = (camp / "campaign.yaml").read_text()
-    (camp / "campaign.yaml").write_text(cfg.replace("\npool:\n  strategy: depth\n  depth: 50\n",
-                                                    "\npool:\n  strategy: depth\n  depth: 60\n"))
+    deepen_demo_pool(camp)
     app = CranfieldApp(camp, export_dir=tmp_path / "exports", assessor="stale")
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)

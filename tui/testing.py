@@ -35,6 +35,28 @@ async def press(pilot, *keys: str) -> None:
         await settle(pilot, 1)
 
 
+async def write_pool(pilot, depth: int):
+    """On the pool screen: build a depth pool of `depth` and write it; returns the screen's preview table."""
+    from textual.widgets import Input
+    await press(pilot, "p")
+    pilot.app.screen.query_one("#pool-depth", Input).value = str(depth)
+    await press(pilot, "b")
+    await settle(pilot)
+    await press(pilot, "w")
+    return pilot.app.screen.frame
+
+
+def deepen_demo_pool(campaign, depth: int = 60):
+    """Set the demo copy's campaign.yaml pool depth (50, all judged) to `depth`: documents left to judge."""
+    from pathlib import Path
+    cfg = Path(campaign) / "campaign.yaml"
+    text = cfg.read_text()
+    old = "\npool:\n  strategy: depth\n  depth: 50\n"
+    if old not in text:
+        raise ValueError(f"{cfg}: no depth-50 pool section to deepen")
+    cfg.write_text(text.replace(old, f"\npool:\n  strategy: depth\n  depth: {depth}\n"))
+
+
 def run_async(fn):
     """Run an async test body with asyncio (no async pytest plugin is needed)."""
     import asyncio
