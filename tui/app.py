@@ -320,6 +320,7 @@ class CranfieldApp(App):
             return model, specs, bad
         model.evaluate(specs)
         check_cancel()
+        import scipy.stats  # noqa: F401  (here, off the UI thread: the leaderboard's intervals need it; 1-2 s cold)
         return model, specs, bad
 
     def _evaluate(self, job: Job, model: CampaignModel, specs: list[str]) -> tuple[CampaignModel, list[str], list[str]]:
