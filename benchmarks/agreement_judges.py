@@ -32,11 +32,12 @@ def main() -> None:
     ap.add_argument("--measure", default="map")
     a = ap.parse_args()
 
-    from engine.agreement import label_agreement, leaderboard_agreement, mean_scores
-    from engine.campaign import load_campaign
-    from engine.simjudge import JUDGE_KINDS, binary_matrix, implied_kappa, kappa_sampling_error, write_judge_source
-    from engine.simulate import depth_pool, simulate, write_campaign
-    from engine.sources import source_judgments
+    from engine.judgments.agreement import label_agreement, leaderboard_agreement, mean_scores
+    from engine.campaign.campaign import load_campaign
+    from engine.judgments.simulated import (JUDGE_KINDS, binary_matrix, implied_kappa, kappa_sampling_error,
+        write_judge_source)
+    from engine.simulation.campaigns import depth_pool, simulate, write_campaign
+    from engine.judgments.sources import source_judgments
 
     t0 = time.perf_counter()
     sim = simulate(a.runs, a.topics, a.depth, a.seed)
@@ -61,7 +62,7 @@ def main() -> None:
         for err in [float(x) for x in a.errors.split(",")]:
             name = write_judge_source(camp.root, pool, grades, kind, err, a.seed + 100 * i + int(err * 1000),
                                       name=f"judge-{kind}-{err}")
-            from engine.simjudge import judge_matrix
+            from engine.judgments.simulated import judge_matrix
             m = judge_matrix(kind, len(grades), err)
             la = label_agreement(official, source_judgments(camp, name), ("official", name), grades,
                                  camp.binary_threshold())

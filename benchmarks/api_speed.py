@@ -66,7 +66,7 @@ def main() -> int:
     a = ap.parse_args()
     qrels, run = data()
     print(f"load average {os.getloadavg()[0]:.2f} ({os.cpu_count()} cores)")
-    from engine.api import Evaluator
+    from engine.evaluation.api import Evaluator
     ev = Evaluator(qrels, MEASURES)
     rows = [("cranfield Evaluator (reused)", per_call(lambda: ev.evaluate(run), a.calls))]
     try:

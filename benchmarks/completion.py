@@ -34,10 +34,10 @@ def main() -> int:
     ap.add_argument("--signals", default="0.8,0")
     ap.add_argument("--seed", type=int, default=11)
     a = ap.parse_args()
-    from engine.campaign import load_campaign
+    from engine.campaign.campaign import load_campaign
     from engine.completion.experiment import classifier_quality, completion_poolbias
-    from engine.docstore import DocStore
-    from engine.simulate import simulate, write_campaign
+    from engine.documents.store import DocStore
+    from engine.simulation.campaigns import simulate, write_campaign
 
     for sig in [float(x) for x in a.signals.split(",")]:
         with tempfile.TemporaryDirectory() as tmp:

@@ -48,14 +48,14 @@ def main() -> int:
     print(f"wrote {a.docs:,} documents of TREC SGML ({src.stat().st_size / 1e6:.0f} MB) in {time.perf_counter() - t0:.1f} s")
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     t0 = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "engine.cli", "docs", "import", str(d), str(src)], check=True, env=env)
+    subprocess.run([sys.executable, "-m", "cranfield.cli", "docs", "import", str(d), str(src)], check=True, env=env)
     wall = time.perf_counter() - t0
     peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     store = d / "docs" / "docs.sqlite"
     print(f"import: {wall:.1f} s whole process ({a.docs / wall:,.0f} documents/s), peak RSS {peak:.0f} MB, "
           f"store {store.stat().st_size / 1e6:.0f} MB")
     sys.path.insert(0, str(ROOT))
-    from engine.docstore import DocStore
+    from engine.documents.store import DocStore
     t0 = time.perf_counter()
     st = DocStore.open(store)
     open_ms = (time.perf_counter() - t0) * 1e3

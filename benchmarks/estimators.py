@@ -4,7 +4,7 @@ simulated campaign's truth (issue 3; thesis Figures 3.1-3.2 style).
     python3 benchmarks/estimators.py [--runs 20] [--topics 50] [--trials 200] [--rates 0.1,0.2,0.3]
                                      [--min-rel 40] [--precision default|trec] [--per-run]
 
-Designs per trial, each `rate` of the depth-100 pool per topic (engine.estimators.experiment):
+Designs per trial, each `rate` of the depth-100 pool per topic (engine.planning.estimator_experiments):
 infAP -- simple random sample (thesis Figures 3.1-3.2); xinfAP -- the campaign stratified design of
 engine.pooling (stratum 1 = largest depth-k pool within half the budget, fully judged; three equal
 strata sharing the rest 3 : 1.5 : 1) and, for comparison, fixed best-rank strata 1-5 (full) / 6-20 /
@@ -16,7 +16,7 @@ and the jackknife interval around mean infAP minus its jackknife bias estimate (
 "oracle prior" rows are a diagnostic, not an estimator: xinfAP with the true precision in place of
 sample_eval.pl's fixed 1/3 where a stratum has nothing sampled above a relevant document.
 
-`--precision trec` lowers the simulator's relevance-signal weight (engine.simulate.MODEL["base_b"]
+`--precision trec` lowers the simulator's relevance-signal weight (engine.simulation.campaigns.MODEL["base_b"]
 2.2 -> 0.8) so that the runs' precision looks like TREC 8 ad hoc (mean P@10 ~0.45, MAP ~0.18 instead
 of ~0.82 and ~0.37 on the kept topics); everything else is unchanged.
 """
@@ -32,8 +32,8 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import engine.simulate as simulate_mod  # noqa: E402
-from engine.estimators.experiment import VAR_METHODS, prepare, run_experiment  # noqa: E402
+import engine.simulation.campaigns as simulate_mod
+from engine.planning.estimator_experiments import VAR_METHODS, prepare, run_experiment  # noqa: E402
 from engine.estimators import trials  # noqa: E402
 
 PRECISION = {"default": None, "trec": 0.8}

@@ -3,7 +3,7 @@
     python3 benchmarks/eval_speed.py                 # 100 runs x 50 topics x 1000 docs (default)
     python3 benchmarks/eval_speed.py --runs 20 --reps 1
 
-The campaign is simulated (engine.simulate, seed 7) and written to a temporary directory: one TREC
+The campaign is simulated (engine.simulation.campaigns, seed 7) and written to a temporary directory: one TREC
 run file per run and the depth-100 pool of the pooled runs as qrels. Each tool then reads the files
 and evaluates every run (parse included), in this process, after a warm-up on a tiny campaign (so
 imports and ranx's numba compilation are not timed; ranx's cold first call is reported apart).
@@ -110,7 +110,7 @@ TOOLS = {"engine": run_engine, "engine_tables": run_engine_tables, "pytrec_eval"
 
 def write_files(out: Path, n_runs: int, n_topics: int, depth: int, seed: int, pool_depth: int = 100):
     """Simulate and write a campaign; returns (qrels path, run paths, seconds to simulate)."""
-    from engine.simulate import simulate, write_campaign
+    from engine.simulation.campaigns import simulate, write_campaign
 
     t0 = time.perf_counter()
     sim = simulate(n_runs, n_topics, depth, seed)
@@ -270,7 +270,7 @@ def whole_process(qrels: Path, runs: list[Path], tmp: Path, reps: int, trec_eval
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     script = tmp / "pytrec_whole.py"
     script.write_text(PYTREC_WHOLE.format(measures=sorted(PYTREC_MEASURES)))
-    cmds = {"cranfield eval": [[sys.executable, "-m", "engine.cli", "eval",
+    cmds = {"cranfield eval": [[sys.executable, "-m", "cranfield.cli", "eval",
                                 *[a for m in ENGINE_MEASURES for a in ("-m", m)], str(qrels), *map(str, runs)]],
             "pytrec_eval": [[sys.executable, str(script), str(qrels), *map(str, runs)]]}
     if trec_eval:

@@ -88,7 +88,7 @@ def run_case(n: int, run: str, qrels: str, d: str, csv: bool = False) -> str:
     qp.write_bytes(qrels.encode("utf-8", "surrogateescape"))
     try:
         fmt = ["--format", "csv"] if csv else []
-        p = subprocess.run([sys.executable, "-m", "engine.cli", "eval", str(qp), str(rp), "-m", "map",
+        p = subprocess.run([sys.executable, "-m", "cranfield.cli", "eval", str(qp), str(rp), "-m", "map",
                             "-q", *fmt], cwd=ROOT, capture_output=True, text=True,
                            timeout=5, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
     except subprocess.TimeoutExpired:

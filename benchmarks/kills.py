@@ -44,7 +44,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
-CLI = [sys.executable, "-m", "engine.cli"]
+CLI = [sys.executable, "-m", "cranfield.cli"]
 EVAL = ["-m", "map", "-m", "ndcg", "-m", "P.10", "-m", "bpref", "--format", "csv"]
 STORE = ".cranfield-store"
 
@@ -59,12 +59,12 @@ class Outcome:
 
 
 def run_cli(args: list[str], in_process: bool = False, timeout: float = 300) -> Outcome:
-    """`cranfield ARGS` in a subprocess, or through engine.cli.main in this process (fast, for the
+    """`cranfield ARGS` in a subprocess, or through cranfield.cli.main in this process (fast, for the
     tests; an exception escaping main is reported as the traceback a subprocess would print)."""
     if not in_process:
         p = subprocess.run(CLI + args, env=ENV, capture_output=True, text=True, timeout=timeout)
         return Outcome(p.returncode, p.stdout, p.stderr)
-    from engine.cli import main
+    from cranfield.cli import main
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         try:
@@ -110,7 +110,7 @@ def timed_kill(args: list[str], delay: float) -> tuple[bool, float]:
 def make_campaign(work: Path, runs: int, topics: int, depth: int, seed: int) -> tuple[Path, list[dict]]:
     """A simulated campaign and two states of its run files: [{name: bytes}] (state 1 edits one run's
     scores and adds a run)."""
-    from engine.simulate import simulate, write_campaign
+    from engine.simulation.campaigns import simulate, write_campaign
     root = work / "campaign"
     write_campaign(simulate(n_runs=runs, n_topics=topics, depth=depth, seed=seed), root, pool_depth=20)
     s0 = {p.name: p.read_bytes() for p in sorted((root / "runs").iterdir())}
@@ -286,7 +286,7 @@ def writer(root: str, wid: str, mode: str, seed: int) -> None:
     """A judging process: add judgments forever, printing `ACK topic doc grade` once each is saved."""
     rng = random.Random(seed)
     topics = [ln.split("\t")[0] for ln in (Path(root) / "topics" / "topics.tsv").read_text().splitlines() if ln]
-    from engine.cli import main
+    from cranfield.cli import main
     i = 0
     while True:                 # READY after the first add: kills land while judgments are written
         t, doc, g = rng.choice(topics), f"{wid}-{i}", rng.choice("012")
@@ -318,9 +318,9 @@ class JudgmentStats:
 
 def judgment_kills(work: Path, kills: int, seed: int, *, max_delay: float = 1.5, log=print) -> JudgmentStats:
     from engine.errors import FormatError, Warnings
-    from engine.judging import record_judgment
-    from engine.judgment_log import read_judgment_log
-    from engine.simulate import simulate, write_campaign
+    from engine.judging.workflow import record_judgment
+    from engine.judgments.log import read_judgment_log
+    from engine.simulation.campaigns import simulate, write_campaign
     rng = random.Random(seed)
     root = work / "judging"
     write_campaign(simulate(n_runs=3, n_topics=10, depth=20, seed=seed), root, pool_depth=5)
@@ -426,7 +426,7 @@ def pool_problems(root: Path) -> list[str]:
 def pool_kills(work: Path, kills: int, seed: int, *, runs: int = 8, topics: int = 30, depth: int = 200,
                log=print) -> PoolStats:
     from engine.pooling import pool_log
-    from engine.simulate import simulate, write_campaign
+    from engine.simulation.campaigns import simulate, write_campaign
     rng = random.Random(seed)
     root = work / "pooling"
     write_campaign(simulate(n_runs=runs, n_topics=topics, depth=depth, seed=seed), root, pool_depth=10)

@@ -25,7 +25,7 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import engine  # noqa: E402
-from engine.simulate import simulate  # noqa: E402
+from engine.simulation.campaigns import simulate  # noqa: E402
 from engine.stability import d_study, g_study, score_matrix  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]

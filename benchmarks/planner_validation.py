@@ -18,10 +18,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from engine.correlation import kendall_tau  # noqa: E402
-from engine.cost import CostModel  # noqa: E402
-from engine.planning import plan, predict_tau, reduce_judgments, score_matrix  # noqa: E402
-from engine.simulate import simulate  # noqa: E402
+from engine.stability.correlation import kendall_tau  # noqa: E402
+from engine.planning.cost import CostModel  # noqa: E402
+from engine.planning.planner import plan, predict_tau, reduce_judgments, score_matrix  # noqa: E402
+from engine.simulation.campaigns import simulate  # noqa: E402
 
 
 def main() -> None:

@@ -14,7 +14,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from engine.errors import Warnings  # noqa: E402
-from engine.formats import read_runs  # noqa: E402
+from engine.formats.runs import read_runs  # noqa: E402
 
 
 def generate(out: Path, n_runs: int, n_topics: int, depth: int, seed: int = 7) -> list[Path]:

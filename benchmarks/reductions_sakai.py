@@ -23,7 +23,7 @@ from scipy.stats import kendalltau
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import engine  # noqa: E402
-from engine.simulate import simulate  # noqa: E402
+from engine.simulation.campaigns import simulate  # noqa: E402
 
 # label -> measure spec (Sakai's settings: nDCG with log base a = 2 and no discount up to rank a,
 # cut-off 1000; Q-measure beta = 1; gains = grades)

@@ -4,11 +4,11 @@
                                 [--workers 2] [--judged N] [--resimulate]
 
 Steps (issue 8 targets on a 2-core, 24 GB machine: ingest < 5 min, evaluate < 2 min, peak < 8 GB):
-1. simulate: engine.simulate_large writes the campaign's text run files (kept between calls; not timed
+1. simulate: engine.simulation.large writes the campaign's text run files (kept between calls; not timed
    against a target);
 2. ingest: RunStore.sync of every run file into Parquet (the store is emptied first);
 3. re-sync with nothing changed (what every later command pays);
-4. evaluate: engine.blocks.evaluate_store, trec_eval's default measures, every judged topic;
+4. evaluate: engine.evaluation.blocks.evaluate_store, trec_eval's default measures, every judged topic;
 5. reads: one topic of every run, one whole run; the depth-100 pool candidates (streamed).
 Peak memory is the largest summed resident set of this process and its worker processes, sampled
 every 50 ms from /proc.
@@ -86,11 +86,11 @@ def main(argv=None) -> int:
     ap.add_argument("--json", default=None, help="also write the figures to this file")
     args = ap.parse_args(argv)
 
-    from engine.blocks import evaluate_store
+    from engine.evaluation.blocks import evaluate_store
     from engine.pooling.store import pool_candidates_store
-    from engine.formats import read_qrels
-    from engine.simulate_large import write_large_campaign
-    from engine.store import RunStore, store_dir
+    from engine.formats.qrels import read_qrels
+    from engine.simulation.large import write_large_campaign
+    from engine.evaluation.store import RunStore, store_dir
 
     root = Path(args.dir)
     stamp = root / "SIMULATED.json"

@@ -25,7 +25,7 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from engine.measures import load_all  # noqa: E402
-from engine.simulate import simulate  # noqa: E402
+from engine.simulation.campaigns import simulate  # noqa: E402
 from engine.stability.poolbias import leave_group_out, leave_manual_out  # noqa: E402
 from engine.stability.reduction import reduction_experiment, summarize_reduction  # noqa: E402
 from engine.stability.rejudge import Rejudger  # noqa: E402

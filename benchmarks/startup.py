@@ -3,7 +3,7 @@
     python3 benchmarks/startup.py                # median of 9 runs of each command
     python3 benchmarks/startup.py --reps 3 --json out.json
 
-One simulated 50-topic x 1000-document run (engine.simulate, seed 7) and its depth-100 pool as qrels are
+One simulated 50-topic x 1000-document run (engine.simulation.campaigns, seed 7) and its depth-100 pool as qrels are
 written to a temporary directory. Timed, each as a fresh process (interpreter start, imports, reading,
 evaluating, printing):
 
@@ -50,7 +50,7 @@ for m in ("map", "P_10", "ndcg_cut_10"):
 
 def make_inputs(out: Path) -> tuple[Path, Path]:
     """One 50-topic x 1000-document run and the depth-100 pool judged from the simulated truth."""
-    from engine.simulate import simulate, write_campaign
+    from engine.simulation.campaigns import simulate, write_campaign
     sim = simulate(n_runs=3, n_topics=50, depth=1000, seed=7)
     write_campaign(sim, out, pool_depth=100)
     run = sorted((out / "runs").iterdir())[0]
@@ -87,12 +87,12 @@ def main(argv: list[str] | None = None) -> dict:
         qrels, run = make_inputs(Path(tmp) / "c")
         script = Path(tmp) / "pytrec_whole.py"
         script.write_text(PYTREC_SCRIPT)
-        cran = [py, "-m", "engine.cli", "eval", "-m", "map", "-m", "P.10", "-m", "ndcg_cut.10", str(qrels), str(run)]
+        cran = [py, "-m", "cranfield.cli", "eval", "-m", "map", "-m", "P.10", "-m", "ndcg_cut.10", str(qrels), str(run)]
         for cmd in (cran, [py, str(script), str(qrels), str(run)]):   # warm the file cache and .pyc files
             subprocess.run(cmd, capture_output=True, env=env)
         (t_c, all_c, out_c), (t_p, all_p, out_p) = timed([cran, [py, str(script), str(qrels), str(run)]],
                                                          args.reps, env)
-        [(t_h, all_h, _)] = timed([[py, "-m", "engine.cli", "--help"]], args.reps, env)
+        [(t_h, all_h, _)] = timed([[py, "-m", "cranfield.cli", "--help"]], args.reps, env)
     ours = {ln.split("\t")[0].strip(): float(ln.split("\t")[2]) for ln in out_c.splitlines() if "\tall\t" in ln}
     theirs = {ln.split("\t")[0].strip(): float(ln.split("\t")[2]) for ln in out_p.splitlines()}
     res = {"load": os.getloadavg(), "reps": args.reps, "cranfield_eval_s": t_c, "pytrec_eval_s": t_p,

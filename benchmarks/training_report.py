@@ -28,9 +28,9 @@ import pandas as pd  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from engine.features import simulate_features  # noqa: E402
-from engine.report import format_table  # noqa: E402
-from engine.simulate import simulate  # noqa: E402
+from engine.training.features import simulate_features  # noqa: E402
+from engine.formats.text_tables import format_table  # noqa: E402
+from engine.simulation.campaigns import simulate  # noqa: E402
 from engine.training.learn import against_full, experiment  # noqa: E402
 from engine.training.rankers import available_rankers  # noqa: E402
 from engine.training.report import best_measure, best_selection  # noqa: E402

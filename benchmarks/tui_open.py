@@ -29,7 +29,7 @@ def make_campaign(folder: Path, runs: int, topics: int, depth: int) -> Path:
     out = folder / f"sim-{runs}x{topics}x{depth}"
     if not (out / "campaign.yaml").is_file():
         env = dict(os.environ, PYTHONPATH=str(ROOT))
-        subprocess.run([sys.executable, "-m", "engine.cli", "simulate", "--out", str(out), "--runs", str(runs),
+        subprocess.run([sys.executable, "-m", "cranfield.cli", "simulate", "--out", str(out), "--runs", str(runs),
                         "--topics", str(topics), "--depth", str(depth), "--force"], check=True, env=env,
                        stdout=subprocess.DEVNULL)
     return out

@@ -2,7 +2,7 @@
 
     python3 benchmarks/tui_sort.py [--runs 200] [--topics 50] [--depth 100] [--repeat 20]
 
-Simulates a campaign (engine.simulate) into a temporary directory, opens it in the TUI headless
+Simulates a campaign (engine.simulation.campaigns) into a temporary directory, opens it in the TUI headless
 (App.run_test at 120x40), opens the leaderboard and switches the sort column with one key, again and
 again. Reports, per switch: the handler (new order + significance markers + table rebuild) and the
 time from the key press until the first frame holding the new order is written (the redraw time),
@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 
 def make_campaign(root: Path, runs: int, topics: int, depth: int) -> Path:
-    from engine.simulate import simulate, write_campaign
+    from engine.simulation.campaigns import simulate, write_campaign
     return write_campaign(simulate(n_runs=runs, n_topics=topics, depth=depth, seed=11), root / "bench",
                           name=f"Benchmark {runs}x{topics}", pool_depth=10)
 

@@ -1,6 +1,7 @@
 """Cranfield as a Python library: trec_eval-exact evaluation for notebooks and training loops.
 
-`import cranfield` is the public name of the engine (the code lives in the `engine` package).
+`import cranfield` is the public name of the engine (the code lives in the `engine` package; the
+command line is `cranfield.cli`).
 Names load on first use, so the import itself costs almost nothing.
 
 >>> import cranfield
@@ -14,19 +15,21 @@ Names load on first use, so the import itself costs almost nothing.
 """
 from __future__ import annotations
 
-from engine._lazy import lazy_exports
+from engine.util.lazy import lazy_exports
 from engine.version import __version__
 
 _EXPORTS = {
-    "evaluate": "engine.api", "Evaluator": "engine.api", "measures": "engine.api",
-    "as_qrels": "engine.adapters", "as_runs": "engine.adapters", "Issues": "engine.adapters",
-    "summarize": "engine.evaluate", "trec_eval_lines": "engine.evaluate", "per_topic_table": "engine.evaluate",
-    "read_qrels": "engine.formats", "read_run": "engine.formats", "read_runs": "engine.formats",
-    "write_qrels": "engine.formats", "write_run": "engine.formats",
-    "load_campaign": "engine.campaign", "evaluate_campaign": "engine.evaluation",
-    "EvalOptions": "engine.ranking", "CranfieldError": "engine.errors", "FormatError": "engine.errors",
+    "evaluate": "engine.evaluation.api", "Evaluator": "engine.evaluation.api", "measures": "engine.evaluation.api",
+    "as_qrels": "engine.evaluation.adapters", "as_runs": "engine.evaluation.adapters",
+    "Issues": "engine.evaluation.adapters",
+    "summarize": "engine.evaluation.evaluate", "trec_eval_lines": "engine.evaluation.evaluate",
+    "per_topic_table": "engine.evaluation.evaluate",
+    "read_qrels": "engine.formats.qrels", "read_run": "engine.formats.runs", "read_runs": "engine.formats.runs",
+    "write_qrels": "engine.formats.qrels", "write_run": "engine.formats.runs",
+    "load_campaign": "engine.campaign.campaign", "evaluate_campaign": "engine.evaluation.seam",
+    "EvalOptions": "engine.ranking.ranked", "CranfieldError": "engine.errors", "FormatError": "engine.errors",
     "Warnings": "engine.errors",
-    "compare": "engine.tables",
+    "compare": "engine.campaign.tables",
 }
 __all__ = sorted(_EXPORTS) + ["__version__"]
 

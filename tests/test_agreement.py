@@ -8,10 +8,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from engine.agreement import (cohen_kappa, confusion, kappa_from_confusion, krippendorff_alpha, label_agreement,
-                              leaderboard_agreement, top_k_overlap)
+from engine.judgments.agreement import (cohen_kappa, confusion, kappa_from_confusion, krippendorff_alpha,
+    label_agreement, leaderboard_agreement, top_k_overlap)
 from engine.errors import FormatError
-from engine.sources import combine, read_rj6
+from engine.judgments.sources import combine, read_rj6
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -105,7 +105,7 @@ def test_rj6_two_runids_two_sources_and_malformed_line(tmp_path):
 
 def test_import_cli_creates_sources_and_refuses_bad_file(tmp_path, capsys):
     import shutil
-    from engine.cli import main
+    from cranfield.cli import main
     camp = tmp_path / "c"
     shutil.copytree(ROOT / "campaigns" / "demo", camp, ignore=shutil.ignore_patterns(".cranfield-cache", "pools"))
     f = tmp_path / "rj.txt"
@@ -134,8 +134,8 @@ def test_combine_rules():
 
 
 def test_simulated_judge_kappa_within_sampling_error_of_implied():
-    from engine.simjudge import apply_judge, implied_kappa, judge_matrix, kappa_sampling_error
-    from engine.simulate import depth_pool, simulate
+    from engine.judgments.simulated import apply_judge, implied_kappa, judge_matrix, kappa_sampling_error
+    from engine.simulation.campaigns import depth_pool, simulate
     sim = simulate(n_runs=6, n_topics=10, depth=60, seed=11)
     pool = depth_pool(sim, 30)
     grades = [0, 1, 2]
@@ -156,7 +156,7 @@ def test_simulated_judge_kappa_within_sampling_error_of_implied():
 
 
 def test_agreement_cli_on_two_plain_files(tmp_path, capsys):
-    from engine.cli import main
+    from cranfield.cli import main
     a, b = tmp_path / "a.qrels", tmp_path / "b.qrels"
     pa, pb = _pairs(HAND)
     a.write_text("".join(f"1 0 d{i} {g}\n" for i, g in enumerate(pa)))

@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from engine.autojudge import (DEFAULT_PROMPT, JudgeSettings, parse_grade, plan, pooled_pairs, render,
-                              run_auto_judge)
-from engine.campaign import load_campaign
-from engine.simulate import simulate, write_campaign
-from engine.sources import list_sources, source_judgments
+from engine.judging.auto import (DEFAULT_PROMPT, JudgeSettings, parse_grade, plan, pooled_pairs, render,
+    run_auto_judge)
+from engine.campaign.campaign import load_campaign
+from engine.simulation.campaigns import simulate, write_campaign
+from engine.judgments.sources import list_sources, source_judgments
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -100,7 +100,7 @@ def test_auto_judge_records_source_reruns_free_and_retries_bad_answers(camp_dir)
     camp = load_campaign(camp_dir)
     pairs = pooled_pairs(camp, depth=3)
     docs = list(pairs["doc"])
-    from engine.autojudge import read_docs
+    from engine.judging.auto import read_docs
     dd = read_docs(camp_dir)
     passage = {d: f"{dd[d].get('title', '')}\n{dd[d].get('text', '')}".strip() for d in docs}
     with FakeLLM(bad=[passage[d] for d in docs[:2]], fail_first=[passage[docs[2]]]) as srv:
@@ -140,7 +140,7 @@ def test_auto_judge_records_source_reruns_free_and_retries_bad_answers(camp_dir)
 def test_cli_gives_up_after_retries_and_reports(camp_dir):
     camp = load_campaign(camp_dir)
     pairs = pooled_pairs(camp, depth=1)
-    from engine.autojudge import read_docs
+    from engine.judging.auto import read_docs
     dd = read_docs(camp_dir)
     with FakeLLM(bad=[f"{dd[d].get('title', '')}\n{dd[d].get('text', '')}".strip() for d in pairs["doc"]]) as srv:
         st = JudgeSettings(srv.url, "m", backoff=0.0, retries=0)
@@ -154,7 +154,7 @@ def test_kill_mid_way_resumes_without_duplicates(camp_dir):
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     log = camp_dir / "judgments" / "sources" / "llm-m.jsonl"
     with FakeLLM(delay=0.05) as srv:
-        cmd = [sys.executable, "-m", "engine.cli", "judgments", "auto", str(camp_dir), "--endpoint", srv.url,
+        cmd = [sys.executable, "-m", "cranfield.cli", "judgments", "auto", str(camp_dir), "--endpoint", srv.url,
                "--model", "m", "--depth", "5", "--concurrency", "1", "--backoff", "0"]
         p = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         deadline = time.time() + 60

@@ -9,10 +9,10 @@ import pandas as pd
 import pytest
 
 import importlib
-from engine.campaign import load_campaign, read_judgment_log, validate_config
-from engine.cli import main
+from engine.campaign.campaign import load_campaign, read_judgment_log, validate_config
+from cranfield.cli import main
 from engine.errors import CranfieldError, FormatError, Warnings
-from engine.status import judged_at_depth, judgment_counts
+from engine.campaign.status import judged_at_depth, judgment_counts
 
 CONFIG = textwrap.dedent("""\
     name: Test track
@@ -265,7 +265,7 @@ def test_read_judgment_log_columns_and_undo_warning(tmp_path):
     assert list(log.columns) == ["topic", "doc", "grade", "assessor", "ts", "seconds", "strategy", "op", "line"]
     assert log["op"].tolist() == ["judge", "undo", "topic"] and log["seconds"].tolist() == [3.5, 3.5, 40.0]
     assert log["grade"].tolist()[0] == 1 and pd.isna(log["grade"].tolist()[1])
-    from engine.campaign import log_judgments
+    from engine.campaign.campaign import log_judgments
     j = log_judgments(log, str(p), w)
     assert j[["topic", "doc", "grade"]].values.tolist() == [["1", "a", 1]]
     assert [str(x) for x in w] == [f"{p}:2: undo of document z for topic 1 by ann has no earlier judgment to "
@@ -308,7 +308,7 @@ def test_inputs_are_reread_when_files_change(tmp_path):
 def test_evaluate_cache_hits_and_invalidation(tmp_path, monkeypatch):
     root = make_campaign(tmp_path / "c")
     calls = []
-    ev = importlib.import_module("engine.cache")
+    ev = importlib.import_module("engine.evaluation.cache")
     real = ev.evaluate_campaign
 
     def counting(*a, **kw):
@@ -352,7 +352,7 @@ def test_evaluate_cache_hits_and_invalidation(tmp_path, monkeypatch):
 
 
 def test_cache_key_changes_with_inputs(tmp_path):
-    from engine.cache import cache_key
+    from engine.evaluation.cache import cache_key
     f = tmp_path / "a.txt"
     f.write_text("x")
     k1 = cache_key([f], ["map"], {"rel_level": 1})
@@ -420,7 +420,7 @@ def test_status_plain_output(tmp_path, capsys):
 def test_status_rich_output(tmp_path):
     import io
 
-    from engine.cli.cmd_status import render, status_tables
+    from cranfield.cli.cmd_status import render, status_tables
     root = make_campaign(tmp_path / "c")
     buf = io.StringIO()
     render(status_tables(load_campaign(root)), buf, rich=True)
@@ -431,7 +431,7 @@ def test_status_rich_output(tmp_path):
 def test_top_ranks_matches_a_full_sort():
     import numpy as np
 
-    from engine.status import top_ranks
+    from engine.campaign.status import top_ranks
     rng = np.random.default_rng(11)
     n = 4000
     runs = pd.DataFrame({"run": rng.choice(["a", "b", "c"], n), "topic": rng.choice(["1", "2", "10"], n),

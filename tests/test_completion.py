@@ -8,9 +8,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from engine.docstore import DocStore, iter_documents
+from engine.documents.store import DocStore, iter_documents
 from engine.errors import FormatError
-from engine.completion.text import Background, balanced_threshold, tokenize
+from engine.documents.text import Background, balanced_threshold, tokenize
 from engine.completion.kld import KLDClassifier
 from engine.completion.predict import complete, fill_holes, unjudged_within_depth
 
@@ -151,7 +151,7 @@ def test_svm_equals_sklearn_on_the_same_vectors():
 def test_completion_predicts_only_unjudged_within_depth():
     texts, y = _texts()
     st = DocStore.memory()
-    from engine.docstore import Document
+    from engine.documents.store import Document
     docs = [f"d{i}" for i in range(len(texts))] + ["n1", "n2", "deep"]
     extra = ["apple banana apple", "zebra wolf yak", "apple apple apple"]
     st.import_documents(((i, Document(d, "", t)) for i, (d, t) in enumerate(zip(docs, texts + extra))))
@@ -182,16 +182,16 @@ def test_expected_precision_and_ap_hand_computed():
     want = (0.5 / 1 * (1 + 0) + 1.0 / 2 * (1 + 0.5)) / 2.5
     assert ev["eAP"] == pytest.approx(want)
     # with certain labels only, eAP is trec_eval's AP
-    from engine import evaluate
+    from engine.evaluation.evaluate import evaluate
     ev0 = expected_measures(runs, relevance_probabilities(qrels, None), cutoffs=(2,)).set_index("measure")["value"]
     ap = evaluate(qrels, runs, ["map", "P.2"]).set_index("measure")["value"]
     assert ev0["eAP"] == pytest.approx(ap["map"]) and ev0["eP_2"] == pytest.approx(ap["P_2"])
 
 
 def test_predict_command_writes_a_source_and_refuses_deeper(tmp_path):
-    from engine.cli import main
+    from cranfield.cli import main
     from engine.completion.predict import read_predictions
-    from engine.simulate import simulate, write_campaign
+    from engine.simulation.campaigns import simulate, write_campaign
     out = tmp_path / "c"
     write_campaign(simulate(6, 4, 40, 2, grades=(0, 1)), out, pool_depth=10, docs=20, text_signal=0.8)
     assert main(["judgments", "predict", str(out), "--depth", "20"]) == 3          # beyond the pool depth
@@ -200,7 +200,7 @@ def test_predict_command_writes_a_source_and_refuses_deeper(tmp_path):
     p = read_predictions(out, "predicted-kld")
     assert len(p) and p["prob"].between(0, 1).all() and set(p["grade"]) <= {0, 1}
     # only unjudged documents within depth 10 of some run were predicted
-    from engine.campaign import load_campaign
+    from engine.campaign.campaign import load_campaign
     c = load_campaign(out)
     q = c.qrels()
     judged = set(zip(q["topic"], q["doc"]))

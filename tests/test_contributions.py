@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 import yaml
 
-from engine.campaign import load_campaign
-from engine.evaluate import compute, evaluate
+from engine.campaign.campaign import load_campaign
+from engine.evaluation.evaluate import compute, evaluate
 from engine.measures.registry import explain, request_for_output
 from tui.model import CampaignModel
 
@@ -28,7 +28,7 @@ def campaigns(tmp_path_factory) -> dict[str, Path]:
     base = tmp_path_factory.mktemp("contrib")
     demo = base / "demo"
     shutil.copytree(DEMO, demo, ignore=shutil.ignore_patterns(".cranfield-cache", "pools", "log.jsonl*"))
-    from engine.simulate import simulate, write_campaign
+    from engine.simulation.campaigns import simulate, write_campaign
     sim = write_campaign(simulate(n_runs=6, n_topics=8, depth=60, seed=3), base / "sim", name="gains", pool_depth=20)
     cfg = yaml.safe_load((sim / "campaign.yaml").read_text())
     cfg["relevance"]["scale"] = {0: {"label": "no", "gain": 0}, 1: {"label": "partly", "gain": 2.5},
@@ -89,7 +89,7 @@ def test_request_for_output():
 @pytest.mark.parametrize("which", ["demo", "sim"])
 def test_model_drilldown_contributions_equal_engine(campaigns, which):
     """The TUI model's drill-down: every (run, topic) list's contributions sum to the engine's value
-    (engine.evaluate with the campaign's gains)."""
+    (engine.evaluation.evaluate with the campaign's gains)."""
     camp = campaigns[which]
     c = load_campaign(camp)
     long = evaluate(c.qrels(), c.runs(), SPECS, options=c.eval_options(), gains=c.gains())

@@ -4,9 +4,9 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from engine.cli import main
-from engine.cost import (TABLE_3_4, CostModel, effort_by_target, fit_from_log, infer_targets,
-                         judging_effort, model_from_config)
+from cranfield.cli import main
+from engine.planning.cost import (TABLE_3_4, CostModel, effort_by_target, fit_from_log, infer_targets,
+    judging_effort, model_from_config)
 from engine.errors import CranfieldError
 
 

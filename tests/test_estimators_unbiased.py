@@ -6,7 +6,7 @@ Topics with fewer than 40 relevant documents in the pool are left out: at 20% su
 yields a sample with no relevant document at all, every estimator then returns 0 for it and the
 mean is biased by design, not by the estimator.
 
-Designs (engine.estimators.experiment): infAP simple random sample (thesis Figures 3.1-3.2); xinfAP
+Designs (engine.planning.estimator_experiments): infAP simple random sample (thesis Figures 3.1-3.2); xinfAP
 the campaign stratified design of engine.pooling (largest depth-k pool within half the budget fully
 judged, three equal strata sharing the rest 3 : 1.5 : 1); statAP Poisson, probability proportional to
 AP prior + uniform share.
@@ -32,9 +32,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import engine.simulate as simulate_mod
-from engine.estimators.experiment import run_experiment
-from engine.simulate import simulate
+import engine.simulation.campaigns as simulate_mod
+from engine.planning.estimator_experiments import run_experiment
+from engine.simulation.campaigns import simulate
 
 Z95 = 1.959964
 
@@ -166,7 +166,7 @@ def test_estimators_track_true_map(result):
 
 def test_samplers_have_exact_inclusion_probabilities():
     import pandas as pd
-    from engine.estimators import samplers
+    from engine.pooling import designs as samplers
     rng = np.random.default_rng(5)
     pool = pd.DataFrame({"topic": ["1"] * 10 + ["2"] * 5, "doc": [f"d{i}" for i in range(15)],
                          "stratum": [0] * 4 + [1] * 6 + [0] * 2 + [1] * 3,
@@ -205,8 +205,9 @@ def test_samplers_have_exact_inclusion_probabilities():
 def test_infap_jackknife_bias_brute_force(sim):
     # infap_jackknife's variance is infap_variance_jackknife's, and its bias is Quenouille's
     # (1 - p)(n - 1)(mean of the delete-one infAPs - infAP), checked by re-evaluating every replicate
-    from engine.estimators import infap, samplers, trials
-    from engine.estimators.experiment import infap_jackknife, prepare
+    from engine.estimators import infap, trials
+    from engine.pooling import designs as samplers
+    from engine.planning.estimator_experiments import infap_jackknife, prepare
     pool, runs = prepare(sim, 100, 40)
     keep = sorted(pool["topic"].unique())[:2]
     pool = pool[pool["topic"].isin(keep)].reset_index(drop=True)

@@ -24,11 +24,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from engine.cli import main
-from engine.evaluate import compute, summarize, to_long
+from cranfield.cli import main
+from engine.evaluation.evaluate import compute, summarize, to_long
 from engine.errors import CranfieldError
 from engine.measures.registry import MeasureError
-from engine.ranking import EvalOptions
+from engine.ranking.ranked import EvalOptions
 
 QRELS = pd.DataFrame(
     [("T1", "a", 1), ("T1", "b", 0), ("T1", "c", 2), ("T1", "d", 1), ("T1", "e", -1), ("T1", "f", 0),

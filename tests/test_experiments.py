@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.experiments import simulated_pool_experiment
+from engine.planning.pool_experiments import simulated_pool_experiment
 
 
 def test_five_percent_budget_ordering():

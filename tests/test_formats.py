@@ -8,12 +8,13 @@ import pandas as pd
 import pytest
 
 from conftest import shared_path
-from engine.cli import main
+from cranfield.cli import main
 from engine.errors import FormatError, Warnings
-from engine.formats import (detect_judgment_kind, read_judgments, read_prels, read_qrels, read_run, read_runs,
-                            read_sample, warn_unknown_topics, write_judgments, write_prels, write_qrels,
-                            write_run, write_sample)
-from engine.topics import read_topics, write_topics
+from engine.formats.detect import detect_judgment_kind, read_judgments, write_judgments
+from engine.formats.sampled import read_prels, read_sample, write_prels, write_sample
+from engine.formats.qrels import read_qrels, write_qrels
+from engine.formats.runs import read_run, read_runs, warn_unknown_topics, write_run
+from engine.formats.topics import read_topics, write_topics
 
 
 def put(path, text: str | bytes):
@@ -398,7 +399,8 @@ def test_eval_cli_exits_nonzero_on_malformed_run(tmp_path, capsys):
 # ----------------------------------------------------------------------------- fast path == slow path
 
 def test_fast_and_slow_paths_agree(tmp_path):
-    from engine.formats import RUN_COLS, RUN_LABEL, _slow_parse, read_table
+    from engine.formats.runs import RUN_COLS, RUN_LABEL
+    from engine.formats.files import _slow_parse, read_table
     rng = np.random.default_rng(3)
     lines = [f"{rng.integers(1, 30)} Q0 D{i} {i + 1} {rng.normal():.17g} tag" for i in range(3000)]
     text = ("\n".join(lines[:7] + ["", "# note"] + lines[7:]) + "\n").encode()

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from engine.fusion import doc_weights, fuse
+from engine.pooling.rank_fusion import doc_weights, fuse
 from engine.pooling import build_pool
 
 
@@ -52,7 +52,7 @@ def test_fusion_methods_hand_computed():
 def test_fuse_command_writes_a_run_eval_reads(tmp_path: Path):
     root = Path(__file__).resolve().parents[1]
     out = tmp_path / "fused.txt"
-    env_cmd = [sys.executable, "-m", "engine.cli"]
+    env_cmd = [sys.executable, "-m", "cranfield.cli"]
     demo = root / "campaigns" / "demo"
     r = subprocess.run(env_cmd + ["fuse", "--campaign", str(demo), "--run", "asterA1", "--run", "cedarA1",
                                   "--method", "combmnz", "--depth", "50", "-o", str(out)],

@@ -10,7 +10,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from engine.errors import CranfieldError, FormatError
-from engine.formats import read_prels, read_qrels, read_run, read_sample
+from engine.formats.sampled import read_prels, read_sample
+from engine.formats.qrels import read_qrels
+from engine.formats.runs import read_run
 
 INT = re.compile(rb"[+-]?[0-9]+\Z")
 FLOAT = re.compile(rb"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z")
@@ -199,7 +201,7 @@ CAMPAIGN = (b"name: Test track\nrelevance:\n  scale:\n    0: {label: not relevan
 def test_campaign_yaml_mutations(tmp_path_factory, data: bytes) -> None:
     """load_campaign either loads what PyYAML reads (name, depth, gains) or raises CranfieldError."""
     import yaml
-    from engine.campaign import load_campaign
+    from engine.campaign.campaign import load_campaign
     root = tmp_path_factory.mktemp("c")
     (root / "campaign.yaml").write_bytes(data)
     try:
@@ -223,7 +225,7 @@ def test_campaign_yaml_mutations(tmp_path_factory, data: bytes) -> None:
 @pytest.mark.parametrize("line", [b" Q0 b 2 2 r\n", b"1 Q0 b  2 r\n", b"1 Q0 b 2 2 \n"])
 def test_missing_field_beside_double_space_is_refused(tmp_path, line: bytes) -> None:
     """Found by benchmarks/fuzz.py: a removed field next to an empty one kept 6 Arrow columns."""
-    from engine.formats import read_runs
+    from engine.formats.runs import read_runs
     p = tmp_path / "r.txt"
     p.write_bytes(b"1 Q0 a 1 3 r\n" + line)
     with pytest.raises(FormatError) as e:

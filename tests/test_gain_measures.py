@@ -18,8 +18,8 @@ import pytest
 
 import engine
 from engine.measures import load_all, resolve
-from engine.measures._gains import sorted_entries, valid_level
-from engine.ranking import EvalOptions
+from engine.ranking.gains import sorted_entries, valid_level
+from engine.ranking.ranked import EvalOptions
 
 L3, L5, L6, L7 = math.log2(3), math.log2(5), math.log2(6), math.log2(7)
 
@@ -229,7 +229,7 @@ def test_reference_output_lines(trec_eval_dir):
     import contextlib
     import io
 
-    from engine.cli import main
+    from cranfield.cli import main
 
     names = ("binG", "G", "ndcg", "ndcg_rel", "Rndcg", "ndcg_cut", "rbp", "rbp_resid", "unj")
     for flags, ref in ((["-m", "all_trec"], "out.test.a"), (["-m", "all_trec", "-q"], "out.test.aq")):
@@ -245,7 +245,7 @@ def test_reference_output_lines(trec_eval_dir):
 def test_segment_sums_do_not_leak_between_groups():
     # a group of huge gains next to a group of small ones: the small group's running sums must be
     # exactly its own sequential sums (a global cumsum minus a base would lose ~1e-6 here)
-    from engine.measures._gains import seg_cumsum_float
+    from engine.ranking.gains import seg_cumsum_float
     v = np.array([1e10, 3e10, 0.1, 0.2, 0.3, 5.0, 1e-3])
     off = np.array([0, 2, 2, 5, 7])                      # lengths 2, 0, 3, 2
     got = seg_cumsum_float(v, off)
@@ -260,7 +260,7 @@ def test_sparse_entries_equal_the_full_trec_eval_sort():
     0..N-1 materialized) in the same order, for random non-transitive gain pairs."""
     import random
 
-    from engine.measures._gains import sparse_entries
+    from engine.ranking.gains import sparse_entries
     rng = random.Random(14)
     for _ in range(3000):
         nrl = rng.randint(0, 40)
@@ -299,7 +299,7 @@ def test_grade_of_a_billion_costs_one_column():
 def test_gain_map_with_huge_level_and_absent_levels_in_between():
     """Pairs whose gains lie within 1 of absent levels: trec_eval's comparator is not transitive, so the
     absent levels 0..N-1 take part in the sort; replayed by ranges. Dense (N small) == sparse (forced)."""
-    from engine import ranking
+    from engine.ranking import build as ranking   # topic_judgments reads DENSE_LEVELS there
     q = pd.DataFrame([("1", "a", 5000), ("1", "b", 4999), ("1", "c", 2), ("1", "d", 0), ("1", "e", 1)],
                      columns=["topic", "doc", "grade"])
     r = pd.DataFrame([("R", "1", x, s) for x, s in zip("edcba", [5.0, 4.0, 3.0, 2.0, 1.0])],

@@ -1,18 +1,22 @@
-"""engine/'s import graph, built from the source (every import, also those inside functions), has no
-cycle, and no engine module imports the TUI except the CLI command that launches it."""
+"""engine/'s import graph, built from the source (every import, also those inside functions): modules
+have no cycle, packages import only what docs/architecture.md allows (a DAG, written there once), and
+no engine module imports a user interface (tui, the command line, textual, rich)."""
 from __future__ import annotations
 
 import ast
+import re
+import shutil
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-TUI_LAUNCHER = "engine.cli.cmd_tui"
+ARCH = ROOT / "docs" / "architecture.md"
+UI = ("tui", "cranfield", "textual", "textual_plotext", "rich")
 
 
-def _modules(pkg: str = "engine") -> dict[str, Path]:
+def _modules(pkg: str = "engine", root: Path = ROOT) -> dict[str, Path]:
     out = {}
-    for p in sorted((ROOT / pkg).rglob("*.py")):
-        parts = p.relative_to(ROOT).with_suffix("").parts
+    for p in sorted((root / pkg).rglob("*.py")):
+        parts = p.relative_to(root).with_suffix("").parts
         name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
         out[name] = p
     return out
@@ -38,8 +42,8 @@ def _imports(name: str, path: Path) -> set[str]:
     return found
 
 
-def _graph() -> tuple[dict[str, set[str]], dict[str, set[str]]]:
-    mods = _modules()
+def _graph(root: Path = ROOT) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
+    mods = _modules(root=root)
     graph, raw = {}, {}
     for name, path in mods.items():
         imps = _imports(name, path)
@@ -102,6 +106,36 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return out
 
 
+def _package(module: str) -> str:
+    """engine.formats.runs -> formats; engine.errors -> errors; engine -> engine."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else parts[0]
+
+
+def _allowed() -> dict[str, set[str]]:
+    """docs/architecture.md's table: package -> the packages it may import."""
+    rows = {}
+    for line in ARCH.read_text().splitlines():
+        m = re.match(r"^\| ([a-z_]+) \| .* \|\s*([a-z_, ]*?)\s*\|$", line)
+        if m and m.group(1) != "package":
+            rows[m.group(1)] = {x.strip() for x in m.group(2).split(",") if x.strip()}
+    return rows
+
+
+def _violations(graph: dict[str, set[str]], allowed: dict[str, set[str]]) -> list[str]:
+    out = []
+    for mod, deps in sorted(graph.items()):
+        a = _package(mod)
+        if a not in allowed:
+            out.append(f"{mod}: package '{a}' is not in docs/architecture.md")
+            continue
+        for d in sorted(deps):
+            b = _package(d)
+            if b != a and b not in allowed[a]:
+                out.append(f"{mod} imports {d}: '{a}' may not import '{b}'")
+    return out
+
+
 def test_cycle_finder_finds_a_cycle():
     g = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": set()}
     assert _cycles(g) == [["a", "b", "c"]]
@@ -110,18 +144,54 @@ def test_cycle_finder_finds_a_cycle():
 
 def test_relative_imports_are_resolved():
     graph, _ = _graph()
-    assert "engine.errors" in graph["engine.campaign"]
+    assert "engine.errors" in graph["engine.campaign.campaign"]
+    assert "engine.judgments.log" in graph["engine.pooling"]            # `from ..judgments.log import` in a function
     assert "engine.measures.registry" in graph["engine.measures"]
 
 
-def test_engine_has_no_import_cycle():
+def test_engine_has_no_module_import_cycle():
     graph, _ = _graph()
     cycles = _cycles(graph)
     assert not cycles, "import cycles in engine/: " + "; ".join(" <-> ".join(c) for c in cycles)
 
 
-def test_engine_does_not_import_tui():
+def test_the_written_order_is_a_dag_and_covers_every_package():
+    allowed = _allowed()
+    assert len(allowed) >= 19 and {"formats", "ranking", "evaluation", "judging", "campaign"} <= set(allowed)
+    assert not _cycles(allowed), "docs/architecture.md's package order has a cycle"
+    assert all(b in allowed for deps in allowed.values() for b in deps)
+    present = {_package(m) for m in _modules()}
+    assert present == set(allowed), f"packages without a row / rows without a package: {present ^ set(allowed)}"
+
+
+def test_packages_import_only_what_the_architecture_allows():
+    graph, _ = _graph()
+    bad = _violations(graph, _allowed())
+    assert not bad, "\n".join(bad)
+
+
+def test_a_planted_back_import_fails(tmp_path):
+    """A copy of engine/ with one back-import (the kernel importing the campaign) is caught."""
+    shutil.copytree(ROOT / "engine", tmp_path / "engine", ignore=shutil.ignore_patterns("__pycache__"))
+    target = tmp_path / "engine" / "ranking" / "order.py"
+    target.write_text(target.read_text() + "\n\ndef _planted():\n    from ..campaign.campaign import load_campaign\n"
+                      "    return load_campaign\n")
+    graph, _ = _graph(tmp_path)
+    bad = _violations(graph, _allowed())
+    assert bad == ["engine.ranking.order imports engine.campaign.campaign: 'ranking' may not import 'campaign'"]
+    assert not _violations(_graph()[0], _allowed())
+
+
+def test_root_holds_at_most_four_modules_and_every_package_says_what_it_is_for():
+    root_files = sorted(p.name for p in (ROOT / "engine").glob("*.py"))
+    assert len(root_files) <= 4, root_files
+    for init in sorted((ROOT / "engine").glob("*/__init__.py")):
+        doc = ast.get_docstring(ast.parse(init.read_text()))
+        assert doc and len(doc) > 40, f"{init.relative_to(ROOT)} needs a docstring saying what it is for"
+
+
+def test_engine_imports_no_user_interface():
     _, raw = _graph()
-    bad = sorted(name for name, imps in raw.items()
-                 if name != TUI_LAUNCHER and any(i == "tui" or i.startswith("tui.") for i in imps))
-    assert not bad, f"engine modules importing tui: {bad}"
+    bad = sorted(f"{name} imports {i}" for name, imps in raw.items() for i in imps
+                 if i.split(".")[0] in UI)
+    assert not bad, f"engine modules importing a user interface: {bad}"

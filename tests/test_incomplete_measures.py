@@ -242,7 +242,7 @@ def test_statap_example():
 
 @pytest.fixture(scope="module")
 def sim():
-    from engine.simulate import simulate
+    from engine.simulation.campaigns import simulate
     return simulate(6, 6, 100, seed=11)
 
 
@@ -350,9 +350,9 @@ def test_rankeff_is_bpref_allnonrel(sim):
 def test_infap_jackknife_equals_brute_force():
     # the vectorized jackknife (one replicate per judged position, all topics at once) against
     # re-evaluating infAP with each judged document of one topic turned into pooled-unjudged
-    from engine.evaluate import compute
+    from engine.evaluation.evaluate import compute
     from engine.estimators.infap import infap_variance_jackknife
-    from engine.simulate import simulate
+    from engine.simulation.campaigns import simulate
     sim = simulate(4, 3, 40, seed=3)
     pool = sim.pool(40)
     rng = np.random.default_rng(0)
@@ -376,9 +376,9 @@ def test_ci_cli_bias_corrected_interval(tmp_path, capsys):
     """`cranfield ci --variance jackknife_bc`: the jackknife interval shifted by minus the run's mean
     per-topic jackknife bias (experiment.infap_jackknife); the reported mean stays infAP."""
     import json
-    from engine.cli import main
-    from engine.estimators.experiment import infap_jackknife
-    from engine.evaluate import compute
+    from cranfield.cli import main
+    from engine.planning.estimator_experiments import infap_jackknife
+    from engine.evaluation.evaluate import compute
     # topic t: a(rel) b(non) c(rel) judged, u1..u3 pooled-unjudged (p = 1/2); two topics, two runs
     q = "".join(f"{t} 0 {d} {g}\n" for t in ("1", "2") for d, g in
                 [("a", 1), ("b", 0), ("c", 1), ("u1", -1), ("u2", -1), ("u3", -1)])

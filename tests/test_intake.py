@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from engine.campaign import load_campaign
-from engine.cli import main
+from engine.campaign.campaign import load_campaign
+from cranfield.cli import main
 from engine.errors import CranfieldError, FormatError
-from engine.intake import submit
+from engine.campaign.intake import submit
 
 DEMO = Path(__file__).resolve().parents[1] / "campaigns" / "demo"
 
@@ -100,7 +100,7 @@ def test_accepted_run_in_leaderboard_with_metadata(camp: Path, tmp_path: Path, c
     assert entry["priority"] == 1 and entry["checksum"].startswith("sha256:") and entry["submitted"].endswith("Z")
     ev = c.evaluate(["map"])
     assert set(ev["run"].astype(str)) == {"old", "good"}
-    from engine.tables import compare_scores
+    from engine.campaign.tables import compare_scores
     assert "good" in compare_scores(ev, ["map"]).to_markdown()
 
 
@@ -127,7 +127,7 @@ def test_report_shows_submitted_header(camp: Path, tmp_path: Path):
 
 
 def test_pool_runs_per_group_by_priority(camp: Path, tmp_path: Path):
-    from engine.intake import select_by_priority
+    from engine.campaign.intake import select_by_priority
     for tag, prio, g in (("p2", 2, "g9"), ("p1", 1, "g9"), ("q3", 3, "g8"), ("q1", 1, "g8")):
         submit(camp, [_write(tmp_path / f"{tag}.txt", f"1 Q0 a 1 1.0 {tag}\n2 Q0 c 1 1.0 {tag}\n")],
                group=g, priority=prio)

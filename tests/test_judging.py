@@ -12,9 +12,9 @@ import pandas as pd
 import pytest
 
 from engine.errors import Warnings
-from engine.judging import (append_records, apply_undo, export_batch, judgment_record, judgment_summary,
-                            merged_log, next_documents, read_judgment_file, read_log, record_judgment,
-                            resolve_judgments, sample_qrels, undo_judgment)
+from engine.judging.workflow import (append_records, apply_undo, export_batch, judgment_record, judgment_summary,
+    merged_log, next_documents, read_judgment_file, read_log, record_judgment, resolve_judgments, sample_qrels,
+    undo_judgment)
 from engine.pooling import derive_targets
 from tests.conftest import ROOT, shared_path
 
@@ -45,7 +45,7 @@ def test_mq2008_prels_summary_matches_thesis_table_3_2():
 
 
 def test_cli_summary_prints_totals(capsys):
-    from engine.cli import main
+    from cranfield.cli import main
     path = shared_path("collections", "prels.mq2008.10001-20000.txt")
     assert main(["judgments", "summary", str(path), "--no-topics"]) == 0
     out = capsys.readouterr().out
@@ -121,7 +121,7 @@ def test_torn_tail_is_cut_before_the_next_append(tmp_path):
 
 WRITER = r"""
 import sys
-from engine.judging import append_records, judgment_record
+from engine.judgments.log import append_records, judgment_record
 path, prefix, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
 for i in range(n):
     append_records(path, [judgment_record("7", f"{prefix}-{i}", i % 3, prefix)])
@@ -130,7 +130,7 @@ for i in range(n):
 
 CRASHER = r"""
 import fcntl, os, signal, sys
-from engine.judgment_log import _open_locked
+from engine.judgments.log import _open_locked
 fd = _open_locked(__import__("pathlib").Path(sys.argv[1]))
 os.write(fd, b'{"topic": "7", "doc": "C-0", "grade"')   # half a line, lock held
 os.kill(os.getpid(), signal.SIGKILL)
@@ -237,7 +237,7 @@ def test_sample_qrels_marks_only_drawn_documents_as_sampled():
 
 def test_derived_target_label_names_topics_above_the_largest_level():
     # issue 15 item 11: a topic with more judgments than the largest level is filed under it, and said so
-    from engine.cli.cmd_judgments import derived_target_label
+    from cranfield.cli.cmd_judgments import derived_target_label
     t = derive_targets(pd.Series([5, 121, 300, 200]))
     assert t.tolist() == [8, 128, 128, 128] and t.attrs["above_largest"] == 2
     assert "2 topic(s) with more than 128 judgments are filed under 128" in derived_target_label(t)

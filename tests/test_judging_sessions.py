@@ -13,7 +13,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from engine import assess
+from engine.judging import sessions as assess
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = ROOT / "campaigns" / "demo"
@@ -21,7 +21,7 @@ DEMO = ROOT / "campaigns" / "demo"
 WORKER = r"""
 import sys, time
 from pathlib import Path
-from engine import assess, judging
+from engine.judging import sessions as assess, workflow as judging
 root, who, topic, n = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
 docs = [f"d{i}" for i in range(n)]
 Path(root, f"ready-{who}").touch()
@@ -108,8 +108,8 @@ TOPIC_401 = ("<top>\n<num> Number: 401\n<title> huhu rilo\n\n<desc> Description:
 
 @pytest.fixture
 def judged_campaign(tmp_path) -> Path:
-    from engine.formats import read_qrels
-    from engine.sources import import_source
+    from engine.formats.qrels import read_qrels
+    from engine.judgments.sources import import_source
     d = tmp_path / "demo"
     shutil.copytree(DEMO, d, ignore=shutil.ignore_patterns(".cranfield-cache", "pools", "log.jsonl*"))
     (d / "topics" / "topics.tsv").unlink()
@@ -178,7 +178,7 @@ async def test_judging_screen_accept_change_cannot_judge(tmp_path, judged_campai
         assert set(held) == {("401", order[0]), ("401", order[1]), ("401", order[3])}
         assert held[("401", order[3])]["ann"] < float("inf") == held[("401", order[0])]["ann"]
         # edit rates from the log
-        from engine.judging import read_log
+        from engine.judging.workflow import read_log
         er = assess.edit_rates(read_log(d / "judgments" / "log.jsonl")).iloc[0]
         assert (er["accepted"], er["changed"], er["cannot_judge"]) == (1, 1, 1)
 
@@ -216,8 +216,8 @@ async def test_judging_screen_random_order_and_rationale(tmp_path, judged_campai
 
 
 def test_status_counts_against_the_active_pool(judged_campaign, capsys):
-    from engine.cli import main
-    from engine.judging import record_judgment
+    from cranfield.cli import main
+    from engine.judging.workflow import record_judgment
     d = judged_campaign
     order = [ln.split("\t")[1] for ln in (d / "pools" / "pool-p8.tsv").read_text().splitlines()[1:]]
     record_judgment(d, "401", order[0], 1, "ann")
@@ -230,9 +230,9 @@ def test_status_counts_against_the_active_pool(judged_campaign, capsys):
 
 @run_async
 async def test_agreement_screen_matches_engine(tmp_path):
-    from engine.agreement import label_agreement
-    from engine.campaign import load_campaign
-    from engine.sources import import_source, source_judgments
+    from engine.judgments.agreement import label_agreement
+    from engine.campaign.campaign import load_campaign
+    from engine.judgments.sources import import_source, source_judgments
     from tui.app import CranfieldApp
     from tui.testing import press, settle
     d = tmp_path / "demo"
@@ -273,7 +273,7 @@ async def test_agreement_screen_matches_engine(tmp_path):
 
 @run_async
 async def test_double_judging_from_the_pool_builder(tmp_path, judged_campaign):
-    from engine.cli import main
+    from cranfield.cli import main
     from tui.app import CranfieldApp
     from tui.testing import press, settle
     d = judged_campaign

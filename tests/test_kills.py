@@ -107,7 +107,7 @@ def test_pool_listings_see_a_pool_killed_after_its_log_entry(tmp_path, monkeypat
     rename. The judging desk's active pool, the automatic judge's pairs and the TUI's pool table list
     files through `list_pools`, which recovers first, so they follow the committed pool q, not the
     older p."""
-    from engine.assess import active_pool
+    from engine.judging.sessions import active_pool
     from engine.pooling import list_pools
     _pool_p_then_q_killed_after_entry(tmp_path, monkeypatch, "q")
     assert not (tmp_path / "pools" / "pool-q.tsv").exists()
@@ -121,8 +121,8 @@ def test_pool_listings_see_a_pool_killed_after_its_log_entry(tmp_path, monkeypat
 def test_campaign_cache_sees_in_place_edit_keeping_size_and_mtime(tmp_path):
     """The evaluation cache (and the TUI's) keyed files by size and mtime only: a run edited in place
     with both kept returned the old numbers. ctime cannot be set back, so it is now in the key."""
-    from engine.campaign import load_campaign
-    from engine.cli import main
+    from engine.campaign.campaign import load_campaign
+    from cranfield.cli import main
     root = tmp_path / "c"
     assert main(["init", str(root)]) == 0
     run = root / "runs" / "r.txt"

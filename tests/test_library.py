@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 
 import cranfield
-from engine.adapters import Issues, as_qrels, as_runs
-from engine.api import Evaluator, evaluate
+from engine.evaluation.adapters import Issues, as_qrels, as_runs
+from engine.evaluation.api import Evaluator, evaluate
 from engine.errors import CranfieldError
 
 
@@ -40,7 +40,8 @@ def test_five_input_shapes_give_identical_results(tmp_path):
     Scored = namedtuple("ScoredDoc", "query_id doc_id score")
     qd = {t: dict(zip(g["doc"], g["grade"])) for t, g in q.groupby("topic")}
     rd = {t: dict(zip(g["doc"], g["score"])) for t, g in r.groupby("topic")}
-    from engine.formats import write_qrels, write_run
+    from engine.formats.qrels import write_qrels
+    from engine.formats.runs import write_run
     write_qrels(tmp_path / "q.txt", q)
     write_run(tmp_path / "r.txt", r.assign(run="run"), "run")
     shapes = [
@@ -165,7 +166,7 @@ def test_evaluator_equals_engine_and_pytrec_eval_and_summaries_work():
 
 
 def test_measures_table_is_the_cli_table(capsys):
-    from engine.cli import main
+    from cranfield.cli import main
     t = cranfield.measures()
     assert {"map", "P", "ndcg_cut", "judged"} <= set(t["name"])
     main(["measures"])
@@ -173,7 +174,7 @@ def test_measures_table_is_the_cli_table(capsys):
     assert [ln.split()[0] for ln in out] == t["name"].tolist()
 
 
-@pytest.mark.parametrize("mod", ["cranfield", "engine.api", "engine.measure_names", "engine.adapters"])
+@pytest.mark.parametrize("mod", ["cranfield", "engine.evaluation.api", "engine.measures.names", "engine.evaluation.adapters"])
 def test_docstring_examples_run(mod):
     res = doctest.testmod(importlib.import_module(mod), optionflags=doctest.NORMALIZE_WHITESPACE)
     assert res.attempted > 0 and res.failed == 0

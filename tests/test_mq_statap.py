@@ -1,11 +1,11 @@
-"""The Million Query statAP rules (engine.mq, docs/million-query.md), hand-computed on a small prels file."""
+"""The Million Query statAP rules (engine.formats.mq, docs/million-query.md), hand-computed on a small prels file."""
 from __future__ import annotations
 
 import math
 
 import pytest
 
-from engine.cli import main
+from cranfield.cli import main
 
 PRELS = """\
 1 a 1 0 1

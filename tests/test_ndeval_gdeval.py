@@ -7,8 +7,8 @@ import random
 import pandas as pd
 import pytest
 
-from engine.cli import main
-from engine.ndeval import evaluate_diversity, measure_names
+from cranfield.cli import main
+from engine.official.ndeval import evaluate_diversity, measure_names
 
 pyndeval = pytest.importorskip("pyndeval")
 

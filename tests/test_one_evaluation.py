@@ -1,4 +1,4 @@
-"""Every registered measure (default parameters) gives the same values on every evaluation path: engine.evaluate,
+"""Every registered measure (default parameters) gives the same values on every evaluation path: engine.evaluation.evaluate,
 the campaign API in memory, the streamed run store (several topic blocks), the TUI model's leaderboard and
 `cranfield eval --campaign`, on the demo and on a simulated campaign whose campaign.yaml has non-default gains."""
 from __future__ import annotations
@@ -13,13 +13,13 @@ import pandas as pd
 import pytest
 import yaml
 
-import engine.evaluation as evaluation
-from engine.blocks import evaluate_store
-from engine.campaign import load_campaign
-from engine.cli import main
-from engine.evaluate import evaluate, summarize
+import engine.evaluation.seam as evaluation
+from engine.evaluation.blocks import evaluate_store
+from engine.campaign.campaign import load_campaign
+from cranfield.cli import main
+from engine.evaluation.evaluate import evaluate, summarize
 from engine.measures import REGISTRY, load_all
-from engine.ranking import rename_runs
+from engine.ranking.join import rename_runs
 
 DEMO = Path(__file__).resolve().parents[1] / "campaigns" / "demo"
 TOL = 1e-12
@@ -31,7 +31,7 @@ def all_measures() -> list[str]:
 
 
 def _gained(root: Path) -> Path:
-    from engine.simulate import simulate, write_campaign
+    from engine.simulation.campaigns import simulate, write_campaign
     sim = simulate(n_runs=5, n_topics=6, depth=40, seed=3)
     write_campaign(sim, root, pool_depth=15)
     cfg = yaml.safe_load((root / "campaign.yaml").read_text())

@@ -11,7 +11,7 @@ import pytest
 import engine
 from engine.errors import FormatError
 
-E = sys.modules["engine.evaluate"]
+E = sys.modules["engine.evaluation.evaluate"]
 DEMO = Path(__file__).resolve().parents[1] / "campaigns" / "demo"
 MEASURES = ["official", "ndcg_cut.10", "bpref", "infAP", "relstring"]
 

@@ -9,9 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from engine.campaign import load_campaign
-from engine.cli import main
-from engine.participant import build_reports
+from engine.campaign.campaign import load_campaign
+from cranfield.cli import main
+from engine.campaign.participant import build_reports
 
 DEMO = Path(__file__).resolve().parents[1] / "campaigns" / "demo"
 

@@ -1,4 +1,4 @@
-"""`cranfield eval QRELS RUN` on small clean files takes a path without pandas (engine.plain_eval): its
+"""`cranfield eval QRELS RUN` on small clean files takes a path without pandas (engine.evaluation.plain): its
 output is byte for byte the full path's, for trec_eval's own test files, the demo and simulated campaigns,
 every flag it serves; a file it does not serve gets the full path's messages and exit status; and it
 imports neither pandas, pyarrow nor scipy."""
@@ -17,9 +17,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import engine.plain_eval as pe
-from engine.cli import main
-from engine.grammar import float_column, int_column, parse_float, parse_int, token_matrix
+import engine.evaluation.plain as pe
+from cranfield.cli import main
+from engine.formats.grammar import float_column, int_column, parse_float, parse_int, token_matrix
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = ROOT / "campaigns" / "demo"
@@ -68,7 +68,7 @@ def _same(argv: list[str], served: bool | None = True) -> str:
 # ------------------------------------------------------------------ data sets
 
 def _simulated(tmp: Path, seed: int = 3) -> tuple[Path, list[Path]]:
-    from engine.simulate import simulate, write_campaign
+    from engine.simulation.campaigns import simulate, write_campaign
     sim = simulate(n_runs=3, n_topics=9, depth=60, seed=seed, grades=(0, 1, 2, 3), ties=0.3)
     write_campaign(sim, tmp / "sim", pool_depth=25)
     return tmp / "sim" / "judgments" / "qrels.txt", sorted((tmp / "sim" / "runs").iterdir())
@@ -269,7 +269,7 @@ def test_column_readers_agree_with_float_on_random_decimals():
 # ------------------------------------------------------------------ imports
 
 def _modules_after(argv: list[str]) -> list[str]:
-    code = ("import contextlib, io, json, sys\nfrom engine.cli import main\n"
+    code = ("import contextlib, io, json, sys\nfrom cranfield.cli import main\n"
             "with contextlib.redirect_stdout(io.StringIO()):\n"
             f"    rc = main({argv!r})\n"
             "print(json.dumps([rc, sorted({m.split('.')[0] for m in sys.modules} & "
@@ -292,7 +292,7 @@ def test_evaluator_dict_path_fills_missing_topics_with_complete():
     """Evaluator(complete=True) on a dict gives what the table path gives: a judged topic the run lacks
     scores as trec_eval -c scores it (its stand-in document), hand-checked: AP 0, P@1 0, num_ret 0 (the
     measure's -c fill), num_rel 2; T1 ranks x, b (tied, document id descending), then a: AP 1/3."""
-    from engine.api import Evaluator
+    from engine.evaluation.api import Evaluator
     qrels = {"T1": {"a": 1, "b": 0}, "T2": {"c": 2, "d": 1}, "T3": {"e": 1}}
     run = {"T1": {"a": 0.5, "b": 0.9, "x": 0.9}, "T3": {"e": 0.1}}
     ev = Evaluator(qrels, ["map", "P.1", "num_ret", "num_rel"], complete=True)

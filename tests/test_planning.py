@@ -4,9 +4,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from engine.cost import CostModel
-from engine.planning import plan, predict_tau, reduce_judgments
-from engine.simulate import simulate
+from engine.planning.cost import CostModel
+from engine.planning.planner import plan, predict_tau, reduce_judgments
+from engine.simulation.campaigns import simulate
 
 
 @pytest.fixture(scope="module")
@@ -71,7 +71,7 @@ def test_progress_is_streamed(sim):
 
 
 def test_category_mixes_shares_and_cost(sim):
-    from engine.planning import category_mixes
+    from engine.planning.planner import category_mixes
     s, pool = sim
     cats = dict(zip(s.topics["topic"].astype(str), s.topics["category"]))
     model = CostModel(by_target=False)

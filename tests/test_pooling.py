@@ -170,8 +170,8 @@ def test_online_pool_with_oracle_and_reproducible_storage(tmp_path):
 
 
 def test_cli_pool_next_batch_export_on_simulated_campaign(tmp_path, capsys):
-    from engine.cli import main
-    from engine.simulate import simulate, write_campaign
+    from cranfield.cli import main
+    from engine.simulation.campaigns import simulate, write_campaign
     camp = tmp_path / "c"
     write_campaign(simulate(n_runs=6, n_topics=3, depth=40, seed=2), camp, pool_depth=5)
     assert main(["pool", str(camp), "--strategy", "statap", "--budget", "8", "--depth", "40",
@@ -200,8 +200,8 @@ def test_cli_pool_next_batch_export_on_simulated_campaign(tmp_path, capsys):
 
 def test_cli_stratified_bounds_beyond_depth_extend_or_refuse(tmp_path, capsys):
     # issue 15 item 10: bounds deeper than the pool depth never silently stop at the depth
-    from engine.cli import main
-    from engine.simulate import simulate, write_campaign
+    from cranfield.cli import main
+    from engine.simulation.campaigns import simulate, write_campaign
     camp = tmp_path / "c"
     write_campaign(simulate(n_runs=4, n_topics=2, depth=150, seed=5), camp, pool_depth=5)
     args = ["pool", str(camp), "--strategy", "stratified", "--param", "bounds=10,50,120",

@@ -1,4 +1,4 @@
-"""Randomized comparison of every measure pytrec_eval supports against `engine.evaluate`.
+"""Randomized comparison of every measure pytrec_eval supports against `engine.evaluation.evaluate`.
 
 Hypothesis generates graded qrels (grades 0..3 plus negative "pooled, unjudged" grades), runs with
 score ties, topics missing from runs or from the qrels, topics whose run empties under -J, and the
@@ -30,10 +30,10 @@ pytrec_eval = pytest.importorskip("pytrec_eval")
 from pytrec_eval_ext import RelevanceEvaluator  # noqa: E402
 
 import engine  # noqa: E402
-from engine.evaluate import summarize  # noqa: E402
+from engine.evaluation.evaluate import summarize  # noqa: E402
 from engine.measures import REGISTRY, load_all  # noqa: E402
 from engine.measures.registry import MIN_GEO_MEAN, aggregate_values  # noqa: E402
-from engine.ranking import EvalOptions  # noqa: E402
+from engine.ranking.ranked import EvalOptions  # noqa: E402
 
 TOL = 1e-9
 V9_MEASURES = {"iprec_at_recall", "11pt_avg"}      # cut-off rounding changed in trec_eval 10.0
@@ -256,7 +256,7 @@ def sparse_cases(draw):
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(sparse_cases())
 def test_sparse_large_grades_match_pytrec_eval(case):
-    from engine import ranking
+    from engine.ranking import build as ranking   # topic_judgments reads DENSE_LEVELS there
     qrels, runs, params, opts = case
     old = ranking.DENSE_LEVELS
     ranking.DENSE_LEVELS = 1

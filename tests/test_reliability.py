@@ -9,11 +9,12 @@ import time
 
 import pytest
 
-from engine import store as store_mod
-from engine.cli import main
+from engine.evaluation import store as store_mod
+from cranfield.cli import main
 from engine.errors import CranfieldError, FormatError, Warnings
-from engine.formats import read_qrels, read_run
-from engine.store import RunStore, store_dir
+from engine.formats.qrels import read_qrels
+from engine.formats.runs import read_run
+from engine.evaluation.store import RunStore, store_dir
 
 
 def put(path, text, mode="w"):
@@ -102,8 +103,20 @@ def test_yaml_alias_bomb_and_depth_refused_fast(tmp_path, capsys):
     assert main(["check", str(root)]) == 3 and "nesting deeper" in capsys.readouterr().err
 
 
+def test_yaml_depth_limit_is_cranfields_own_and_skips_quotes_and_comments(tmp_path):
+    """The limit is checked on the text before the parser (whose own limit and wording vary by version)."""
+    from engine.formats.safeload import MAX_DEPTH, safe_yaml
+    deep = "k: " + "[" * (MAX_DEPTH + 1) + "]" * (MAX_DEPTH + 1) + "\n"
+    with pytest.raises(FormatError, match=r"c.yaml:2: nesting deeper than 64 levels"):
+        safe_yaml("name: x\n" + deep, "c.yaml")
+    ok = "k: " + "[" * (MAX_DEPTH - 1) + "]" * (MAX_DEPTH - 1) + "\n"   # with the top mapping: 64
+    assert safe_yaml(ok, "c.yaml")["k"] is not None
+    quoted = "a: '" + "[" * 200 + "'\nb: \"" + "{" * 200 + "\"\n# " + "[" * 200 + "\nc: 1\n"
+    assert safe_yaml(quoted, "c.yaml") == {"a": "[" * 200, "b": "{" * 200, "c": 1}
+
+
 def test_deep_json_log_line_is_an_error_with_its_line(tmp_path):
-    from engine.judgment_log import read_judgment_log
+    from engine.judgments.log import read_judgment_log
     f = put(tmp_path / "log.jsonl", '{"topic": "1", "doc": "a", "grade": 1}\n' + "[" * 100000 + "]" * 100000 + "\n")
     with pytest.raises(FormatError, match=r"log.jsonl:2: is not valid JSON \(nested deeper"):
         read_judgment_log(f)
@@ -134,7 +147,7 @@ def test_outside_paths_refused_without_printing_content(tmp_path, capsys):
 
 def test_disk_full_during_add_is_one_message(tmp_path, capsys, monkeypatch):
     root = _campaign(tmp_path)
-    from engine import judgment_log
+    from engine.judgments import log as judgment_log
 
     def full(fd, data):
         raise OSError(errno.ENOSPC, "No space left on device", str(root / "judgments" / "log.jsonl"))
@@ -145,7 +158,7 @@ def test_disk_full_during_add_is_one_message(tmp_path, capsys, monkeypatch):
 
 
 def test_atomic_write_leaves_nothing_behind(tmp_path):
-    from engine.atomic import atomic_path
+    from engine.util.atomic import atomic_path
     target = put(tmp_path / "f.txt", "old")
     with pytest.raises(OSError):
         with atomic_path(target) as tmp:

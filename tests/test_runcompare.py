@@ -9,9 +9,9 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from engine.campaign import load_campaign
-from engine.cli import main
-from engine.runcompare import compare_two, list_correlation, side_by_side, tau_ap
+from engine.campaign.campaign import load_campaign
+from cranfield.cli import main
+from engine.campaign.runcompare import compare_two, list_correlation, side_by_side, tau_ap
 
 DEMO = Path(__file__).resolve().parents[1] / "campaigns" / "demo"
 

@@ -6,9 +6,10 @@ import pandas as pd
 import pytest
 import yaml
 
-from engine.cli import main as cli_main
-from engine.formats import read_qrels, read_run, read_runs
-from engine.simulate import depth_pool, simulate, write_campaign
+from cranfield.cli import main as cli_main
+from engine.formats.qrels import read_qrels
+from engine.formats.runs import read_run, read_runs
+from engine.simulation.campaigns import depth_pool, simulate, write_campaign
 
 
 @pytest.fixture(scope="module")

@@ -5,10 +5,10 @@ from pathlib import Path
 
 import pytest
 
-from engine.campaign import load_campaign
-from engine.cli import main
+from engine.campaign.campaign import load_campaign
+from cranfield.cli import main
 from engine.errors import FormatError
-from engine.sources import combine_spec, combined_judgments, hole_filling, import_source, list_sources
+from engine.judgments.sources import combine_spec, combined_judgments, hole_filling, import_source, list_sources
 
 
 def tiny(tmp_path: Path, extra_yaml: str = "") -> Path:

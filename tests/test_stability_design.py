@@ -9,8 +9,8 @@ import pytest
 
 import engine
 from conftest import shared_path
-from engine.cli import main
-from engine.simulate import simulate
+from cranfield.cli import main
+from engine.simulation.campaigns import simulate
 from engine.stability import d_study, g_study, score_matrix
 from engine.stability.optimal_ndcg import compare, discounts, gains, grade_ranks, optimal_discount, phi1
 from engine.stability.stratified import multivariate_g_study, stability_by_share, weighted_mean
@@ -114,7 +114,7 @@ def test_cli_discrim_and_significance_on_csv(capsys):
 
 @pytest.fixture(scope="module")
 def campaign_dir(tmp_path_factory):
-    from engine.simulate import write_campaign
+    from engine.simulation.campaigns import write_campaign
     d = tmp_path_factory.mktemp("camp")
     write_campaign(simulate(12, 10, 80, seed=9), d, pool_depth=20)
     return str(d)

@@ -1,4 +1,4 @@
-"""Re-judging, reduction and pool-bias experiments: exactness against engine.evaluate and
+"""Re-judging, reduction and pool-bias experiments: exactness against engine.evaluation.evaluate and
 hand-built cases."""
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 import engine
-from engine.simulate import simulate
+from engine.simulation.campaigns import simulate
 from engine.stability import score_matrix
 from engine.stability.poolbias import leave_group_out, leave_manual_out, unique_contribution_mask
 from engine.stability.reduction import bv_keep, reduction_experiment, summarize_reduction, uniform_keep

@@ -1,4 +1,4 @@
-"""The columnar run store (engine.store) and the block-streamed engine (engine.blocks): layout,
+"""The columnar run store (engine.evaluation.store) and the block-streamed engine (engine.evaluation.blocks): layout,
 incremental ingest, error reporting, and results identical to the in-memory engine."""
 from __future__ import annotations
 
@@ -10,16 +10,17 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
-from engine.blocks import evaluate_store
+from engine.evaluation.blocks import evaluate_store
 from engine.pooling.store import pool_candidates_store
-from engine.campaign import load_campaign
+from engine.campaign.campaign import load_campaign
 from engine.errors import FormatError, Warnings
-from engine.evaluate import compute, evaluate, trec_eval_lines, trec_eval_lines_long
-from engine.formats import read_qrels, read_runs
+from engine.evaluation.evaluate import compute, evaluate, trec_eval_lines, trec_eval_lines_long
+from engine.formats.qrels import read_qrels
+from engine.formats.runs import read_runs
 from engine.pooling import build_pool
 from engine.pooling.candidates import pool_candidates, ranked_runs
-from engine.ranking import EvalOptions
-from engine.store import RunStore, store_dir
+from engine.ranking.ranked import EvalOptions
+from engine.evaluation.store import RunStore, store_dir
 
 
 def write(path: Path, text: str) -> Path:
@@ -66,7 +67,7 @@ def test_layout_order_and_partitions(small):
 def test_row_groups_hold_whole_topics(tmp_path):
     rows = [(str(t), f"d{t}-{i}", float(100 - i)) for t in range(1, 40) for i in range(30)]
     f = write(tmp_path / "runs" / "r.txt", run_lines("r", rows))
-    from engine import store as store_mod
+    from engine.evaluation import store as store_mod
     part = tmp_path / "p.parquet"
     meta = store_mod.ingest_file(str(f), str(part), group_rows=100)
     pf = pq.ParquetFile(part)
@@ -130,7 +131,7 @@ def test_duplicate_documents_warned_and_first_kept(tmp_path):
 
 def test_campaign_reads_runs_from_the_store(tmp_path):
     import shutil
-    from engine.cli import demo_campaign
+    from cranfield.cli import demo_campaign
     root = tmp_path / "demo"
     shutil.copytree(demo_campaign(), root, ignore=shutil.ignore_patterns(".cranfield-*"))
     c = load_campaign(root)
@@ -142,7 +143,7 @@ def test_campaign_reads_runs_from_the_store(tmp_path):
     b = runs.astype({k: object for k in key}).sort_values(key).reset_index(drop=True)
     pd.testing.assert_frame_equal(a[key + ["rank", "score"]], b[key + ["rank", "score"]], check_dtype=False)
     # a later load does not parse the text again
-    from engine import store as store_mod
+    from engine.evaluation import store as store_mod
     calls = []
     real = store_mod.ingest_file
     store_mod.ingest_file = lambda *a, **k: calls.append(a) or real(*a, **k)
@@ -159,7 +160,7 @@ def test_campaign_reads_runs_from_the_store(tmp_path):
 @pytest.fixture(scope="module")
 def medium(tmp_path_factory):
     """1,000 topics x 25 runs x 200 documents (5M rows), judged: 600 topics."""
-    from engine.simulate_large import write_large_campaign
+    from engine.simulation.large import write_large_campaign
     root = write_large_campaign(tmp_path_factory.mktemp("medium") / "c", n_topics=1000, n_runs=25, depth=200,
                                 seed=3, judged=600)
     files = sorted((root / "runs").glob("*.txt"))
@@ -222,7 +223,7 @@ def test_medium_pools_identical(medium):
 
 def test_dask_executor_runs_the_blocks(medium):
     pytest.importorskip("distributed", reason="Dask (distributed) is in the test extras")
-    from engine.distributed import dask_executor
+    from engine.evaluation.distributed import dask_executor
     root, files, st, qrels, runs = medium
     q = qrels[qrels["topic"].astype(str) < "10200"]
     mem = evaluate(q, runs[runs["topic"].astype(str) < "10200"], ["map", "P.10", "ndcg_cut.10"])

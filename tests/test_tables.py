@@ -1,4 +1,4 @@
-"""engine.tables: p-values equal pt.Experiment's (scipy ttest_rel per measure vs the baseline, Holm over the
+"""engine.campaign.tables: p-values equal pt.Experiment's (scipy ttest_rel per measure vs the baseline, Holm over the
 compared runs), corrections, wins/losses, and the LaTeX table's marks."""
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from engine.tables import compare, compare_scores, correct
+from engine.campaign.tables import compare, compare_scores, correct
 
 
 def _fixed_example():
@@ -43,7 +43,7 @@ def _holm_oracle(p):
 def test_pvalues_match_pt_experiment_oracle():
     runs, qrels = _fixed_example()
     res = compare(runs, qrels, ["map", "ndcg", "P.5"], baseline="base", test="t", correction="holm")
-    from engine.evaluate import evaluate
+    from engine.evaluation.evaluate import evaluate
     long = evaluate(qrels, pd.concat([r.assign(run=k) for k, r in runs.items()]), ["map", "ndcg", "P.5"])
     assert set(res.measures) == {"map", "ndcg", "P_5"}
     for m in res.measures:
@@ -70,7 +70,7 @@ def test_list_of_runs_and_index_baseline_like_pt_experiment():
 def test_wilcoxon_and_sign_equal_scipy():
     runs, qrels = _fixed_example()
     res = compare(runs, qrels, ["map"], baseline="base", test="wilcoxon", correction=None)
-    from engine.evaluate import evaluate
+    from engine.evaluation.evaluate import evaluate
     long = evaluate(qrels, pd.concat([r.assign(run=k) for k, r in runs.items()]), ["map"])
     mat = long.pivot(index="topic", columns="run", values="value")
     for r in res.vs_baseline("map").itertuples():
@@ -141,8 +141,8 @@ def test_latex_baseline_marks_and_bold():
 
 def test_table_command_latex(tmp_path, capsys):
     from pathlib import Path
-    from engine.campaign import load_campaign
-    from engine.cli import main
+    from engine.campaign.campaign import load_campaign
+    from cranfield.cli import main
     demo = Path(__file__).resolve().parents[1] / "campaigns" / "demo"
     out = tmp_path / "t.tex"
     assert main(["table", str(demo), "--baseline", "asterA1", "-m", "map", "--correction", "bonferroni",

@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from engine.errors import CranfieldError, FormatError
-from engine.features import make_table, read_features, read_letor, write_features, simulate_features
+from engine.training.features import make_table, read_features, read_letor, write_features, simulate_features
 from engine.training import rankers as R
 from engine.training.select import characterize, discrepancy, precision_recall, select
 from engine.training.sensitivity import reduce_judgments, sensitivity, simulate_family
@@ -54,7 +54,7 @@ def test_letor_malformed_lines_named(tmp_path):
 
 
 def test_simulated_features_informativeness():
-    from engine.simulate import simulate
+    from engine.simulation.campaigns import simulate
     s = simulate(n_runs=8, n_topics=4, depth=60, seed=3)
     F, truth = simulate_features(s.runs, s.truth, 60, n_strong=1, n_weak=1, n_noise=1, seed=1)
     assert list(truth["roles"].values()) == ["bm25", "strong", "weak", "noise"]
@@ -154,7 +154,7 @@ def test_precision_recall_and_discrepancy_hand_computed():
 
 
 def test_pool_based_selection_sizes_and_seed():
-    from engine.simulate import simulate
+    from engine.simulation.campaigns import simulate
     s = simulate(n_runs=6, n_topics=3, depth=40, seed=2)
     qrels = s.pool(40, runs=s.run_meta["run"].tolist())      # every run's depth-40 pool
     sizes = qrels.groupby("topic").size()
@@ -204,7 +204,7 @@ def test_sensitivity_needs_parameter_metadata():
 # ----------------------------------------------------------------------------- command line
 
 def test_cli_training_commands(tmp_path, capsys):
-    from engine.cli import main
+    from cranfield.cli import main
     bad = tmp_path / "bad.txt"
     bad.write_text("1 qid:1 1:0.5 # a\n1 qid:1 1:zz # b\n")
     assert main(["training", "features", "--check", str(bad)]) == 3
@@ -235,7 +235,7 @@ def test_cli_sensitivity_on_a_campaign_with_run_params(tmp_path, capsys):
     import re
     from pathlib import Path
 
-    from engine.cli import main
+    from cranfield.cli import main
     from tui.testing import private_copy
     camp = private_copy(Path(__file__).resolve().parents[1] / "campaigns" / "demo", tmp_path / "demo",
                         skip=("pools", "log.jsonl*"))

@@ -8,10 +8,11 @@ import pandas as pd
 import pytest
 import pytrec_eval
 
-from engine.cli import main
-from engine.evaluate import compute
-from engine.formats import read_qrels, read_runs
-from engine.ranking import EvalOptions
+from cranfield.cli import main
+from engine.evaluation.evaluate import compute
+from engine.formats.qrels import read_qrels
+from engine.formats.runs import read_runs
+from engine.ranking.ranked import EvalOptions
 
 CASES = [
     ([], "out.test"),

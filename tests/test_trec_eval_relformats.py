@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from conftest import SHARED
-from engine.cli import main
+from cranfield.cli import main
 
 
 def ref(name: str) -> Path:

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from engine.campaign import load_campaign
+from engine.campaign.campaign import load_campaign
 from tui.app import CranfieldApp
 from tui.testing import press, private_copy, settle
 
@@ -73,7 +73,7 @@ def test_leaderboard_export_writes_significance_table(tmp_path):
             await press(pilot, "l", "e")
             return list(app.model.scores.measures), [str(r) for r in app.screen.frame["run"]]
     measures, runs = asyncio.run(body())
-    from engine.tables import compare_scores
+    from engine.campaign.tables import compare_scores
     expected = compare_scores(long, measures, runs=runs)
     tex = (tmp_path / "leaderboard-significance.tex").read_text()
     assert tex == expected.to_latex()

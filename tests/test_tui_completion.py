@@ -5,9 +5,9 @@ import asyncio
 
 import pytest
 
-from engine.campaign import load_campaign
+from engine.campaign.campaign import load_campaign
 from engine.completion.experiment import classifier_quality, completion_poolbias
-from engine.docstore import DocStore
+from engine.documents.store import DocStore
 from tui.app import CranfieldApp
 from tui.screens.completion import FRACTIONS, CompletionScreen
 from tui.testing import press, settle
@@ -15,7 +15,7 @@ from tui.testing import press, settle
 
 @pytest.fixture(scope="module")
 def sim(tmp_path_factory):
-    from engine.simulate import simulate, write_campaign
+    from engine.simulation.campaigns import simulate, write_campaign
     out = tmp_path_factory.mktemp("c18") / "camp"
     s = simulate(8, 6, 60, 5, grades=(0, 1, 2), n_groups=4, manual_fraction=0.25)
     write_campaign(s, out, pool_depth=20, docs=20, text_signal=0.8)

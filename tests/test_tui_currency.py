@@ -54,7 +54,7 @@ async def test_l_on_judging_shows_the_leaderboard(tmp_path):
 async def test_judgments_from_another_process_show_without_keys(tmp_path):
     """Another assessor (here: the engine's judging API, as `cranfield judge` would) records judgments:
     the leaderboard says its scores are stale and Home counts them, with no key pressed."""
-    from engine import judging
+    from engine.judging import workflow as judging
     camp = demo(tmp_path)
     app = CranfieldApp(camp, export_dir=tmp_path / "exports", assessor="ann")
     async with app.run_test(size=(80, 24)) as pilot:
@@ -86,7 +86,7 @@ async def test_agreement_never_compares_a_source_with_a_part_of_itself(tmp_path)
     """human holds assessor:NAME: with the demo's judgments and one assessor's, Agreement offered human vs
     assessor:ann (kappa 1.000) and J offered official+assessor:ann; picking a source with no second one
     ended the app (Text(None) in the title: found by the key storm, seed 3)."""
-    from engine import judging
+    from engine.judging import workflow as judging
     camp = demo(tmp_path)
     deepen_demo_pool(camp)
     app = CranfieldApp(camp, export_dir=tmp_path / "exports", assessor="ann")

@@ -11,9 +11,9 @@ from pathlib import Path
 
 from textual.widgets import Input
 
-from engine.autojudge import JudgeSettings, pooled_pairs, run_auto_judge
-from engine.campaign import load_campaign
-from engine.cli import main
+from engine.judging.auto import JudgeSettings, pooled_pairs, run_auto_judge
+from engine.campaign.campaign import load_campaign
+from cranfield.cli import main
 from test_autojudge import FakeLLM
 from tui.app import CranfieldApp
 from tui.model import CampaignModel

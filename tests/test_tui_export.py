@@ -15,7 +15,7 @@ from tui.testing import press, private_copy, run_async, settle
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = ROOT / "campaigns" / "demo"
-CLI = "engine.cli"
+CLI = "cranfield.cli"
 
 
 def cli_table(camp: Path, runs: list[str], fmt: str) -> str:

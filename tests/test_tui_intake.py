@@ -13,11 +13,12 @@ import pandas as pd
 import pytest
 from textual.widgets import Input
 
-from engine import evaluate, read_qrels, read_runs, summarize
-from engine.campaign import load_campaign
-from engine.cli import main
-from engine.ranking import EvalOptions
-from engine.sources import hole_filling, import_source
+from engine.evaluation.evaluate import evaluate
+from engine import read_qrels, read_runs, summarize
+from engine.campaign.campaign import load_campaign
+from cranfield.cli import main
+from engine.ranking.ranked import EvalOptions
+from engine.judgments.sources import hole_filling, import_source
 from tui.app import CranfieldApp
 from tui.testing import press, private_copy, run_async, screen_text, settle
 
@@ -301,7 +302,7 @@ async def test_judgments_column_equals_cranfield_holes_and_the_spec_switches(tmp
 
 def test_large_mode_judgments_and_fusion_equal_in_memory(tmp_path, monkeypatch):
     """Streamed over the run store (large mode), fill@10, the scores and a fused run are the in-memory ones."""
-    import engine.evaluation
+    import engine.evaluation.seam
     import tui.model as model_mod
     from tui.model import CampaignModel
     from tui.source import open_campaign
@@ -311,7 +312,7 @@ def test_large_mode_judgments_and_fusion_equal_in_memory(tmp_path, monkeypatch):
     small = CampaignModel(open_campaign(camp))
     small.use_judgments("official+llm")
     small.evaluate(["map", "P.10"])
-    monkeypatch.setattr(engine.evaluation, "LARGE_ROWS", 10_000)
+    monkeypatch.setattr(engine.evaluation.seam, "LARGE_ROWS", 10_000)
     large = CampaignModel(open_campaign(camp))
     assert large.large and not small.large
     large.use_judgments("official+llm")

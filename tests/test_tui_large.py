@@ -1,4 +1,4 @@
-"""The TUI's large-campaign mode (more than engine.evaluation.LARGE_ROWS run rows): evaluation streams over
+"""The TUI's large-campaign mode (more than engine.evaluation.seam.LARGE_ROWS run rows): evaluation streams over
 the run store and drill-downs read one topic; every table the screens show equals the in-memory mode's."""
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import engine.evaluation
+import engine.evaluation.seam
 import tui.model as model_mod
 import tui.source as source
-from engine.simulate_large import write_large_campaign
+from engine.simulation.large import write_large_campaign
 from tui.app import CranfieldApp
 from tui.model import CampaignModel
 from tui.testing import press, screen_text, settle
@@ -33,7 +33,7 @@ def both(camp, monkeypatch, specs=("map", "P.10", "ndcg_cut.10")):
     model_mod._OPENED.clear()
     small = CampaignModel(source.open_campaign(camp))
     small.evaluate(list(specs))          # before the threshold drops: the engine decides when evaluating
-    monkeypatch.setattr(engine.evaluation, "LARGE_ROWS", 10_000)
+    monkeypatch.setattr(engine.evaluation.seam, "LARGE_ROWS", 10_000)
     model_mod._OPENED.clear()
     large = CampaignModel(source.open_campaign(camp))
     assert large.large and not small.large and len(large.runs) == 0 and len(small.runs) == 120 * 6 * 150

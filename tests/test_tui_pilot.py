@@ -10,8 +10,9 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from engine import evaluate, read_qrels, read_runs, summarize
-from engine.ranking import EvalOptions
+from engine.evaluation.evaluate import evaluate
+from engine import read_qrels, read_runs, summarize
+from engine.ranking.ranked import EvalOptions
 from tui.app import CranfieldApp
 from tui.testing import press, private_copy, run_async, screen_text, settle
 
@@ -269,7 +270,7 @@ async def test_help_and_palette_list_every_action(tmp_path):
 
 @run_async
 async def test_pool_builder_and_judging(tmp_path, demo_copy):
-    import engine.judging as judging
+    import engine.judging.workflow as judging
     from engine.pooling import read_pool
     app = CranfieldApp(demo_copy, export_dir=tmp_path, assessor="ann")
     async with app.run_test(size=(80, 24)) as pilot:
@@ -374,7 +375,7 @@ async def test_picker_for_a_folder_of_campaigns(tmp_path):
 
 def test_cli_routes_to_the_tui(monkeypatch, tmp_path):
     import tui.app
-    from engine.cli import main
+    from cranfield.cli import main
     from engine.errors import CranfieldError
     real_run_app = tui.app.run_app
     with pytest.raises(CranfieldError, match="no such directory"):

@@ -25,7 +25,7 @@ pytestmark = pytest.mark.skipif(TMUX is None, reason="tmux is not installed (CI:
 def cranfield_cmd() -> str:
     """`cranfield` when installed, else the same entry point through the interpreter running the tests."""
     exe = shutil.which("cranfield")
-    return shlex.quote(exe) if exe else f"{shlex.quote(sys.executable)} -m engine.cli"
+    return shlex.quote(exe) if exe else f"{shlex.quote(sys.executable)} -m cranfield.cli"
 
 
 class Pane:
@@ -74,8 +74,9 @@ def _worst_run_by_map() -> str:
     import pandas as pd
     import yaml
 
-    from engine import evaluate, read_qrels, read_runs, summarize
-    from engine.ranking import EvalOptions
+    from engine.evaluation.evaluate import evaluate
+    from engine import read_qrels, read_runs, summarize
+    from engine.ranking.ranked import EvalOptions
     demo = ROOT / "campaigns" / "demo"
     cfg = yaml.safe_load((demo / "campaign.yaml").read_text())
     runs = read_runs(sorted((demo / "runs").iterdir()))

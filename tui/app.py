@@ -347,7 +347,7 @@ class CranfieldApp(App):
         self._start("evaluate", lambda job: self._evaluate(job, model, list(specs)))
 
     def set_judgments(self, spec: str | None) -> None:
-        """Re-evaluate with the judgments `spec` combines (engine.sources; None: the campaign's own)."""
+        """Re-evaluate with the judgments `spec` combines (engine.judgments.sources; None: the campaign's own)."""
         if self.model is None:
             return
         try:

@@ -18,27 +18,27 @@ class JudgingDesk:
     # ------------------------------------------------------------------ configuration and pools
     def config(self, fallback: bool = False) -> dict:
         """campaign.yaml's judging section with defaults (`fallback`: the defaults alone)."""
-        from engine import assess
+        from engine.judging import sessions as assess
         return assess.judging_config({} if fallback else self.model.config)
 
     def active_pool(self) -> tuple[str | None, pd.DataFrame | None]:
         """The pool being judged (newest written pool): (name, table), or (None, None)."""
-        from engine import assess
+        from engine.judging import sessions as assess
         return assess.active_pool(self.root)
 
     def pool_double_fraction(self, name: str) -> float | None:
         """The pool builder's double-judging share of pool `name`, if it set one."""
-        from engine import assess
+        from engine.judging import sessions as assess
         return assess.pool_double_fraction(self.root, name)
 
     def pool_progress(self, pool_table: pd.DataFrame, judged: pd.DataFrame) -> pd.DataFrame:
         """Per topic of a pool: documents left to judge (last row: overall)."""
-        from engine.assess import pool_progress
+        from engine.judging.sessions import pool_progress
         return pool_progress(pool_table, judged)
 
     def guidelines(self) -> str:
         """The assessor guidelines text (campaign.yaml judging.guidelines)."""
-        from engine.assess import guidelines_text
+        from engine.judging.sessions import guidelines_text
         return guidelines_text(self.root, self.model.config)
 
     def auto_labels(self, name: str | None) -> tuple[dict, str | None]:
@@ -47,7 +47,7 @@ class JudgingDesk:
         camp = self.model.o.engine_campaign
         if camp is None:
             return {}, None
-        from engine.sources import list_sources, source_judgments
+        from engine.judgments.sources import list_sources, source_judgments
         if not name:
             autos = [s.name for s in list_sources(camp) if s.kind in ("auto", "simulated")]
             name = autos[0] if autos else None
@@ -59,13 +59,13 @@ class JudgingDesk:
     # ------------------------------------------------------------------ the judgment log
     def log(self) -> pd.DataFrame | None:
         """Every entry of judgments/log.jsonl, or None when there is no log."""
-        from engine import judging
+        from engine.judging import workflow as judging
         lp = judging.log_path(self.root)
         return judging.read_log(lp) if lp.exists() else None
 
     def judged(self) -> pd.DataFrame:
         """Imported judgments plus the log as it is now (other assessors included): topic, doc, grade."""
-        from engine import judging
+        from engine.judging import workflow as judging
         m = self.model
         rule = str((m.config.get("judgments") or {}).get("conflict_rule", "last"))
         base = m.qrels[m.qrels["grade"] >= 0][["topic", "doc", "grade"]]
@@ -78,7 +78,7 @@ class JudgingDesk:
 
     def judged_by(self) -> dict:
         """(topic, doc) -> assessors whose judgment stands in the log ('' for imported judgments)."""
-        from engine import judging
+        from engine.judging import workflow as judging
         m = self.model
         out: dict = {}
         for t, d in zip(m.qrels.loc[m.qrels["grade"] >= 0, "topic"], m.qrels.loc[m.qrels["grade"] >= 0, "doc"]):
@@ -94,52 +94,52 @@ class JudgingDesk:
 
     def next_documents(self, topic: str, strategy: str, *, k: int, depth: int) -> list[str]:
         """The next `k` documents of `topic` to judge under `strategy` over the pooled runs."""
-        from engine import judging
+        from engine.judging import workflow as judging
         m = self.model
         pooled = [r for r, p in zip(m.run_meta.index, m.run_meta["pooled"]) if p] or None
         return judging.next_documents(m.topic_runs(topic), self.judged(), topic, strategy, k=k, depth=depth,
                                       pooled=pooled, rel_level=m.options.rel_level)
 
     def record(self, topic: str, doc: str, grade: int, assessor: str, seconds: float, strategy: str, **kw) -> None:
-        """Append a judgment (checked) to the log; `kw` as engine.assess.record_action."""
-        from engine import assess
+        """Append a judgment (checked) to the log; `kw` as engine.judging.sessions.record_action."""
+        from engine.judging import sessions as assess
         assess.record_action(self.root, topic, doc, grade, assessor, seconds, strategy, **kw)
 
     def record_cannot_judge(self, topic: str, doc: str, assessor: str, reason: str, seconds: float) -> None:
-        from engine import assess
+        from engine.judging import sessions as assess
         assess.record_cannot_judge(self.root, topic, doc, assessor, reason, seconds)
 
     def undo(self, topic: str, doc: str, assessor: str) -> None:
         """Undo `assessor`'s judgment of (topic, doc) in the log."""
-        from engine import judging
+        from engine.judging import workflow as judging
         judging.undo_judgment(self.root, topic, doc, assessor)
 
     # ------------------------------------------------------------------ presentation order and leases
     @staticmethod
     def is_double(topic: str, doc: str, fraction: float) -> bool:
-        from engine import assess
+        from engine.judging import sessions as assess
         return assess.is_double(topic, doc, fraction)
 
     @staticmethod
     def order_documents(docs: list[str], topic: str, assessor: str, random_order: bool) -> list[str]:
-        from engine import assess
+        from engine.judging import sessions as assess
         return assess.order_documents(docs, topic, assessor, random_order)
 
     @staticmethod
     def cannot_judge_reasons() -> tuple:
-        from engine import assess
+        from engine.judging import sessions as assess
         return tuple(assess.CANNOT_JUDGE_REASONS)
 
     def lease_seconds(self, jcfg: dict) -> float:
-        from engine import assess
+        from engine.judging import sessions as assess
         return jcfg.get("lease_seconds", assess.DEFAULT_LEASE_SECONDS)
 
     def acquire(self, topic: str, docs: list[str], assessor: str, **kw) -> str | None:
-        """Lease the first of `docs` no other assessor holds; `kw` as engine.assess.acquire."""
-        from engine import assess
+        """Lease the first of `docs` no other assessor holds; `kw` as engine.judging.sessions.acquire."""
+        from engine.judging import sessions as assess
         return assess.acquire(self.root, topic, docs, assessor, **kw)
 
     def release(self, topic: str, doc: str, assessor: str, judged: bool = False) -> None:
-        from engine import assess
+        from engine.judging import sessions as assess
         assess.release(self.root, topic, doc, assessor, judged)
 

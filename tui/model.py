@@ -16,10 +16,11 @@ import pandas as pd
 
 
 from engine.errors import CranfieldError, Warnings
-from engine.evaluate import compute, summarize
+from engine.evaluation.evaluate import compute, summarize
 from engine.measures import load_all, resolve
 from engine.measures.registry import REGISTRY
-from engine.ranking import EvalOptions, rename_runs
+from engine.ranking.ranked import EvalOptions
+from engine.ranking.join import rename_runs
 
 from .source import Opened, load_docs, open_campaign
 
@@ -61,7 +62,7 @@ class Scores:
     depth_t: np.ndarray = None          # per topic: deepest k with every run's top k judged
     holes: np.ndarray = None            # per run: unjudged documents in its top 10s
     n_top: np.ndarray = None            # per run: documents in its top 10s
-    judgments: str = "official"         # the judgment spec the scores used (engine.sources)
+    judgments: str = "official"         # the judgment spec the scores used (engine.judgments.sources)
     filled10: np.ndarray = None         # per run: share of its top 10s judged by a non-official source
 
 
@@ -135,7 +136,7 @@ class CampaignModel:
         cache, names = self._start(specs)
         if names is None:
             return self.scores
-        from engine.evaluation import evaluate_campaign
+        from engine.evaluation.seam import evaluate_campaign
         c = self._engine_campaign()
         q = self.judgments()
         ev = evaluate_campaign(c, specs, options=self.options, extras=True,
@@ -207,44 +208,26 @@ class CampaignModel:
 
     # ------------------------------------------------------------------ judgment sources
     def judgment_choices(self) -> list[tuple[str, str]]:
-        """(spec, description) of every judgment spec the campaign offers (engine.sources), without
-        `official+S` for a source S that is part of the official one (it would fill official with itself)."""
-        from engine.sources import judgment_choices, resolve_name
-        c = self._engine_campaign()
-        off = resolve_name(c, "official")
-        return [(spec, what) for spec, what in judgment_choices(c)
-                if not (spec.startswith("official+") and self.nested_sources(off, spec.split("+", 1)[1]))]
+        """(spec, description) of every judgment spec the campaign offers (engine.judgments.sources)."""
+        from engine.judgments.sources import judgment_choices
+        return judgment_choices(self._engine_campaign())
 
     def nested_sources(self, a: str, b: str) -> bool:
-        """One of sources a, b holds the other's judgments: `human` (imported judgments and the whole
-        assessor log) holds every `assessor:NAME`; a source holds itself."""
-        from engine.sources import HUMAN, list_sources, resolve_name
-        c = self._engine_campaign()
-        a, b = resolve_name(c, a), resolve_name(c, b)
-        if a == b:
-            return True
-        kinds = {s.name: s.kind for s in list_sources(c)}
-        return (a == HUMAN and kinds.get(b) == "assessor") or (b == HUMAN and kinds.get(a) == "assessor")
+        """One of sources a, b holds the other's judgments (engine.judgments.sources.nested)."""
+        from engine.judgments.sources import nested
+        return nested(self._engine_campaign(), a, b)
 
     def agreement_pair(self) -> tuple[str, str | None]:
-        """The two sources Agreement compares first: the official one and the first source not nested
-        with it; else two assessors (double judging); (official, None) when there is no such pair."""
-        from engine.sources import resolve_name, source_names
-        c = self._engine_campaign()
-        off = resolve_name(c, "official")
-        names = source_names(c)
-        others = [n for n in names if not self.nested_sources(off, n)]
-        if others:
-            return off, others[0]
-        free = [(x, y) for i, x in enumerate(names) for y in names[i + 1:] if not self.nested_sources(x, y)]
-        return free[0] if free else (off, None)
+        """The two sources Agreement compares first (engine.judgments.sources.agreement_pair)."""
+        from engine.judgments.sources import agreement_pair
+        return agreement_pair(self._engine_campaign())
 
     def use_judgments(self, spec: str | None) -> None:
         """Score with the judgments `spec` combines (`official`, `official+llm`, `majority:a,b,c`,
         `campaign`), as `cranfield eval --judgments SPEC`; None or `official` (when the official
         source is the campaign's own judgments): the campaign's judgments. Takes effect at the next
         `evaluate`."""
-        from engine.sources import HUMAN, combined_judgments, resolve_name
+        from engine.judgments.sources import HUMAN, combined_judgments, resolve_name
         c = self._engine_campaign()
         if spec is None or (spec == "official" and resolve_name(c, "official") == HUMAN):
             self.judgment_spec, self._combined = None, None
@@ -264,10 +247,10 @@ class CampaignModel:
 
     def _filled10(self, run_names: list[str]) -> np.ndarray | None:
         """Per run: share of its top 10s judged by a source other than the official one
-        (engine.sources.judged_by, as `cranfield holes` reports filled@10); None for official judgments."""
+        (engine.judgments.sources.judged_by, as `cranfield holes` reports filled@10); None for official judgments."""
         if self._combined is None:
             return None
-        from engine.sources import judged_by, non_official
+        from engine.judgments.sources import judged_by, non_official
         others = non_official(self._engine_campaign(), self.judgment_spec)
         if not others:
             return None
@@ -278,7 +261,7 @@ class CampaignModel:
     def _engine_campaign(self):
         c = self.o.engine_campaign
         if c is None:
-            raise CranfieldError(f"{self.root}: not opened through engine.campaign.load_campaign")
+            raise CranfieldError(f"{self.root}: not opened through engine.campaign.campaign.load_campaign")
         return c
 
     def run_rows(self, tags: list[str] | None, max_pos: int | None = None,
@@ -300,11 +283,11 @@ class CampaignModel:
     # ------------------------------------------------------------------ submissions and fusion
     def submit_runs(self, paths: list[str], *, group: str | None = None, manual: bool = False,
                     priority: int | None = None, check_only: bool = False) -> "Intake":
-        """Submit run files to the campaign through engine.intake.submit (as `cranfield submit`): the
+        """Submit run files to the campaign through engine.campaign.intake.submit (as `cranfield submit`): the
         report says accepted (with each run's metadata, header lines and notes) or refused (every
         problem as file:line: what; nothing copied). The campaign is read afresh from disk."""
         from engine.errors import FormatError
-        from engine.intake import submit
+        from engine.campaign.intake import submit
         try:
             res = submit(self.root, [str(p) for p in paths], group=group, manual=manual, priority=priority,
                          dry_run=check_only)
@@ -312,7 +295,7 @@ class CampaignModel:
             return Intake(False, [str(p) for p in exc.problems] + ([f"hint: {exc.hint}"] if exc.hint else []), [])
         except CranfieldError as exc:
             return Intake(False, [str(exc)], [])
-        from engine.config import CONFIG_NAME, read_config
+        from engine.campaign.config import CONFIG_NAME, read_config
         meta = {} if check_only else (read_config(self.root / CONFIG_NAME).get("runs") or {})
         lines = []
         for sub in res:
@@ -325,18 +308,18 @@ class CampaignModel:
 
     @staticmethod
     def fusion_methods() -> tuple[str, ...]:
-        """The rank-fusion methods the engine offers (engine.fusion.METHODS)."""
-        from engine.fusion import METHODS
+        """The rank-fusion methods the engine offers (engine.pooling.rank_fusion.METHODS)."""
+        from engine.pooling.rank_fusion import METHODS
         return tuple(METHODS)
 
     def fuse_runs(self, tags: list[str], method: str, out_dir: Path, *, tag: str | None = None,
                   k: float = 60.0, depth: int | None = None) -> tuple[Path, str]:
-        """Fuse the runs `tags` (engine.fusion, as `cranfield fuse --campaign DIR --run ...`) and write
+        """Fuse the runs `tags` (engine.pooling.rank_fusion, as `cranfield fuse --campaign DIR --run ...`) and write
         the fused run to out_dir/TAG.txt (default tag fused-METHOD), `depth` documents per topic (default:
         the campaign's submission depth limit, so the fused run can be submitted): (full path, summary)."""
-        from engine.formats import write_run
-        from engine.fusion import fuse, select_runs
-        from engine.intake import depth_limit
+        from engine.formats.runs import write_run
+        from engine.pooling.rank_fusion import fuse, select_runs
+        from engine.campaign.intake import depth_limit
         depth = depth if depth is not None else depth_limit(self._engine_campaign())
         runs = select_runs(self.run_rows(list(tags)), list(tags), str(self.root))
         tag = tag or f"fused-{method}"
@@ -551,7 +534,7 @@ class CampaignModel:
     # ------------------------------------------------------------------ predicted relevance (Buettcher et al. 2007)
     def doc_store(self):
         """The engine's document store for this campaign, or None."""
-        from engine.docstore import DocStore
+        from engine.documents.store import DocStore
         return DocStore.for_campaign(self.root)
 
     def completion_quality(self, fractions, progress=None, seed: int = 0) -> pd.DataFrame:
@@ -568,7 +551,7 @@ class CampaignModel:
         """Pool-bias experiment with and without completion (engine.completion, Tables 7-8), via the
         campaign seam."""
         from engine.completion.svm import sklearn_available
-        from engine.evaluation import pool_bias_campaign
+        from engine.campaign.experiments import pool_bias_campaign
         modes = ["none", "kld", "svm"] if sklearn_available() else ["none", "kld"]
         summ, _ = pool_bias_campaign(self.o.engine_campaign, list(measures), mode=mode, complete=modes,
                                      progress=progress)
@@ -609,7 +592,7 @@ class CampaignModel:
         waiting = left[left["_merge"] == "left_only"].groupby("topic").size().reindex(topics).fillna(0).astype(np.int64)
         pools = self.pools()
         if len(pools):   # the active (newest) pool, the one being judged
-            from engine.assess import active_pool
+            from engine.judging.sessions import active_pool
             name = active_pool(self.root)[0]
             pools = pools[pools["pool"] == name] if name is not None else pools
             pools = pools[pd.to_numeric(pools["order"], errors="coerce").fillna(1) > 0]
@@ -649,8 +632,8 @@ class CampaignModel:
     def engine_missing(part: str) -> str | None:
         """None when the engine part ("stability", "pooling", "planning", "judging") imports, else why not."""
         mods = {"stability": ("engine.stability", "engine.stability.gtheory"), "pooling": ("engine.pooling",),
-                "planning": ("engine.cost", "engine.planning"),
-                "judging": ("engine.judging", "engine.pooling")}   # next_documents builds pools
+                "planning": ("engine.planning.cost", "engine.planning.planner"),
+                "judging": ("engine.judging.workflow", "engine.pooling")}   # next_documents builds pools
         if part not in mods:
             raise ValueError(f"unknown engine part {part!r}")
         try:
@@ -693,7 +676,7 @@ class CampaignModel:
                   progress=None) -> pd.DataFrame:
         """Judgment-reduction curve (summarized `statistic` per level and measure) against this model's
         judgments, through the campaign seam (streamed over the run store on a large campaign)."""
-        from engine.evaluation import reduction_campaign
+        from engine.campaign.experiments import reduction_campaign
         from engine.stability.reduction import summarize_reduction
         df = reduction_campaign(self.o.engine_campaign, self.qrels, list(specs), method=method, trials=trials,
                                 rel_level=self.options.rel_level, progress=progress)
@@ -719,7 +702,7 @@ class CampaignModel:
 
     def build_pool(self, strategy: str, budget, *, depth: int, seed: int, pooled: list[str] | None):
         """A pool over this campaign's runs through the campaign seam (engine.evaluation.pool_campaign)."""
-        from engine.evaluation import pool_campaign
+        from engine.campaign.experiments import pool_campaign
         return pool_campaign(self.o.engine_campaign, strategy, budget, depth=depth, seed=seed, pooled=pooled,
                              rel_level=self.options.rel_level)
 
@@ -732,7 +715,7 @@ class CampaignModel:
 
     def judging_effort(self) -> tuple[int, pd.DataFrame, float, str] | None:
         """The judgments made so far: (count, effort by target, hours, cost-model source), None if none."""
-        from engine.cost import effort_by_target, judging_effort
+        from engine.planning.cost import effort_by_target, judging_effort
         judged = self.qrels[self.qrels["grade"] >= 0]
         if len(judged) == 0:
             return None
@@ -742,9 +725,9 @@ class CampaignModel:
 
     def plan(self, measure: str, *, trials: int, target_tau: float, target_phi: float, sample_topics: int,
              progress=None, notify=None):
-        """engine.planning.plan on the judged topics; on a large campaign on a seeded random sample of
+        """engine.planning.planner.plan on the judged topics; on a large campaign on a seeded random sample of
         `sample_topics` judged topics read from the run store (`notify` is told so)."""
-        from engine.planning import plan
+        from engine.planning.planner import plan
         q, runs = self.qrels[self.qrels["grade"] >= 0], self.runs
         if self.large:
             topics = sorted(set(q["topic"].astype(str)))
@@ -848,8 +831,8 @@ def filter_mask(df: pd.DataFrame, filt: tuple[str, str]) -> np.ndarray:
 # ---------------------------------------------------------------------- pools and cost (engine parts)
 
 def cost_model(config: dict):
-    """The campaign's assessor-time model (engine.cost defaults with campaign.yaml overrides)."""
-    from engine.cost import model_from_config
+    """The campaign's assessor-time model (engine.planning.cost defaults with campaign.yaml overrides)."""
+    from engine.planning.cost import model_from_config
     return model_from_config(config.get("cost") or None)
 
 

@@ -1,4 +1,4 @@
-"""Opening a campaign for the UI through `engine.campaign.load_campaign`, normalized to the columns the
+"""Opening a campaign for the UI through `engine.campaign.campaign.load_campaign`, normalized to the columns the
 screens use; the document store reader for the judging screen."""
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ class Opened:
     run_meta: pd.DataFrame      # run, group, type, pooled
     warnings: Warnings = field(default_factory=Warnings)
     engine_campaign: object = None
-    store: object = None        # engine.store.RunStore when the campaign has one
+    store: object = None        # engine.evaluation.store.RunStore when the campaign has one
     large: bool = False         # engine.evaluation.is_large: runs are read per topic, never whole
     errors: list = field(default_factory=list)  # problems that cost a run file (file:line: what), shown on Home
 
@@ -109,8 +109,8 @@ def open_campaign(root: Path) -> Opened:
     if not is_campaign(root):
         raise CranfieldError(f"{root}: not a campaign directory (no campaign.yaml); "
                              f"`cranfield tui DIR` expects a campaign or a folder of campaigns")
-    from engine.campaign import load_campaign
-    from engine.evaluation import is_large
+    from engine.campaign.campaign import load_campaign
+    from engine.evaluation.seam import is_large
 
     w = Warnings()
     c = load_campaign(root, warnings=w)
@@ -172,7 +172,7 @@ class DocMap:
 def load_docs(root: Path) -> DocMap:
     """The campaign's document store (docs/docs.sqlite, else docs/docs.jsonl read into memory) as a
     read-only mapping; empty when absent, with `error` saying why when it cannot be read."""
-    from engine.docstore import DocStore
+    from engine.documents.store import DocStore
     from engine.errors import CranfieldError
     try:
         return DocMap(DocStore.for_campaign(root))

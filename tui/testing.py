@@ -186,7 +186,7 @@ def storm_campaign(kind: str, dst):
     dst = Path(dst)
     demo = Path(__file__).resolve().parents[1] / "campaigns" / "demo"
     if kind == "empty":
-        from engine.cli.cmd_init import init_campaign
+        from cranfield.cli.cmd_init import init_campaign
         init_campaign(dst)
         return dst
     camp = private_copy(demo, dst, skip=("pools", "log.jsonl*") + (("judgments", "truth") if kind == "unjudged" else ()))

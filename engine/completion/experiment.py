@@ -19,7 +19,7 @@ from ..errors import CranfieldError
 from ..stability import Progress, kendall_tau, rank_positions, report
 from ..stability.poolbias import run_metadata, scenarios, unique_contribution_mask, with_trec_ranks
 from .predict import complete, make_classifier, texts_for, unjudged_within_depth
-from .text import Background
+from ..documents.text import Background
 
 
 def classifier_quality(qrels: pd.DataFrame, store, fractions: Sequence[float], *, classifiers=("kld", "svm"),
@@ -63,7 +63,7 @@ def classifier_quality(qrels: pd.DataFrame, store, fractions: Sequence[float], *
 
 def _matrix(qrels, runs, measures, topics, run_names, options) -> dict[str, np.ndarray]:
     """measure -> topics x runs per-topic values (0 where a run did not retrieve for a topic)."""
-    from ..evaluate import evaluate
+    from ..evaluation.evaluate import evaluate
 
     ev = evaluate(qrels, runs, measures, options=options)
     ev = ev[ev["topic"] != "all"]

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..errors import CranfieldError
-from .text import Background, balanced_threshold, platt, sigmoid
+from ..documents.text import Background, balanced_threshold, platt, sigmoid
 
 LAMBDA = 0.2
 

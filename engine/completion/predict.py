@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import CranfieldError, FormatError, Problem, Warnings
-from .text import Background
+from ..documents.text import Background
 
 CLASSIFIERS = ("kld", "svm")
 SOURCE_DIR = Path("judgments") / "sources"
@@ -135,7 +135,8 @@ def write_completion(root, comp: Completion, name: str | None = None) -> Path:
     judgments/sources/: NAME.qrels (the labels), NAME.meta.json (kind predicted, classifier, depth, per-topic
     training size, relevant count and threshold) and NAME.probs.tsv (topic, doc, probability, score).
     Each file is written atomically; the labels file last. Returns its path."""
-    from ..formats import write_qrels, write_text
+    from ..formats.qrels import write_qrels
+    from ..formats.files import write_text
 
     name = name or source_name(comp.classifier)
     base = Path(root) / SOURCE_DIR
@@ -163,7 +164,7 @@ def _jsonable(v):
 
 def read_predictions(root, name: str) -> pd.DataFrame:
     """A predicted source's labels with their probabilities: topic, doc, grade, prob."""
-    from ..formats import read_qrels
+    from ..formats.qrels import read_qrels
 
     base = Path(root) / SOURCE_DIR
     q = read_qrels(base / f"{name}.qrels")[["topic", "doc", "grade"]]

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..errors import CranfieldError
-from .text import Background, platt, sigmoid
+from ..documents.text import Background, platt, sigmoid
 
 MAX_TERMS = 10 ** 6
 

@@ -3,8 +3,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._lazy import lazy_module
-from ..ranking import Ranked, ranked_judgment_rows
+from ..util.lazy import lazy_module
+from ..ranking.ranked import Ranked
+from ..ranking.join import ranked_judgment_rows
 
 pd = lazy_module("pandas")
 
@@ -12,7 +13,7 @@ pd = lazy_module("pandas")
 def _qrels(r: Ranked) -> pd.DataFrame:
     q = getattr(r, "qrels", None)
     if q is None:
-        raise AttributeError("this Ranked has no qrels attached (use engine.evaluate.compute)")
+        raise AttributeError("this Ranked has no qrels attached (use engine.evaluation.evaluate.compute)")
     return q
 
 

@@ -27,8 +27,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._lazy import lazy_module
-from ..ranking import Ranked
+from ..util.lazy import lazy_module
+from ..ranking.ranked import Ranked
 from ._rows import topic_codes
 from .smoothing import EPSILON, lidstone
 
@@ -108,7 +108,7 @@ def mean_ci(df: pd.DataFrame, measure: str = "infAP", var_measure: str | None = 
             level: float = 0.95) -> pd.DataFrame:
     """Per run: mean of `measure` over topics with its variance and normal confidence interval.
 
-    `df` is engine.evaluate's long table holding `measure` and `<measure>_var` per topic
+    `df` is engine.evaluation.evaluate's long table holding `measure` and `<measure>_var` per topic
     (e.g. `-m infAP -m infAP_var`). Var(mean) = sum of per-topic variances / T^2.
     Returns columns run, n_topics, mean, var, se, lo, hi.
     """

@@ -24,8 +24,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ranking import Ranked
-from ..mq import reference_probabilities, statap_sampled
+from ..ranking.ranked import Ranked
+from ..formats.mq import reference_probabilities, statap_sampled
 from ._rows import qcol, row_column, topic_codes
 
 
@@ -67,7 +67,7 @@ def _topic_R(r: Ranked, reference: bool = False) -> tuple[np.ndarray, np.ndarray
 def statap_terms(r: Ranked, cutoffs=(), reference: bool = False) -> dict:
     """Per group statAP, its variance, R_hat, P_hat at cut-offs, R-prec estimate.
 
-    `reference`: the Million Query script's probabilities (engine.mq): 1 for methods 0 and 2."""
+    `reference`: the Million Query script's probabilities (engine.formats.mq): 1 for methods 0 and 2."""
     lv = max(r.options.rel_level, 1)
     rel = r.rel >= lv
     p = _prob_rows(r, reference)

@@ -10,9 +10,9 @@ from dataclasses import replace
 
 import numpy as np
 
-from .._lazy import lazy_module
-from ..ranking import (DENSE_LEVELS, RELVALUE_NONPOOL, RELVALUE_UNJUDGED, EvalOptions, Ranked, build_ranked,
-                       topic_judgments)
+from ..util.lazy import lazy_module
+from ..ranking.build import DENSE_LEVELS, build_ranked, topic_judgments
+from ..ranking.ranked import RELVALUE_NONPOOL, RELVALUE_UNJUDGED, EvalOptions, Ranked
 from ._rows import row_index, topic_codes
 
 pd = lazy_module("pandas")

@@ -25,8 +25,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._lazy import lazy_module
-from ..ranking import Ranked
+from ..util.lazy import lazy_module
+from ..ranking.ranked import Ranked
 from ._rows import qcol, row_column, topic_codes
 from .smoothing import EPSILON
 

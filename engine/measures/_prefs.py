@@ -36,7 +36,7 @@ def prefs_stats(r) -> list[dict]:
     cached = r.caches.get("prefs")
     if cached is not None:
         return cached
-    from ..prefs import group_counts
+    from ..formats.prefs import group_counts
     extra = getattr(r, "extra", None) or {}
     groups = extra.get("prefs_groups")
     if groups is None:
@@ -44,7 +44,7 @@ def prefs_stats(r) -> list[dict]:
         q = getattr(r, "qrels", None)
         if q is None:
             raise MeasureError("preference measures need judgments: use -R prefs or -R qrels_prefs")
-        from ..prefs import prefs_from_qrels, topic_groups
+        from ..formats.prefs import prefs_from_qrels, topic_groups
         groups = topic_groups(prefs_from_qrels(q))
     out = []
     for g in range(r.n_groups):
@@ -142,7 +142,7 @@ def _rnonrel_pa(jg, rank_of: dict, dr: np.ndarray, ret: np.ndarray, num_rel: int
                 ret_only: bool) -> tuple[int, int]:
     """Recount of a several-subgroup group keeping only its first num_rel level-0 documents in rank order
     (for `ret_only`, the first num_rel retrieved ones)."""
-    from ..prefs import JudgmentGroup, group_counts
+    from ..formats.prefs import JudgmentGroup, group_counts
     zero = np.flatnonzero((jg.level == 0) & (ret if ret_only else True))
     keep = np.ones(len(dr), dtype=bool)
     keep[zero[np.argsort(dr[zero], kind="stable")[num_rel:]]] = False

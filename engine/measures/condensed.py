@@ -11,7 +11,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from ..ranking import Ranked
+from ..ranking.ranked import Ranked
 
 SUFFIX = "@cond"
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from .registry import MeasureError
-from ..ranking import Ranked
+from ..ranking.ranked import Ranked
 
 
 class GradeGains:

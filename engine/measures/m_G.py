@@ -1,7 +1,7 @@
 """G: normalized gain that discounts a document by how far the run lags the ideal gain before it."""
 import numpy as np
 
-from ._gains import gain_model, row_topic, seg_cumsum_rows
+from ..ranking.gains import gain_model, row_topic, seg_cumsum_rows
 from .registry import measure
 
 

@@ -10,7 +10,7 @@ import numpy as np
 
 from .params import as_dict, get_list, kv_measure
 from .registry import MeasureError
-from ..ranking import DENSE_LEVELS
+from ..ranking.build import DENSE_LEVELS
 
 
 @kv_measure("GAP", keys=("g",), order=212, nicknames={"incomplete"})

@@ -1,7 +1,7 @@
 """Rndcg: ndcg averaged at the ranks where the ideal gain changes (the R levels)."""
 import numpy as np
 
-from ._gains import gain_model, group_value_at, results_dcg
+from ..ranking.gains import gain_model, group_value_at, results_dcg
 from .registry import measure
 
 

@@ -1,7 +1,7 @@
 """binG: binary G, mean over relevant documents of 1 / log2(2 + non-relevant retrieved before it)."""
 import numpy as np
 
-from ._gains import log2_of
+from ..ranking.gains import log2_of
 from .registry import measure
 
 

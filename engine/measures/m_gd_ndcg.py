@@ -16,14 +16,14 @@ class AtMeasure(Measure):
 
 def _ndcg(k):
     def compute(r, params=()):
-        from ..gdeval import gd_values
+        from .gdeval import gd_values
         return gd_values(r, k)[0]
     return compute
 
 
 def _err(k):
     def compute(r, params=()):
-        from ..gdeval import gd_values
+        from .gdeval import gd_values
         return gd_values(r, k)[1]
     return compute
 

@@ -1,7 +1,7 @@
 """ndcg: normalized discounted cumulative gain (Jarvelin & Kekalainen), trec_eval's gain parameters."""
 import numpy as np
 
-from ._gains import gain_model, rank_log2, results_dcg
+from ..ranking.gains import gain_model, rank_log2, results_dcg
 from .registry import contributes, measure
 
 

@@ -1,7 +1,7 @@
 """ndcg_cut: ndcg at fixed cut-offs, gains = the judged grades (no gain parameters)."""
 import numpy as np
 
-from ._gains import log2_of, rank_log2, seg_cumsum_float, seg_cumsum_rows
+from ..ranking.gains import log2_of, rank_log2, seg_cumsum_float, seg_cumsum_rows
 from .registry import contributes, measure
 
 

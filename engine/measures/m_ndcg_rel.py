@@ -1,7 +1,7 @@
 """ndcg_rel: ndcg averaged over the relevant (positive ideal gain) documents."""
 import numpy as np
 
-from ._gains import gain_model, results_dcg, row_topic
+from ..ranking.gains import gain_model, results_dcg, row_topic
 from .registry import measure
 
 

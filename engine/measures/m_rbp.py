@@ -1,5 +1,5 @@
 """rbp: rank-biased precision (Moffat & Zobel 2008), persistence `-m rbp.p=0.95` (default 0.9)."""
-from ._gains import gain_model, pair_param, powers
+from ..ranking.gains import gain_model, pair_param, powers
 from .registry import contributes, measure
 
 

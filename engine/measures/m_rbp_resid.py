@@ -1,7 +1,7 @@
 """rbp_resid: the residual of rbp, the most it can rise if every unjudged document had gain 1."""
 import numpy as np
 
-from ._gains import pair_param, powers
+from ..ranking.gains import pair_param, powers
 from .registry import measure
 
 

@@ -1,7 +1,7 @@
 """statAP: AP estimated from judgments with inclusion probabilities, as the Million Query script computes it.
 
 Judgments need a `prob` column (prels: `topic doc grade method probability`); absent means 1. With a
-`method` column the reference rules apply (engine.mq, docs/million-query.md): methods 0 and 2 count with
+`method` column the reference rules apply (engine.formats.mq, docs/million-query.md): methods 0 and 2 count with
 probability 1, per-topic AP is the ratio estimator sum(PC_hat/pi) / R_hat, and a topic with R_hat = 0 or
 no statAP-sampled judgment is not evaluated (NaN; the summary, statMAP, is the mean over valid topics).
 statAP_bc is the bias-corrected variant, statAP_ratio the ratio estimator with the file's probabilities.

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ranking import Ranked
+from ..ranking.ranked import Ranked
 from .condensed import condense
 from .graded import gains_per_grade, row_gains
 

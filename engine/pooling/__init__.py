@@ -14,7 +14,7 @@ per document: topic, doc, stratum, prob (inclusion probability), method (selecti
   mtf         move-to-front (online)          hedge   Hedge (online)          mtc   MTC (online)
 
 Online strategies need the judgments as they arrive: `build_pool(..., oracle=qrels)` replays them
-(simulation); interactive judging asks `engine.judging.next_document`.
+(simulation); interactive judging asks `engine.judging.workflow.next_document`.
 """
 from __future__ import annotations
 
@@ -249,7 +249,7 @@ def write_pool(root, name: str, pool: Pool) -> Path:
     place. Killed before the entry, the pending file is an orphan `recover_pools` deletes; killed after
     it, `recover_pools` (run by `write_pool` and `pool_log`) finishes the rename.
     """
-    from ..atomic import atomic_write
+    from ..util.atomic import atomic_write
 
     if not name or any(c in name for c in "/\\ \t"):
         raise CranfieldError(f"pool name {name!r}: use letters, digits, '-' or '_'")
@@ -275,7 +275,7 @@ PENDING = ".pending"
 
 
 def _append_pool_record(path: Path, rec: dict) -> None:
-    from ..judgment_log import append_records
+    from ..judgments.log import append_records
     append_records(path, [rec])
 
 
@@ -367,7 +367,7 @@ def _read_log(p: Path) -> list[dict]:
     out = []
     for line in p.read_text(encoding="utf-8").splitlines():
         try:
-            from ..safeload import loads_json
+            from ..formats.safeload import loads_json
             out.append(loads_json(line, str(p)))
         except ValueError:
             continue

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import CranfieldError
-from ..ranking import ranked_rows
+from ..ranking.join import ranked_rows
 
 
 def ranked_runs(runs: pd.DataFrame, depth: int | None = None,

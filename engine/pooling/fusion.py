@@ -12,7 +12,7 @@ def fusion_pool(rr: pd.DataFrame, kind: str, budgets: pd.Series | None, *, k: fl
                 weights: dict | None = None) -> pd.DataFrame:
     """Selected (topic, doc) rows in judging order (largest weight first; ties by best rank, then doc id),
     with their weight. `rr` is `ranked_runs` output (trec_eval ranks, cut at the pool depth)."""
-    from ..fusion import doc_weights
+    from .rank_fusion import doc_weights
     if budgets is None:
         raise CranfieldError(f"strategy {kind} needs a budget (--budget N per topic)")
     w = doc_weights(rr, kind, k=k, p=p, weights=weights)
@@ -23,4 +23,4 @@ def fusion_pool(rr: pd.DataFrame, kind: str, budgets: pd.Series | None, *, k: fl
     return w[pos < lim].reset_index(drop=True)
 
 
-from ..names import FUSION_STRATEGIES as FUSION_POOLS  # noqa: E402  (one list of names)
+from ..util.names import FUSION_STRATEGIES as FUSION_POOLS  # noqa: E402  (one list of names)

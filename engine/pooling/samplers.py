@@ -1,5 +1,5 @@
 """Fixed-size samplers with exact inclusion probabilities, vectorized over groups (topics or strata);
-simple random sampling is engine.estimators.samplers.srs_mask.
+simple random sampling is engine.pooling.designs.srs_mask.
 
 - `pps_probabilities` + `pps_systematic`: unequal-probability sampling of a fixed size n_g with
   inclusion probabilities pi_i = min(1, c_g * p_i) (sum pi = n_g), drawn by systematic sampling

@@ -12,12 +12,12 @@ import pandas as pd
 
 from ..errors import CranfieldError
 from .candidates import group_codes, rank_within
-from ..estimators.samplers import srs_mask
+from .designs import srs_mask
 from .samplers import pps_probabilities, pps_systematic
 
 
 def _srs(codes, n_per_group, rng) -> tuple[np.ndarray, np.ndarray]:
-    """Simple random sampling within groups (engine.estimators.samplers.srs_mask): selection mask and
+    """Simple random sampling within groups (engine.pooling.designs.srs_mask): selection mask and
     inclusion probabilities n_g / N_g. Fixed-size PPS comes from this package's samplers (statAP
     pools need an exact budget; the estimators' pps_sample is a Poisson design of random size)."""
     codes = np.asarray(codes, np.int64)

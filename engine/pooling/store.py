@@ -1,4 +1,4 @@
-"""Pooling over the run store: candidates and pools streamed by topic blocks (engine.blocks plans them)."""
+"""Pooling over the run store: candidates and pools streamed by topic blocks (engine.evaluation.blocks plans them)."""
 from __future__ import annotations
 
 from concurrent.futures import Executor
@@ -9,10 +9,11 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..blocks import BLOCK_ROWS, BlockTask, plan_blocks, read_block, read_block_table, sorted_topics
-from ..parallel import map_tasks
-from ..ranking import EvalOptions, rename_runs
-from ..store import RunStore
+from ..evaluation.blocks import BLOCK_ROWS, BlockTask, plan_blocks, read_block, read_block_table, sorted_topics
+from ..util.parallel import map_tasks
+from ..ranking.ranked import EvalOptions
+from ..ranking.join import rename_runs
+from ..evaluation.store import RunStore
 
 def candidates_from_table(tab: pa.Table, run_rank: dict[str, int], depth: int) -> pd.DataFrame:
     """`pooling.candidates.pool_candidates` of run rows in store order (`pos` = trec_eval rank, all

@@ -2,7 +2,7 @@
 judgment-reduction and pool-bias experiments, discriminative power and significance tests.
 
 Every analysis works on score matrices (topics x systems); `score_matrix` builds one from the long
-table of `engine.evaluate`. Long analyses accept `progress(fraction, message)` callbacks.
+table of `engine.evaluation.evaluate`. Long analyses accept `progress(fraction, message)` callbacks.
 """
 from __future__ import annotations
 

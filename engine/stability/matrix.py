@@ -6,7 +6,7 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from ..correlation import kendall_tau  # noqa: F401  (one implementation, re-exported)
+from .correlation import kendall_tau  # noqa: F401  (one implementation, re-exported)
 from ..errors import CranfieldError
 
 Progress = Callable[[float, str], None] | None

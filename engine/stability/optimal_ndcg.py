@@ -19,7 +19,8 @@ import numpy as np
 import pandas as pd
 
 from ..errors import CranfieldError
-from ..ranking import EvalOptions, build_ranked
+from ..ranking.ranked import EvalOptions
+from ..ranking.build import build_ranked
 from .matrix import Progress, kendall_tau, report
 from .gtheory import anova, g_study, topics_needed
 

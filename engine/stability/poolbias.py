@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import CranfieldError
-from ..ranking import judgment_keys, ranked_rows
+from ..ranking.join import judgment_keys, ranked_rows
 from .matrix import Progress, kendall_tau, rank_positions, report
 from .rejudge import Rejudger
 
@@ -147,7 +147,7 @@ def _scenario_results(rj: Rejudger, runs: pd.DataFrame, scenarios, contributors,
 
 def _poolbias_block(args):
     """`_scenario_results` of one topic block read from the store (None when it has no rows)."""
-    from ..blocks import read_block
+    from ..evaluation.blocks import read_block
     task, scenarios, contributors, depth, run_order, options = args
     q = task.qrels
     # pos: the trec_eval rank the store computed at ingest (the file's rank column is not trusted)
@@ -164,9 +164,9 @@ def pool_bias_store(store, qrels: pd.DataFrame, run_meta: pd.DataFrame, measures
     """`leave_group_out` (mode "group") or `leave_manual_out` ("manual") over a run store, streamed by
     topic blocks: each block re-judges its topics for every scenario; run sums and the compared
     runs' per-topic scores are joined over blocks. Same tables as in memory (means up to rounding)."""
-    from ..blocks import BLOCK_ROWS, BlockTask, sorted_topics, block_rows_of, plan_blocks
-    from ..parallel import map_tasks
-    from ..ranking import EvalOptions
+    from ..evaluation.blocks import BLOCK_ROWS, BlockTask, sorted_topics, block_rows_of, plan_blocks
+    from ..util.parallel import map_tasks
+    from ..ranking.ranked import EvalOptions
     run_order = list(store.runs)
     meta = run_metadata(run_meta, run_order)
     scen, contributors = scenarios(meta, mode)

@@ -126,7 +126,7 @@ def _rows(draws: list, names: list[str], means: np.ndarray, judged: np.ndarray) 
 
 def _reduction_block(args) -> tuple[np.ndarray, int, list[str]]:
     """Per (mask, measure, run): the sum over the block's topics; mask 0 = full judgments."""
-    from ..blocks import read_block
+    from ..evaluation.blocks import read_block
     task, masks, run_order, options = args
     q = task.qrels
     runs = read_block(task)
@@ -146,9 +146,9 @@ def reduction_experiment_store(store, qrels: pd.DataFrame, measures, *, options=
     """`reduction_experiment` over a run store, streamed by topic blocks (bounded memory): the same
     random reductions (same seed, same draws), each block evaluated under every reduction, run sums
     accumulated over blocks. Equal to the in-memory experiment up to the rounding of the means."""
-    from ..blocks import BLOCK_ROWS, BlockTask, sorted_topics, block_rows_of, plan_blocks
-    from ..parallel import map_tasks
-    from ..ranking import EvalOptions
+    from ..evaluation.blocks import BLOCK_ROWS, BlockTask, sorted_topics, block_rows_of, plan_blocks
+    from ..util.parallel import map_tasks
+    from ..ranking.ranked import EvalOptions
     levels = _levels(method, levels)
     q = qrels.reset_index(drop=True)
     draws = _draws(q, method, levels, trials, seed, rel_level)

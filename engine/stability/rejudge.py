@@ -15,8 +15,9 @@ import pandas as pd
 
 from ..errors import CranfieldError
 from ..measures import load_all, resolve
-from ..ranking import (RELVALUE_NONPOOL, RELVALUE_UNJUDGED, EvalOptions, build_ranked, ranked_judgment_rows,
-                       topic_judgments)
+from ..ranking.ranked import RELVALUE_NONPOOL, RELVALUE_UNJUDGED, EvalOptions
+from ..ranking.build import build_ranked, topic_judgments
+from ..ranking.join import ranked_judgment_rows
 
 
 class Rejudger:

@@ -3,7 +3,7 @@ held-out queries' complete judgments with the engine's measures (thesis 4.1, Fig
 
 Per fold the rankers train on the selected documents of the training queries and rank every pooled
 document of the held-out queries; the per-topic values of MAP, nDCG@10 and P@10 come from
-`engine.evaluate` against the complete judgments. The thesis also holds out a validation fold; the
+`engine.evaluation.evaluate` against the complete judgments. The thesis also holds out a validation fold; the
 rankers here have fixed settings, so the training queries take the thesis's training and validation parts.
 """
 from __future__ import annotations
@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import CranfieldError
-from ..features import feature_columns
+from .features import feature_columns
 from .rankers import make_ranker
 from .select import PERCENTAGES, characterize, select
 
@@ -40,7 +40,7 @@ def cross_validate(features: pd.DataFrame, ranker: str, selected: pd.DataFrame |
                    seed: int = 0) -> pd.DataFrame:
     """Per-topic test values (topic, map, ndcg@10, P@10) of `ranker` trained on the `selected`
     (topic, doc) pairs (default: every document) of the training folds."""
-    from ..evaluate import evaluate
+    from ..evaluation.evaluate import evaluate
     cols = feature_columns(features)
     fmap = query_folds(features["topic"].unique(), folds, seed)
     fold = features["topic"].astype(str).map(fmap).to_numpy()

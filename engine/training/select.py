@@ -117,7 +117,7 @@ def discrepancy(selected: pd.DataFrame, features: pd.DataFrame, qrels: pd.DataFr
     discrepancies are comparable with the complete collection's); at most `max_pairs` random
     pairs per topic and kind. NaN where a topic set has no such pair.
     """
-    from ..features import feature_columns
+    from .features import feature_columns
     cols = feature_columns(features)
     rel = _relevant_set(qrels, rel_level)
     sel = set(zip(selected["topic"].astype(str), selected["doc"].astype(str)))

@@ -104,7 +104,7 @@ def sensitivity(runs: pd.DataFrame, qrels: pd.DataFrame, meta: pd.DataFrame, par
     """
     from scipy.stats import wilcoxon
 
-    from ..evaluate import evaluate
+    from ..evaluation.evaluate import evaluate
     from .learn import query_folds
     params = list(params) if params else [c for c in meta.columns if c != "run"]
     missing = [p for p in params if p not in meta.columns]

@@ -1,5 +1,5 @@
 """Agreement between two judgment sources: kappa, alpha, confusion matrices, per topic, and the
-leaderboards under each source (engine.agreement)."""
+leaderboards under each source (engine.judgments.agreement)."""
 from __future__ import annotations
 
 import pandas as pd
@@ -52,7 +52,7 @@ per-topic table. Same as `cranfield agreement DIR --sources A B`."""
         return getattr(getattr(self.model, "o", None), "engine_campaign", None)
 
     def names(self) -> list[str]:
-        from engine.sources import source_names
+        from engine.judgments.sources import source_names
         camp = self.campaign()
         return source_names(camp) if camp is not None else []
 
@@ -81,8 +81,8 @@ per-topic table. Same as `cranfield agreement DIR --sources A B`."""
             f"[b]a[/b]/[b]b[/b] change sources"))
 
         def work(progress):
-            from engine.agreement import label_agreement, leaderboard_agreement, mean_scores
-            from engine.sources import source_judgments
+            from engine.judgments.agreement import label_agreement, leaderboard_agreement, mean_scores
+            from engine.judgments.sources import source_judgments
             ja, jb = source_judgments(camp, a), source_judgments(camp, b)
             progress(0.2, "labels")
             la = label_agreement(ja, jb, (a, b), sorted(camp.scale()), camp.binary_threshold())
@@ -96,7 +96,7 @@ per-topic table. Same as `cranfield agreement DIR --sources A B`."""
             return la, sa
 
         def done(res) -> None:
-            from engine.agreement import report_lines
+            from engine.judgments.agreement import report_lines
             self.result = res
             self.query_one("#agr-text", Static).update(Text("\n".join(report_lines(*res, top_topics=15))))
         self.run_job("agreement", work, done)

@@ -84,7 +84,7 @@ and tau_ap of the lists. a / b choose run A / B, w swaps them, n moves to the ne
         self.draw()
 
     def draw(self) -> None:
-        from engine.runcompare import compare_two
+        from engine.campaign.runcompare import compare_two
         s = self.model.scores
         self.result = r = compare_two(long_table(s, self.measure), self.a, self.b, self.measure, test=self.test)
         t = self.query_one("#cmp-topics", DataTable)
@@ -103,7 +103,7 @@ and tau_ap of the lists. a / b choose run A / B, w swaps them, n moves to the ne
         self.draw_lists()
 
     def draw_lists(self) -> None:
-        from engine.runcompare import list_correlation, ranked_list, side_by_side
+        from engine.campaign.runcompare import list_correlation, ranked_list, side_by_side
         t = self.query_one("#cmp-lists", DataTable)
         t.clear(columns=True)
         if self.topic is None:

@@ -30,8 +30,8 @@ PLAN_TOPICS = 1000
 class CostScreen(CranfieldScreen):
     TITLE = "Cost-benefit"
     MODE = "cost"
-    HELP = """Plans a judging effort from this campaign's runs and judgments (engine.planning): for designs of Q
-queries x j judgments per query, the assessor hours (engine.cost, thesis Table 3.4 times unless
+    HELP = """Plans a judging effort from this campaign's runs and judgments (engine.planning.planner): for designs of Q
+queries x j judgments per query, the assessor hours (engine.planning.cost, thesis Table 3.4 times unless
 campaign.yaml overrides them) and the expected Kendall tau against the full ranking (subsampling
 topics and judgments), plus the Phi of the D-study. The targets are editable: type a value and press
 enter (tau target, Phi target, trials). b recomputes; a picks the measure; 1-3 switch tabs.
@@ -50,7 +50,7 @@ The cheapest design per criterion is shown on top. 'Current effort' prices the j
         yield Header()
         err = _engine_missing()
         if err is not None:
-            yield Unavailable("Cost-benefit planning", "engine.planning / engine.cost", err)
+            yield Unavailable("Cost-benefit planning", "engine.planning.planner / engine.planning.cost", err)
         else:
             with Horizontal(classes="form"):
                 yield Label("tau target")

@@ -95,7 +95,7 @@ as `cranfield submit`; accepted runs are copied into runs/ and the campaign relo
     def pool_line(self) -> str:
         """Progress against the active pool (the newest in pools/), when there is one."""
         try:
-            from engine.assess import active_pool, pool_progress
+            from engine.judging.sessions import active_pool, pool_progress
             name, pt = active_pool(self.model.root)
         except Exception:   # an unreadable pool file is reported by the pool screen
             return ""

@@ -1,5 +1,5 @@
-"""Running the campaign from the TUI: submit a run file (engine.intake, as `cranfield submit`) and fuse
-runs into one (engine.fusion, as `cranfield fuse`). Both go through the TUI model; both are small modal
+"""Running the campaign from the TUI: submit a run file (engine.campaign.intake, as `cranfield submit`) and fuse
+runs into one (engine.pooling.rank_fusion, as `cranfield fuse`). Both go through the TUI model; both are small modal
 screens that Escape closes."""
 from __future__ import annotations
 

@@ -97,7 +97,7 @@ took. The title line shows how many documents of the active pool are left. ctrl+
         yield Header()
         err = _engine_missing()
         if err is not None:
-            yield Unavailable("Judging", "engine.judging", err)
+            yield Unavailable("Judging", "engine.judging.workflow", err)
         else:
             yield Static("", id="judge-title", classes="title")
             yield Static("", id="judge-info")

@@ -182,7 +182,7 @@ s moves the sort to the next column; r reverses. Enter opens the run."""
                                           selected=current), done)
 
     def action_judgments(self) -> None:
-        """Choose the judgments the scores use among the campaign's sources (engine.sources)."""
+        """Choose the judgments the scores use among the campaign's sources (engine.judgments.sources)."""
         current = self.model.scores.judgments
         opts = [(f"{'● ' if spec == current else '  '}{spec}: {what}", spec)
                 for spec, what in self.model.judgment_choices()]
@@ -237,7 +237,7 @@ s moves the sort to the next column; r reverses. Enter opens the run."""
 
     def action_export(self) -> None:
         """The table as shown with each measure's significance letters, and the significance table itself
-        (engine.tables, as `cranfield table --run ...` in the order shown: all pairs, paired t, Holm)."""
+        (engine.campaign.tables, as `cranfield table --run ...` in the order shown: all pairs, paired t, Holm)."""
         t = self.export_table()
         if t is None:
             self.notify("Nothing to export on this screen", severity="warning")
@@ -264,10 +264,10 @@ s moves the sort to the next column; r reverses. Enter opens the run."""
                     title="Export", timeout=15)
 
     def significance(self):
-        """All pairs of the runs shown, per measure (engine.tables.compare_scores); None below two runs."""
+        """All pairs of the runs shown, per measure (engine.campaign.tables.compare_scores); None below two runs."""
         if self.frame is None or len(self.frame) < 2:
             return None
-        from engine.tables import compare_scores
+        from engine.campaign.tables import compare_scores
         from .compare import long_table
         s = self.model.scores
         long = pd.concat([long_table(s, m) for m in s.measures], ignore_index=True)

@@ -11,7 +11,7 @@ from textual.widgets.option_list import Option
 
 
 def _label(p: Path) -> str:
-    from engine.safeload import safe_yaml
+    from engine.formats.safeload import safe_yaml
     try:
         cfg = safe_yaml((p / "campaign.yaml").read_text(encoding="utf-8"), str(p / "campaign.yaml")) or {}
         name = str(cfg.get("name") or p.name)

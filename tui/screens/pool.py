@@ -24,7 +24,7 @@ class PoolScreen(CranfieldScreen):
     HELP = """Choose a pooling strategy, a per-topic budget (documents: 50; a fraction of each depth pool:
 0.1 or 10%; empty = no budget), the depth of the runs to pool, and a seed. b builds the pool in the
 background and shows, per topic, the sampling frame, the documents to judge, how many are already
-judged, the new ones and the expected assessor hours (engine.cost model). w writes
+judged, the new ones and the expected assessor hours (engine.planning.cost model). w writes
 pools/pool-NAME.tsv and logs the specification so the pool is reproducible. Online strategies (mtf,
 hedge, mtc) choose as judgments arrive: use the judging screen."""
     BINDINGS = [Binding("b", "build", "Build", tooltip="Build preview"), Binding("w", "write", "Write", tooltip="Write pool")]

@@ -15,8 +15,8 @@ from .compare import MeasureCycle
 
 def run_bmw(scores, run: str, measure: str, runs: list[str] | None = None) -> pd.DataFrame:
     """topic, run, best, median, worst (over `runs`, default all) of one measure from the model's scores
-    (engine.participant.topic_bmw, the participant reports' computation)."""
-    from engine.participant import topic_bmw
+    (engine.campaign.participant.topic_bmw, the participant reports' computation)."""
+    from engine.campaign.participant import topic_bmw
     from .compare import long_table
     b = topic_bmw(long_table(scores, measure), measure, runs).reindex(scores.topics)
     return pd.DataFrame({"topic": scores.topics, "run": scores.matrix[measure][scores.runs.index(run)],

@@ -193,7 +193,7 @@ b computes tab 3 for this campaign now (features simulated from its runs and jud
         root = m.root
 
         def work(progress):
-            from engine.features import simulate_features
+            from engine.training.features import simulate_features
             from engine.training.select import characterize, select
             from engine.training.learn import complete_qrels
             feats, _ = simulate_features(runs, qrels, 100)

@@ -1,0 +1,190 @@
+"""`cranfield eval`: trec_eval-compatible evaluation of runs against judgments."""
+from __future__ import annotations
+
+import sys
+
+from engine.errors import CranfieldError, Warnings
+
+
+def register(sub) -> None:
+    p = sub.add_parser("eval", help="evaluate runs (trec_eval compatible output)",
+                       description="Evaluate runs against judgments. Output is trec_eval's, line for line, "
+                                   "unless --format is csv/tsv/json/markdown.")
+    p.add_argument("files", nargs="*", help="QRELS RUN [RUN ...] (trec_eval order), plain or .gz")
+    p.add_argument("--campaign", help="evaluate a campaign directory's runs against its judgments")
+    p.add_argument("-m", "--measure", action="append", dest="measures",
+                   help="measure, measure.params or nickname (official, all_trec, set); repeatable")
+    p.add_argument("-q", action="store_true", dest="per_query", help="also print per-topic values")
+    p.add_argument("-c", action="store_true", dest="complete",
+                   help="average over all judged topics; a topic a run misses scores 0")
+    p.add_argument("-M", type=int, dest="max_depth", help="use only the first N documents per topic")
+    p.add_argument("-l", type=int, dest="rel_level", default=None,
+                   help="minimum grade counted relevant (default 1, or the campaign's binary_threshold)")
+    p.add_argument("-J", action="store_true", dest="judged_only", help="evaluate over judged documents only")
+    p.add_argument("-N", type=int, dest="num_docs_in_coll",
+                   help="number of documents in the collection (utility's d coefficient; default 0)")
+    p.add_argument("-n", action="store_true", dest="no_summary", help="no summary lines (with -q)")
+    p.add_argument("--format", choices=["trec", "csv", "tsv", "json", "markdown", "latex", "text"], default="trec",
+                   help="trec (trec_eval text, default) or a table: csv, tsv, json, markdown, latex, text")
+    p.add_argument("--dask", metavar="ADDRESS", default=None,
+                   help="with --campaign: run the topic blocks on a Dask cluster (scheduler address, or 'local'); "
+                        "workers must see the campaign directory at the same path")
+    p.add_argument("--judgments", metavar="SPEC", default=None,
+                   help="with --campaign: which judgment sources to use: a source (official, human, llm, ...), "
+                        "A+B (A, with B filling the documents A left unjudged), majority:A,B,C, or campaign "
+                        "(campaign.yaml's sources.combine); default: the campaign's judgments as before")
+    p.add_argument("--compat", choices=["10", "9"], default="10",
+                   help="trec_eval version semantics for cut-off rounding (default 10.0)")
+    p.add_argument("-R", dest="rel_format", default="qrels",
+                   choices=["qrels", "prefs", "qrels_prefs", "qrels_jg", "diversity"],
+                   help="judgments format, as trec_eval's -R: qrels (default), prefs, qrels_prefs, qrels_jg; "
+                        "diversity = subtopic judgments evaluated as NIST's ndeval (its CSV output)")
+    p.add_argument("--alpha", type=float, default=0.5, help="-R diversity: ndeval's alpha (default 0.5)")
+    p.add_argument("--beta", type=float, default=0.5, help="-R diversity: ndeval's NRBP beta (default 0.5)")
+    p.add_argument("--traditional", action="store_true",
+                   help="-R diversity: rank by score (ties by document id), not by the rank field (ndeval)")
+    p.add_argument("-Z", dest="zscores", metavar="ZSCORES_FILE",
+                   help="standardize every measure by per-topic 'topic measure mean sd' lines (trec_eval -Z)")
+    p.add_argument("--strict-trec-eval", action="store_true", dest="strict",
+                   help="fail as the trec_eval binary does, with its exit codes (duplicate document, judged "
+                        "topic without results: 4; bad judgments file: 2; bad run file: 3)")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    if not getattr(args, "strict", False):
+        return _run(args)
+    from engine.errors import FormatError
+    from engine.measures.registry import MeasureError
+    from engine.official.strict import EXIT_USAGE, input_error_code
+    try:
+        return _run(args)
+    except MeasureError as exc:
+        print(f"trec_eval: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except FormatError as exc:
+        print(f"trec_eval: {exc}", file=sys.stderr)
+        return input_error_code(exc, args.files[0] if args.files else "")
+
+
+def _run(args) -> int:
+    if args.rel_format == "diversity":
+        from engine.official.ndeval import run_cli
+        return run_cli(args, sys.stdout)
+    from engine.ranking.ranked import EvalOptions
+
+    w = Warnings()
+    c = None
+    flags = dict(rel_level=args.rel_level, max_depth=args.max_depth, judged_only=args.judged_only,
+                 complete=args.complete, num_docs_in_coll=args.num_docs_in_coll,
+                 trec_eval_version="9" if args.compat == "9" else "10.0")
+    if args.campaign:
+        # a campaign: the engine decides in memory or streamed, and applies gains, renames and options
+        from engine.campaign.campaign import load_campaign
+        from engine.evaluation.seam import evaluate_campaign
+        camp = load_campaign(args.campaign, warnings=w)
+        qrels = _judgments(camp, args.judgments, w)
+        measures = args.measures or camp.measures() or None
+        if args.format == "trec" and not _names_runid(measures):
+            measures = ["runid", *(measures or ["official"])]   # a campaign's runs are told apart by their ids
+        strings = args.format == "trec"
+        if args.dask:
+            from engine.evaluation.distributed import dask_executor
+            with dask_executor(None if args.dask == "local" else args.dask) as ex:
+                ev = evaluate_campaign(camp, measures, options=flags, strings=strings, executor=ex, qrels=qrels)
+        else:
+            ev = evaluate_campaign(camp, measures, options=flags, strings=strings, qrels=qrels)
+        df, text, notes, run_names = ev.table, ev.strings, ev.notes, None
+        n_groups = len(df) + (len(text) if text is not None else 0)
+    elif args.judgments:
+        raise CranfieldError("--judgments needs --campaign (sources belong to a campaign)")
+    else:
+        if len(args.files) < 2:
+            raise CranfieldError("eval needs a judgments file and at least one run file "
+                                 "(cranfield eval JUDGMENTS RUN [RUN ...]) or --campaign DIR")
+        measures = args.measures or None
+        opt = EvalOptions(**{k: v for k, v in flags.items() if v is not None})
+        if _special(args):
+            # trec_eval's -R formats, -Z and --strict-trec-eval: one pass over the tables (engine.official.trec_extras)
+            from engine.official.trec_extras import evaluate_special
+            sp = evaluate_special(args, measures, opt, w)
+            c, text, notes, n_groups, run_names = sp.computed, None, sp.notes, sp.n_groups, None
+            df = None
+        else:
+            if args.format == "trec":
+                # small clean files: read and evaluated without pandas (the engine says when it can)
+                from engine.evaluation.plain import trec_eval_lines_plain
+                lines = trec_eval_lines_plain(args.files[0], args.files[1:], measures, opt, per_query=args.per_query)
+                if lines is not None:
+                    return _write_lines(lines, args)
+            from engine.evaluation.evaluate import evaluate_files
+            # run files are independent: read and evaluated in one batch per core (threads)
+            df = evaluate_files(args.files[0], args.files[1:], measures, warnings=w, strings=True, options=opt)
+            text, notes, n_groups, run_names = (df.attrs.pop(k) for k in ("strings", "notes", "groups", "runs"))
+    for p in w:
+        print(f"warning: {p}", file=sys.stderr)
+    if getattr(args, "strict", False) and not args.campaign:
+        from engine.official.strict import EXIT_EVAL, eval_failure
+        why = eval_failure(w, bool(args.complete), sp.qrels["topic"].unique(), sp.runs)
+        if why:
+            print(f"trec_eval: {why}", file=sys.stderr)
+            return EXIT_EVAL
+    if notes.get("topics_without_judgments"):
+        t = notes["topics_without_judgments"]
+        print(f"note: {len(t)} topic(s) in the runs have no judgments and are not evaluated: "
+              f"{', '.join(t[:10])}{' ...' if len(t) > 10 else ''}", file=sys.stderr)
+    if n_groups == 0:
+        raise CranfieldError("no topics with both results and judgments")
+    if args.format == "trec":
+        if c is not None:
+            from engine.official.trec_extras import special_lines
+            lines = special_lines(c, args)
+        else:
+            from engine.evaluation.evaluate import trec_eval_lines_long
+            lines = trec_eval_lines_long(df, measures, per_query=args.per_query, strings=text, runs=run_names)
+        return _write_lines(lines, args)
+    from engine.evaluation.evaluate import summarize
+    from engine.formats.text_tables import format_table
+    out = sys.stdout
+    if c is not None:
+        from engine.evaluation.evaluate import to_long
+        df = to_long(c)
+    table = df if args.per_query else summarize(df).rename_axis("run").reset_index()
+    if args.per_query:
+        table = df.pivot_table(index=["run", "topic"], columns="measure", values="value",
+                               observed=True, sort=False).reset_index()
+        table.columns.name = None
+    out.write(format_table(table, args.format, ".4f"))
+    return 0
+
+
+def _write_lines(lines: list[str], args) -> int:
+    """trec_eval's text on stdout (without the summary lines with -n)."""
+    if args.no_summary:
+        lines = [ln for ln in lines if "\tall\t" not in ln]
+    sys.stdout.write("\n".join(lines) + "\n")
+    return 0
+
+
+def _names_runid(measures) -> bool:
+    """Whether the measure specs print run ids (runid, or a nickname holding it)."""
+    from engine.measures import resolve
+    return any(req.measure.name == "runid" for req in resolve(measures))
+
+
+def _special(args) -> bool:
+    """Whether trec_eval's -R formats, -Z or --strict-trec-eval ask for the table-level evaluation."""
+    return args.rel_format != "qrels" or bool(args.zscores) or bool(getattr(args, "strict", False))
+
+
+def _judgments(camp, spec, w):
+    """The campaign's judgments, or those a --judgments SPEC combines (reported on stderr)."""
+    if not spec:
+        return None
+    from engine.judgments.sources import combine_spec, combined_judgments, source_counts
+    rule, names = combine_spec(camp, spec)
+    q = combined_judgments(camp, spec, w)
+    counts = source_counts(q)
+    print(f"note: judgments {spec} ({rule}): " + ", ".join(f"{counts.get(n, 0)} from {n}" for n in names),
+          file=sys.stderr)
+    return q[["topic", "doc", "grade"]]

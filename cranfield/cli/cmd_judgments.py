@@ -1,0 +1,307 @@
+"""`cranfield judgments`: summary, add, undo, next, batch and export of judgments."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from engine.errors import CranfieldError, Warnings
+
+
+def register(sub) -> None:
+    p = sub.add_parser("judgments", help="judgment summaries, judging (add/undo/next), batches, exports",
+                       description="Work with judgments: summarize a judgment file or campaign, record "
+                                   "judgments in the append-only log, ask for the next document, export.")
+    jsub = p.add_subparsers(dest="judgments_command", metavar="ACTION")
+    from .judgments_predict import add_parser as add_predict
+    add_predict(jsub)
+
+    s = jsub.add_parser("summary", help="judged / relevant per topic, category and judgment target")
+    s.add_argument("source", help="a campaign directory, or a qrels / prels / sample / log.jsonl file")
+    s.add_argument("--targets", choices=["auto", "derive", "campaign", "none"], default="auto",
+                   help="judgment targets: from campaign.yaml, derived from each topic's judgment count "
+                        "(smallest level >= count), or none; auto = campaign targets if any, derived for prels")
+    s.add_argument("--levels", default="8,16,32,64,128", help="target levels for --targets derive")
+    s.add_argument("-l", "--rel-level", type=int, default=None, help="minimum relevant grade (default 1 "
+                                                                      "or the campaign's binary_threshold)")
+    s.add_argument("--no-topics", action="store_true", help="omit the per-topic table")
+    s.add_argument("--format", choices=["text", "csv", "json"], default="text")
+    s.set_defaults(func=run_summary)
+
+    a = jsub.add_parser("add", help="record a judgment (durable when the command returns)")
+    a.add_argument("campaign")
+    a.add_argument("topic")
+    a.add_argument("doc")
+    a.add_argument("grade", help="a grade on the campaign's relevance scale")
+    a.add_argument("--assessor", default=None, help="who judged (default: $CRANFIELD_ASSESSOR, else $USER)")
+    a.add_argument("--seconds", default=None, help="time spent judging (a finite number >= 0)")
+    a.add_argument("--strategy", default=None, help="strategy that selected the document")
+    a.add_argument("--new-topic", action="store_true", help="allow a topic the campaign's topics do not list")
+    a.set_defaults(func=run_add)
+
+    r = jsub.add_parser("repair", help="repair a damaged judgment log (shows the changes; --apply does them)")
+    r.add_argument("campaign")
+    r.add_argument("--apply", action="store_true", help="make the changes shown (nothing is deleted: bad "
+                                                       "lines move to log.jsonl.rejected)")
+    r.set_defaults(func=run_repair)
+
+    u = jsub.add_parser("undo", help="retract your latest judgment of a document")
+    u.add_argument("campaign")
+    u.add_argument("topic")
+    u.add_argument("doc")
+    u.add_argument("--assessor", default="")
+    u.set_defaults(func=run_undo)
+
+    n = jsub.add_parser("next", help="the next document(s) to judge for a topic")
+    n.add_argument("campaign")
+    n.add_argument("--topic", required=True)
+    n.add_argument("--strategy", default=None, help="pool strategy (default: campaign.yaml pool.strategy)")
+    n.add_argument("--pool", default=None, help="follow pools/pool-NAME.tsv")
+    n.add_argument("--depth", type=int, default=None)
+    n.add_argument("--seed", type=int, default=0)
+    n.add_argument("--budget", default=None, help="per-topic budget for sampling strategies without --pool")
+    n.add_argument("-k", type=int, default=1, help="how many (static strategies)")
+    n.set_defaults(func=run_next)
+
+    b = jsub.add_parser("batch", help="export the not-yet-judged documents of a pool for assessors")
+    b.add_argument("campaign")
+    b.add_argument("--pool", required=True, help="pool name (pools/pool-NAME.tsv)")
+    b.add_argument("--out", required=True, help="output file (.tsv or .jsonl)")
+    b.add_argument("--topic", action="append", dest="topics")
+    b.add_argument("--limit", type=int, default=None, help="at most N documents per topic")
+    b.set_defaults(func=run_batch)
+
+    e = jsub.add_parser("export", help="export the merged judgments as qrels, prels or sample_eval qrels")
+    e.add_argument("campaign")
+    e.add_argument("--out", required=True)
+    e.add_argument("--format", choices=["qrels", "prels", "sample"], default="qrels")
+    e.add_argument("--pool", default=None, help="pool giving strata and probabilities (prels, sample)")
+    e.set_defaults(func=run_export)
+    from .judgments_sources import register_actions
+    register_actions(jsub)   # import, sources, auto (engine.judgments.sources, engine.judging.auto)
+    p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
+
+
+def _warn(w: Warnings) -> None:
+    for item in w:
+        print(f"warning: {item}", file=sys.stderr)
+
+
+def _levels(text: str) -> tuple[int, ...]:
+    try:
+        lv = tuple(sorted(int(x) for x in text.split(",") if x.strip()))
+    except ValueError:
+        raise CranfieldError(f"--levels {text!r}: comma-separated integers, e.g. 8,16,32,64,128") from None
+    if not lv:
+        raise CranfieldError("--levels needs at least one level")
+    return lv
+
+
+def run_summary(args) -> int:
+    from engine.judging.workflow import judgment_summary, read_judgment_file
+    from engine.pooling import derive_targets
+
+    w = Warnings()
+    src = Path(args.source)
+    categories = targets = None
+    rel_level = args.rel_level
+    if src.is_dir():
+        from engine.campaign.campaign import load_campaign
+        camp = load_campaign(src, warnings=w)
+        judged = camp.qrels()
+        cfg = camp.config if isinstance(camp.config, dict) else {}
+        tcfg = cfg.get("topics") or {}
+        categories = tcfg.get("categories") or None
+        if categories is None:
+            try:
+                t = camp.topics()
+                if t is not None and "category" in t:
+                    categories = dict(zip(t["topic"].astype(str), t["category"]))
+            except Exception:
+                categories = None
+        if args.targets in ("auto", "campaign") and tcfg.get("targets"):
+            targets = {str(k): int(v) for k, v in tcfg["targets"].items()}
+        if rel_level is None:
+            rel_level = int((cfg.get("relevance") or {}).get("binary_threshold", 1))
+        is_prels = False
+    else:
+        judged = read_judgment_file(src, w)
+        is_prels = "prob" in judged.columns and "stratum" not in judged.columns
+    rel_level = 1 if rel_level is None else rel_level
+    if args.targets == "derive" or (args.targets == "auto" and targets is None and is_prels):
+        counts = judged[judged["grade"] >= 0].groupby(judged["topic"].astype(str)).size()
+        targets = derive_targets(counts, _levels(args.levels))
+    if args.targets == "none":
+        targets = None
+    s = judgment_summary(judged, rel_level, categories, targets)
+    _warn(w)
+    out = sys.stdout
+    if args.format == "json":
+        import json
+        out.write(json.dumps({k: v.to_dict("records") for k, v in s.items()
+                              if not (args.no_topics and k == "topics")}, indent=1, default=str) + "\n")
+        return 0
+    if args.format == "csv":
+        for k, v in s.items():
+            if args.no_topics and k == "topics":
+                continue
+            out.write(f"# {k}\n" + v.to_csv(index=False))
+        return 0
+    o = s["overall"].iloc[0]
+    grades = [c for c in s["overall"].columns if c.startswith("grade_")]
+    out.write(f"Judgments: {src}\n")
+    out.write(f"topics {int(o['topics']):,}   judged {int(o['judged']):,}   relevant (grade >= {rel_level}) "
+              f"{int(o['relevant']):,} ({100 * o['frac_relevant']:.1f}%)   per topic {o['judged_per_topic']:.2f}\n")
+    out.write("per grade: " + "   ".join(f"{g[6:]}: {int(o[g]):,}" for g in grades) + "\n")
+    if "unjudged" in o:
+        out.write(f"pooled, not judged: {int(o['unjudged']):,}\n")
+    fmt = {"frac_relevant": "{:.4f}".format, "judged_per_topic": "{:.2f}".format}
+    for key, title in (("by_category", "By query category"), ("by_target", "By judgment target"
+                       + (derived_target_label(targets)
+                          if targets is not None and not isinstance(targets, dict) else ""))):
+        if key in s:
+            out.write(f"\n{title}\n" + s[key].to_string(index=False, formatters=fmt) + "\n")
+    if "by_category_target" in s:
+        out.write("\nTopics (mean judgments per topic) by category and target\n"
+                  + s["by_category_target"].to_string(index=False) + "\n")
+    elif "by_target" in s:
+        bt = s["by_target"]
+        row = "  ".join(f"{int(t)}: {int(n)} ({m:.2f})" for t, n, m in
+                        zip(bt["target"], bt["topics"], bt["judged_per_topic"]))
+        out.write(f"\nTopics (mean judgments per topic) by target: {row}   total: {int(o['topics'])} "
+                  f"({o['judged_per_topic']:.2f})\n")
+    if not args.no_topics:
+        out.write("\nPer topic\n" + s["topics"].to_string(index=False, formatters=fmt) + "\n")
+    return 0
+
+
+def _campaign(path, w):
+    from engine.campaign.campaign import load_campaign
+    return load_campaign(path, warnings=w)
+
+
+def run_add(args) -> int:
+    from engine.judging.workflow import record_judgment
+    root = Path(args.campaign)
+    if not root.is_dir():
+        raise CranfieldError(f"{root}: not a campaign directory")
+    import os
+    assessor = args.assessor if args.assessor is not None else (os.environ.get("CRANFIELD_ASSESSOR")
+                                                                or os.environ.get("USER") or "")
+    rec = record_judgment(root, args.topic, args.doc, args.grade, assessor, args.seconds, args.strategy,
+                          new_topic=args.new_topic)
+    print(f"judged topic {rec['topic']} doc {rec['doc']} grade {rec['grade']} (saved)")
+    return 0
+
+
+def run_repair(args) -> int:
+    from engine.judging.workflow import log_path
+    from engine.judgments.repair import apply_repair, plan_repair
+    p = log_path(args.campaign)
+    if not p.is_file():
+        print(f"{p}: no judgment log; nothing to repair")
+        return 0
+    plan = plan_repair(p)
+    if not plan.changes:
+        print(f"{p}: {len(plan.keep)} entries, nothing to repair")
+        return 0
+    for line in plan.describe():
+        print(line)
+    if not args.apply:
+        print("nothing changed yet: run again with --apply to make these changes")
+        return 1
+    apply_repair(plan)
+    print(f"{p}: repaired ({len(plan.keep)} entries kept, {len(plan.moved)} line(s) moved to {p.name}.rejected)")
+    return 0
+
+
+def run_undo(args) -> int:
+    from engine.judging.workflow import undo_judgment
+    root = Path(args.campaign)
+    if not root.is_dir():
+        raise CranfieldError(f"{root}: not a campaign directory")
+    undo_judgment(root, args.topic, args.doc, args.assessor)
+    print(f"undo recorded for topic {args.topic} doc {args.doc}")
+    return 0
+
+
+def _campaign_judged(camp):
+    """Every judgment in force (imported files, then the log, resolved by the campaign's rule)."""
+    q = camp.qrels()
+    j = q[["topic", "doc", "grade"]].astype({"topic": str, "doc": str})
+    return j[j["grade"] >= 0]
+
+
+def run_next(args) -> int:
+    from engine.judging.workflow import next_documents
+    from engine.pooling import read_pool, pool_path
+    w = Warnings()
+    camp = _campaign(args.campaign, w)
+    cfg = camp.config if isinstance(camp.config, dict) else {}
+    pcfg = cfg.get("pool") or {}
+    strategy = args.strategy or pcfg.get("strategy") or "depth"
+    depth = args.depth or int(pcfg.get("depth") or 100)
+    pool = read_pool(pool_path(camp.root, args.pool)) if args.pool else None
+    meta = camp.run_meta()
+    pooled = None
+    if meta is not None and len(meta) and "pooled" in meta:
+        pooled = meta.loc[meta["pooled"].astype(bool), "run"].astype(str).tolist() or None
+    from engine.pooling import parse_budget
+    docs = next_documents(camp.runs(), _campaign_judged(camp), args.topic, strategy, k=args.k, pool=pool,
+                          depth=depth, pooled=pooled, seed=args.seed, budget=parse_budget(args.budget))
+    _warn(w)
+    if not docs:
+        print(f"topic {args.topic}: nothing left to judge under {strategy}")
+        return 0
+    for d in docs:
+        print(f"{args.topic}\t{d}")
+    return 0
+
+
+def run_batch(args) -> int:
+    from engine.judging.workflow import export_batch
+    from engine.pooling import read_pool, pool_path
+    w = Warnings()
+    camp = _campaign(args.campaign, w)
+    pool = read_pool(pool_path(camp.root, args.pool))
+    n = export_batch(pool, _campaign_judged(camp), args.out, topics=args.topics, limit=args.limit)
+    _warn(w)
+    print(f"wrote {n} document(s) to judge to {args.out}")
+    return 0
+
+
+def run_export(args) -> int:
+    from engine.formats.sampled import write_prels, write_sample
+    from engine.formats.qrels import write_qrels
+    from engine.judging.workflow import sample_qrels
+    from engine.pooling import read_pool, pool_path
+    w = Warnings()
+    camp = _campaign(args.campaign, w)
+    q = camp.qrels()
+    q = q[q["grade"] >= 0] if args.format != "sample" else q
+    if args.format == "qrels":
+        write_qrels(args.out, q)
+    else:
+        if args.pool:
+            pool = read_pool(pool_path(camp.root, args.pool))
+            table = sample_qrels(pool, q, w)
+            if args.format == "prels":
+                table = table[table["grade"] >= 0]
+        elif args.format == "sample":
+            if "stratum" not in q:
+                raise CranfieldError("sample_eval export needs strata: give --pool NAME")
+            table = q
+        else:
+            table = q
+        (write_prels if args.format == "prels" else write_sample)(args.out, table)
+    _warn(w)
+    print(f"wrote {args.format} to {args.out}")
+    return 0
+
+
+def derived_target_label(targets) -> str:
+    """The by-target table's title note for derived targets: the rule, including topics above the top level."""
+    above = int(getattr(targets, "attrs", {}).get("above_largest", 0))
+    top = int(max(targets)) if len(targets) else 0
+    extra = (f"; {above} topic(s) with more than {top} judgments are filed under {top}" if above
+             else f"; a count above {top} would be filed under {top}")
+    return f" (derived: smallest level >= the topic's judgment count{extra})"

@@ -1,0 +1,145 @@
+"""`cranfield simulate`: write a simulated campaign with complete ground truth."""
+from __future__ import annotations
+
+import shutil
+import time
+from pathlib import Path
+
+from engine.errors import CranfieldError
+
+
+_WRITTEN = ("campaign.yaml", "runs", "topics", "judgments", "truth", "docs", "pools", ".cranfield-cache")
+
+
+def register(sub) -> None:
+    p = sub.add_parser("simulate", help="write a simulated campaign with complete ground-truth judgments",
+                       description="Simulate runs from groups of systems of varying quality (manual and "
+                                   "automatic, with score ties) over topics with recall bases of varying "
+                                   "size, and write a campaign directory: runs/, topics/, judgments/ (the "
+                                   "depth-k pool of the pooled runs), truth/ (complete judgments, "
+                                   "parameters, per-run quality) and campaign.yaml.")
+    p.add_argument("--out", required=True, help="campaign directory to write")
+    p.add_argument("--runs", type=int, default=40, help="number of runs (default 40)")
+    p.add_argument("--topics", type=int, default=50, help="number of topics (default 50)")
+    p.add_argument("--depth", type=int, default=1000, help="documents per topic per run (default 1000)")
+    p.add_argument("--seed", type=int, default=7, help="random seed (default 7)")
+    p.add_argument("--groups", type=int, default=None, help="number of groups (default about runs/3)")
+    p.add_argument("--manual-fraction", type=float, default=0.15, help="share of manual runs (default 0.15)")
+    p.add_argument("--no-manual-bias", action="store_true",
+                   help="manual runs find no relevant documents that automatic runs miss")
+    p.add_argument("--ties", type=float, default=0.05, help="mean share of tied scores (default 0.05)")
+    p.add_argument("--grades", default="0,1,2", help="relevance grades, comma separated (default 0,1,2)")
+    p.add_argument("--categories", default="short,long",
+                   help="query categories, comma separated (default short,long; empty for none)")
+    p.add_argument("--pool-depth", default="100",
+                   help="depth of the pool judged in judgments/qrels.txt (default 100; 'all' = every "
+                        "document the pooled runs retrieved)")
+    p.add_argument("--docs", nargs="?", const="pool", default=None, metavar="DEPTH",
+                   help="also write docs/docs.jsonl with synthetic text for the pooled documents "
+                        "(or for the pool of depth DEPTH)")
+    p.add_argument("--judge", action="append", choices=["lenient", "strict", "noisy"], default=None,
+                   help="also write a second judgment source judged by a simulated judge with a known "
+                        "confusion matrix (judgments/sources/judge-KIND.qrels; repeatable)")
+    p.add_argument("--judge-error", type=float, default=0.2,
+                   help="the judge's error rate: the probability it moves a grade (default 0.2)")
+    p.add_argument("--judge-depth", type=int, default=None,
+                   help="the judge labels the depth-K pool (default: the judged pool's depth)")
+    p.add_argument("--text-signal", type=float, default=None, metavar="S",
+                   help="with --docs: document text depends on relevance with strength S in [0, 1] (a topic's "
+                        "own vocabulary mixed into its relevant documents; 0 = text says nothing about relevance)")
+    p.add_argument("--name", default=None, help="campaign name (campaign.yaml)")
+    p.add_argument("--force", action="store_true", help="overwrite a non-empty output directory")
+    p.set_defaults(func=run)
+
+
+def _int_list(text: str, what: str) -> tuple[int, ...]:
+    try:
+        vals = tuple(int(t) for t in text.split(",") if t.strip())
+    except ValueError:
+        raise CranfieldError(f"--{what} must be comma-separated integers, found {text!r}") from None
+    if len(set(vals)) < 2:
+        raise CranfieldError(f"--{what} needs at least two distinct grades (e.g. 0,1,2), found {text!r}")
+    return vals
+
+
+def run(args) -> int:
+    from engine.simulation.campaigns import simulate, write_campaign
+
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise CranfieldError(f"{out}: exists and is not a directory; choose another --out")
+    if out.is_dir() and any(out.iterdir()):
+        if not args.force:
+            raise CranfieldError(f"{out}: directory is not empty; choose another --out or add --force "
+                                 f"to replace its contents")
+        if not ((out / "campaign.yaml").exists() or (out / "truth").exists()):
+            raise CranfieldError(f"{out}: not empty and not a campaign directory; refusing to delete it "
+                                 f"even with --force")
+    for name in ("runs", "topics", "depth"):
+        if getattr(args, name) < 1:
+            raise CranfieldError(f"--{name} must be at least 1")
+    if args.groups is not None and args.groups < 1:
+        raise CranfieldError("--groups must be at least 1")
+    if not 0 <= args.ties < 1:
+        raise CranfieldError("--ties must be in [0, 1)")
+    if not 0 <= args.manual_fraction <= 1:
+        raise CranfieldError("--manual-fraction must be in [0, 1]")
+    pd_text = str(args.pool_depth).strip().lower()
+    if pd_text in ("all", "none", "0"):
+        pool_depth = None
+    else:
+        try:
+            pool_depth = int(pd_text)
+        except ValueError:
+            raise CranfieldError(f"--pool-depth must be a positive integer or 'all', found {args.pool_depth!r}") from None
+        if pool_depth < 1:
+            raise CranfieldError("--pool-depth must be a positive integer or 'all'")
+    docs: bool | int = False
+    if args.docs is not None:
+        if args.docs == "pool":
+            docs = True
+        else:
+            try:
+                docs = int(args.docs)
+            except ValueError:
+                raise CranfieldError(f"--docs DEPTH must be an integer, found {args.docs!r}") from None
+    if args.text_signal is not None:
+        if args.docs is None:
+            raise CranfieldError("--text-signal needs --docs (it shapes the documents' text)")
+        if not 0.0 <= args.text_signal <= 1.0:
+            raise CranfieldError(f"--text-signal must be in [0, 1], found {args.text_signal}")
+    grades = _int_list(args.grades, "grades")
+    cats = tuple(c.strip() for c in args.categories.split(",") if c.strip())
+    if out.is_dir():
+        # replace what a simulated campaign consists of; leave other files (e.g. a README) alone
+        for name in _WRITTEN:
+            p = out / name
+            if p.is_dir():
+                shutil.rmtree(p)
+            elif p.exists():
+                p.unlink()
+    t0 = time.perf_counter()
+    sim = simulate(args.runs, args.topics, args.depth, args.seed, grades=grades, n_groups=args.groups,
+                   manual_fraction=args.manual_fraction, manual_bias=not args.no_manual_bias,
+                   ties=args.ties, categories=cats)
+    t1 = time.perf_counter()
+    write_campaign(sim, out, name=args.name, pool_depth=pool_depth, docs=docs, text_signal=args.text_signal)
+    t2 = time.perf_counter()
+    for i, kind in enumerate(args.judge or []):
+        from engine.judgments.simulated import write_judge_source
+        from engine.simulation.campaigns import depth_pool
+        jd = depth_pool(sim, args.judge_depth or pool_depth)
+        name = write_judge_source(out, jd, list(grades), kind, args.judge_error, args.seed + 1000 + i)
+        print(f"judge source {name}: {len(jd)} documents, error {args.judge_error}")
+    meta = sim.run_meta
+    g0 = min(grades)
+    pool = sim.pool(pool_depth)
+    n_t = len(sim.topics)
+    print(f"wrote {out}: {len(meta)} runs from {meta['group'].nunique()} groups "
+          f"({int((meta['type'] == 'manual').sum())} manual, {int(meta['pooled'].sum())} pooled), "
+          f"{n_t} topics, depth {args.depth}")
+    print(f"judgments: depth-{pool_depth or 'all'} pool, {len(pool)} judged "
+          f"({len(pool) / n_t:.0f}/topic), {int((pool['grade'] > g0).sum())} relevant; "
+          f"truth: {int((sim.truth['grade'] > g0).sum())} relevant")
+    print(f"simulated in {t1 - t0:.2f} s, written in {t2 - t1:.2f} s")
+    return 0

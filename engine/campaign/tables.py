@@ -1,0 +1,366 @@
+"""Experiment tables for papers and overview reports: per measure the mean of each run, topics improved and
+degraded against a baseline, paired significance tests with a multiple-testing correction, effect sizes
+and significance marks; rendered to Markdown, CSV and LaTeX.
+
+`compare(runs, qrels, measures, baseline=...)` evaluates and compares; `compare_scores(table, ...)` does the
+same from an evaluation long table (run, topic, measure, value), e.g. `Campaign.evaluate()`.
+
+The p-values match PyTerrier's `pt.Experiment`: a paired test per measure of every run against the
+baseline (two-sided), corrected per measure over the compared runs (statsmodels' `multipletests`
+semantics for holm, bonferroni and fdr_bh). With no baseline every pair of runs is compared and the
+family is all pairs of a measure.
+
+Marks: with a baseline, a run's cell carries a dagger when it is significantly better than the baseline and
+a double dagger when significantly worse (one mark per significant pair). With all pairs, runs get letters
+a, b, c, ... and a cell carries the letters of the runs it is significantly better than.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Mapping
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from ..errors import CranfieldError
+from ..stability.significance import holm, paired_t, randomization_p
+
+TESTS = ("t", "wilcoxon", "randomization", "sign")
+CORRECTIONS = ("holm", "bonferroni", "bh", None)
+BETTER, WORSE = "\u2020", "\u2021"          # dagger, double dagger
+_TEX_MARK = {BETTER: r"\dag", WORSE: r"\ddag"}
+
+
+# ---------------------------------------------------------------------------------------------- tests
+def sign_p(d: np.ndarray) -> np.ndarray:
+    """Two-sided exact sign test per column of paired differences d (topics x pairs); zeros dropped."""
+    d = np.asarray(d, float)
+    d = d[:, None] if d.ndim == 1 else d
+    out = np.ones(d.shape[1])
+    for j in range(d.shape[1]):
+        w, l_ = int((d[:, j] > 0).sum()), int((d[:, j] < 0).sum())
+        if w + l_:
+            out[j] = stats.binomtest(w, w + l_, 0.5).pvalue
+    return out
+
+
+def wilcoxon_exact(d: np.ndarray) -> np.ndarray:
+    """Two-sided Wilcoxon signed-rank p per column as scipy.stats.wilcoxon computes it (exact distribution for
+    small samples without ties, as pt.Experiment reports); zero differences dropped; all zero -> 1."""
+    d = np.asarray(d, float)
+    d = d[:, None] if d.ndim == 1 else d
+    out = np.ones(d.shape[1])
+    for j in range(d.shape[1]):
+        if np.any(d[:, j] != 0):
+            out[j] = float(stats.wilcoxon(d[:, j]).pvalue)
+    return out
+
+
+def test_p(d: np.ndarray, test: str = "t", *, n_perm: int = 10000, seed: int = 0) -> np.ndarray:
+    """Two-sided p-values of paired test `test` per column of d (topics x pairs)."""
+    d = np.asarray(d, float)
+    if d.ndim == 1:
+        d = d[:, None]
+    if test == "t":
+        return paired_t(d)[1] if d.shape[0] > 1 else np.ones(d.shape[1])
+    if test == "wilcoxon":
+        return wilcoxon_exact(d)
+    if test == "randomization":
+        return randomization_p(d, n_perm, seed)
+    if test == "sign":
+        return sign_p(d)
+    raise CranfieldError(f"unknown test {test!r}; choose from {', '.join(TESTS)}")
+
+
+def correct(p, method: str | None) -> np.ndarray:
+    """Adjusted p-values of one family: holm (step-down), bonferroni, bh (Benjamini-Hochberg) or None."""
+    p = np.asarray(p, float)
+    m = len(p)
+    if method is None or method == "none" or m == 0:
+        return p.copy()
+    if method == "holm":
+        return holm(p)
+    if method == "bonferroni":
+        return np.minimum(p * m, 1.0)
+    if method in ("bh", "fdr_bh"):
+        order = np.argsort(p, kind="stable")[::-1]
+        adj = np.minimum.accumulate(p[order] * m / (m - np.arange(m)))
+        out = np.empty(m)
+        out[order] = np.minimum(adj, 1.0)
+        return out
+    raise CranfieldError(f"unknown correction {method!r}; choose from holm, bonferroni, bh or none")
+
+
+# ---------------------------------------------------------------------------------------------- result
+@dataclass
+class Comparison:
+    """Result of `compare`: `means` (run x measure), `pairs` (one row per compared pair and measure:
+    measure, a, b, mean_a, mean_b, diff, wins, losses, ties, n, p, p_adj, effect, significant) where a is
+    the run and b the baseline in baseline mode, and the settings. Render with `to_markdown`, `to_csv`,
+    `to_latex` or `render(fmt)`."""
+
+    means: pd.DataFrame
+    pairs: pd.DataFrame
+    measures: list[str]
+    runs: list[str]
+    baseline: str | None
+    test: str
+    correction: str | None
+    alpha: float
+    letters: dict[str, str] = field(default_factory=dict)
+
+    # -- views
+    def vs_baseline(self, measure: str) -> pd.DataFrame:
+        """Rows of `pairs` for one measure (baseline mode: one row per non-baseline run)."""
+        return self.pairs[self.pairs["measure"] == measure].reset_index(drop=True)
+
+    def marks(self) -> dict[tuple[str, str], str]:
+        """(run, measure) -> mark string (daggers in baseline mode, letters with all pairs)."""
+        out: dict[tuple[str, str], str] = {}
+        sig = self.pairs[self.pairs["significant"]]
+        for r in sig.itertuples(index=False):
+            if self.baseline is not None:
+                out[(r.a, r.measure)] = out.get((r.a, r.measure), "") + (BETTER if r.diff > 0 else WORSE)
+            else:
+                win, lose = (r.a, r.b) if r.diff > 0 else (r.b, r.a)
+                out[(win, r.measure)] = out.get((win, r.measure), "") + self.letters[lose]
+        return {k: "".join(sorted(v)) for k, v in out.items()}
+
+    def table(self) -> pd.DataFrame:
+        """The numbers behind the rendered table: run, then per measure mean, improved (+), degraded (-),
+        p and p_adj against the baseline (baseline mode), and the marks."""
+        rows = []
+        marks = self.marks()
+        for run in self.runs:
+            row: dict = {"run": run}
+            for m in self.measures:
+                row[m] = float(self.means.loc[run, m])
+                if self.baseline is not None:
+                    pr = self.pairs[(self.pairs["measure"] == m) & (self.pairs["a"] == run)]
+                    has = len(pr) > 0
+                    row[f"{m} +"] = int(pr["wins"].iloc[0]) if has else None
+                    row[f"{m} -"] = int(pr["losses"].iloc[0]) if has else None
+                    row[f"{m} p"] = float(pr["p"].iloc[0]) if has else None
+                    row[f"{m} p_adj"] = float(pr["p_adj"].iloc[0]) if has else None
+                row[f"{m} mark"] = marks.get((run, m), "")
+            rows.append(row)
+        return pd.DataFrame(rows)
+
+    def _best(self) -> dict[str, str]:
+        return {m: str(self.means[m].idxmax()) for m in self.measures}
+
+    def legend(self) -> str:
+        """One sentence explaining the marks."""
+        corr = {"holm": "Holm", "bonferroni": "Bonferroni", "bh": "Benjamini-Hochberg", None: "no"}[self.correction]
+        test = {"t": "paired t-test", "wilcoxon": "Wilcoxon signed-rank test", "sign": "sign test",
+                "randomization": "paired randomization test"}[self.test]
+        if self.baseline is not None:
+            what = (f"{BETTER} / {WORSE}: significantly better / worse than the baseline {self.baseline}; "
+                    "+ / -: topics improved / degraded against the baseline")
+        else:
+            what = "letters: the runs (by letter) this run is significantly better than"
+        return f"{what} ({test}, {corr} correction, alpha = {self.alpha:g}); bold: best mean per measure."
+
+    def _headers(self) -> list[str]:
+        cols = ["run"]
+        for m in self.measures:
+            cols.append(m)
+            if self.baseline is not None:
+                cols += [f"{m} +", f"{m} -"]
+        return cols
+
+    def _label(self, run: str) -> str:
+        lab = run + (" (baseline)" if run == self.baseline else "")
+        return f"({self.letters[run]}) {lab}" if self.baseline is None else lab
+
+    def _cells(self, fmt: str, floatfmt: str) -> list[list[str]]:
+        marks, best, rows = self.marks(), self._best(), []
+        t = self.table()
+        for i, run in enumerate(self.runs):
+            cells = [self._label(run)]
+            for m in self.measures:
+                v = format(float(self.means.loc[run, m]), floatfmt)
+                mk = marks.get((run, m), "")
+                bold = best[m] == run
+                if fmt == "latex":
+                    s = rf"\textbf{{{v}}}" if bold else v
+                    if mk:
+                        s += r"\textsuperscript{" + "".join(_TEX_MARK.get(c, c) for c in mk) + "}"
+                else:
+                    s = f"**{v}**" if bold else v
+                    if mk:
+                        s += f"<sup>{mk}</sup>"
+                cells.append(s)
+                if self.baseline is not None:
+                    for c in (f"{m} +", f"{m} -"):
+                        x = t[c].iloc[i]
+                        cells.append("" if x is None or pd.isna(x) else str(int(x)))
+            rows.append(cells)
+        return rows
+
+    def to_markdown(self, floatfmt: str = ".4f") -> str:
+        """Markdown table (bold best, <sup> marks) and the legend below it."""
+        cols = self._headers()
+        out = ["| " + " | ".join(cols) + " |", "|:---|" + "|".join("---:" for _ in cols[1:]) + "|"]
+        out += ["| " + " | ".join(c.replace("|", "\\|") for c in r) + " |" for r in self._cells("markdown", floatfmt)]
+        return "\n".join(out) + "\n\n" + self.legend() + "\n"
+
+    def to_csv(self) -> str:
+        """CSV of `table()` (plain numbers, raw and corrected p-values, marks as text)."""
+        return self.table().to_csv(index=False, float_format="%.6g")
+
+    def to_latex(self, floatfmt: str = ".4f") -> str:
+        """A LaTeX tabular with bold best and \\textsuperscript marks, and the legend as a footnote line."""
+        from ..formats.text_tables import _latex_escape as esc
+        cols = self._headers()
+        spec = "l" + "r" * (len(cols) - 1)
+        out = [f"\\begin{{tabular}}{{{spec}}}", "\\hline", " & ".join(esc(c) for c in cols) + r" \\", "\\hline"]
+        for r in self._cells("latex", floatfmt):
+            out.append(" & ".join([esc(r[0])] + r[1:]) + r" \\")
+        leg = esc(self.legend()).replace(BETTER, r"\dag{}").replace(WORSE, r"\ddag{}")
+        out += ["\\hline", f"\\multicolumn{{{len(cols)}}}{{l}}{{\\footnotesize {leg}}} \\\\", "\\end{tabular}"]
+        return "\n".join(out) + "\n"
+
+    def write(self, folder, stem: str) -> list:
+        """Write `stem`.md, .csv and .tex into `folder`; returns the paths."""
+        from pathlib import Path
+        folder = Path(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        paths = []
+        for ext, fmt in (("md", "markdown"), ("csv", "csv"), ("tex", "latex")):
+            p = folder / f"{stem}.{ext}"
+            p.write_text(self.render(fmt), encoding="utf-8")
+            paths.append(p)
+        return paths
+
+    def render(self, fmt: str = "markdown", floatfmt: str = ".4f") -> str:
+        """markdown, csv or latex."""
+        if fmt in ("markdown", "md"):
+            return self.to_markdown(floatfmt)
+        if fmt == "csv":
+            return self.to_csv()
+        if fmt in ("latex", "tex"):
+            return self.to_latex(floatfmt)
+        raise CranfieldError(f"unknown table format {fmt!r} (use markdown, csv or latex)")
+
+
+# ---------------------------------------------------------------------------------------------- compute
+def _letters(n: int) -> list[str]:
+    out = []
+    for i in range(n):
+        s, k = "", i
+        while True:
+            s = chr(ord("a") + k % 26) + s
+            k = k // 26 - 1
+            if k < 0:
+                break
+        out.append(s)
+    return out
+
+
+def _matrix(table: pd.DataFrame, measure: str, runs: list[str], fill: float | None) -> pd.DataFrame:
+    sub = table[table["measure"].astype(str).to_numpy() == measure]
+    m = sub.assign(run=sub["run"].astype(str), topic=sub["topic"].astype(str)).pivot_table(
+        index="topic", columns="run", values="value", aggfunc="first", observed=True)
+    m = m.reindex(columns=runs).astype(float)
+    return m.fillna(fill) if fill is not None else m
+
+
+def compare_scores(table: pd.DataFrame, measures=None, baseline: str | None = None, *, test: str = "t",
+                   correction: str | None = "holm", alpha: float = 0.05, threshold: float = 0.0,
+                   runs: list[str] | None = None, fill: float | None = None, n_perm: int = 10000,
+                   seed: int = 0) -> Comparison:
+    """Compare runs from a long evaluation table (run, topic, measure, value).
+
+    Per pair, topics where either run has no value are left out unless `fill` is given (0.0 = trec_eval -c).
+    A topic counts as a win (loss) when the difference exceeds `threshold` (is below -threshold).
+    """
+    if test not in TESTS:
+        raise CranfieldError(f"unknown test {test!r}; choose from {', '.join(TESTS)}")
+    if correction == "none":
+        correction = None
+    if correction not in CORRECTIONS:
+        raise CranfieldError(f"unknown correction {correction!r}; choose from holm, bonferroni, bh or none")
+    if len(table) == 0:
+        raise CranfieldError("no evaluation results to compare")
+    have = list(dict.fromkeys(table["measure"].astype(str).tolist()))
+    measures = [str(m) for m in (measures or have)]
+    missing = [m for m in measures if m not in have]
+    if missing:
+        raise CranfieldError(f"measure(s) {', '.join(missing)} not in the results (have: {', '.join(have[:20])})")
+    all_runs = list(dict.fromkeys(table["run"].astype(str).tolist()))
+    runs = [str(r) for r in (runs or all_runs)]
+    unknown = [r for r in runs + ([baseline] if baseline else []) if r not in all_runs]
+    if unknown:
+        raise CranfieldError(f"unknown run(s) {', '.join(unknown)} (have: {', '.join(all_runs[:20])})")
+    if baseline is not None and baseline not in runs:
+        runs = [baseline] + runs
+    if len(runs) < 2:
+        raise CranfieldError("a comparison needs at least two runs")
+    if baseline is not None:
+        pairs = [(r, baseline) for r in runs if r != baseline]
+    else:
+        pairs = [(runs[i], runs[j]) for i in range(len(runs)) for j in range(i + 1, len(runs))]
+    means = pd.DataFrame(index=pd.Index(runs, name="run"), columns=measures, dtype=float)
+    rows = []
+    for m in measures:
+        mat = _matrix(table, m, runs, fill)
+        means[m] = mat.mean(axis=0)
+        block = []
+        for k, (a, b) in enumerate(pairs):
+            both = mat[[a, b]].dropna()
+            d = (both[a] - both[b]).to_numpy()
+            n = len(d)
+            p = float(test_p(d, test, n_perm=n_perm, seed=seed + k)[0]) if n > 1 else 1.0
+            sd = d.std(ddof=1) if n > 1 else 0.0
+            block.append({"measure": m, "a": a, "b": b, "mean_a": float(both[a].mean()) if n else np.nan,
+                          "mean_b": float(both[b].mean()) if n else np.nan, "diff": float(d.mean()) if n else 0.0,
+                          "wins": int((d > threshold).sum()), "losses": int((d < -threshold).sum()),
+                          "ties": int((np.abs(d) <= threshold).sum()), "n": n, "p": p,
+                          "effect": float(d.mean() / sd) if sd > 0 else 0.0})
+        adj = correct([r["p"] for r in block], correction)
+        for r, pa in zip(block, adj):
+            r["p_adj"] = float(pa)
+            r["significant"] = bool(pa < alpha)
+        rows += block
+    cols = ["measure", "a", "b", "mean_a", "mean_b", "diff", "wins", "losses", "ties", "n", "p", "p_adj",
+            "effect", "significant"]
+    return Comparison(means, pd.DataFrame(rows, columns=cols), measures, runs, baseline, test, correction,
+                      alpha, dict(zip(runs, _letters(len(runs)))))
+
+
+def _runs_frame(runs, names: list[str] | None = None) -> pd.DataFrame:
+    if isinstance(runs, pd.DataFrame):
+        return runs
+    if isinstance(runs, (list, tuple)):         # pt.Experiment style: a list of run tables (+ names)
+        if names is not None and len(names) != len(runs):
+            raise CranfieldError(f"{len(names)} names for {len(runs)} runs")
+        runs = {(names[i] if names else f"run{i}"): df for i, df in enumerate(runs)}
+    if isinstance(runs, Mapping):
+        parts = [df.assign(run=str(tag)) for tag, df in runs.items()]
+        return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=["run", "topic", "doc", "score"])
+    raise CranfieldError("runs must be a run table (run, topic, doc, score), a mapping tag -> run table or a "
+                         "list of run tables")
+
+
+def compare(runs, qrels: pd.DataFrame, measures=None, baseline: str | int | None = None, *, test: str = "t",
+            correction: str | None = "holm", alpha: float = 0.05, threshold: float = 0.0,
+            fill: float | None = None, n_perm: int = 10000, seed: int = 0, gains: dict | None = None,
+            names: list[str] | None = None, **eval_options) -> Comparison:
+    """Evaluate `runs` (a run table, a mapping tag -> run table, or a list of run tables named by `names`)
+    against `qrels` with `measures` and compare them: against `baseline` (a run tag, or an index into the
+    runs as in pt.Experiment) or all pairs. `test`: t, wilcoxon, randomization or sign;
+    `correction`: holm, bonferroni, bh or None; `eval_options` go to `engine.evaluation.evaluate` (rel_level,
+    max_depth, judged_only, complete)."""
+    from ..evaluation.evaluate import evaluate
+    frame = _runs_frame(runs, names)
+    order = list(dict.fromkeys(frame["run"].astype(str).tolist()))
+    if isinstance(baseline, int) and not isinstance(baseline, bool):
+        if not 0 <= baseline < len(order):
+            raise CranfieldError(f"baseline index {baseline} is out of range for {len(order)} runs")
+        baseline = order[baseline]
+    long = evaluate(qrels, frame, measures, gains=gains, **eval_options)
+    # every output name of the requested measures (P.5 -> P_5; P -> P_5, P_10, ...)
+    return compare_scores(long, None, baseline, test=test, correction=correction, alpha=alpha,
+                          threshold=threshold, runs=order, fill=fill, n_perm=n_perm, seed=seed)

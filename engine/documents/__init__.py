@@ -1,0 +1,1 @@
+"""The campaign's document text: the SQLite document store and tokenization."""

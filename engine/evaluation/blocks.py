@@ -1,0 +1,185 @@
+"""Evaluation streamed over the run store, one block of topics at a time (pooling over the store:
+engine.pooling.store; which path a campaign takes: engine.evaluation.seam).
+
+Every measure of a (run, topic) depends on that ranking and that topic's judgments only, so the
+judged topics are cut into blocks of about `block_rows` run rows; a block task reads its rows from
+the Parquet parts, evaluates them with the in-memory kernels and returns a small long table. Memory
+is bounded by the block size times the number of workers, whatever the campaign's size, and the
+joined result is identical to `engine.evaluation.evaluate` on the whole table.
+
+A block task is a pure function of file paths and small tables (`BlockTask`), so any
+`concurrent.futures.Executor` runs it: a local process pool (default, one process per core), a thread
+pool, or a cluster's executor such as Dask's `Client.get_executor()` (`engine.evaluation.distributed`) when the
+parts sit on storage every worker sees.
+"""
+from __future__ import annotations
+
+from concurrent.futures import Executor
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from ..ranking.ranked import EvalOptions
+from ..ranking.join import judged_at
+from ..util.parallel import map_tasks
+from .store import RunStore, read_parts, to_frame
+
+BLOCK_ROWS = 3_000_000   # run rows per topic block (a task); the store's Parquet row groups: store.ROW_GROUP_ROWS
+
+
+@dataclass(frozen=True)
+class BlockTask:
+    """One block: per run (tag, part path, row groups), the block's topics and their judgments."""
+
+    runs: tuple[tuple[str, str, tuple[int, ...]], ...]
+    run_order: tuple[str, ...]
+    topics: tuple[str, ...]
+    qrels: pd.DataFrame
+    measures: object
+    options: EvalOptions
+    extra: dict | None
+    max_pos: int | None = None
+    strings: bool = False
+    extras: bool = False
+
+
+def read_block(task: BlockTask, columns: list[str] | None = None) -> pd.DataFrame:
+    """The block's run rows as a run table (categorical run/topic/doc), runs in `run_order`."""
+    return to_frame(read_block_table(task, columns))
+
+
+def read_block_table(task: BlockTask, columns: list[str] | None = None) -> pa.Table:
+    """The block's run rows as an Arrow table (run dictionary column first, topic dictionary-encoded),
+    runs in `run_order`."""
+    return read_parts(task.runs, task.topics, columns or ["topic", "doc", "score"], task.max_pos)
+
+
+def evaluate_block(task: BlockTask) -> tuple[pd.DataFrame, dict, pd.DataFrame | None]:
+    """Evaluate one block: (long table run, topic, measure, value; notes; text-valued measures)."""
+    from .evaluate import compute, to_long, to_long_str
+
+    runs = read_block_table(task)
+    c = compute(task.qrels, runs, task.measures, task.options, run_order=list(task.run_order), extra=task.extra)
+    if task.extras:
+        c.notes["extras"] = group_facts(c.ranked)
+    return to_long(c), c.notes, (to_long_str(c) if task.strings else None)
+
+
+def group_facts(r) -> pd.DataFrame:
+    """Per (run, topic) ranking: results, top-10 documents judged and unjudged, judged depth (deepest k
+    with the whole top k judged), and whether the run had no results for the topic (-c fill)."""
+    judged10, top10 = judged_at(r.row_group, r.rank, r.rel, 10, r.n_groups)
+    unj = r.rel < 0
+    first = np.full(r.n_groups, np.iinfo(np.int64).max)
+    if r.n_rows:
+        rows = np.flatnonzero(unj)
+        np.minimum.at(first, r.row_group[rows], r.rank[rows])
+    return pd.DataFrame({"run": np.asarray(r.run_names, dtype=object)[r.g_run],
+                         "topic": np.asarray(r.topic_names, dtype=object)[r.g_topic],
+                         "num_ret": r.num_ret.astype(np.int64),
+                         "top10_judged": judged10, "top10_unjudged": top10 - judged10,
+                         "depth": np.minimum(first - 1, r.num_ret).astype(np.int64),
+                         "missing": np.asarray(r.g_missing, bool) if r.g_missing is not None
+                         else np.zeros(r.n_groups, bool)})
+
+
+def plan_blocks(store: RunStore, topics: list[str], run_order: list[str], block_rows: int = BLOCK_ROWS,
+                cap: int | None = None) -> list[tuple[list[str], tuple[tuple[str, str, tuple[int, ...]], ...]]]:
+    """Blocks of `topics` (kept in order) with, per run, its part and the row groups holding them;
+    `cap`: only the first `cap` rows of each ranking will be read (blocks are sized by those)."""
+    ix = store.index
+    ix = ix[ix["run"].isin(set(run_order))]
+    blocks = store.topic_blocks(topics, block_rows, runs=run_order, cap=cap)
+    block_of = {t: i for i, b in enumerate(blocks) for t in b}
+    ix = ix.assign(block=ix["topic"].map(block_of))
+    ix = ix[ix["block"].notna()].astype({"block": np.int64})
+    rg = ix.groupby(["block", "run"], sort=False)["row_group"].agg(lambda s: tuple(sorted(set(s.tolist()))))
+    rg_of = rg.to_dict()
+    parts = {r: str(store.part(r)) for r in run_order}
+    out = []
+    for i, b in enumerate(blocks):
+        out.append((b, tuple((r, parts[r], rg_of.get((i, r), ())) for r in run_order)))
+    return out
+
+
+def sorted_topics(topics) -> list[str]:
+    return sorted({str(t) for t in topics}, key=lambda s: s.encode("utf-8"))
+
+
+def block_rows_of(plan: list, topics: pd.Series) -> list[np.ndarray]:
+    """Per block of `plan`: the positions of the rows whose topic is in it (e.g. a qrels' rows)."""
+    t = topics.astype(str).to_numpy(object)
+    block_of = {x: i for i, (b, _) in enumerate(plan) for x in b}
+    qb = pd.Series(t).map(block_of).fillna(-1).to_numpy(np.int64)
+    order = np.argsort(qb, kind="stable")
+    bounds = np.searchsorted(qb[order], np.arange(len(plan) + 1))
+    return [order[bounds[i]:bounds[i + 1]] for i in range(len(plan))]
+
+
+def evaluate_store(store: RunStore, qrels: pd.DataFrame, measures=None, *, options: EvalOptions | None = None,
+                   gains: dict | None = None, runs: list[str] | None = None, block_rows: int = BLOCK_ROWS,
+                   workers: int | None = None, executor: Executor | None = None,
+                   progress: Callable[[int, int], None] | None = None, strings: bool = False,
+                   extras: bool = False) -> pd.DataFrame:
+    """`engine.evaluate(qrels, runs, measures)` over the store's runs, streamed by topic blocks.
+
+    Same long table (run, topic, measure, value; same order and attrs) as the in-memory call on the
+    whole run table. `runs` selects runs (default all, in store order). With `strings`, the
+    text-valued measures (relstring) are in `df.attrs["strings"]`; notes in `df.attrs["notes"]`; with
+    `extras`, `group_facts` of every (run, topic) in `df.attrs["extras"]`."""
+    from .evaluate import to_long_empty
+
+    opt = options or EvalOptions()
+    extra = {"gains": dict(gains)} if gains else None
+    run_order = list(store.runs if runs is None else runs)
+    q = qrels
+    qt = q["topic"].astype(str).to_numpy(object)
+    topics = sorted_topics(qt)
+    plan = plan_blocks(store, topics, run_order, block_rows)
+    tasks = []
+    for (b, parts), rows in zip(plan, block_rows_of(plan, q["topic"])):
+        sub = q.iloc[rows].reset_index(drop=True)
+        tasks.append(BlockTask(parts, tuple(run_order), tuple(b), sub, measures, opt, extra, strings=strings,
+                               extras=extras))
+    results = map_tasks(evaluate_block, tasks, workers, executor, progress)
+    frames = [df for df, _, _ in results if len(df)]
+    notes: dict = {}
+    ix = store.index
+    unjudged = sorted(set(ix.loc[ix["run"].isin(set(run_order)), "topic"].tolist()) - set(topics))
+    if unjudged:
+        notes["topics_without_judgments"] = unjudged
+    filled = sum(n.get("topics_filled_by_c", 0) for _, n, _ in results)
+    if filled:
+        notes["topics_filled_by_c"] = filled
+    if not frames:
+        out = to_long_empty()
+        out.attrs["notes"] = notes
+        return out
+    out = join_blocks(frames, run_order, notes)
+    if strings:
+        sf = [s for _, _, s in results if s is not None and len(s)]
+        out.attrs["strings"] = pd.concat(sf, ignore_index=True) if sf else None
+    if extras:
+        ef = [n["extras"] for _, n, _ in results if "extras" in n]
+        out.attrs["extras"] = pd.concat(ef, ignore_index=True) if ef else None
+    return out
+
+
+def join_blocks(frames: list[pd.DataFrame], run_order: list[str], notes: dict | None = None) -> pd.DataFrame:
+    """Long tables of consecutive topic blocks joined in the in-memory order (measure, run, topic)."""
+    measures = list(frames[0]["measure"].cat.categories)
+    present = {r for f in frames for r in f["run"].cat.categories}
+    runs = [r for r in run_order if r in present]
+    df = pd.concat([f.assign(run=f["run"].astype(object), measure=f["measure"].astype(object)) for f in frames],
+                   ignore_index=True)
+    df["run"] = pd.Categorical(df["run"], categories=runs)
+    df["measure"] = pd.Categorical(df["measure"], categories=measures)
+    key = df["measure"].cat.codes.to_numpy(np.int64) * (len(runs) + 1) + df["run"].cat.codes.to_numpy(np.int64)
+    df = df.iloc[np.argsort(key, kind="stable")].reset_index(drop=True)
+    df.attrs["aggregates"] = dict(frames[0].attrs.get("aggregates", {}))
+    if notes:
+        df.attrs["notes"] = notes
+    return df

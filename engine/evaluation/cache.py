@@ -1,0 +1,138 @@
+"""Per-campaign Parquet cache of evaluation results, under `<campaign>/.cranfield-cache/`.
+
+An entry is keyed by a hash of the input files' fingerprints (path, size, mtime_ns, ctime_ns, inode), the measures,
+the evaluation options and the engine code (version and the measure modules' fingerprints), so any
+change to a run, a judgment file, the log or campaign.yaml selects a new entry. Old entries are
+pruned (newest `KEEP` kept). A cache that cannot be read or written is bypassed, never fatal.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+import pandas as pd
+
+CACHE_DIR = ".cranfield-cache"
+KEEP = 16
+_ENGINE = Path(__file__).resolve().parents[1]
+
+
+def fingerprint(paths: Iterable[os.PathLike | str]) -> list[tuple[str, int, int, int, int]]:
+    """(path, size, mtime_ns, ctime_ns, inode) per file; a missing file is (path, -1, -1, -1, -1).
+    ctime cannot be set back (utime sets mtime only), so an in-place edit that keeps the size and the
+    modification time still selects a new entry (issue 14)."""
+    out = []
+    for p in paths:
+        try:
+            st = os.stat(p)
+            out.append((str(Path(p).resolve()), st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino))
+        except OSError:
+            out.append((str(p), -1, -1, -1, -1))
+    return out
+
+
+_VALUE_PACKAGES = ("measures", "estimators", "ranking", "formats")   # every module of these
+_VALUE_MODULES = ("evaluation/evaluate.py", "evaluation/seam.py", "evaluation/blocks.py", "evaluation/store.py",
+                  "judgments/log.py", "campaign/campaign.py", "campaign/config.py")
+
+
+def _code_fingerprint() -> list:
+    """Version and fingerprints of every module that computes values (measures, estimators, the
+    ranking kernel, readers and the evaluation paths)."""
+    from ..version import __version__
+    mods = ([p for pkg in _VALUE_PACKAGES for p in sorted((_ENGINE / pkg).glob("*.py"))]
+            + [_ENGINE / n for n in _VALUE_MODULES])
+    return [__version__, fingerprint(mods)]
+
+
+def cache_key(files: Iterable, measures: Any, options: Any, extra: Any = None) -> str:
+    """Hex digest over input fingerprints, measures, options and engine code."""
+    opts = options.__dict__ if hasattr(options, "__dict__") else options
+    payload = json.dumps({"files": sorted(fingerprint(files)), "measures": measures, "options": opts,
+                          "extra": extra, "code": _code_fingerprint()}, sort_keys=True, default=str)
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:32]
+
+
+def cache_dir(root: os.PathLike | str) -> Path:
+    return Path(root) / CACHE_DIR
+
+
+def load_or_compute(root: os.PathLike | str, key: str, compute: Callable[[], pd.DataFrame],
+                    prefix: str = "eval") -> pd.DataFrame:
+    """The cached table for `key`, or `compute()` stored under it."""
+    d = cache_dir(root)
+    path = d / f"{prefix}-{key}.parquet"
+    if path.is_file():
+        try:
+            return _read(path)
+        except Exception:
+            pass  # unreadable entry: recompute and overwrite
+    df = compute()
+    try:
+        d.mkdir(exist_ok=True)
+        gi = d / ".gitignore"
+        if not gi.exists():
+            gi.write_text("*\n")
+        _write(path, df)
+        _prune(d, prefix)
+    except OSError:
+        pass  # read-only campaign: no caching
+    return df
+
+
+def _write(path: Path, df: pd.DataFrame) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pa.Table.from_pandas(df, preserve_index=False)
+    meta = dict(table.schema.metadata or {})
+    meta[b"cranfield.attrs"] = json.dumps(df.attrs, default=str).encode("utf-8")
+    table = table.replace_schema_metadata(meta)
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    pq.write_table(table, tmp)
+    os.replace(tmp, path)
+
+
+def _read(path: Path) -> pd.DataFrame:
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(path)
+    df = table.to_pandas()
+    raw = (table.schema.metadata or {}).get(b"cranfield.attrs")
+    df.attrs = json.loads(raw) if raw else {}
+    return df
+
+
+def _prune(d: Path, prefix: str, keep: int = KEEP) -> None:
+    entries = sorted(d.glob(f"{prefix}-*.parquet"), key=lambda p: p.stat().st_mtime_ns, reverse=True)
+    for p in entries[keep:]:
+        try:
+            p.unlink()
+        except OSError:
+            pass
+
+
+def clear(root: os.PathLike | str) -> int:
+    """Delete every cache entry of a campaign; returns how many were removed."""
+    n = 0
+    for p in cache_dir(root).glob("*.parquet"):
+        p.unlink()
+        n += 1
+    return n
+
+
+def cached_evaluate(campaign, measures, options) -> pd.DataFrame:
+    """`engine.evaluation.evaluate` over a campaign's runs and merged judgments, through the cache."""
+    gains = campaign.gains()
+    key = cache_key(campaign.input_files(), list(measures) if measures is not None else None, options,
+                    extra={"gains": sorted(gains.items())})
+    return load_or_compute(campaign.root, key, lambda: evaluate_campaign(campaign, measures, options))
+
+
+def evaluate_campaign(campaign, measures, options, progress=None) -> pd.DataFrame:
+    """A campaign's long table of `measures` (engine.evaluation.evaluate_campaign, uncached)."""
+    from .seam import evaluate_campaign as evaluate
+    return evaluate(campaign, measures, options=options, progress=progress).table

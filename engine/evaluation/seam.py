@@ -1,0 +1,73 @@
+"""The one campaign-level evaluation seam: a campaign's runs and judgments evaluated in memory, or streamed by
+topic blocks over the run store when large.
+"""
+from __future__ import annotations
+
+from concurrent.futures import Executor
+from dataclasses import dataclass, field
+from typing import Callable
+import pandas as pd
+
+
+LARGE_ROWS = 20_000_000
+
+"""The one large-campaign threshold: above this many run rows a campaign's run table is never held
+whole; evaluation, reductions and pool bias stream over the run store by topic blocks."""
+
+
+@dataclass
+class Evaluation:
+    """A campaign's evaluation: the long table plus what some callers need besides it."""
+
+    table: pd.DataFrame                    # run, topic, measure, value (runs under their campaign names)
+    strings: pd.DataFrame | None = None    # text-valued measures (with `strings=True`)
+    facts: pd.DataFrame | None = None      # per (run, topic) ranking facts (with `extras=True`)
+    notes: dict = field(default_factory=dict)
+    computed: object = None                # in memory: engine.evaluation.evaluate.Computed (ranked lists); else None
+
+    @property
+    def streamed(self) -> bool:
+        return self.computed is None
+
+
+def is_large(campaign) -> bool:
+    """Whether `campaign` has more than LARGE_ROWS run rows (its runs are then read per topic block)."""
+    st = campaign.store()
+    return st is not None and st.rows > LARGE_ROWS
+
+
+def evaluate_campaign(campaign, measures=None, *, options=None, extras: bool = False, strings: bool = False,
+                      executor: Executor | None = None,
+                      progress: Callable[[int, int], None] | None = None,
+                      qrels: pd.DataFrame | None = None) -> Evaluation:
+    """Evaluate `measures` (default: the campaign's evaluation.measures) on the campaign's runs and
+    merged judgments (or `qrels`, e.g. sources combined by engine.judgments.sources). `options`: an EvalOptions,
+    or a dict of overrides of the campaign's options."""
+    from ..ranking.ranked import EvalOptions
+    from ..ranking.join import rename_runs
+
+    if measures is None:
+        measures = campaign.measures() or None
+    opt = options if isinstance(options, EvalOptions) else campaign.eval_options(**(options or {}))
+    gains = campaign.gains()
+    qrels = campaign.qrels() if qrels is None else qrels
+    st = campaign.store()
+    if st is not None and (st.rows > LARGE_ROWS or executor is not None):
+        from .blocks import evaluate_store
+        df = evaluate_store(st, qrels, measures, options=opt, gains=gains, strings=strings, extras=extras,
+                            executor=executor, progress=progress)
+        rename = campaign.run_renames()
+        text = df.attrs.pop("strings", None)
+        facts = df.attrs.pop("extras", None)
+        rename_runs(df, rename)
+        rename_runs(text, rename)
+        rename_runs(facts, rename)
+        return Evaluation(df, text, facts, dict(df.attrs.get("notes", {})))
+    from .blocks import group_facts
+    from .evaluate import compute, to_long, to_long_str
+    c = compute(qrels, campaign.runs(), measures, opt, extra={"gains": dict(gains)} if gains else None)
+    if progress is not None:
+        progress(1, 1)
+    return Evaluation(to_long(c), to_long_str(c) if strings else None, group_facts(c.ranked) if extras else None,
+                      c.notes, c)
+

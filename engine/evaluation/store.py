@@ -1,0 +1,733 @@
+"""The campaign's columnar run store: run files ingested once into Parquet, read by run or by topic.
+
+Layout, under `<campaign>/.cranfield-store/` (Hive partitioning, readable by pyarrow.dataset, Dask,
+DuckDB or Spark as it is):
+
+    runs/run=<tag>/part-<sha>.parquet   one file per run: topic, doc, score, rank, pos
+    index.parquet                       run, topic, rows, row_group (one line per run and topic)
+    manifest.json                       per source file: content hash, stat, tag, part, part size, rows,
+                                        topics, warnings; the index's hash (the commit point)
+
+Rows of a part are in trec_eval order: topic ascending (byte order), score descending, ties by
+document id descending; `pos` is the 1-based position in that order (what measures use), `rank`
+the file's own rank column. A row group holds whole topics (`ROW_GROUP_ROWS` rows or so), so one topic
+or a block of topics is read without touching the rest. Problems are reported as the text readers
+report them (file:line: what is wrong) and nothing is recorded for a file with problems.
+
+Self-checking (issue 14): the manifest, written last with one atomic rename, is the single commit
+point; parts are named by their source's content hash (a new part never overwrites one the old
+manifest names) and unreferenced parts are removed only after the commit, so a kill between any two
+writes leaves the old store or the new one. Freshness is by content hash: a file is re-hashed
+whenever its size, mtime, ctime or inode differ from the manifest (ctime cannot be set back, so an
+in-place edit that keeps size and mtime is still seen) and re-ingested when the hash differs. Every
+part carries its run tag, source hash and row count in its footer and page checksums; a part whose
+size, footer or pages do not match the manifest is re-ingested from its run file with a warning,
+or refused naming the part and `cranfield ingest --rebuild`. The index is checked against its hash
+and rebuilt from the manifest when it does not match.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+import urllib.parse
+from concurrent.futures import Executor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from ..errors import CranfieldError, FormatError, Problem, Warnings
+from ..ranking.order import arrow_run_order
+from ..ranking.join import dict_codes
+
+STORE_DIR = ".cranfield-store"
+FORMAT = 2
+ROW_GROUP_ROWS = 32_768       # rows per Parquet row group (whole topics); topic blocks: blocks.BLOCK_ROWS
+COMPRESSION = "zstd"
+SCHEMA = pa.schema([("topic", pa.string()), ("doc", pa.string()), ("score", pa.float64()),
+                    ("rank", pa.int64()), ("pos", pa.int32())])
+
+
+def store_dir(root: os.PathLike | str) -> Path:
+    return Path(root) / STORE_DIR
+
+
+# --------------------------------------------------------------------------- ingest one file
+
+def _order(tab: pa.Table) -> np.ndarray | None:
+    """Row order topic asc, score desc, doc desc (byte order; ranking.trec_order); None when the rows
+    already are."""
+    return arrow_run_order(tab.column("topic"), tab.column("score"), tab.column("doc"))
+
+
+def _positions(topic: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """(pos, starts): 1-based position within each run of equal topics, and the runs' first rows."""
+    n = len(topic)
+    if n == 0:
+        return np.zeros(0, np.int32), np.zeros(0, np.int64)
+    change = np.ones(n, bool)
+    if n > 1:
+        change[1:] = pc.not_equal(topic.slice(1), topic.slice(0, n - 1)).to_numpy(zero_copy_only=False)
+    starts = np.flatnonzero(change)
+    lens = np.diff(np.append(starts, n))
+    pos = (np.arange(n) - np.repeat(starts, lens) + 1).astype(np.int32)
+    return pos, starts
+
+
+def _parse(path: str, w: Warnings, raw: bytes | None = None) -> tuple[str, pa.Table] | None:
+    """(tag, table of topic, doc, score, rank, line) in file order, duplicates dropped and reported."""
+    from ..formats.runs import arrow_run, read_run_arrays
+    from ..formats.files import read_bytes
+
+    data = read_bytes(path, raw)
+    fast = arrow_run(path, data)
+    if fast is None:
+        a = read_run_arrays(path, w, data=data)           # the validating reader: raises FormatError
+        if a is None:
+            return None
+        tab = pa.table({"topic": pa.array(a["topic"], pa.string()), "doc": pa.array(a["doc"], pa.string()),
+                        "score": pa.array(a["score"], pa.float64()), "rank": pa.array(a["rank"], pa.int64()),
+                        "line": pa.array(a["line"], pa.int64())})
+        return str(a["run"]), tab
+    tag, t = fast
+    del data
+    tab = pa.table({"topic": t.column("topic"), "doc": t.column("doc"), "score": t.column("score"),
+                    "rank": t.column("rank"), "line": pa.array(np.arange(1, len(t) + 1, dtype=np.int64))})
+    dup = _duplicates(tab)
+    if dup is not None:
+        from ..formats.runs import warn_repeated_docs
+        idx = np.flatnonzero(dup)
+        first = _first_lines(tab, idx[:50])
+        lines, docs, topics = tab.column("line").to_numpy(), tab.column("doc"), tab.column("topic")
+        shown = []
+        for i in idx[:50]:
+            t, d = topics[int(i)].as_py(), docs[int(i)].as_py()
+            shown.append((path, int(lines[i]), d, t, first.get((t, d), "?")))
+        warn_repeated_docs(w, shown, len(idx) - len(shown), path)
+        tab = tab.filter(pa.array(~dup))
+    return tag, tab
+
+
+def _duplicates(tab: pa.Table) -> np.ndarray | None:
+    """Rows whose (topic, doc) occurred on an earlier line, or None when there are none: a stable
+    sort by (topic, doc) puts repeats right after their first occurrence."""
+    n = len(tab)
+    if n < 2:
+        return None
+    tcode = pc.dictionary_encode(tab.column("topic")).combine_chunks().indices
+    doc = tab.column("doc")
+    idx = pc.sort_indices(pa.table({"t": tcode, "d": doc}), sort_keys=[("t", "ascending"), ("d", "ascending")])
+    ts, ds = tcode.take(idx), doc.take(idx)
+    same = pc.and_(pc.equal(ts.slice(1), ts.slice(0, n - 1)), pc.equal(ds.slice(1), ds.slice(0, n - 1)))
+    if not pc.any(same).as_py():
+        return None
+    dup = np.zeros(n, bool)
+    dup[idx.to_numpy()[1:][same.to_numpy(zero_copy_only=False)]] = True
+    return dup
+
+
+def _first_lines(tab: pa.Table, idx: np.ndarray) -> dict:
+    """(topic, doc) -> line of its first occurrence, for the repeated rows `idx`."""
+    want = {(tab.column("topic")[int(i)].as_py(), tab.column("doc")[int(i)].as_py()) for i in idx}
+    docs = pa.array(sorted({d for _, d in want}), pa.string())
+    m = pc.is_in(tab.column("doc"), value_set=docs).to_numpy(zero_copy_only=False)
+    out: dict = {}
+    sub = tab.filter(pa.array(m))
+    for t, d, ln in zip(sub.column("topic").to_pylist(), sub.column("doc").to_pylist(),
+                        sub.column("line").to_pylist()):
+        if (t, d) in want and (t, d) not in out:
+            out[(t, d)] = ln
+    return out
+
+
+def _stat_key(st: os.stat_result) -> list:
+    return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
+
+
+def file_sha256(path: os.PathLike | str) -> str:
+    with open(path, "rb") as fh:
+        return hashlib.file_digest(fh, "sha256").hexdigest()
+
+
+def ingest_file(path: str, part: str, group_rows: int = ROW_GROUP_ROWS) -> dict:
+    """Parse one run file and write it as a Parquet part in trec_eval order. Returns its manifest entry
+    (sha256 and stat of the source, tag, rows, topics, warnings, seconds) or {"problems": [...],
+    "hint": ...} when the file is bad."""
+    t0 = time.perf_counter()
+    w = Warnings()
+    try:
+        st = os.stat(path)
+        raw = Path(path).read_bytes()
+    except OSError as exc:
+        return {"problems": [(str(path), None, f"cannot be read ({exc.strerror or exc})")],
+                "hint": "check that the file exists and is readable"}
+    sha = hashlib.sha256(raw).hexdigest()
+    src = {"sha256": sha, "stat": _stat_key(st)}
+    try:
+        parsed = _parse(path, w, raw)
+    except FormatError as exc:
+        return {"problems": [(p.path, p.line, p.message) for p in exc.problems], "hint": exc.hint}
+    del raw
+    if parsed is None:
+        return {**src, "tag": None, "rows": 0, "warnings": [(p.path, p.line, p.message) for p in w]}
+    tag, tab = parsed
+    order = _order(tab)
+    if order is not None:
+        tab = tab.take(pa.array(order))
+    pos, starts = _positions(tab.column("topic"))
+    out = pa.table({"topic": tab.column("topic"), "doc": tab.column("doc"), "score": tab.column("score"),
+                    "rank": tab.column("rank"), "pos": pa.array(pos)}, schema=SCHEMA)
+    del tab
+    n = len(out)
+    bounds = [0]
+    for s in starts:                                   # cut row groups at topic starts
+        if s - bounds[-1] >= group_rows:
+            bounds.append(int(s))
+    bounds.append(n)
+    from ..util.atomic import atomic_path
+    meta = {b"cranfield.run": tag.encode("utf-8"), b"cranfield.source": str(path).encode("utf-8"),
+            b"cranfield.sha256": sha.encode("ascii"), b"cranfield.rows": str(n).encode("ascii")}
+    with atomic_path(part) as tmp:
+        with pq.ParquetWriter(tmp, SCHEMA.with_metadata(meta), compression=COMPRESSION,
+                              use_dictionary=["topic", "rank", "pos"], write_statistics=["topic"],
+                              write_page_checksum=True) as wr:
+            for a, b in zip(bounds[:-1], bounds[1:]):
+                if b > a:
+                    wr.write_table(out.slice(a, b - a), row_group_size=b - a)
+    _step("part")
+    # per-topic rows and row group, for the index
+    tstart = np.asarray(starts, np.int64)
+    topics = out.column("topic").take(pa.array(tstart)).to_pylist() if n else []
+    rows = np.diff(np.append(tstart, n)).tolist()
+    rg = (np.searchsorted(np.asarray(bounds[1:]), tstart, side="right")).tolist()
+    return {**src, "tag": tag, "rows": int(n), "part_bytes": os.path.getsize(part),
+            "topics": topics, "topic_rows": rows, "topic_rg": rg,
+            "warnings": [(p.path, p.line, p.message) for p in w], "seconds": round(time.perf_counter() - t0, 3)}
+
+
+def _ingest_job(job: tuple[str, str]) -> dict:
+    return ingest_file(*job)
+
+
+# --------------------------------------------------------------------------- the store
+
+@dataclass
+class SyncReport:
+    """What `sync` did: files ingested, reused and removed, with timings."""
+
+    ingested: list[str] = field(default_factory=list)
+    reused: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+    rows: int = 0
+
+
+def _source_key(path: Path) -> str:
+    return str(path.resolve())
+
+
+def _part_name(root: Path, tag: str, sha: str) -> Path:
+    """A part's place: named by its run tag and its source's content hash (content-addressed, so a
+    new part never overwrites one an older manifest names)."""
+    return store_dir(root) / "runs" / f"run={urllib.parse.quote(tag, safe='')}" / f"part-{sha[:24]}.parquet"
+
+
+def _step(label: str) -> None:
+    """Called after every durable write of an ingest (part, index, manifest, removal). Tests replace
+    it to simulate a kill between any two writes."""
+
+
+class StoreDamaged(CranfieldError):
+    """A part or index of the store does not match its manifest and cannot be re-ingested."""
+
+
+def _rebuild_hint(root: Path) -> str:
+    return f"run `cranfield ingest --rebuild {root}` to ingest every run file again"
+
+
+class _Lock:
+    """An exclusive lock on the store (fcntl), so two processes never ingest at the same time."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.fd = None
+
+    def __enter__(self):
+        import fcntl
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        fcntl.flock(self.fd, fcntl.LOCK_EX)
+        return self
+
+    def __exit__(self, *exc):
+        import fcntl
+        fcntl.flock(self.fd, fcntl.LOCK_UN)
+        os.close(self.fd)
+
+
+def _empty_manifest() -> dict:
+    return {"format": FORMAT, "files": {}, "index_sha256": None}
+
+
+def _valid_manifest(m) -> bool:
+    if not isinstance(m, dict) or m.get("format") != FORMAT or not isinstance(m.get("files"), dict):
+        return False
+    for e in m["files"].values():
+        if not isinstance(e, dict) or not isinstance(e.get("sha256"), str):
+            return False
+        if e.get("tag") is not None and not (isinstance(e.get("part"), str) and isinstance(e.get("rows"), int)
+                                             and isinstance(e.get("topics"), list)):
+            return False
+    return True
+
+
+class RunStore:
+    """The Parquet run store of one campaign directory (see the module docstring)."""
+
+    def __init__(self, root: os.PathLike | str, warnings: Warnings | None = None):
+        self.root = Path(root)
+        self.dir = store_dir(self.root)
+        self.warnings = warnings if warnings is not None else Warnings()
+        self._manifest: dict | None = None
+        self._index: pd.DataFrame | None = None
+        self._verified: set[str] = set()
+
+    # ------------------------------------------------------------------ manifest
+    @property
+    def manifest(self) -> dict:
+        if self._manifest is None:
+            try:
+                from ..formats.safeload import loads_json
+                m = loads_json((self.dir / "manifest.json").read_bytes(), str(self.dir / "manifest.json"))
+            except (OSError, ValueError):
+                m = None
+            if m is not None and not _valid_manifest(m):
+                self.warnings.add(str(self.dir / "manifest.json"), None,
+                                  "the run store's manifest is damaged or from another version; every run file "
+                                  "is ingested again")
+                m = None
+            self._manifest = m if m is not None else _empty_manifest()
+        return self._manifest
+
+    def _write_manifest(self, m: dict) -> None:
+        """The commit point: one atomic rename of the whole manifest."""
+        from ..util.atomic import atomic_write
+        self.dir.mkdir(parents=True, exist_ok=True)
+        gi = self.dir / ".gitignore"
+        if not gi.exists():
+            atomic_write(gi, b"*\n")
+        atomic_write(self.dir / "manifest.json", json.dumps(m, indent=1).encode("utf-8"))
+        self._manifest = m
+        _step("manifest")
+
+    def _fresh(self, p: Path, e: dict | None) -> tuple[bool, dict | None]:
+        """(up to date, entry with refreshed stat) for source `p` against its manifest entry `e`."""
+        if e is None:
+            return False, None
+        try:
+            st = p.stat()
+        except OSError:
+            return False, None
+        part_ok = e.get("tag") is None or self._part_size_ok(e)
+        if e.get("stat") == _stat_key(st):
+            return part_ok, e
+        try:
+            same = file_sha256(p) == e.get("sha256")   # stat changed: the content hash decides
+        except OSError:
+            return False, None
+        return (same and part_ok), ({**e, "stat": _stat_key(st)} if same else None)
+
+    def _part_size_ok(self, e: dict) -> bool:
+        try:
+            return os.path.getsize(self.root / e["part"]) == e.get("part_bytes")
+        except (OSError, KeyError, TypeError):
+            return False
+
+    def stale(self, files: Iterable[os.PathLike | str]) -> list[Path]:
+        """The files whose ingested copy is missing, damaged or out of date (by content hash)."""
+        have = self.manifest["files"]
+        return [Path(f) for f in files if not self._fresh(Path(f), have.get(_source_key(Path(f))))[0]]
+
+    def sync(self, files: list[os.PathLike | str], warnings: Warnings | None = None, workers: int | None = None,
+             progress: Callable[[int, int], None] | None = None, executor: Executor | None = None
+             ) -> SyncReport:
+        """Bring the store up to date with `files` (the campaign's run files, in order): ingest new or
+        changed files (one process per core), drop files no longer listed, rewrite the index, then
+        commit the manifest. Problems of every file are raised together as one FormatError; warnings
+        of every file (also of reused ones) go to `warnings`."""
+        t0 = time.perf_counter()
+        w = warnings if warnings is not None else Warnings()
+        files = [Path(f) for f in files]
+        rep = SyncReport()
+        with _Lock(self.dir / ".lock"):
+            self._manifest = None
+            m = self.manifest
+            for x in self.warnings:
+                w.add(x.path, x.line, x.message)
+            self.warnings = Warnings()
+            todo: list[Path] = []
+            reuse: dict[str, dict] = {}
+            for p in files:
+                key = _source_key(p)
+                e = m["files"].get(key)
+                ok, e2 = self._fresh(p, e)
+                if ok:
+                    reuse[key] = e2
+                    continue
+                if e is not None and e2 is not None and e.get("tag") is not None:
+                    w.add(str(self.root / e["part"]), None, f"run store part of {p} is missing or damaged; "
+                                                            f"re-ingested from the run file")
+                todo.append(p)
+            results: dict[str, dict] = {}
+            if todo:
+                pend = self.dir / "runs" / ".pending"
+                jobs = [(str(p), str(pend / f"{os.getpid()}-{i}.parquet")) for i, p in enumerate(todo)]
+                results = self._ingest(jobs, workers, progress, executor)
+            problems: list[Problem] = []
+            hints: list[str] = []
+            new_files: dict[str, dict] = {}
+            seen_tag: dict[str, str] = {}
+            for p in files:
+                key = _source_key(p)
+                fresh = str(p) in results
+                if fresh:
+                    r = dict(results[str(p)])
+                    tmp_part = Path(r.pop("tmp_part"))
+                    if "problems" in r:
+                        problems.extend(Problem(*x) for x in r["problems"])
+                        if r.get("hint") and r["hint"] not in hints:
+                            hints.append(r["hint"])
+                        continue
+                    e = r
+                elif key in reuse:
+                    e = dict(reuse[key])
+                else:
+                    continue
+                for x in e.get("warnings", []):
+                    w.add(*x)
+                tag = e.get("tag")
+                if tag is not None and tag in seen_tag:
+                    problems.append(Problem(str(p), None, f"run tag {tag!r} is also the tag of {seen_tag[tag]}"))
+                    if "every run needs a distinct tag" not in " ".join(hints):
+                        hints.append("every run needs a distinct tag; edit the 6th column of one file")
+                    continue
+                if tag is not None:
+                    seen_tag[tag] = str(p)
+                    if fresh:
+                        final = _part_name(self.root, tag, e["sha256"])
+                        final.parent.mkdir(parents=True, exist_ok=True)
+                        os.replace(tmp_part, final)
+                        _step("rename")
+                        e["part"] = str(final.relative_to(self.root))
+                (rep.ingested if fresh else rep.reused).append(str(p))
+                new_files[key] = e
+            listed = {_source_key(p) for p in files}
+            rep.removed = [k for k in m["files"] if k not in new_files and k not in listed]
+            order = [_source_key(p) for p in files if _source_key(p) in new_files]
+            new_m = {"format": FORMAT, "files": {k: new_files[k] for k in order}, "index_sha256": None}
+            if (rep.ingested or rep.removed or problems or new_m["files"] != m["files"]
+                    or not self._index_ok(m)):
+                new_m["index_sha256"] = self._write_index(new_m)
+                self._write_manifest(new_m)          # the commit point
+            self._collect_garbage()
+            self._index = None
+            self._verified = set()
+            if problems:
+                raise FormatError(problems, hint="; ".join(hints) or None)
+        rep.rows = int(sum(e.get("rows", 0) for e in self.manifest["files"].values()))
+        rep.seconds = time.perf_counter() - t0
+        return rep
+
+    def _collect_garbage(self) -> None:
+        """Remove part files (and leftovers of killed writes) that the committed manifest does not name."""
+        keep = {str(self.root / e["part"]) for e in self.manifest["files"].values() if e.get("part")}
+        runs = self.dir / "runs"
+        if not runs.is_dir():
+            return
+        for f in sorted(runs.rglob("*")):
+            if f.is_file() and str(f) not in keep:
+                try:
+                    f.unlink()
+                    _step("unlink")
+                except OSError:
+                    pass
+        for d in sorted((d for d in runs.rglob("*") if d.is_dir()), key=lambda d: -len(d.parts)):
+            _rmdir_empty(d)
+        for f in self.dir.glob(".*.tmp*"):
+            try:
+                f.unlink()
+            except OSError:
+                pass
+
+    def _ingest(self, jobs: list[tuple[str, str]], workers: int | None, progress, executor) -> dict[str, dict]:
+        """ingest_file over (source, temporary part) jobs: in this process for small inputs, else on
+        `executor` or one process per core."""
+        from ..util.parallel import map_tasks
+        big = sum(os.path.getsize(p) if os.path.exists(p) else 0 for p, _ in jobs) > 64 * 2**20
+        res = map_tasks(_ingest_job, jobs, workers if big else 1, executor, progress)
+        return {src: {**r, "tmp_part": part} for (src, part), r in zip(jobs, res)}
+
+    @staticmethod
+    def _index_table(m: dict) -> pa.Table:
+        runs, topics, rows, rgs = [], [], [], []
+        for e in m["files"].values():
+            if e.get("tag") is None:
+                continue
+            k = len(e["topics"])
+            runs.append(np.full(k, e["tag"], dtype=object))
+            topics.append(np.asarray(e["topics"], dtype=object))
+            rows.append(np.asarray(e["topic_rows"], np.int64))
+            rgs.append(np.asarray(e["topic_rg"], np.int32))
+        cat = (lambda xs, dt: np.concatenate(xs) if xs else np.zeros(0, dt))
+        return pa.table({"run": pa.array(cat(runs, object), pa.string()),
+                         "topic": pa.array(cat(topics, object), pa.string()),
+                         "rows": pa.array(cat(rows, np.int64)), "row_group": pa.array(cat(rgs, np.int32))})
+
+    def _write_index(self, m: dict) -> str:
+        """Write index.parquet for manifest `m` (before the manifest); returns its sha256."""
+        from ..util.atomic import atomic_path
+        self.dir.mkdir(parents=True, exist_ok=True)
+        with atomic_path(self.dir / "index.parquet") as tmp:
+            pq.write_table(self._index_table(m), tmp)
+        _step("index")
+        return file_sha256(self.dir / "index.parquet")
+
+    def _index_ok(self, m: dict) -> bool:
+        try:
+            return m.get("index_sha256") is not None and file_sha256(self.dir / "index.parquet") == m["index_sha256"]
+        except OSError:
+            return False
+
+    # ------------------------------------------------------------------ reading
+    @property
+    def index(self) -> pd.DataFrame:
+        """run, topic, rows, row_group for every run and topic in the store (rebuilt from the manifest
+        when index.parquet does not match its recorded hash)."""
+        if self._index is None:
+            m = self.manifest
+            if self._index_ok(m):
+                try:
+                    self._index = pq.read_table(self.dir / "index.parquet").to_pandas()
+                except (OSError, pa.ArrowException):
+                    self._index = None
+            if self._index is None:
+                self._index = self._index_table(m).to_pandas()
+        return self._index
+
+    @property
+    def runs(self) -> list[str]:
+        """Run tags in the order of the source files."""
+        return [e["tag"] for e in self.manifest["files"].values() if e.get("tag") is not None]
+
+    def _entry(self, run: str) -> tuple[str, dict]:
+        for k, e in self.manifest["files"].items():
+            if e.get("tag") == run:
+                return k, e
+        raise CranfieldError(f"run {run!r} is not in the store of {self.root}")
+
+    def check_part(self, run: str) -> str | None:
+        """What is wrong with `run`'s part (size, footer, tag, source hash, rows), or None."""
+        _, e = self._entry(run)
+        path = self.root / e["part"]
+        try:
+            if os.path.getsize(path) != e.get("part_bytes"):
+                return "its size differs from the manifest (truncated or replaced)"
+            md = pq.ParquetFile(path).metadata
+        except OSError as exc:
+            return f"it cannot be read ({exc.strerror or exc})"
+        except (pa.ArrowException, ValueError) as exc:
+            return f"it is not a valid Parquet file ({str(exc).splitlines()[0][:80]})"
+        kv = md.metadata or {}
+        if kv.get(b"cranfield.run", b"").decode("utf-8", "replace") != run:
+            return f"it holds run {kv.get(b'cranfield.run', b'?').decode('utf-8', 'replace')!r}, not {run!r}"
+        if kv.get(b"cranfield.sha256", b"").decode("ascii", "replace") != e.get("sha256"):
+            return "it was made from other content than the manifest's run file"
+        if md.num_rows != e.get("rows"):
+            return f"it holds {md.num_rows} rows, the manifest {e.get('rows')}"
+        return None
+
+    def _repair(self, run: str, why: str) -> None:
+        """Re-ingest `run` from its run file (when that file still holds the content the manifest
+        recorded), with a warning; else raise StoreDamaged naming the part and --rebuild."""
+        key, e = self._entry(run)
+        part = self.root / e["part"]
+        src = Path(key)
+        try:
+            same = src.is_file() and file_sha256(src) == e.get("sha256")
+        except OSError:
+            same = False
+        if not same:
+            raise StoreDamaged(f"{part}: run store part of run {run!r} is damaged ({why}) and its run file "
+                               f"{src} has changed or is gone; {_rebuild_hint(self.root)}")
+        with _Lock(self.dir / ".lock"):
+            tmp = self.dir / "runs" / ".pending" / f"{os.getpid()}-repair.parquet"
+            r = ingest_file(str(src), str(tmp))
+            if "problems" in r or r.get("tag") != run or r.get("sha256") != e.get("sha256"):
+                raise StoreDamaged(f"{part}: run store part of run {run!r} is damaged ({why}) and could not be "
+                                   f"re-ingested from {src}; {_rebuild_hint(self.root)}")
+            final = _part_name(self.root, run, r["sha256"])
+            final.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(tmp, final)
+            m = json.loads(json.dumps(self.manifest))
+            m["files"][key] = {**e, **{k: v for k, v in r.items() if k != "warnings"},
+                               "part": str(final.relative_to(self.root))}
+            m["index_sha256"] = self._write_index(m)
+            self._write_manifest(m)
+            self._collect_garbage()
+        self._index = None
+        self.warnings.add(str(part), None, f"run store part of run {run!r} was damaged ({why}); re-ingested "
+                                           f"from {src}")
+
+    def part(self, run: str) -> Path:
+        """The verified part of `run` (re-ingested when damaged, see `check_part`)."""
+        if run not in self._verified:
+            why = self.check_part(run)
+            if why is not None:
+                self._repair(run, why)
+                why = self.check_part(run)
+                if why is not None:
+                    _, e = self._entry(run)
+                    raise StoreDamaged(f"{self.root / e['part']}: run store part of run {run!r}: {why}; "
+                                       f"{_rebuild_hint(self.root)}")
+            self._verified.add(run)
+        _, e = self._entry(run)
+        return self.root / e["part"]
+
+    @property
+    def rows(self) -> int:
+        return int(sum(e.get("rows", 0) for e in self.manifest["files"].values()))
+
+    def topics(self) -> list[str]:
+        """Every topic any run retrieved for, in byte order."""
+        return sorted(set(self.index["topic"].tolist()), key=lambda s: s.encode("utf-8"))
+
+    def read(self, runs: list[str] | None = None, topics: Iterable[str] | None = None,
+             columns: list[str] | None = None, max_pos: int | None = None) -> pa.Table:
+        """Rows of `runs` (default all, in store order) for `topics` (default all), as one Arrow table
+        (`read_parts`); within a run, rows are in trec_eval order. `max_pos` keeps the first `max_pos`
+        documents of each ranking."""
+        try:
+            return self._read(runs, topics, columns, max_pos)
+        except StoreDamaged as exc:           # a damaged page: re-ingest that run once, then read again
+            run = getattr(exc, "run", None)
+            if run is None:
+                raise
+            self._repair(run, "a page failed its checksum")
+            return self._read(runs, topics, columns, max_pos)
+
+    def _read(self, runs, topics, columns, max_pos) -> pa.Table:
+        run_list = self.runs if runs is None else list(runs)
+        if topics is None:
+            return read_parts([(r, str(self.part(r)), None) for r in run_list], None, columns, max_pos,
+                              use_threads=True)
+        tset = sorted(set(map(str, topics)), key=lambda s: s.encode("utf-8"))
+        ix = self.index
+        ix = ix[ix["topic"].isin(tset)]
+        rg_of = ix.groupby("run", sort=False)["row_group"].apply(lambda s: tuple(sorted(set(s.tolist())))).to_dict()
+        return read_parts([(r, str(self.part(r)), rg_of.get(r, ())) for r in run_list], tset, columns, max_pos,
+                          use_threads=True)
+
+    def frame(self, runs: list[str] | None = None, topics: Iterable[str] | None = None,
+              max_pos: int | None = None) -> pd.DataFrame:
+        """Like `read`, as the run table of `formats.read_runs`: run, topic, doc (categorical), rank,
+        score."""
+        return to_frame(self.read(runs, topics, columns=["topic", "doc", "rank", "score"], max_pos=max_pos))
+
+    def topic_blocks(self, topics: list[str], max_rows: int, runs: list[str] | None = None,
+                     cap: int | None = None) -> list[list[str]]:
+        """`topics` (in the given order) cut into consecutive blocks of at most ~`max_rows` run rows
+        (counting at most `cap` rows per ranking when given)."""
+        ix = self.index
+        if runs is not None:
+            ix = ix[ix["run"].isin(set(runs))]
+        rows = ix["rows"] if cap is None else np.minimum(ix["rows"], cap)
+        per = rows.groupby(ix["topic"]).sum()
+        counts = per.reindex(topics).fillna(0).to_numpy(np.int64)
+        blocks, cur, acc = [], [], 0
+        for t, c in zip(topics, counts):
+            if cur and acc + c > max_rows:
+                blocks.append(cur)
+                cur, acc = [], 0
+            cur.append(t)
+            acc += int(c)
+        if cur:
+            blocks.append(cur)
+        return blocks
+
+
+def read_parts(parts, topics: list[str] | None = None, columns: list[str] | None = None,
+               max_pos: int | None = None, use_threads: bool = False) -> pa.Table:
+    """Rows of run parts [(run, part path, row groups, or None for all)] as one Arrow table: a `run`
+    dictionary column first, `topic` dictionary-encoded; only `topics` when given and the first
+    `max_pos` documents of each ranking. A run with no row groups to read is left out."""
+    cols = columns or ["topic", "doc", "score", "rank", "pos"]
+    read_cols = list(dict.fromkeys(cols + (["topic"] if topics is not None else [])
+                                   + (["pos"] if max_pos is not None else [])))
+    tlist = list(topics) if topics is not None else None
+    tables, names = [], []
+    for run, path, rgs in parts:
+        if rgs is not None and not rgs:
+            continue
+        try:
+            pf = pq.ParquetFile(path, read_dictionary=["topic"], page_checksum_verification=True)
+            t = (pf.read(columns=read_cols, use_threads=use_threads) if rgs is None
+                 else pf.read_row_groups(list(rgs), columns=read_cols, use_threads=use_threads))
+        except (OSError, pa.ArrowException, ValueError) as exc:
+            err = StoreDamaged(f"{path}: run store part of run {run!r} cannot be read "
+                               f"({str(exc).splitlines()[0][:100]}); run `cranfield ingest --rebuild` on the "
+                               f"campaign to ingest every run file again")
+            err.run = run
+            raise err from None
+        mask = np.ones(len(t), bool)
+        if tlist is not None:
+            mask &= dict_codes(t.column("topic"), tlist) >= 0
+        if max_pos is not None:
+            mask &= t.column("pos").to_numpy() <= max_pos
+        if not mask.all():
+            t = t.filter(pa.array(mask))
+        tables.append(t.select(cols))
+        names.append((run, len(t)))
+    if not tables:
+        return pa.schema([("run", pa.dictionary(pa.int32(), pa.string()))]
+                         + [SCHEMA.field(c) for c in cols]).empty_table()
+    tab = pa.concat_tables(tables, promote_options="permissive")
+    codes = np.repeat(np.arange(len(names), dtype=np.int32), [n for _, n in names])
+    run_col = pa.DictionaryArray.from_arrays(pa.array(codes), pa.array([r for r, _ in names], pa.string()))
+    return tab.add_column(0, "run", run_col)
+
+
+def to_frame(tab: pa.Table) -> pd.DataFrame:
+    """An Arrow run table as a pandas run table: run categorical (store order), topic and doc
+    categorical with byte-ordered categories (as formats.read_runs gives), other columns as arrays."""
+    from ..formats.runs import grouped_categorical, sorted_categorical
+    data = {}
+    for name in tab.column_names:
+        col = tab.column(name)
+        if name == "run":
+            arr = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+            if not pa.types.is_dictionary(arr.type):
+                arr = pc.dictionary_encode(arr)
+            cats = pd.Index(np.asarray(arr.dictionary.to_pylist(), dtype=object), dtype=object)
+            codes = arr.indices.to_numpy(zero_copy_only=False).astype(np.int32) if len(arr) else np.zeros(0, np.int32)
+            data[name] = pd.Categorical.from_codes(codes, categories=cats, validate=False)
+        elif name in ("topic", "doc"):
+            if pa.types.is_dictionary(col.type):
+                col = col.cast(pa.string())
+            data[name] = (grouped_categorical if name == "topic" else sorted_categorical)(col)
+        else:
+            data[name] = col.to_numpy()
+    return pd.DataFrame(data, copy=False)
+
+
+def _rmdir_empty(d: Path) -> None:
+    try:
+        d.rmdir()
+    except OSError:
+        pass

@@ -1,0 +1,167 @@
+"""The strict number grammar of every reader, as trec_eval's C code reads its inputs.
+
+- An integer is ASCII digits with an optional sign (`-3`, `+2`, `007`); not `1e2`, `1_0`, `٣` or ` 1`.
+- A score is a finite decimal float: optional sign, digits with an optional point, an optional
+  exponent (`12.5`, `-.5`, `1.`, `3e-2`); not `inf`, `nan`, `0x1p3`, `1_0`, or `1e400` (overflows).
+- A relevance grade lies within C's int range [GRADE_MIN, GRADE_MAX] without a campaign (a campaign's
+  scale is checked where a judgment is written). Gain tables are built from the grades present
+  (`Ranked.level_grades`, `measures._gains.sparse_entries`), so `1000000000` costs what `3` does; a
+  grade beyond C's int is refused because trec_eval's level arithmetic (num_rel_levels, the gain
+  comparator's `(int)` of a difference) would misread it.
+- No NUL byte anywhere in a text file.
+
+Python's own `int()` and `float()` accept more than C's `atol`/`strtod` do on these files (digit
+separators, non-ASCII digits, `inf`), and pandas' integer parser takes `1e2` for 100: every reader's
+fast path checks its columns with the vectorized checks below, and its line-by-line path with
+`parse_int` / `parse_float`. `int_column` / `float_column` read a column of tokens as those two read
+each token, vectorized (the readers' pandas-free path).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..util.lazy import LazyPattern
+from ..errors import FormatError, Problem
+
+GRADE_MIN = -(2 ** 31)       # C int: trec_eval's levels and gain comparator
+GRADE_MAX = 2 ** 31 - 1
+INT_RE = LazyPattern(r"[+-]?[0-9]+\Z")
+FLOAT_RE = LazyPattern(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z")
+_INT_PATTERN = r"^[+-]?[0-9]+$"
+_I64 = 2 ** 63
+
+
+def parse_int(token: str) -> int:
+    """An ASCII integer with an optional sign, within int64; ValueError otherwise."""
+    if not INT_RE.match(token):
+        raise ValueError("not an ASCII integer")
+    v = int(token)
+    if not -_I64 <= v < _I64:
+        raise ValueError("out of range")
+    return v
+
+
+def parse_float(token: str) -> float:
+    """A finite decimal float; ValueError otherwise (inf, nan, hex, digit separators, overflow)."""
+    if not FLOAT_RE.match(token):
+        raise ValueError("not a decimal number")
+    v = float(token)
+    if not math.isfinite(v):
+        raise ValueError("overflows to infinity")
+    return v
+
+
+_POW10 = np.array([10.0 ** k for k in range(23)])      # exact: every 10^k, k <= 22, is a double
+
+
+def token_matrix(data: np.ndarray, starts: np.ndarray, lens: np.ndarray) -> np.ndarray:
+    """Tokens as a byte matrix by position: row j holds every token's j-th byte (0 past its end; `data`:
+    the text's bytes followed by at least as many zero bytes as the longest token)."""
+    width = max(int(lens.max(initial=0)), 1)
+    m = np.empty((width, len(starts)), np.uint8)
+    for j in range(width):
+        m[j] = data[starts + j]
+        m[j][lens <= j] = 0
+    return m
+
+
+def _irregular(chars: np.ndarray, lens: np.ndarray, rows: np.ndarray, out: np.ndarray, parse) -> bool:
+    """Read tokens `rows` one by one with `parse` into `out`; False if one breaks the grammar."""
+    for i in rows.tolist():
+        try:
+            out[i] = parse(chars[:lens[i], i].tobytes().decode("ascii"))
+        except (ValueError, UnicodeDecodeError):
+            return False
+    return True
+
+
+def int_column(chars: np.ndarray, lens: np.ndarray) -> np.ndarray | None:
+    """Per token (a `token_matrix`) the integer `parse_int` reads, or None when a token breaks the
+    grammar. Unsigned tokens of at most 18 digits are read position by position, any other by `parse_int`."""
+    regular = lens <= 18
+    value = np.zeros(len(lens), np.int64)
+    for j, c in enumerate(chars):
+        inside = lens > j
+        digit = (c >= 48) & (c <= 57)
+        regular &= digit | ~inside
+        value = np.where(inside & digit, value * 10 + c - 48, value)
+    return value if _irregular(chars, lens, np.flatnonzero(~regular), value, parse_int) else None
+
+
+def float_column(chars: np.ndarray, lens: np.ndarray) -> np.ndarray | None:
+    """Per token (a `token_matrix`) the float `parse_float` reads, or None when a token breaks the
+    grammar. Tokens of a sign, at most one point and 1 to 15 digits are read position by position,
+    exactly: their digits M (< 2^53) over 10^d (exact) is one correctly rounded division, as float()
+    rounds; any other (an exponent, more digits) by `parse_float`."""
+    n = len(lens)
+    regular = np.ones(n, bool)
+    points = np.zeros(n, np.int64)
+    digits = np.zeros(n, np.int64)
+    decimals = np.zeros(n, np.int64)
+    mantissa = np.zeros(n, np.int64)
+    for j, c in enumerate(chars):
+        inside = lens > j
+        digit = (c >= 48) & (c <= 57) & inside
+        point = (c == 46) & inside
+        ok = digit | point | ~inside
+        if j == 0:
+            ok |= (c == 43) | (c == 45)
+        regular &= ok
+        points += point
+        digits += digit
+        decimals += digit & (points > 0)
+        mantissa = np.where(digit, mantissa * 10 + c - 48, mantissa)
+    regular &= (points <= 1) & (digits >= 1) & (digits <= 15)
+    value = mantissa / _POW10[np.minimum(decimals, 22)]
+    value = np.where(chars[0] == 45, -value, value)
+    return value if _irregular(chars, lens, np.flatnonzero(~regular), value, parse_float) else None
+
+
+def strict_int_column(values) -> np.ndarray | None:
+    """An object/str column of integer tokens as int64, or None when any token breaks the grammar
+    (the caller then re-reads line by line to name the lines). Vectorized through Arrow."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    arr = pa.array(values, pa.string()) if not isinstance(values, (pa.Array, pa.ChunkedArray)) else values
+    if len(arr) == 0:
+        return np.zeros(0, np.int64)
+    if arr.null_count or not pc.all(pc.match_substring_regex(arr, _INT_PATTERN)).as_py():
+        return None
+    if pc.any(pc.starts_with(arr, "+")).as_py():
+        arr = pc.replace_substring_regex(arr, r"^\+", "")
+    try:
+        return pc.cast(arr, pa.int64()).to_numpy(zero_copy_only=False)
+    except (pa.ArrowInvalid, OverflowError):
+        return None
+
+
+def all_finite(values: np.ndarray) -> bool:
+    """True when every float is finite (neither inf nor NaN)."""
+    return bool(np.isfinite(values).all())
+
+
+def find_nul(path: str, data: bytes) -> None:
+    """Raise naming the line of the first NUL byte anywhere in `data` (one memchr scan)."""
+    nul = data.find(b"\x00")
+    if nul >= 0:
+        line = data.count(b"\n", 0, nul) + 1
+        raise FormatError(Problem(path, line, "binary data (NUL byte): this is not a text file"),
+                          hint="pass the text file itself (plain or .gz), not an archive or binary")
+
+
+def check_grade_bounds(path: str, grades: np.ndarray, lines: np.ndarray, low: int = GRADE_MIN,
+                       high: int = GRADE_MAX, what: str = "the documented bound") -> None:
+    """Raise naming every line whose grade lies outside [low, high]."""
+    bad = (grades < low) | (grades > high)
+    if not bad.any():
+        return
+    idx = np.flatnonzero(bad)
+    problems = [Problem(path, int(lines[i]), f"grade {int(grades[i])} is outside {what} [{low}, {high}]")
+                for i in idx[:200]]
+    if len(idx) > 200:
+        problems.append(Problem(path, None, f"{len(idx) - 200} more lines with a grade out of bounds"))
+    raise FormatError(problems, hint="grades are small integers (e.g. 0-4; negative = pooled, not judged); "
+                                     "fix the grade column")

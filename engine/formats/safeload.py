@@ -1,0 +1,161 @@
+"""YAML and JSON parsing with limits, so a hostile file is refused fast instead of hanging or crashing.
+
+YAML (campaign.yaml): at most `YAML_MAX_BYTES`, nesting at most `MAX_DEPTH`, at most
+`YAML_MAX_ALIASES` aliases, and at most `YAML_MAX_NODES` nodes once every alias is expanded (an
+"alias bomb" of nine nested aliases is 10^9 nodes). The limits are checked on the parser's event
+stream, before anything is built. JSON (log lines, topics, manifests): nesting at most `MAX_DEPTH`.
+Every refusal is a FormatError naming the file and line.
+"""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import yaml
+
+from ..errors import FormatError, Problem
+
+YAML_MAX_BYTES = 4 * 2**20
+YAML_MAX_ALIASES = 100
+YAML_MAX_NODES = 200_000
+MAX_DEPTH = 64
+
+_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def _line(ev) -> int | None:
+    m = getattr(ev, "start_mark", None)
+    return m.line + 1 if m is not None else None
+
+
+def check_yaml_limits(text: str, path: str) -> None:
+    """Raise FormatError when `text` exceeds a size, depth, alias or expanded-size limit."""
+    if len(text.encode("utf-8", "surrogatepass")) > YAML_MAX_BYTES:
+        raise FormatError(Problem(path, None, f"is larger than {YAML_MAX_BYTES // 2**20} MB; a campaign.yaml "
+                                              f"holds settings, not data"),
+                          hint="move data (runs, judgments, topics) into the campaign's folders")
+    # Cranfield's own depth limit, checked on the text before any parser runs (a parser may have a limit
+    # of its own, with its own wording, that a deep flow collection reaches first)
+    deep = _too_deep(text, True)
+    if deep is not None:
+        raise FormatError(Problem(path, deep, f"nesting deeper than {MAX_DEPTH} levels"),
+                          hint="a campaign.yaml is a few levels deep; remove the nesting")
+    sizes: dict[str, int] = {}          # anchor -> expanded node count
+    stack: list[list] = []              # per open collection: [anchor, node count]
+    aliases = 0
+    total = 0
+    try:
+        for ev in yaml.parse(text, Loader=_Loader):
+            if isinstance(ev, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+                stack.append([ev.anchor, 1])
+                if len(stack) > MAX_DEPTH:
+                    raise FormatError(Problem(path, _line(ev), f"nesting deeper than {MAX_DEPTH} levels"),
+                                      hint="a campaign.yaml is a few levels deep; remove the nesting")
+                continue
+            if isinstance(ev, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+                anchor, n = stack.pop()
+                if anchor is not None:
+                    sizes[anchor] = n
+                size = n
+            elif isinstance(ev, yaml.AliasEvent):
+                aliases += 1
+                if aliases > YAML_MAX_ALIASES:
+                    raise FormatError(Problem(path, _line(ev), f"more than {YAML_MAX_ALIASES} aliases (*name)"),
+                                      hint="write the values out instead of repeating anchors")
+                size = sizes.get(ev.anchor, 1)
+            elif isinstance(ev, yaml.ScalarEvent):
+                size = 1
+                if ev.anchor is not None:
+                    sizes[ev.anchor] = 1
+            else:
+                continue
+            if stack:
+                stack[-1][1] += size
+            else:
+                total += size
+            if total > YAML_MAX_NODES or (stack and stack[-1][1] > YAML_MAX_NODES):
+                raise FormatError(Problem(path, _line(ev), f"expands to more than {YAML_MAX_NODES:,} values "
+                                                           f"(aliases repeating aliases)"),
+                                  hint="remove the anchors (&name) and aliases (*name) that repeat each other")
+    except RecursionError:
+        raise FormatError(Problem(path, None, f"nesting deeper than {MAX_DEPTH} levels"),
+                          hint="a campaign.yaml is a few levels deep; remove the nesting") from None
+
+
+def type_name(v: Any) -> str:
+    """How a loaded YAML/JSON value is shown in a message: scalars as written, others by type."""
+    return repr(v) if isinstance(v, (str, int, float, bool)) or v is None else type(v).__name__
+
+
+def load_yaml(text: str, path: str) -> tuple[Any, Any]:
+    """(node tree, loaded data) of a YAML document after `check_yaml_limits`; yaml.YAMLError passes
+    through for the caller to word (it carries the line)."""
+    check_yaml_limits(text, path)
+    node = yaml.compose(text, Loader=_Loader)
+    data = yaml.load(text, Loader=_Loader)
+    return node, data
+
+
+def safe_yaml(text: str, path: str) -> Any:
+    """The loaded data of a YAML document under the limits (FormatError on syntax errors too)."""
+    try:
+        return load_yaml(text, path)[1]
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        raise FormatError(Problem(path, mark.line + 1 if mark is not None else None,
+                                  f"YAML syntax error: {getattr(exc, 'problem', None) or exc}")) from None
+
+
+def _too_deep(s: str, yaml_text: bool) -> int | None:
+    """The 1-based line where bracket nesting ([ and {) first exceeds MAX_DEPTH, or None; quoted strings
+    (and, in YAML, single quotes and # comments) are skipped."""
+    if s.count("[") + s.count("{") <= MAX_DEPTH:
+        return None
+    depth = 0
+    line = 1
+    quote = ""
+    esc = comment = False
+    prev = "\n"
+    for ch in s:
+        if ch == "\n":
+            line += 1
+            comment = False
+        if comment:
+            prev = ch
+            continue
+        if quote:
+            if esc:
+                esc = False
+            elif ch == "\\" and quote == '"':
+                esc = True
+            elif ch == quote:
+                quote = ""
+        elif ch == '"' or (yaml_text and ch == "'"):
+            quote = ch
+        elif yaml_text and ch == "#" and prev in " \t\n":
+            comment = True
+        elif ch in "[{":
+            depth += 1
+            if depth > MAX_DEPTH:
+                return line
+        elif ch in "]}":
+            depth -= 1
+        prev = ch
+    return None
+
+
+def json_too_deep(text: str | bytes) -> bool:
+    """True when a JSON text nests deeper than MAX_DEPTH (strings skipped; cheap when few brackets)."""
+    s = text.decode("utf-8", "replace") if isinstance(text, bytes) else text
+    return _too_deep(s, False) is not None
+
+
+def loads_json(text: str | bytes, path: str, line: int | None = None) -> Any:
+    """json.loads with a nesting limit; ValueError (json.JSONDecodeError or depth) for the caller to
+    word, never RecursionError."""
+    if json_too_deep(text):
+        raise ValueError(f"nested deeper than {MAX_DEPTH} levels")
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise ValueError(f"nested deeper than {MAX_DEPTH} levels") from None

@@ -1,0 +1,352 @@
+"""Automatic relevance judging through any OpenAI-compatible chat endpoint (vLLM, llama.cpp server,
+Ollama, hosted APIs), standard library only (urllib + concurrent.futures).
+
+`run_auto_judge` sends each pooled (topic, document) of a campaign with a prompt (default: the
+UMBRELA-style prompt below, grades 0-3), in parallel up to `concurrency` requests, retrying failed
+requests with exponential backoff. Every answer is appended durably, as it arrives, to
+- the cache `.cranfield-cache/autojudge.jsonl`, keyed by (topic, document, prompt, model), and
+- the source's log `judgments/sources/NAME.jsonl` (kind auto, model, prompt version, cache key),
+so a rerun costs nothing and a killed run resumes where it stopped, without duplicates. An answer
+that does not parse is written to `NAME.errors.jsonl` and asked again (up to `retries` times); it is
+never guessed. Documented in docs/judgment-sources.md.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import threading
+import time
+import urllib.error
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import pandas as pd
+
+from ..errors import CranfieldError
+
+# The default prompt follows UMBRELA (Upadhyay et al. 2024), itself after Thomas et al. (2024):
+# a 0-3 scale, a reasoning recipe, and a final line `##final score: N` that is parsed.
+DEFAULT_PROMPT_VERSION = "umbrela-v1"
+DEFAULT_PROMPT = """Given a query and a passage, you must provide a score on an integer scale of 0 to 3 with the following meanings:
+0 = represent that the passage has nothing to do with the query,
+1 = represents that the passage seems related to the query but does not answer it,
+2 = represents that the passage has some answer for the query, but the answer may be a bit unclear, or hidden amongst extraneous information and
+3 = represents that the passage is dedicated to the query and contains the exact answer.
+
+Important Instruction: Assign category 1 if the passage is somewhat related to the topic but not completely, category 2 if passage presents something very important related to the entire topic but also has some extra information and category 3 if the passage only and entirely refers to the topic. If none of the above satisfies give it category 0.
+
+Query: {query}
+Description: {description}
+Narrative: {narrative}
+Passage: {passage}
+
+Split this problem into steps:
+Consider the underlying intent of the search.
+Measure how well the content matches a likely intent of the query (M).
+Measure how trustworthy the passage is (T).
+Consider the aspects above and the relative importance of each, and decide on a final score (O). Final score must be an integer value only.
+Do not provide any code in result. Provide each score in the format of: ##final score: score without providing any reasoning."""
+
+_FINAL_RE = re.compile(r"##\s*final\s+score\s*:\s*\**\s*(-?\d+)", re.I)
+_BARE_RE = re.compile(r"^\s*\**\s*(-?\d+)\s*\**\s*\.?\s*$")
+CACHE_NAME = "autojudge.jsonl"
+
+
+@dataclass
+class JudgeSettings:
+    """How to reach the model and how hard to try."""
+
+    endpoint: str
+    model: str
+    prompt: str = DEFAULT_PROMPT
+    prompt_version: str = DEFAULT_PROMPT_VERSION
+    concurrency: int = 4
+    retries: int = 3                 # extra attempts after a failed request or an unparseable answer
+    backoff: float = 1.0             # seconds before the first retry, doubled each time (capped at 30 s)
+    timeout: float = 60.0
+    max_tokens: int = 200
+    temperature: float = 0.0
+    api_key: str | None = None
+    grades: tuple[int, ...] = (0, 1, 2, 3)
+    grade_map: dict = field(default_factory=dict)   # the model's grade -> the campaign's (e.g. {3: 2})
+
+
+@dataclass
+class AutoJudgeResult:
+    total: int = 0                   # pooled pairs considered
+    already: int = 0                 # already in the source's log (resume / rerun)
+    from_cache: int = 0              # taken from the cache without a call
+    calls: int = 0                   # HTTP requests made
+    judged: int = 0                  # new grades written by calls
+    unparsed: int = 0                # answers that did not parse (each retried)
+    http_errors: int = 0
+    failed: list = field(default_factory=list)   # (topic, doc, reason) given up after all retries
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+def prompt_version_of(text: str, given: str | None = None) -> str:
+    """The prompt's version: the given label, `umbrela-v1` for the default, else file:<sha256[:12]>."""
+    if given:
+        return given
+    if text == DEFAULT_PROMPT:
+        return DEFAULT_PROMPT_VERSION
+    return "file:" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
+
+
+def cache_key(topic: str, doc: str, prompt: str, model: str) -> str:
+    """The cache key of one judgment: (topic, document, prompt text, model)."""
+    h = hashlib.sha256(json.dumps([str(topic), str(doc), hashlib.sha256(prompt.encode()).hexdigest(), model])
+                       .encode("utf-8"))
+    return h.hexdigest()[:32]
+
+
+def render(template: str, topic: dict, passage: str) -> str:
+    """Fill the prompt's {query}, {description}, {narrative}, {passage} (other braces are kept)."""
+    vals = {"query": topic.get("title", ""), "description": topic.get("description", ""),
+            "narrative": topic.get("narrative", ""), "passage": passage, "topic": topic.get("topic", "")}
+    return re.sub(r"\{(query|description|narrative|passage|topic)\}", lambda m: str(vals[m.group(1)]), template)
+
+
+def parse_grade(answer: str, grades=(0, 1, 2, 3)) -> int | None:
+    """The grade in an answer: the last `##final score: N`, or an answer that is only a number.
+    None when there is none or it is not on the scale (never guessed)."""
+    if not isinstance(answer, str):
+        return None
+    hits = _FINAL_RE.findall(answer)
+    if hits:
+        g = int(hits[-1])
+    else:
+        m = _BARE_RE.match(answer)
+        if not m:
+            return None
+        g = int(m.group(1))
+    return g if g in grades else None
+
+
+def estimate_tokens(text: str) -> int:
+    """A rough token count (4 characters a token), for the estimate printed before a run."""
+    return max(1, (len(text) + 3) // 4)
+
+
+def chat_url(endpoint: str) -> str:
+    e = endpoint.rstrip("/")
+    if e.endswith("/chat/completions"):
+        return e
+    if not e.endswith("/v1"):
+        e += "/v1"
+    return e + "/chat/completions"
+
+
+def chat(settings: JudgeSettings, prompt: str) -> tuple[str, dict]:
+    """One chat completion: (answer text, usage). Raises urllib errors / ValueError on failure."""
+    body = json.dumps({"model": settings.model, "messages": [{"role": "user", "content": prompt}],
+                       "temperature": settings.temperature, "max_tokens": settings.max_tokens}).encode("utf-8")
+    headers = {"Content-Type": "application/json"}
+    if settings.api_key:
+        headers["Authorization"] = f"Bearer {settings.api_key}"
+    req = urllib.request.Request(chat_url(settings.endpoint), data=body, headers=headers, method="POST")
+    with urllib.request.urlopen(req, timeout=settings.timeout) as resp:
+        data = json.loads(resp.read().decode("utf-8"))
+    text = data["choices"][0]["message"]["content"]
+    return str(text or ""), dict(data.get("usage") or {})
+
+
+# ---------------------------------------------------------------------------- campaign side
+
+def read_docs(root) -> dict[str, dict]:
+    """docs/docs.jsonl as id -> record (title, text); empty when absent."""
+    p = Path(root) / "docs" / "docs.jsonl"
+    out: dict[str, dict] = {}
+    if p.is_file():
+        for ln, line in enumerate(p.read_text(encoding="utf-8").splitlines(), start=1):
+            if line.strip():
+                try:
+                    rec = json.loads(line)
+                except json.JSONDecodeError:
+                    raise CranfieldError(f"{p}:{ln}: not valid JSON (one document object per line)") from None
+                out[str(rec.get("id"))] = rec
+    return out
+
+
+def pooled_pairs(camp, pool: str | None = None, depth: int | None = None, topics=None) -> pd.DataFrame:
+    """The (topic, doc) pairs to judge: the named pool (pools/pool-NAME.tsv), else the newest pool,
+    else the depth pool (pool.depth, default 100) of the pooled runs. Columns topic, doc."""
+    from ..pooling import list_pools, pool_path, read_pool
+    path = None
+    if pool:
+        path = pool_path(camp.root, pool)
+    elif depth is None:
+        files = list_pools(camp.root)
+        path = files[-1] if files else None
+    if path is not None:
+        t = read_pool(path)
+        t = t[t["order"] > 0].sort_values(["topic", "order"], kind="mergesort") if "order" in t else t
+        pairs = t[["topic", "doc"]].astype(str)
+    else:
+        from ..ranking.join import ranked_rows
+        k = int(depth or (camp.config.get("pool") or {}).get("depth") or 100)
+        runs = camp.runs()
+        meta = camp.run_meta()
+        pooled = set(meta.loc[meta["pooled"], "run"])
+        r = runs[runs["run"].astype(str).isin(pooled)] if pooled else runs
+        rows, rank = ranked_rows(r, k)
+        sel = r.iloc[rows]
+        pairs = pd.DataFrame({"topic": sel["topic"].astype(str).to_numpy(object),
+                              "doc": sel["doc"].astype(str).to_numpy(object), "rank": rank})
+        pairs = pairs.sort_values(["topic", "rank"], kind="mergesort")[["topic", "doc"]]
+    if topics:
+        pairs = pairs[pairs["topic"].isin(set(map(str, topics)))]
+    return pairs.drop_duplicates().reset_index(drop=True)
+
+
+def _read_jsonl(path: Path) -> list[dict]:
+    out = []
+    if path.is_file():
+        for line in path.read_bytes().split(b"\n"):
+            if line.strip():
+                try:
+                    rec = json.loads(line)
+                except ValueError:
+                    continue           # a torn last line: the writer died; that judgment is redone
+                if isinstance(rec, dict):
+                    out.append(rec)
+    return out
+
+
+@dataclass
+class Plan:
+    """What a run would do, before any call: pairs, how many are done, cached, to ask; token estimate."""
+
+    source: str
+    pairs: list            # (topic, doc, key, prompt) still to ask
+    cached: list           # (topic, doc, key, grade, answer) in the cache, not yet in the source log
+    already: int
+    total: int
+    prompt_tokens: int
+    max_completion_tokens: int
+
+
+def plan(camp, source: str, settings: JudgeSettings, pairs: pd.DataFrame) -> Plan:
+    """Sort the pairs into done (in the source log), cached and to ask; estimate the tokens."""
+    from ..judgments.sources import check_name, sources_dir
+    check_name(source)
+    docs = read_docs(camp.root)
+    tt = camp.topics()
+    topics = {str(r["topic"]): r for r in tt.to_dict("records")} if len(tt) else {}
+    done = {r.get("key") for r in _read_jsonl(sources_dir(camp.root) / f"{source}.jsonl") if r.get("op", "judge") == "judge"}
+    cache = {r["key"]: r for r in _read_jsonl(camp.root / ".cranfield-cache" / CACHE_NAME) if "key" in r}
+    todo, cached, already, ptok = [], [], 0, 0
+    missing_docs = 0
+    for t, d in zip(pairs["topic"], pairs["doc"]):
+        key = cache_key(t, d, settings.prompt, settings.model)
+        if key in done:
+            already += 1
+            continue
+        if key in cache:
+            c = cache[key]
+            cached.append((t, d, key, int(c["grade"]), c.get("answer", "")))
+            continue
+        doc = docs.get(d)
+        if doc is None:
+            missing_docs += 1
+        passage = (f"{doc.get('title', '')}\n{doc.get('text', '')}".strip() if doc else "")
+        p = render(settings.prompt, topics.get(t, {"topic": t, "title": t}), passage)
+        ptok += estimate_tokens(p)
+        todo.append((t, d, key, p))
+    if missing_docs and docs:
+        camp.warnings.add(str(camp.root / "docs" / "docs.jsonl"), None,
+                          f"{missing_docs} pooled document(s) have no text in the document store; judged on "
+                          f"an empty passage")
+    return Plan(source, todo, cached, already, len(pairs), ptok, settings.max_tokens * len(todo))
+
+
+def run_auto_judge(camp, source: str, settings: JudgeSettings, pairs: pd.DataFrame | None = None,
+                   progress: Callable[[int, int, AutoJudgeResult], None] | None = None,
+                   the_plan: Plan | None = None) -> AutoJudgeResult:
+    """Judge the pooled pairs with the model; returns counts. Grades go to the source's log."""
+    from ..judgments.log import append_records, now_ts
+    from ..judgments.sources import sources_dir
+    if settings.concurrency < 1:
+        raise CranfieldError("--concurrency must be at least 1")
+    pl = the_plan or plan(camp, source, settings, pairs if pairs is not None else pooled_pairs(camp))
+    res = AutoJudgeResult(total=pl.total, already=pl.already)
+    log_p = sources_dir(camp.root) / f"{source}.jsonl"
+    err_p = sources_dir(camp.root) / f"{source}.errors.jsonl"
+    cache_p = camp.root / ".cranfield-cache" / CACHE_NAME
+    lock = threading.Lock()
+    base = {"assessor": source, "source": source, "kind": "auto", "model": settings.model,
+            "prompt_version": settings.prompt_version, "endpoint": settings.endpoint, "op": "judge"}
+
+    gm = {int(k): int(v) for k, v in settings.grade_map.items()}
+
+    def record(t, d, key, g, answer, seconds=None):
+        rec = {"topic": t, "doc": d, "grade": gm.get(int(g), int(g)), **base, "key": key, "ts": now_ts(),
+               "seconds": seconds}
+        if int(g) in gm:
+            rec["model_grade"] = int(g)
+        append_records(log_p, [rec])
+
+    if pl.cached:
+        append_records(log_p, [{"topic": t, "doc": d, "grade": gm.get(int(g), int(g)), **base, "key": k,
+                                "ts": now_ts(), "seconds": None, "cached": True} for t, d, k, g, _ in pl.cached])
+        res.from_cache = len(pl.cached)
+
+    def one(item):
+        t, d, key, prompt = item
+        attempt = 0
+        while True:
+            t0 = time.monotonic()
+            reason = None
+            try:
+                answer, usage = chat(settings, prompt)
+                with lock:
+                    res.calls += 1
+                    res.prompt_tokens += int(usage.get("prompt_tokens") or 0)
+                    res.completion_tokens += int(usage.get("completion_tokens") or 0)
+                g = parse_grade(answer, settings.grades)
+                if g is not None:
+                    secs = round(time.monotonic() - t0, 3)
+                    append_records(cache_p, [{"key": key, "topic": t, "doc": d, "model": settings.model,
+                                              "prompt_version": settings.prompt_version, "grade": g,
+                                              "answer": answer[-2000:], "ts": now_ts()}])
+                    record(t, d, key, g, answer, secs)
+                    with lock:
+                        res.judged += 1
+                    return
+                reason = "unparseable answer"
+                with lock:
+                    res.unparsed += 1
+                append_records(err_p, [{"topic": t, "doc": d, "key": key, "model": settings.model, "attempt": attempt + 1,
+                                        "error": reason, "answer": answer[-2000:], "ts": now_ts()}])
+            except (urllib.error.URLError, OSError, ValueError, KeyError, IndexError, TypeError) as exc:
+                reason = f"request failed: {getattr(exc, 'code', '')} {exc}".replace("  ", " ")
+                with lock:
+                    res.calls += 1
+                    res.http_errors += 1
+                append_records(err_p, [{"topic": t, "doc": d, "key": key, "model": settings.model, "attempt": attempt + 1,
+                                        "error": reason[:500], "ts": now_ts()}])
+            attempt += 1
+            if attempt > settings.retries:
+                with lock:
+                    res.failed.append((t, d, reason))
+                return
+            time.sleep(min(30.0, settings.backoff * 2 ** (attempt - 1)))
+
+    n = len(pl.pairs)
+    done = 0
+    if progress:
+        progress(0, n, res)
+    if n:
+        with ThreadPoolExecutor(max_workers=settings.concurrency) as ex:
+            futs = [ex.submit(one, it) for it in pl.pairs]
+            for f in as_completed(futs):
+                f.result()
+                done += 1
+                if progress:
+                    progress(done, n, res)
+    return res

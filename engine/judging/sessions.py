@@ -1,0 +1,262 @@
+"""Judging sessions for hours of work: the active pool and its progress, document leases (two assessors
+on one topic never get the same document unless it is double judged), double judging, random order,
+guidelines, post-editing automatic labels, "cannot judge" and rationales.
+
+campaign.yaml `judging:` (all optional):
+
+    judging:
+      guidelines: guidelines.md   # shown beside the document (a file in the campaign directory)
+      random_order: false         # present each topic's documents in a random order (per assessor)
+      double_fraction: 0.1        # share of pooled documents that two assessors judge (a pool built
+                                  # with `cranfield pool --double F` sets its own share)
+      lease_seconds: 900          # a lease not released by then expires
+      auto_source: llm-gpt-4o     # the automatic labels to show (default: the first automatic source)
+
+Leases live in `judgments/leases.jsonl` (lease / release / done lines, appended under an exclusive lock;
+the choice of a document and its lease happen under that same lock; `done` marks a judged document). Actions go to the judgment log:
+judgments carry `action` (judge, accept, change), and for accept / change the automatic label and its
+source (`auto_grade`, `auto_source`); `cannot_judge` lines carry a reason; `rationale` is optional.
+"""
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..errors import CranfieldError
+
+LEASES_NAME = "leases.jsonl"
+DEFAULT_LEASE_SECONDS = 900.0
+CANNOT_JUDGE_REASONS = ("document unreadable or empty", "not in a language I can judge",
+                        "topic statement unclear", "needs expertise I lack", "other")
+
+
+def judging_config(config: dict) -> dict:
+    """campaign.yaml `judging:` with defaults, checked."""
+    raw = config.get("judging") or {}
+    if not isinstance(raw, dict):
+        raise CranfieldError("campaign.yaml: judging: must be a mapping (guidelines, random_order, "
+                             "double_fraction, lease_seconds, auto_source)")
+    known = {"guidelines", "random_order", "double_fraction", "lease_seconds", "auto_source"}
+    bad = set(raw) - known
+    if bad:
+        raise CranfieldError(f"campaign.yaml: judging.{sorted(bad)[0]}: unknown key; allowed: {', '.join(sorted(known))}")
+    out = {"guidelines": raw.get("guidelines"), "random_order": bool(raw.get("random_order", False)),
+           "double_fraction": float(raw.get("double_fraction") or 0.0),
+           "lease_seconds": float(raw.get("lease_seconds") or DEFAULT_LEASE_SECONDS),
+           "auto_source": raw.get("auto_source")}
+    if not 0 <= out["double_fraction"] <= 1:
+        raise CranfieldError(f"campaign.yaml: judging.double_fraction must be in [0, 1], got {out['double_fraction']}")
+    if out["lease_seconds"] <= 0:
+        raise CranfieldError("campaign.yaml: judging.lease_seconds must be > 0")
+    return out
+
+
+def guidelines_text(root, config: dict) -> str | None:
+    """The guidelines file's text (judging.guidelines), None when not configured."""
+    g = judging_config(config)["guidelines"]
+    if not g:
+        return None
+    p = Path(root) / str(g)
+    try:
+        return p.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise CranfieldError(f"judging.guidelines: {p} cannot be read ({exc.strerror}); fix the path "
+                             f"(relative to the campaign directory)") from None
+
+
+# ---------------------------------------------------------------------------- the active pool
+
+def active_pool(root) -> tuple[str | None, pd.DataFrame | None]:
+    """The newest pool in pools/ (the one the judging screen follows): (name, table with order > 0)."""
+    from ..pooling import list_pools, read_pool
+    files = list_pools(root)
+    if not files:
+        return None, None
+    t = read_pool(files[-1])
+    t = t[t["order"] > 0].astype({"topic": str, "doc": str})
+    return files[-1].stem[5:], t.reset_index(drop=True)
+
+
+def pool_double_fraction(root, name: str | None) -> float | None:
+    """The double-judging share the pool builder gave pool `name` (`cranfield pool --double`), else None."""
+    p = Path(root) / "pools" / "pools.log.jsonl"
+    if not name or not p.is_file():
+        return None
+    frac = None
+    for ln in p.read_text(encoding="utf-8").splitlines():
+        try:
+            rec = json.loads(ln)
+        except ValueError:
+            continue
+        if isinstance(rec, dict) and rec.get("name") == name:
+            frac = rec.get("double_fraction")      # the latest spec of that name wins
+    return None if frac is None else float(frac)
+
+
+def pool_progress(pool: pd.DataFrame, judged: pd.DataFrame) -> pd.DataFrame:
+    """Per topic of the pool: pooled, judged (of the pooled documents), left; plus a last row `all`."""
+    key = set(zip(judged.loc[judged["grade"] >= 0, "topic"].astype(str), judged.loc[judged["grade"] >= 0, "doc"].astype(str)))
+    p = pool[["topic", "doc"]].astype(str).drop_duplicates()
+    p = p.assign(judged=[(t, d) in key for t, d in zip(p["topic"], p["doc"])])
+    g = p.groupby("topic", sort=False)["judged"].agg(pooled="size", judged="sum").reset_index()
+    g["judged"] = g["judged"].astype(np.int64)
+    g["left"] = g["pooled"] - g["judged"]
+    tot = pd.DataFrame({"topic": ["all"], "pooled": [int(g["pooled"].sum())], "judged": [int(g["judged"].sum())],
+                        "left": [int(g["left"].sum())]})
+    return pd.concat([g, tot], ignore_index=True)
+
+
+# ---------------------------------------------------------------------------- double judging and order
+
+def _unit(*parts) -> float:
+    h = hashlib.sha256("\x00".join(map(str, parts)).encode()).digest()
+    return int.from_bytes(h[:8], "big") / 2 ** 64
+
+
+def is_double(topic: str, doc: str, fraction: float, seed: int = 0) -> bool:
+    """Whether a pooled document is assigned to a second assessor (a fixed share, by a hash of the pair)."""
+    return fraction > 0 and _unit("double", seed, topic, doc) < fraction
+
+
+def order_documents(docs: list[str], topic: str, assessor: str, random_order: bool) -> list[str]:
+    """The order an assessor sees a topic's documents: as pooled, or shuffled by a seed of (assessor, topic)
+    (against position bias; the same assessor sees the same order after a restart)."""
+    if not random_order:
+        return list(docs)
+    return sorted(docs, key=lambda d: _unit("order", assessor, topic, d))
+
+
+# ---------------------------------------------------------------------------- leases
+
+def leases_path(root) -> Path:
+    return Path(root) / "judgments" / LEASES_NAME
+
+
+def _read_lines(fd: int) -> list[dict]:
+    size = os.fstat(fd).st_size
+    data = os.pread(fd, size, 0) if size else b""
+    out = []
+    for ln in data.split(b"\n"):
+        if ln.strip():
+            try:
+                out.append(json.loads(ln))
+            except ValueError:
+                continue
+    return out
+
+
+def active_leases(records: list[dict], now: float) -> dict[tuple[str, str], dict[str, float]]:
+    """(topic, doc) -> {assessor: expiry} of the leases in force."""
+    out: dict[tuple[str, str], dict[str, float]] = {}
+    for r in records:
+        k = (str(r.get("topic")), str(r.get("doc")))
+        a = str(r.get("assessor", ""))
+        if r.get("op") == "lease":
+            out.setdefault(k, {})[a] = float(r.get("expires", 0))
+        elif r.get("op") == "done":           # judged: held for good (until released after an undo)
+            out.setdefault(k, {})[a] = float("inf")
+        elif r.get("op") == "release":
+            out.get(k, {}).pop(a, None)
+    return {k: {a: e for a, e in v.items() if e > now} for k, v in out.items() if any(e > now for e in v.values())}
+
+
+def acquire(root, topic: str, candidates: list[str], assessor: str, *, judged_by: dict | None = None,
+            double: set | None = None, seconds: float = DEFAULT_LEASE_SECONDS, now: float | None = None) -> str | None:
+    """Under the lease file's lock: the first candidate no other assessor holds (a double-judged one:
+    held or judged by fewer than two others), leased to `assessor`. A document this assessor already
+    holds is returned again. `judged_by` maps (topic, doc) -> set of assessors who judged it."""
+    p = leases_path(root)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(p, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        t = time.time() if now is None else now
+        held = active_leases(_read_lines(fd), t)
+        judged_by = judged_by or {}
+        double = double or set()
+        pick = None
+        for d in candidates:
+            k = (str(topic), str(d))
+            holders = set(held.get(k, {}))
+            if assessor in holders:
+                pick = d
+                break
+            others = (holders | set(judged_by.get(k, set()))) - {assessor}
+            if assessor in judged_by.get(k, set()):
+                continue
+            if not others or (k in double and len(others) < 2):
+                pick = d
+                rec = {"op": "lease", "topic": str(topic), "doc": str(d), "assessor": assessor, "ts": t,
+                       "expires": t + seconds}
+                os.write(fd, (json.dumps(rec) + "\n").encode())
+                os.fsync(fd)
+                break
+        return pick
+    finally:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)
+
+
+def release(root, topic: str, doc: str, assessor: str, judged: bool = False) -> None:
+    """Release this assessor's lease of a document (on skip or cannot-judge); with `judged`, turn it into
+    a `done` mark that never expires, so no other assessor is offered the document even when their view
+    of the judgment log is a moment old (double-judged documents still go to one more assessor)."""
+    from ..judgments.log import append_records
+    append_records(leases_path(root), [{"op": "done" if judged else "release", "topic": str(topic),
+                                        "doc": str(doc), "assessor": assessor, "ts": time.time()}])
+
+
+# ---------------------------------------------------------------------------- actions in the log
+
+def record_action(root, topic, doc, grade: int, assessor: str, seconds: float | None = None,
+                  strategy: str | None = None, *, action: str = "judge", auto_grade: int | None = None,
+                  auto_source: str | None = None, rationale: str | None = None) -> dict:
+    """Append a judgment with how it was made: action judge (no automatic label), accept (the automatic
+    label taken as is) or change (a different grade than the automatic label)."""
+    from ..judgments.log import append_records, judgment_record, log_path
+    if action not in ("judge", "accept", "change"):
+        raise CranfieldError(f"judging action {action!r}: judge, accept or change")
+    rec = judgment_record(topic, doc, grade, assessor, seconds, strategy)
+    rec["action"] = action
+    if auto_source is not None:
+        rec["auto_grade"] = None if auto_grade is None else int(auto_grade)
+        rec["auto_source"] = str(auto_source)
+    if rationale:
+        rec["rationale"] = " ".join(str(rationale).split())
+    append_records(log_path(root), [rec])
+    return rec
+
+
+def record_cannot_judge(root, topic, doc, assessor: str, reason: str, seconds: float | None = None) -> dict:
+    """Append a `cannot_judge` line (no grade) with the reason."""
+    from ..judgments.log import append_records, log_path, now_ts
+    reason = " ".join(str(reason or "").split())
+    if not reason:
+        raise CranfieldError("cannot judge: give a reason")
+    rec = {"topic": str(topic), "doc": str(doc), "assessor": str(assessor), "ts": now_ts(),
+           "seconds": seconds, "op": "cannot_judge", "reason": reason}
+    append_records(log_path(root), [rec])
+    return rec
+
+
+def edit_rates(log: pd.DataFrame) -> pd.DataFrame:
+    """Per assessor: judgments shown an automatic label, accepted, changed, edit rate; cannot-judge count."""
+    if log is None or not len(log) or "action" not in log:
+        return pd.DataFrame(columns=["assessor", "shown_auto", "accepted", "changed", "edit_rate", "cannot_judge"])
+    j = log[log["op"] == "judge"]
+    rows = []
+    for a in sorted(set(log["assessor"].astype(str))):
+        ja = j[j["assessor"].astype(str) == a]
+        acc = int((ja["action"] == "accept").sum())
+        chg = int((ja["action"] == "change").sum())
+        cj = int(((log["op"] == "cannot_judge") & (log["assessor"].astype(str) == a)).sum())
+        rows.append({"assessor": a, "shown_auto": acc + chg, "accepted": acc, "changed": chg,
+                     "edit_rate": chg / (acc + chg) if acc + chg else float("nan"), "cannot_judge": cj})
+    return pd.DataFrame(rows)

@@ -1,0 +1,115 @@
+"""Simulated judges with a known confusion matrix relative to the truth (a lenient or a strict judge),
+so agreement figures can be checked against the values the matrix implies.
+
+A judge's matrix M is row-stochastic: M[i, j] = P(judge says grade j | true grade i), grades in scale
+order. With true-grade shares p, the expected joint table is diag(p) M, whose Cohen's kappa is the
+implied kappa; its sampling error for n judged documents comes from multinomial draws of that table.
+"""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+
+from ..errors import CranfieldError
+
+JUDGE_KINDS = ("lenient", "strict", "noisy")
+
+
+def judge_matrix(kind: str, n_grades: int, error: float = 0.2) -> np.ndarray:
+    """The confusion matrix of a judge over `n_grades` grades: lenient moves a document one grade up
+    with probability `error` (the top grade stays), strict one grade down (grade 0 stays), noisy to
+    a uniformly chosen other grade."""
+    if kind not in JUDGE_KINDS:
+        raise CranfieldError(f"judge {kind!r}: use one of {', '.join(JUDGE_KINDS)}")
+    if not 0 <= error <= 1:
+        raise CranfieldError(f"judge error {error}: must be in [0, 1]")
+    k = n_grades
+    m = np.eye(k) * (1 - error)
+    for i in range(k):
+        if kind == "lenient":
+            m[i, min(i + 1, k - 1)] += error
+        elif kind == "strict":
+            m[i, max(i - 1, 0)] += error
+        else:
+            for j in range(k):
+                if j != i:
+                    m[i, j] += error / (k - 1)
+    return m
+
+
+def apply_judge(truth: pd.DataFrame, matrix: np.ndarray, grades: list[int], seed: int = 0) -> pd.DataFrame:
+    """Judge every (topic, doc) of `truth` (topic, doc, grade): each grade drawn from the matrix row
+    of its true grade. Deterministic in `seed`."""
+    rng = np.random.default_rng(seed)
+    idx = {g: i for i, g in enumerate(grades)}
+    rows = np.array([idx[int(g)] for g in truth["grade"]], dtype=np.int64)
+    cum = np.cumsum(matrix, axis=1)
+    u = rng.random(len(rows))
+    picked = (u[:, None] > cum[rows]).sum(axis=1)
+    picked = np.minimum(picked, len(grades) - 1)
+    out = truth[["topic", "doc"]].copy()
+    out["grade"] = np.asarray(grades, dtype=np.int64)[picked]
+    return out.reset_index(drop=True)
+
+
+def implied_joint(matrix: np.ndarray, true_share: np.ndarray) -> np.ndarray:
+    """Expected joint distribution (rows: truth, columns: judge)."""
+    return np.asarray(true_share, float)[:, None] * np.asarray(matrix, float)
+
+
+def implied_kappa(matrix: np.ndarray, true_share: np.ndarray, weights: str = "unweighted") -> float:
+    """The kappa the matrix implies for documents whose true grades have shares `true_share`."""
+    from .agreement import kappa_from_confusion
+    return kappa_from_confusion(implied_joint(matrix, true_share), weights)
+
+
+def kappa_sampling_error(matrix: np.ndarray, true_share: np.ndarray, n: int, weights: str = "unweighted",
+                         draws: int = 2000, seed: int = 0) -> float:
+    """Standard deviation of kappa over multinomial samples of `n` documents from the implied joint table."""
+    from .agreement import kappa_from_confusion
+    joint = implied_joint(matrix, true_share)
+    rng = np.random.default_rng(seed)
+    samples = rng.multinomial(n, joint.ravel() / joint.sum(), size=draws).reshape(draws, *joint.shape)
+    ks = np.array([kappa_from_confusion(s, weights) for s in samples])
+    return float(np.nanstd(ks, ddof=1))
+
+
+def binary_matrix(matrix: np.ndarray, true_share: np.ndarray, threshold_index: int) -> tuple[np.ndarray, np.ndarray]:
+    """The 2x2 judge matrix and true shares after binarizing at grade position `threshold_index`."""
+    joint = implied_joint(matrix, true_share)
+    rel = np.arange(len(joint)) >= threshold_index
+    j2 = np.array([[joint[~rel][:, ~rel].sum(), joint[~rel][:, rel].sum()],
+                   [joint[rel][:, ~rel].sum(), joint[rel][:, rel].sum()]])
+    share = j2.sum(axis=1)
+    return j2 / np.where(share[:, None] > 0, share[:, None], 1), share
+
+
+def write_judge_source(root, judged: pd.DataFrame, grades: list[int], kind: str, error: float, seed: int,
+                       name: str | None = None) -> str:
+    """Write a simulated judge's labels of `judged` (topic, doc, true grade) as a campaign source
+    (judgments/sources/NAME.qrels + meta with the matrix). Returns the source name."""
+    from ..formats.qrels import write_qrels
+    from ..formats.files import write_text
+    from .sources import sources_dir
+    m = judge_matrix(kind, len(grades), error)
+    labels = apply_judge(judged, m, grades, seed)
+    name = name or f"judge-{kind}"
+    d = sources_dir(root)
+    write_qrels(d / f"{name}.qrels", labels)
+    meta = {"name": name, "kind": "simulated", "model": f"{kind} judge, error {error}", "prompt_version": "",
+            "origin": "cranfield simulate", "judgments": int(len(labels)), "grades": list(map(int, grades)),
+            "confusion_matrix": m.round(6).tolist(), "seed": int(seed)}
+    write_text(d / f"{name}.meta.json", json.dumps(meta, indent=1) + "\n")
+    return name
+
+
+def read_judge_matrix(root, name: str) -> np.ndarray | None:
+    """The known confusion matrix of a simulated source, else None."""
+    from .sources import sources_dir
+    p = sources_dir(root) / f"{name}.meta.json"
+    if not p.is_file():
+        return None
+    m = json.loads(p.read_text()).get("confusion_matrix")
+    return None if m is None else np.asarray(m, float)
