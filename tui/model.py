@@ -282,7 +282,7 @@ class CampaignModel:
 
     # ------------------------------------------------------------------ submissions and fusion
     def submit_runs(self, paths: list[str], *, group: str | None = None, manual: bool = False,
-                    priority: int | None = None, check_only: bool = False) -> "Intake":
+                    priority: int | None = None, check_only: bool = False, pooled: bool = True) -> "Intake":
         """Submit run files to the campaign through engine.campaign.intake.submit (as `cranfield submit`): the
         report says accepted (with each run's metadata, header lines and notes) or refused (every
         problem as file:line: what; nothing copied). The campaign is read afresh from disk."""
@@ -290,7 +290,7 @@ class CampaignModel:
         from engine.campaign.intake import submit
         try:
             res = submit(self.root, [str(p) for p in paths], group=group, manual=manual, priority=priority,
-                         dry_run=check_only)
+                         dry_run=check_only, pooled=pooled)
         except FormatError as exc:
             return Intake(False, [str(p) for p in exc.problems] + ([f"hint: {exc.hint}"] if exc.hint else []), [])
         except CranfieldError as exc:

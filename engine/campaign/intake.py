@@ -230,9 +230,12 @@ def _write_atomic(path: Path, data: bytes) -> None:
 
 
 def submit(campaign, paths: list, *, group: str | None = None, manual: bool = False, priority: int | None = None,
-           override_deadline: bool = False, now: datetime | None = None, dry_run: bool = False) -> list[Submission]:
+           override_deadline: bool = False, now: datetime | None = None, dry_run: bool = False,
+           pooled: bool = True) -> list[Submission]:
     """Check every run file; if all pass, copy each into runs/<tag>.txt and record runs.<tag> in
-    campaign.yaml. If any fails, raise FormatError with every problem and write nothing."""
+    campaign.yaml (type manual or automatic; `pooled`: whether the run contributes to pools, False for
+    a run derived from others, e.g. a fusion). If any fails, raise FormatError with every problem and
+    write nothing."""
     from .campaign import CONFIG_NAME, load_campaign, read_config
     camp = load_campaign(campaign) if not hasattr(campaign, "config") else campaign
     cfg = submission_config(camp)
@@ -271,7 +274,7 @@ def submit(campaign, paths: list, *, group: str | None = None, manual: bool = Fa
     text = cfg_path.read_text(encoding="utf-8")
     stamp = now.astimezone(timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
     for s in results:
-        entry = {"group": group or s.tag, "type": "manual" if manual else "automatic", "pooled": True,
+        entry = {"group": group or s.tag, "type": "manual" if manual else "automatic", "pooled": bool(pooled),
                  "file": f"runs/{s.tag}.txt", "submitted": stamp, "checksum": f"sha256:{s.checksum}"}
         if priority is not None:
             entry["priority"] = int(priority)

@@ -46,9 +46,10 @@ class SubmitScreen(_Work, ModalScreen):
 
     BINDINGS = [CLOSE]
 
-    def __init__(self, path: str = ""):
+    def __init__(self, path: str = "", *, manual: bool = False, pooled: bool = True):
         super().__init__()
         self.path = path
+        self.manual, self.pooled = manual, pooled   # a fused run: manual when one of its runs is, never pooled
         self.result = None           # the model's Intake of the last submission
 
     def compose(self) -> ComposeResult:
@@ -57,7 +58,7 @@ class SubmitScreen(_Work, ModalScreen):
             yield Input(value=self.path, placeholder="run file path", id="submit-path", select_on_focus=False)
             with Horizontal(classes="intake-row"):
                 yield Input(placeholder="group (default: run tag)", id="submit-group")
-                yield Checkbox("manual run", id="submit-manual")
+                yield Checkbox("manual run", self.manual, id="submit-manual")
             with VerticalScroll(id="intake-report"):
                 yield Static("", id="submit-report")
 
@@ -81,7 +82,8 @@ class SubmitScreen(_Work, ModalScreen):
         manual = self.query_one("#submit-manual", Checkbox).value
         p = str(Path(path).expanduser())
         self.show([f"checking {p} …"], None)
-        self.start(lambda: model.submit_runs([p], group=group, manual=manual), self.finished)
+        pooled = self.pooled
+        self.start(lambda: model.submit_runs([p], group=group, manual=manual, pooled=pooled), self.finished)
 
     def finished(self, result) -> None:
         self.result = result
@@ -157,4 +159,7 @@ class FuseScreen(_Work, ModalScreen):
         if self.path is None:
             self.notify("fuse first: pick a method and press enter", severity="warning")
             return
-        self.app.push_screen(SubmitScreen(str(self.path)))
+        model = self.app.model
+        manual = model is not None and any(str(model.run_meta.at[r, "type"]) == "manual"
+                                           for r in self.runs if r in model.run_meta.index)
+        self.app.push_screen(SubmitScreen(str(self.path), manual=manual, pooled=False))
