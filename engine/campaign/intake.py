@@ -157,6 +157,7 @@ def check_run(path, camp, *, group: str | None = None, taken: set[str] | None = 
             err(Problem(spath, tags[sub.tag], f"run tag {sub.tag!r}: use letters, digits and _ . + -"))
         if sub.tag in (taken or set()):
             err(Problem(spath, tags[sub.tag], f"run tag {sub.tag} is already in the campaign; choose a new tag"))
+    reordered: list[tuple[str, int, int]] = []     # (topic, first line, tied pairs evaluation reorders)
     for topic, rows in per_topic.items():
         seen: dict[str, int] = {}
         for _, _, doc, no in rows:
@@ -176,11 +177,16 @@ def check_run(path, camp, *, group: str | None = None, taken: set[str] | None = 
                 err(Problem(spath, cur[3], f"topic {topic}: score {cur[1]:g} at rank {cur[0]} is higher than "
                                            f"{prev[1]:g} at rank {prev[0]} (line {prev[3]}); scores must not "
                                            f"increase down the ranking"))
-            elif cur[1] == prev[1]:
-                ties += 1
+            elif cur[1] == prev[1] and prev[2].encode() < cur[2].encode():
+                ties += 1       # trec_eval puts tied documents in descending id order: this pair swaps
         if ties:
-            sub.notes.append(Problem(spath, by_rank[0][3], f"topic {topic}: {ties} tied score(s); evaluation "
-                                                           f"breaks ties by document id, not by your ranks"))
+            reordered.append((topic, by_rank[0][3], ties))
+    if reordered:     # one note for the file: tied scores whose order evaluation changes
+        t0, line0, _ = reordered[0]
+        sub.notes.append(Problem(spath, line0, f"{len(reordered)} topic(s) ({', '.join(t for t, _, _ in reordered[:5])}"
+                                               f"{', ...' if len(reordered) > 5 else ''}) have tied scores in an order "
+                                               f"evaluation changes: ties are broken by document id (descending, "
+                                               f"as trec_eval), not by your ranks"))
     want = campaign_topics(camp)
     missing = [t for t in want if t not in per_topic]
     if missing and per_topic and str(cfg.get("missing_topics", "refuse")) != "allow":
