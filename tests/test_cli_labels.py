@@ -33,3 +33,27 @@ def test_predict_help_names_the_files_predict_writes(tmp_path, capsys):
     for suffix in (".qrels", ".meta.json", ".probs.tsv"):
         assert f"NAME{suffix}" in help_text.replace("sources/NAME", "NAME")
     assert not re.search(r"\.txt\b", help_text)
+
+
+def test_pool_says_how_many_documents_are_new(tmp_path, capsys):
+    """`cranfield pool` said how many documents to judge, not how many of them nobody judged yet."""
+    import pandas as pd
+    import yaml
+    from engine import read_qrels, read_runs
+    camp = private_copy(DEMO, tmp_path / "demo")
+    cfg = yaml.safe_load((camp / "campaign.yaml").read_text())
+    pooled = [r for r, m in cfg["runs"].items() if m.get("pooled", True)]
+    runs = read_runs(sorted((camp / "runs").iterdir()))
+    runs = runs[runs["run"].astype(str).isin(pooled)]
+    # by hand: the top 60 of each pooled run by trec_eval's order (score desc, doc desc), per topic
+    r = runs.assign(topic=runs["topic"].astype(str), doc=runs["doc"].astype(str), run=runs["run"].astype(str))
+    r = r.sort_values(["run", "topic", "score", "doc"], ascending=[True, True, False, False])
+    top = r[r.groupby(["run", "topic"]).cumcount() < 60]
+    pool = set(zip(top["topic"], top["doc"]))
+    q = read_qrels(camp / "judgments" / "qrels.txt")
+    judged = set(zip(q.loc[q["grade"] >= 0, "topic"].astype(str), q.loc[q["grade"] >= 0, "doc"].astype(str)))
+    capsys.readouterr()
+    assert main(["pool", str(camp), "--strategy", "depth", "--depth", "60", "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert f"{len(pool)} documents to judge, {len(pool - judged)} of them new (not judged yet)" in out
+    assert len(pool - judged) > 0

@@ -840,11 +840,9 @@ def pool_preview(model: "CampaignModel", table: pd.DataFrame) -> pd.DataFrame:
     """Per topic of a built pool: frame size, documents to judge, already judged, new, expected hours."""
     cm = cost_model(model.config)
     cats = model.o.categories()
+    from engine.pooling import judged_in_pool
     sel = table[table["order"] > 0]
-    judged = model.qrels[model.qrels["grade"] >= 0]
-    key = sel["topic"].astype(str) + "\x00" + sel["doc"].astype(str)
-    jkey = set(judged["topic"].astype(str) + "\x00" + judged["doc"].astype(str))
-    sel = sel.assign(known=key.isin(jkey).to_numpy())
+    sel = sel.assign(known=judged_in_pool(table, model.qrels).to_numpy())
     topics = sorted(table["topic"].astype(str).unique(), key=_topic_key)
     frame = table.groupby("topic").size().reindex(topics).fillna(0).astype(np.int64)
     g = sel.groupby("topic")
