@@ -57,3 +57,21 @@ def test_pool_says_how_many_documents_are_new(tmp_path, capsys):
     out = capsys.readouterr().out
     assert f"{len(pool)} documents to judge, {len(pool - judged)} of them new (not judged yet)" in out
     assert len(pool - judged) > 0
+
+
+def test_status_shows_no_unjudged_column_of_zeros_beside_pool_left(tmp_path, capsys):
+    """`status` showed an `unjudged` column (qrels lines with grade -1) that was 0 on every topic while
+    `pool left` was 21-33: the column is left out when the judgments hold no such line."""
+    camp = private_copy(DEMO, tmp_path / "demo")
+    assert main(["pool", str(camp), "--strategy", "depth", "--depth", "60"]) == 0
+    capsys.readouterr()
+    assert main(["status", str(camp)]) == 0
+    out = capsys.readouterr().out
+    head = [ln for ln in out.splitlines() if ln.startswith("topic ")][0]
+    assert head.split()[-1] == "left" and "unj" not in head and "pooled but not judged" not in out
+    # with grade -1 lines (TREC's pooled-but-unjudged), the column is there and counts them
+    q = camp / "judgments" / "qrels.txt"
+    q.write_text(q.read_text() + "401 0 D401-extra1 -1\n401 0 D401-extra2 -1\n")
+    assert main(["status", str(camp)]) == 0
+    out = capsys.readouterr().out
+    assert "2 pooled but not judged" in out
