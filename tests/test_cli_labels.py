@@ -87,3 +87,21 @@ def test_ci_says_why_an_interval_has_no_width_and_uses_the_better_variance(tmp_p
     assert "note: 12 run(s) with an interval of zero width" in out and "nothing is sampled" in out
     assert main(["ci", "--campaign", str(camp), "-m", "statAP"]) == 0     # statAP keeps its own variance
     assert "(statAP variance: its own estimator)" in capsys.readouterr().out
+
+
+def test_stability_tables_fit_the_terminal(tmp_path, capsys, monkeypatch):
+    """`stability poolbias` printed 126-250-character lines; wide tables now come in blocks of columns
+    within $COLUMNS, each led by the row's name."""
+    monkeypatch.setenv("COLUMNS", "80")
+    camp = private_copy(DEMO, tmp_path / "demo")
+    assert main(["stability", "poolbias", "--campaign", str(camp), "--quiet"]) == 0
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    assert max(len(ln) for ln in lines) <= 80
+    blocks = out.split("\n\n")
+    assert len(blocks) >= 2 and all("measure" in b.splitlines()[0 if i else 1] for i, b in enumerate(blocks))
+    heads = " ".join(b.splitlines()[0 if i else 1] for i, b in enumerate(blocks)).split()
+    for col in ("n_left_out", "mean_abs_rank_change", "max_down", "share_significant"):
+        assert heads.count(col) == 1                          # every column once, none cut
+    rows = [ln.split()[0] for b in blocks for ln in b.splitlines()[(1 if b is not blocks[0] else 2):]]
+    assert sorted(set(rows)) == sorted(rows[: len(rows) // len(blocks)])   # each block lists the same measures
