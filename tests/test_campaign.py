@@ -413,8 +413,8 @@ def test_status_plain_output(tmp_path, capsys):
     row = next(ln for ln in lines if ln.startswith("beta "))
     assert row.split() == ["beta", "beta", "automatic", "yes", "2", "24", "0.300", "0.333"]
     assert next(ln for ln in lines if ln.startswith("1 ")).split() == \
-        ["1", "first", "topic", "short", "7", "4", "3", "4", "0", "0", "8", "2"]
-    assert next(ln for ln in lines if ln.startswith("total")).split() == ["total", "8", "5", "3", "4", "1", "0"]
+        ["1", "first", "topic", "short", "7", "4", "3", "4", "0", "8", "2"]   # no unjudged column: no grade -1 line
+    assert next(ln for ln in lines if ln.startswith("total")).split() == ["total", "8", "5", "3", "4", "1"]
 
 
 def test_status_rich_output(tmp_path):

@@ -86,10 +86,11 @@ def test_every_defect_refused_with_file_line(camp: Path, tmp_path: Path):
 
 def test_accepted_run_in_leaderboard_with_metadata(camp: Path, tmp_path: Path, capsys):
     good = _write(tmp_path / "good.txt", "# ir_metadata: {software: {name: bm25}}\n"
-                                         "1 Q0 b 1 2.0 good\n1 Q0 a 2 2.0 good\n2 Q0 c 1 1.0 good\n")
+                                         "1 Q0 a 1 2.0 good\n1 Q0 b 2 2.0 good\n2 Q0 c 1 1.0 good\n")
     assert main(["submit", str(camp), str(good), "--group", "g2", "--manual", "--priority", "1"]) == 0
     out = capsys.readouterr().out
-    assert "accepted:" in out and "header: # ir_metadata" in out and "tied score" in out
+    assert "accepted:" in out and "header: # ir_metadata" in out
+    assert "1 topic(s) (1) have tied scores in an order evaluation changes" in out   # a before b: swapped
     text = (camp / "campaign.yaml").read_text()
     assert "# test campaign" in text                          # comments kept
     assert (camp / "runs" / "good.txt").read_bytes() == good.read_bytes()
@@ -136,3 +137,15 @@ def test_pool_runs_per_group_by_priority(camp: Path, tmp_path: Path):
     assert select_by_priority(c, None, 2) == ["old", "p1", "p2", "q1", "q3"]
     assert select_by_priority(c, ["p2", "q3", "old"], 1) == ["old", "p2", "q3"]
     assert main(["pool", str(camp), "--strategy", "depth", "--runs-per-group", "1", "--dry-run"]) == 0
+
+
+def test_ties_already_in_trec_eval_order_give_no_note(camp: Path, tmp_path: Path):
+    """A file in trec_eval's order (tied scores by descending document id) got one tie note per topic."""
+    ordered = _write(tmp_path / "ordered.txt", "1 Q0 b 1 2.0 ordered\n1 Q0 a 2 2.0 ordered\n"
+                                               "2 Q0 d 1 1.0 ordered\n2 Q0 c 2 1.0 ordered\n")
+    res = submit(camp, [ordered], dry_run=True)
+    assert not [n for n in res[0].notes if "tied" in str(n)]
+    swapped = _write(tmp_path / "swapped.txt", "1 Q0 a 1 2.0 swapped\n1 Q0 b 2 2.0 swapped\n"
+                                               "2 Q0 c 1 1.0 swapped\n2 Q0 d 2 1.0 swapped\n")
+    notes = [str(n) for n in submit(camp, [swapped], dry_run=True)[0].notes if "tied" in str(n)]
+    assert len(notes) == 1 and "2 topic(s) (1, 2) have tied scores" in notes[0]

@@ -62,3 +62,26 @@ def test_campaign_combine_rule_and_errors(tmp_path):
     d2 = tiny(tmp_path / "x", "sources:\n  combine: majority\n")
     with pytest.raises(FormatError, match="precedence"):
         combine_spec(load_campaign(d2))
+
+
+def test_a_source_is_never_paired_with_a_part_of_itself(tmp_path):
+    """human holds assessor:NAME: `official+assessor:ann` filled official with part of itself and Agreement
+    compared human with assessor:ann (kappa 1.000 by construction)."""
+    from engine.judging.workflow import record_judgment
+    from engine.judgments.sources import agreement_pair, judgment_choices, nested
+    d = tiny(tmp_path)
+    for doc, g in (("d3", 1), ("d5", 0)):
+        record_judgment(d, "1", doc, g, "ann", seconds=3.0)
+    record_judgment(d, "1", "d7", 1, "bob", seconds=3.0)
+    camp = load_campaign(d)
+    assert [s.name for s in list_sources(camp)] == ["human", "assessor:ann", "assessor:bob", "llm"]
+    assert nested(camp, "human", "assessor:ann") and nested(camp, "assessor:bob", "official")
+    assert nested(camp, "llm", "llm") and not nested(camp, "human", "llm")
+    assert not nested(camp, "assessor:ann", "assessor:bob")
+    assert [s for s, _ in judgment_choices(camp)] == ["official", "official+llm"]
+    assert agreement_pair(camp) == ("human", "llm")
+    # without the imported source: the two assessors (double judging), never human vs one of them
+    (d / "judgments" / "sources" / "llm.qrels").unlink()
+    camp = load_campaign(d)
+    assert agreement_pair(camp) == ("assessor:ann", "assessor:bob")
+    assert [s for s, _ in judgment_choices(camp)] == ["official"]

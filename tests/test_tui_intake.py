@@ -323,3 +323,28 @@ def test_large_mode_judgments_and_fusion_equal_in_memory(tmp_path, monkeypatch):
     pa, _ = small.fuse_runs(runs, "combsum", tmp_path / "a")
     pb, _ = large.fuse_runs(runs, "combsum", tmp_path / "b")
     assert pa.read_bytes() == pb.read_bytes()
+
+
+@run_async
+async def test_a_fused_run_of_a_manual_run_is_manual_and_not_pooled(tmp_path):
+    """The fused run of a manual and an automatic run was recorded as automatic and pooled."""
+    camp = copy_demo(tmp_path / "demo")
+    app = CranfieldApp(camp, export_dir=tmp_path / "exports")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await press(pilot, "l", "space", "down", "space")      # rows 1 and 3
+        a, b = app.screen.marked
+        types = app.model.run_meta["type"]
+        assert (types[a], types[b]) == ("automatic", "manual")
+        await press(pilot, "u", "enter")
+        await settle(pilot)
+        await press(pilot, "s")
+        assert app.screen.query_one("#submit-manual").value is True
+        await press(pilot, "enter")
+        await settle(pilot)
+        assert app.screen.result.accepted
+        await press(pilot, "escape", "escape")
+        await settle(pilot)
+        meta = load_campaign(camp).config["runs"]["fused-rrf"]
+        assert meta["type"] == "manual" and meta["pooled"] is False
+        assert lb_cell(app, "fused-rrf", "flags") == "M·"

@@ -20,8 +20,7 @@ from textual.widgets import Input, Select
 import tui.screens
 from tui.app import CranfieldApp
 from tui.model import CampaignModel
-from tui.screens.help import all_bindings
-from tui.testing import press, private_copy, run_async, screen_text, settle
+from tui.testing import deepen_demo_pool, keys_of, press, private_copy, run_async, screen_text, settle
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = ROOT / "campaigns" / "demo"
@@ -39,7 +38,6 @@ ROUTES: dict[str, list[str] | None] = {
 }
 MODE_SCREENS = ["HomeScreen", "LeaderboardScreen", "MatrixScreen", "PoolScreen", "JudgeScreen",
                 "StabilityScreen", "CostScreen", "TrainingScreen", "AgreementScreen"]
-QUITS = {"quit", "quit_picker", "help_quit"}
 
 
 def screen_classes() -> dict[str, type]:
@@ -51,19 +49,6 @@ def screen_classes() -> dict[str, type]:
             if issubclass(cls, Screen) and cls.__module__ == mod.__name__ and name != "CranfieldScreen":
                 out[name] = cls
     return out
-
-
-def keys_of(cls) -> list[str]:
-    """Every key bound by the class (and its bases), except those that quit."""
-    keys = []
-    for b in all_bindings(cls):
-        if b.action in QUITS:
-            continue
-        for k in b.key.split(","):
-            k = k.strip()
-            if k and k not in keys:
-                keys.append(k)
-    return keys
 
 
 def copy_demo(dst: Path) -> Path:
@@ -254,9 +239,7 @@ async def test_escape_leaves_every_input(tmp_path):
 @run_async
 async def test_judging_marks_scores_stale_until_reevaluated(tmp_path):
     camp = copy_demo(tmp_path / "demo")
-    cfg = (camp / "campaign.yaml").read_text()
-    (camp / "campaign.yaml").write_text(cfg.replace("\npool:\n  strategy: depth\n  depth: 50\n",
-                                                    "\npool:\n  strategy: depth\n  depth: 60\n"))
+    deepen_demo_pool(camp)
     app = CranfieldApp(camp, export_dir=tmp_path / "exports", assessor="stale")
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
@@ -267,7 +250,7 @@ async def test_judging_marks_scores_stale_until_reevaluated(tmp_path):
         assert doc is not None
         await press(pilot, "1")
         await press(pilot, "l")
-        assert "SCORES STALE" in screen_text(app)
+        assert "STALE: ctrl+r re-scores" in screen_text(app)
         await press(pilot, "ctrl+r")
         await settle(pilot)
         assert "STALE" not in screen_text(app)
@@ -285,6 +268,8 @@ async def test_export_says_its_full_path(tmp_path, monkeypatch):
         await settle(pilot)
         await press(pilot, "l", "e")
         out = camp.resolve() / "exports"
-        assert sorted(p.name for p in out.iterdir()) == ["leaderboard.csv", "leaderboard.md", "leaderboard.tex"]
+        assert sorted(p.name for p in out.iterdir()) == [
+            "leaderboard-significance.csv", "leaderboard-significance.md", "leaderboard-significance.tex",
+            "leaderboard.csv", "leaderboard.md", "leaderboard.tex"]
         assert not list(cwd.iterdir())
         assert app.last_export.startswith(f"wrote 12 rows to {out}/: leaderboard.csv")

@@ -137,7 +137,7 @@ async def test_leaderboard_sort_filter_marker_and_export(engine_map, tmp_path):
         await press(pilot, "e")
         csv = pd.read_csv(tmp_path / "leaderboard.csv")
         assert sorted(csv["run"]) == sorted(manual)
-        assert (tmp_path / "leaderboard.md").read_text().startswith("| position | run |")
+        assert (tmp_path / "leaderboard.md").read_text().startswith("| position | letter | run |")
         assert "\\begin{tabular}" in (tmp_path / "leaderboard.tex").read_text()
 
 
@@ -385,10 +385,12 @@ def test_cli_routes_to_the_tui(monkeypatch, tmp_path):
         real_run_app(tmp_path / "empty")
     seen = []
     monkeypatch.setattr(tui.app, "run_app", lambda target, **kw: seen.append((Path(target), kw)) or 0)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
     assert main([]) == 0
     assert main([str(DEMO)]) == 0
     assert main(["tui", str(DEMO), "--measures", "map,P.10", "--assessor", "ann"]) == 0
-    assert [p for p, _ in seen] == [DEMO_SOURCE, DEMO, DEMO]   # no argument: the bundled demo
+    user = tmp_path / "data" / "cranfield" / "demo"             # no argument: the user's copy of the demo
+    assert [p for p, _ in seen] == [user, DEMO, DEMO] and (user / "campaign.yaml").is_file()
     assert seen[2][1] == {"measures": ["map", "P.10"], "assessor": "ann"}
 
 

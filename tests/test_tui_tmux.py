@@ -32,7 +32,8 @@ class Pane:
     def __init__(self, tmp: Path, env: dict[str, str] | None = None):
         self.sock = f"cranfield-test-{uuid.uuid4().hex[:8]}"
         self.rc_file = tmp / "rc"
-        envs = " ".join(f"{k}={shlex.quote(v)}" for k, v in (env or {}).items())
+        env = {"XDG_DATA_HOME": str(tmp / "data"), **(env or {})}     # `cranfield` makes its demo copy here
+        envs = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
         inner = (f"cd {shlex.quote(str(ROOT))} && env TERM=xterm-256color {envs} {cranfield_cmd()}; "
                  f"echo $? > {shlex.quote(str(self.rc_file))}")
         self.tmux("new-session", "-d", "-s", "cf", "-x", "80", "-y", "24", f"sh -c {shlex.quote(inner)}")

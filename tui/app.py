@@ -1,6 +1,7 @@
 """The Cranfield Textual application: one mode per screen family, data loaded in workers."""
 from __future__ import annotations
 
+import inspect
 import os
 from pathlib import Path
 import threading
@@ -66,6 +67,53 @@ def _screen_factory(name: str) -> Callable[[], Screen]:
     return make
 
 
+FILE_KINDS = ("runs", "pools", "judgments", "sources", "config")
+"""The campaign files screens watch (`CranfieldScreen.WATCH`): run files, pools, the judgment log and
+imported judgments, judgment sources, campaign.yaml."""
+
+
+def file_signature(root: Path) -> dict[str, tuple]:
+    """Per FILE_KINDS kind, (name, size, mtime) of its files: a change of any means the campaign changed.
+    Leases are left out (they change whenever an assessor moves to the next document)."""
+    def listing(folder: Path, pattern: str = "*") -> tuple:
+        try:
+            return tuple(sorted((p.name, st.st_size, st.st_mtime_ns) for p in folder.glob(pattern)
+                                if p.is_file() and p.name != "leases.jsonl" for st in (p.stat(),)))
+        except OSError:
+            return ()
+    root = Path(root)
+    try:
+        cfg = root.joinpath("campaign.yaml").stat()
+        config = (cfg.st_size, cfg.st_mtime_ns)
+    except OSError:
+        config = ()
+    return {"runs": listing(root / "runs"), "pools": listing(root / "pools"),
+            "judgments": listing(root / "judgments"), "sources": listing(root / "judgments" / "sources"),
+            "config": config}
+
+
+def break_paths(text: str, width: int) -> str:
+    """Text whose words longer than `width` (file paths) start a line and are broken into lines after a
+    `/` (or, with none in reach, at `width`), so a notice never wraps inside a file name."""
+    import re
+
+    def split(word: str) -> str:
+        lines, cur = [], ""
+        for part in re.split(r"(?<=/)", word):
+            while len(part) > width:                 # one path component longer than a line
+                if cur:
+                    lines.append(cur)
+                    cur = ""
+                lines.append(part[:width])
+                part = part[width:]
+            if len(cur) + len(part) > width and cur:
+                lines.append(cur)
+                cur = ""
+            cur += part
+        return "\n".join(lines + [cur])
+    return re.sub(r"\S{%d,}" % (width + 1), lambda m: "\n" + split(m.group()), text) if width > 8 else text
+
+
 SCREEN_MODES = ("home", "leaderboard", "matrix", "pool", "judge", "stability", "cost", "training", "agreement")
 """Every screen family, one mode each (declared once, in CranfieldApp.MODES)."""
 
@@ -113,17 +161,22 @@ class CranfieldApp(App):
         self.last_export = ""                   # what the last `e` wrote (also shown as a notification)
         self.judgment_spec: str | None = None    # the judgments scores use (None: the campaign's own)
         self.notices: list[Notice] = []          # every notification shown, oldest first (last 1000)
+        self.file_versions: dict[str, int] = dict.fromkeys(FILE_KINDS, 0)   # bumped when those files change
+        self._file_sig: dict[str, tuple] | None = None
 
     def notify(self, message: str, *, title: str = "", severity: str = "information",
                timeout: float | None = None, markup: bool = True) -> None:
         """Show a notification and record it in `notices` (a public record: toasts expire)."""
         self.notices.append(Notice(str(message), str(title), str(severity)))
         del self.notices[:-1000]
-        super().notify(message, title=title, severity=severity, timeout=timeout, markup=markup)
+        width = min(60, max(self.size.width // 2, 20)) - 5      # the toast's text width (Textual: 60, <= 50%)
+        super().notify(break_paths(str(message), width), title=title, severity=severity, timeout=timeout,
+                       markup=markup)
 
     # ------------------------------------------------------------------ screens
     def on_mount(self) -> None:
         self.sub_title = str(self.target)
+        self.set_interval(1.0, self.check_files)
         if is_campaign(self.target):
             self.load(self.target)
         elif find_campaigns(self.target):
@@ -135,6 +188,20 @@ class CranfieldApp(App):
                         severity="error", timeout=30)
             self._refresh_current()
 
+    def push_screen(self, screen, callback=None, wait_for_dismiss: bool = False):
+        """As App.push_screen; an error in `callback` (what a modal's answer does) becomes a notification
+        instead of ending the app, as screen actions do."""
+        if callback is not None and not inspect.iscoroutinefunction(callback):
+            given = callback
+
+            def callback(result, _given=given):
+                try:
+                    return _given(result)
+                except Exception as exc:
+                    self.report_error(exc)
+                    return None
+        return super().push_screen(screen, callback, wait_for_dismiss=wait_for_dismiss)
+
     def _picked(self, path: Path | None) -> None:
         if path is None:
             self.exit(0)
@@ -142,11 +209,12 @@ class CranfieldApp(App):
             self.load(path)
 
     def action_goto(self, mode: str) -> None:
-        if self.current_mode == mode and len(self.screen_stack) > 1:
-            while len(self.screen_stack) > 1:
-                self.pop_screen()
-            return
-        self.switch_mode(mode)
+        """Show the mode's own screen (its drill-downs are left: `l` shows the leaderboard, not a run
+        opened from it earlier)."""
+        if self.current_mode != mode:
+            self.switch_mode(mode)
+        while len(self.screen_stack) > 1:
+            self.pop_screen()
 
     def _current_run(self) -> str | None:
         """The run the current screen is about (run screens) or under the leaderboard cursor."""
@@ -191,7 +259,9 @@ class CranfieldApp(App):
                 if not b.description or b.action in seen:
                     continue
                 seen.add(b.action)
-                yield SystemCommand(long_description(b), f"key {b.key_display or b.key} — {b.action}",
+                keys = ", ".join(k.strip() for k in (b.key_display or b.key).split(","))
+                where = "" if owner is self else f" ({getattr(screen, 'TITLE', '') or type(screen).__name__})"
+                yield SystemCommand(long_description(b), f"key {keys}{where}",
                                     lambda o=owner, a=b.action: self.run_action(a, o))
         yield from super().get_system_commands(screen)
 
@@ -250,6 +320,7 @@ class CranfieldApp(App):
             return model, specs, bad
         model.evaluate(specs)
         check_cancel()
+        import scipy.stats  # noqa: F401  (here, off the UI thread: the leaderboard's intervals need it; 1-2 s cold)
         return model, specs, bad
 
     def _evaluate(self, job: Job, model: CampaignModel, specs: list[str]) -> tuple[CampaignModel, list[str], list[str]]:
@@ -304,6 +375,7 @@ class CranfieldApp(App):
             self.judgments_changed = False
             self.data_version += 1
             self.judgment_spec = model.judgment_spec
+            self._file_sig = file_signature(model.root)
             for b in bad:
                 self.notify(b if b.startswith(("no judgments", "judgments ")) else f"measure skipped: {b}",
                             severity="warning", timeout=12)
@@ -339,7 +411,32 @@ class CranfieldApp(App):
     def mark_stale(self) -> None:
         """New judgments were recorded: the scores on screen predate them until ctrl+r."""
         self.judgments_changed = True
-        self._refresh_current()
+        self.check_files(redraw=True)
+
+    def check_files(self, redraw: bool = False) -> None:
+        """Compare the campaign's files with what screens last saw (every second and after the app
+        writes): changed kinds bump `file_versions`; new judgments or runs mark the scores stale; the
+        screens that watch a changed kind redraw (no ctrl+r needed)."""
+        if self.model is None or self.busy:
+            if redraw:
+                self._refresh_current()
+            return
+        sig = file_signature(self.model.root)
+        old, self._file_sig = self._file_sig, sig
+        changed = [k for k in FILE_KINDS if old is not None and old.get(k) != sig[k]]
+        for k in changed:
+            self.file_versions[k] += 1
+        if set(changed) & {"judgments", "sources", "runs", "config"}:
+            self.judgments_changed = True
+            if self.model.scores is None:        # the first judgments: nothing on screen to keep, score now
+                self.action_reload()
+                return
+        if changed or redraw:
+            self._refresh_current()
+
+    def campaign_changed(self) -> None:
+        """The app wrote campaign files (a pool, a run, judgments): screens watching them redraw now."""
+        self.check_files(redraw=True)
 
     @property
     def stale(self) -> bool:
@@ -348,8 +445,7 @@ class CranfieldApp(App):
     def _refresh_current(self) -> None:
         from .screens.base import CranfieldScreen
         if self.model is not None:
-            self.sub_title = self.model.name + (" · SCORES STALE: judged since, ctrl+r re-evaluates"
-                                                if self.stale else "")
+            self.sub_title = self.model.name + (" · STALE: ctrl+r re-scores" if self.stale else "")
         for scr in self.screen_stack:
             if isinstance(scr, CranfieldScreen):
                 if hasattr(scr, "show_status"):

@@ -218,6 +218,16 @@ class CampaignModel:
         from engine.judgments.sources import judgment_choices
         return judgment_choices(self._engine_campaign())
 
+    def nested_sources(self, a: str, b: str) -> bool:
+        """One of sources a, b holds the other's judgments (engine.judgments.sources.nested)."""
+        from engine.judgments.sources import nested
+        return nested(self._engine_campaign(), a, b)
+
+    def agreement_pair(self) -> tuple[str, str | None]:
+        """The two sources Agreement compares first (engine.judgments.sources.agreement_pair)."""
+        from engine.judgments.sources import agreement_pair
+        return agreement_pair(self._engine_campaign())
+
     def use_judgments(self, spec: str | None) -> None:
         """Score with the judgments `spec` combines (`official`, `official+llm`, `majority:a,b,c`,
         `campaign`), as `cranfield eval --judgments SPEC`; None or `official` (when the official
@@ -278,7 +288,7 @@ class CampaignModel:
 
     # ------------------------------------------------------------------ submissions and fusion
     def submit_runs(self, paths: list[str], *, group: str | None = None, manual: bool = False,
-                    priority: int | None = None, check_only: bool = False) -> "Intake":
+                    priority: int | None = None, check_only: bool = False, pooled: bool = True) -> "Intake":
         """Submit run files to the campaign through engine.campaign.intake.submit (as `cranfield submit`): the
         report says accepted (with each run's metadata, header lines and notes) or refused (every
         problem as file:line: what; nothing copied). The campaign is read afresh from disk."""
@@ -286,7 +296,7 @@ class CampaignModel:
         from engine.campaign.intake import submit
         try:
             res = submit(self.root, [str(p) for p in paths], group=group, manual=manual, priority=priority,
-                         dry_run=check_only)
+                         dry_run=check_only, pooled=pooled)
         except FormatError as exc:
             return Intake(False, [str(p) for p in exc.problems] + ([f"hint: {exc.hint}"] if exc.hint else []), [])
         except CranfieldError as exc:
@@ -581,9 +591,11 @@ class CampaignModel:
     def pool_progress(self) -> pd.DataFrame:
         """Per topic: judged, pooled-but-unjudged, target (campaign target, else the pool size), share done."""
         q = self.qrels
+        now = self.judging.judged()            # the judgments as they are now (the log read again)
         topics = sorted(set(self.topics["topic"]) | set(q["topic"]), key=_topic_key)
-        judged = q[q["grade"] >= 0].groupby("topic").size().reindex(topics).fillna(0).astype(np.int64)
-        waiting = q[q["grade"] < 0].groupby("topic").size().reindex(topics).fillna(0).astype(np.int64)
+        judged = now.groupby("topic").size().reindex(topics).fillna(0).astype(np.int64)
+        left = q[q["grade"] < 0][["topic", "doc"]].merge(now[["topic", "doc"]], how="left", indicator=True)
+        waiting = left[left["_merge"] == "left_only"].groupby("topic").size().reindex(topics).fillna(0).astype(np.int64)
         pools = self.pools()
         if len(pools):   # the active (newest) pool, the one being judged
             from engine.judging.sessions import active_pool
@@ -595,7 +607,7 @@ class CampaignModel:
         tg = self.o.targets()
         target = pd.Series([tg.get(t, 0) for t in topics], index=topics, dtype=np.int64)
         target = target.where(target > 0, judged + waiting)
-        rel = q[q["grade"] >= self.options.rel_level].groupby("topic").size().reindex(topics).fillna(0)
+        rel = now[now["grade"] >= self.options.rel_level].groupby("topic").size().reindex(topics).fillna(0)
         done = np.divide(judged.to_numpy(float), target.to_numpy(float), out=np.zeros(len(topics)),
                          where=target.to_numpy() > 0)
         return pd.DataFrame({"topic": topics, "judged": judged.to_numpy(), "target": target.to_numpy(),
@@ -834,11 +846,9 @@ def pool_preview(model: "CampaignModel", table: pd.DataFrame) -> pd.DataFrame:
     """Per topic of a built pool: frame size, documents to judge, already judged, new, expected hours."""
     cm = cost_model(model.config)
     cats = model.o.categories()
+    from engine.pooling import judged_in_pool
     sel = table[table["order"] > 0]
-    judged = model.qrels[model.qrels["grade"] >= 0]
-    key = sel["topic"].astype(str) + "\x00" + sel["doc"].astype(str)
-    jkey = set(judged["topic"].astype(str) + "\x00" + judged["doc"].astype(str))
-    sel = sel.assign(known=key.isin(jkey).to_numpy())
+    sel = sel.assign(known=judged_in_pool(table, model.qrels).to_numpy())
     topics = sorted(table["topic"].astype(str).unique(), key=_topic_key)
     frame = table.groupby("topic").size().reindex(topics).fillna(0).astype(np.int64)
     g = sel.groupby("topic")

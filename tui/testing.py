@@ -35,6 +35,28 @@ async def press(pilot, *keys: str) -> None:
         await settle(pilot, 1)
 
 
+async def write_pool(pilot, depth: int):
+    """On the pool screen: build a depth pool of `depth` and write it; returns the screen's preview table."""
+    from textual.widgets import Input
+    await press(pilot, "p")
+    pilot.app.screen.query_one("#pool-depth", Input).value = str(depth)
+    await press(pilot, "b")
+    await settle(pilot)
+    await press(pilot, "w")
+    return pilot.app.screen.frame
+
+
+def deepen_demo_pool(campaign, depth: int = 60):
+    """Set the demo copy's campaign.yaml pool depth (50, all judged) to `depth`: documents left to judge."""
+    from pathlib import Path
+    cfg = Path(campaign) / "campaign.yaml"
+    text = cfg.read_text()
+    old = "\npool:\n  strategy: depth\n  depth: 50\n"
+    if old not in text:
+        raise ValueError(f"{cfg}: no depth-50 pool section to deepen")
+    cfg.write_text(text.replace(old, f"\npool:\n  strategy: depth\n  depth: {depth}\n"))
+
+
 def run_async(fn):
     """Run an async test body with asyncio (no async pytest plugin is needed)."""
     import asyncio
@@ -61,3 +83,151 @@ def private_copy(campaign, dst=None, skip: tuple = ()):
         dst = tmp / Path(campaign).name
     shutil.copytree(campaign, dst, ignore=shutil.ignore_patterns(".cranfield-cache", "exports", *skip))
     return Path(dst)
+
+
+# ---------------------------------------------------------------------------------------------- key storm
+STORM_EXTRA_KEYS = ("enter", "escape", "tab", "shift+tab", "up", "down", "left", "right", "pageup", "pagedown",
+                    "home", "end", "space")
+"""Keys pressed on every screen besides its own bindings and the app's."""
+STORM_TYPED = "abjklmpqrsxz0123456789./-_ "
+"""Characters typed into a focused text input (screen keys such as q and l among them)."""
+QUIT_ACTIONS = frozenset({"quit", "quit_picker", "help_quit"})
+_EXCEPTION_NAME = None
+
+
+def keys_of(cls) -> list[str]:
+    """Every key bound by the class (and its bases), except those that quit."""
+    from .screens.help import all_bindings
+    keys: list[str] = []
+    for b in all_bindings(cls):
+        if b.action in QUIT_ACTIONS:
+            continue
+        for k in b.key.split(","):
+            k = k.strip()
+            if k and k not in keys:
+                keys.append(k)
+    return keys
+
+
+def names_exception(message: str) -> bool:
+    """The message names a Python exception (TypeError, Traceback, ...): an error the app did not explain."""
+    import builtins
+    import re
+    global _EXCEPTION_NAME
+    if _EXCEPTION_NAME is None:
+        names = [n for n, v in vars(builtins).items() if isinstance(v, type) and issubclass(v, BaseException)]
+        _EXCEPTION_NAME = re.compile(r"\b(?:Traceback|" + "|".join(sorted(names, key=len, reverse=True))
+                                     + r"|[A-Z]\w*(?:Error|Exception))\b")
+    return bool(_EXCEPTION_NAME.search(message)) and "CranfieldError" not in message
+
+
+def storm_keys(app) -> list[str]:
+    """The keys a storm may press now: the current screen's bindings, the app's, STORM_EXTRA_KEYS."""
+    keys = keys_of(type(app.screen)) + [k for k in keys_of(type(app)) if k not in ("ctrl+p",)]
+    return list(dict.fromkeys(keys + list(STORM_EXTRA_KEYS)))
+
+
+async def _bounded_settle(pilot, budget: float) -> None:
+    """Let the screen redraw; wait for the app's load and the screen's workers at most `budget` seconds."""
+    import asyncio
+    import time
+    app = pilot.app
+    end = time.perf_counter() + budget
+    await pilot.pause()
+    while time.perf_counter() < end and (getattr(app, "busy", False) or any(w.is_running for w in app.workers)):
+        await asyncio.sleep(0.02)
+    await pilot.pause()
+
+
+async def storm(pilot, seed: int, n_keys: int, *, settle_budget: float = 1.0, on_key=None) -> dict:
+    """Press `n_keys` keys chosen with random.Random(seed) among `storm_keys` of the screen showing (typed
+    characters while a text input has the focus). Returns {"keys": [(screen, key)], "crash": traceback
+    text or None, "exception_notices": [messages naming a Python exception]}."""
+    import random
+    import traceback
+    from textual.widgets import Input, TextArea
+    app = pilot.app
+    rng = random.Random(seed)
+    pressed: list[tuple[str, str]] = []
+    crash = None
+    seen = len(app.notices)
+    bad: list[str] = []
+    try:
+        for i in range(n_keys):
+            if on_key is not None:
+                on_key(i)
+            typing = isinstance(app.focused, (Input, TextArea))
+            key = rng.choice(STORM_TYPED) if typing and rng.random() < 0.7 else rng.choice(storm_keys(app))
+            if key == " ":
+                key = "space"
+            pressed.append((type(app.screen).__name__, key))
+            await pilot.press(key)
+            await _bounded_settle(pilot, settle_budget if rng.random() < 0.3 else 0.0)
+            if app._exception is not None or app.return_code is not None:
+                break
+            for n in app.notices[seen:]:
+                if names_exception(n.message) or names_exception(n.title):
+                    bad.append(f"after {pressed[-1]}: {n.title}: {n.message}")
+            seen = len(app.notices)
+    except Exception:
+        crash = traceback.format_exc()
+    if app._exception is not None:
+        crash = "".join(traceback.format_exception(app._exception))
+    elif crash is None and app.return_code is not None:
+        crash = f"the app ended (return code {app.return_code}) after {pressed[-1:]}"
+    return {"keys": pressed, "crash": crash, "exception_notices": bad}
+
+
+def storm_campaign(kind: str, dst):
+    """A campaign for a storm in folder `dst`: "demo" (a copy of campaigns/demo), "empty" (`cranfield init`),
+    "malformed" (the demo with line 5 of one run cut short), "unjudged" (the demo's runs and topics, no
+    judgments). The loading state is a storm on "demo" with a slow load (`run_storm(slow_load=True)`)."""
+    from pathlib import Path
+    dst = Path(dst)
+    demo = Path(__file__).resolve().parents[1] / "campaigns" / "demo"
+    if kind == "empty":
+        from cranfield.cli.cmd_init import init_campaign
+        init_campaign(dst)
+        return dst
+    camp = private_copy(demo, dst, skip=("pools", "log.jsonl*") + (("judgments", "truth") if kind == "unjudged" else ()))
+    if kind == "unjudged":
+        (camp / "judgments").mkdir()
+    if kind == "malformed":
+        f = sorted((camp / "runs").iterdir())[0]
+        lines = f.read_text().splitlines()
+        lines[4] = "401 Q0 broken-line"
+        f.write_text("\n".join(lines) + "\n")
+    return camp
+
+
+async def run_storm(campaign, seed: int, n_keys: int, size=(80, 24), *, slow_load: bool = False,
+                    settle_budget: float = 1.0) -> dict:
+    """One storm on a fresh app over `campaign` (exports into the campaign); with `slow_load` the
+    campaign load waits until half the keys are pressed (keys hit every screen while it loads)."""
+    import threading
+    from .app import CranfieldApp
+    from .model import CampaignModel
+    gate = threading.Event()
+    real = CampaignModel.__dict__["load"]
+    if slow_load:
+        def slow(cls, root):
+            gate.wait(120)
+            return real.__func__(cls, root)
+        CampaignModel.load = classmethod(slow)
+    app = CranfieldApp(campaign, assessor="storm")
+    out = {"keys": [], "crash": None, "exception_notices": []}
+    try:
+        try:
+            async with app.run_test(size=size) as pilot:
+                await _bounded_settle(pilot, 0.0 if slow_load else 10.0)
+                out = await storm(pilot, seed, n_keys, settle_budget=settle_budget,
+                                  on_key=lambda i: gate.set() if i == n_keys // 2 else None)
+                app.cancel_work()
+        except Exception:
+            import traceback
+            out["crash"] = out["crash"] or traceback.format_exc()
+    finally:
+        gate.set()
+        if slow_load:
+            CampaignModel.load = real
+    return out

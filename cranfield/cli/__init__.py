@@ -93,7 +93,8 @@ def _root_parser() -> tuple[argparse.ArgumentParser, argparse._SubParsersAction]
     parser = _Parser(
         prog="cranfield",
         description="Run IR evaluation campaigns: pools, judgments, trec_eval-exact measures, "
-                    "stability and cost. With no command, opens the TUI on the demo campaign.")
+                    "stability and cost. With no command, opens the TUI on your copy of the demo campaign "
+                    "(`cranfield demo` names it).")
     parser.add_argument("--version", action="version", version=f"cranfield {__version__}")
     parser.add_argument("--max-read", metavar="SIZE",
                         help="largest input a reader holds, also after decompression (default 16G, and a .gz "

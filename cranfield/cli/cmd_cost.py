@@ -91,8 +91,7 @@ def run(args) -> int:
         j = read_judgments(args.judgments, w)
         eff = judging_effort(j, model, categories, targets)
         table = effort_by_target(eff)
-        out.write(f"Estimated assessor time for {args.judgments} ({model.source}; "
-                  f"{'per-target' if model.by_target else 'average'} judgment times; category "
+        out.write(f"Estimated assessor time for {args.judgments} ({model.describe()}; category "
                   f"{model.default!r} where unknown)\n")
         out.write(format_table(table, args.format, ".2f"))
         did = True
@@ -106,7 +105,7 @@ def run(args) -> int:
         h = model.design_hours(args.queries, args.per_query, mix)
         per = model.design_seconds(1, args.per_query, mix)
         out.write(f"{args.queries} queries x {args.per_query} judgments: {h:.2f} assessor hours "
-                  f"({per:.1f} s per query; {model.source})\n")
+                  f"({per:.1f} s per query; {model.describe()})\n")
         did = True
     if args.plan:
         if camp is None:

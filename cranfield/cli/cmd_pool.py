@@ -108,8 +108,10 @@ def run(args) -> int:
         print(f"warning: {item}", file=sys.stderr)
     sizes = pool.sizes()
     name = args.name or args.strategy
+    from engine.pooling import judged_in_pool
+    new = int((~judged_in_pool(pool.table, camp.qrels())).sum())
     print(f"pool {name}: strategy {args.strategy}, depth {args.depth}, seed {args.seed}, "
-          f"{len(sizes)} topics, {int(sizes.sum())} documents to judge "
+          f"{len(sizes)} topics, {int(sizes.sum())} documents to judge, {new} of them new (not judged yet) "
           f"(per topic min {int(sizes.min()) if len(sizes) else 0}, max {int(sizes.max()) if len(sizes) else 0})")
     if args.dry_run:
         return 0

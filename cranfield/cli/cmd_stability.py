@@ -106,7 +106,29 @@ def _emit_table(df, args, title: str | None = None) -> None:
         return
     if title:
         print(title)
-    print(df.to_string(index=False, float_format=lambda x: f"{x:.4f}"))
+    print(fit_columns(df))
+
+
+def fit_columns(df, width: int | None = None) -> str:
+    """The table as text within the terminal's width ($COLUMNS, else 100): wider tables come in blocks of
+    columns, each led by the first column (the row's name), one block under the other."""
+    import shutil
+    fmt = dict(index=False, float_format=lambda x: f"{x:.4f}")
+    width = width or shutil.get_terminal_size((100, 24)).columns
+    text = df.to_string(**fmt)
+    if len(df.columns) < 3 or max((len(ln) for ln in text.splitlines()), default=0) <= width:
+        return text
+    cols = list(df.columns)
+    need = {c: max(len(ln) for ln in df[[c]].to_string(**fmt).splitlines()) + 2 for c in cols}
+    blocks, cur, used = [], [], need[cols[0]]
+    for c in cols[1:]:
+        if cur and used + need[c] > width:
+            blocks.append(cur)
+            cur, used = [], need[cols[0]]
+        cur.append(c)
+        used += need[c]
+    blocks.append(cur)
+    return "\n\n".join(df[[cols[0], *b]].to_string(**fmt) for b in blocks)
 
 
 def register(sub) -> None:

@@ -43,6 +43,8 @@ def status_tables(camp) -> dict:
         per["target"] = [targets.get(t, "") for t in per["topic"]]
     per["runs"] = (per["topic"].map(runs.groupby("topic")["run"].nunique()).fillna(0).astype(int)
                    if len(runs) else 0)
+    if "unjudged" in per and not per["unjudged"].any():
+        per = per.drop(columns="unjudged")     # no pooled-but-unjudged marks (grade -1) in the judgments: say nothing
     num = [c for c in per.columns if c == "judged" or c == "relevant" or c.startswith("grade ") or c == "unjudged"]
     totals = {c: int(per[c].sum()) for c in num}
     log = camp.log()

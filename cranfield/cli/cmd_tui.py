@@ -1,11 +1,12 @@
-"""`cranfield tui [DIR]`: open the Textual UI on a campaign (the bundled demo by default)."""
+"""`cranfield tui [DIR]`: open the Textual UI on a campaign (by default the user's copy of the bundled demo,
+`cranfield demo`)."""
 from __future__ import annotations
 
 from pathlib import Path
 
 
 def register(sub) -> None:
-    p = sub.add_parser("tui", help="open the terminal UI (default: the bundled demo campaign)",
+    p = sub.add_parser("tui", help="open the terminal UI (default: your copy of the demo campaign, see `cranfield demo`)",
                        description="Open the terminal UI on a campaign directory, or on a folder of "
                                    "campaigns (a picker opens first). `cranfield DIR` is the same.")
     p.add_argument("campaign", nargs="?", metavar="DIR", help="a campaign directory, or a folder of campaigns "
@@ -18,10 +19,10 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from . import demo_campaign
+    from .cmd_demo import user_demo
     from tui.app import run_app  # the UI lives outside the engine; imported only here
 
-    target = Path(args.campaign) if args.campaign else demo_campaign()
+    target = Path(args.campaign) if args.campaign else user_demo()   # a copy: the bundled demo is never edited
     kw = {}
     if getattr(args, "measures", None):
         kw["measures"] = [m.strip() for m in args.measures.split(",") if m.strip()]

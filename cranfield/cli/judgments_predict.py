@@ -11,9 +11,11 @@ def add_parser(jsub) -> None:
                                         "(KLD or SVM classifier), as a judgment source",
                         description="Train a classifier per topic on its judged documents and predict the "
                                     "unjudged documents that the runs retrieve within the pool depth. The "
-                                    "predictions are written to judgments/sources/predicted-CLASSIFIER.txt "
-                                    "(+ .json with classifier, training sizes and thresholds); official "
-                                    "evaluation never uses them unless asked for.")
+                                    "predictions are the judgment source predicted-CLASSIFIER (--name): "
+                                    "judgments/sources/NAME.qrels (the labels), NAME.meta.json (classifier, "
+                                    "depth, training sizes and thresholds) and NAME.probs.tsv (each "
+                                    "document's probability); official evaluation never uses them unless "
+                                    "asked for (eval --judgments official+NAME).")
     p.add_argument("campaign")
     p.add_argument("--classifier", default="kld", help="kld or svm (svm needs scikit-learn; with "
                                                         "--evaluate-fractions a comma list, default kld,svm)")

@@ -158,6 +158,7 @@ def check_run(path, camp, *, group: str | None = None, taken: set[str] | None = 
             err(Problem(spath, tags[sub.tag], f"run tag {sub.tag!r}: use ASCII letters (a-z, A-Z), digits and _ . + -"))
         if sub.tag in (taken or set()):
             err(Problem(spath, tags[sub.tag], f"run tag {sub.tag} is already in the campaign; choose a new tag"))
+    reordered: list[tuple[str, int, int]] = []     # (topic, first line, tied pairs evaluation reorders)
     for topic, rows in per_topic.items():
         seen: dict[str, int] = {}
         for _, _, doc, no in rows:
@@ -177,11 +178,16 @@ def check_run(path, camp, *, group: str | None = None, taken: set[str] | None = 
                 err(Problem(spath, cur[3], f"topic {topic}: score {cur[1]:g} at rank {cur[0]} is higher than "
                                            f"{prev[1]:g} at rank {prev[0]} (line {prev[3]}); scores must not "
                                            f"increase down the ranking"))
-            elif cur[1] == prev[1]:
-                ties += 1
+            elif cur[1] == prev[1] and prev[2].encode() < cur[2].encode():
+                ties += 1       # trec_eval puts tied documents in descending id order: this pair swaps
         if ties:
-            sub.notes.append(Problem(spath, by_rank[0][3], f"topic {topic}: {ties} tied score(s); evaluation "
-                                                           f"breaks ties by document id, not by your ranks"))
+            reordered.append((topic, by_rank[0][3], ties))
+    if reordered:     # one note for the file: tied scores whose order evaluation changes
+        t0, line0, _ = reordered[0]
+        sub.notes.append(Problem(spath, line0, f"{len(reordered)} topic(s) ({', '.join(t for t, _, _ in reordered[:5])}"
+                                               f"{', ...' if len(reordered) > 5 else ''}) have tied scores in an order "
+                                               f"evaluation changes: ties are broken by document id (descending, "
+                                               f"as trec_eval), not by your ranks"))
     want = campaign_topics(camp)
     missing = [t for t in want if t not in per_topic]
     if missing and per_topic and str(cfg.get("missing_topics", "refuse")) != "allow":
@@ -225,9 +231,12 @@ def _add_run_entry(text: str, tag: str, meta: dict) -> str:
 
 
 def submit(campaign, paths: list, *, group: str | None = None, manual: bool = False, priority: int | None = None,
-           override_deadline: bool = False, now: datetime | None = None, dry_run: bool = False) -> list[Submission]:
+           override_deadline: bool = False, now: datetime | None = None, dry_run: bool = False,
+           pooled: bool = True) -> list[Submission]:
     """Check every run file; if all pass, copy each into runs/<tag>.txt and record runs.<tag> in
-    campaign.yaml. If any fails, raise FormatError with every problem and write nothing.
+    campaign.yaml (type manual or automatic; `pooled`: whether the run contributes to pools, False for
+    a run derived from others, e.g. a fusion). If any fails, raise FormatError with every problem and
+    write nothing.
 
     The whole check-and-record holds the campaign lock and reads campaign.yaml afresh under it, so two
     submissions at once both land (neither sees the other's tag as free, neither entry is lost)."""
@@ -237,10 +246,11 @@ def submit(campaign, paths: list, *, group: str | None = None, manual: bool = Fa
     with campaign_lock(root):
         camp = load_campaign(root, warnings=warnings) if warnings is not None else load_campaign(root)
         return _submit_locked(camp, paths, group=group, manual=manual, priority=priority,
-                              override_deadline=override_deadline, now=now, dry_run=dry_run)
+                              override_deadline=override_deadline, now=now, dry_run=dry_run, pooled=pooled)
 
 
-def _submit_locked(camp, paths: list, *, group, manual, priority, override_deadline, now, dry_run) -> list[Submission]:
+def _submit_locked(camp, paths: list, *, group, manual, priority, override_deadline, now, dry_run,
+                   pooled) -> list[Submission]:
     from .campaign import CONFIG_NAME, read_config
     cfg = submission_config(camp)
     now = now or datetime.now(timezone.utc)
@@ -278,7 +288,7 @@ def _submit_locked(camp, paths: list, *, group, manual, priority, override_deadl
     text = cfg_path.read_text(encoding="utf-8")
     stamp = now.astimezone(timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
     for s in results:
-        entry = {"group": group or s.tag, "type": "manual" if manual else "automatic", "pooled": True,
+        entry = {"group": group or s.tag, "type": "manual" if manual else "automatic", "pooled": bool(pooled),
                  "file": f"runs/{s.tag}.txt", "submitted": stamp, "checksum": f"sha256:{s.checksum}"}
         if priority is not None:
             entry["priority"] = int(priority)

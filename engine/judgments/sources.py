@@ -374,13 +374,14 @@ def judged_by(runs: pd.DataFrame, combined: pd.DataFrame, sources, k: int = 10) 
 
 def judgment_choices(camp) -> list[tuple[str, str]]:
     """The judgment specs a campaign offers (for `eval --judgments` and the TUI's switch), with a
-    description: `official`, `official+S` for every other source S (S fills the official holes),
-    and `campaign` when campaign.yaml's sources.combine is not `official`."""
+    description: `official`, `official+S` for every other source S not nested with it (S fills the
+    official holes), and `campaign` when campaign.yaml's sources.combine is not `official`."""
     cfg = source_config(camp)
     off = cfg["official"]
     out = [("official", f"official ({off}) judgments only")]
-    for s in list_sources(camp):
-        if s.name == off:
+    sources = list_sources(camp)
+    for s in sources:
+        if _nested(off, s.name, sources):       # itself, or part of it: would fill official with itself
             continue
         what = s.kind + (f", model {s.model}" if s.model else "")
         out.append((f"official+{s.name}", f"{off}, unjudged documents judged by {s.name} ({what})"))
@@ -388,6 +389,32 @@ def judgment_choices(camp) -> list[tuple[str, str]]:
         rule, names = combine_spec(camp, "campaign")
         out.append(("campaign", f"campaign.yaml rule: {rule} of {', '.join(names)}"))
     return out
+
+
+def _nested(a: str, b: str, sources: list[Source]) -> bool:
+    kinds = {s.name: s.kind for s in sources}
+    return a == b or (a == HUMAN and kinds.get(b) == "assessor") or (b == HUMAN and kinds.get(a) == "assessor")
+
+
+def nested(camp, a: str, b: str) -> bool:
+    """One of sources a, b holds the other's judgments: `human` (imported judgments and the whole
+    assessor log) holds every `assessor:NAME`; a source holds itself. Comparing or combining such a
+    pair measures a source against part of itself."""
+    return _nested(resolve_name(camp, a), resolve_name(camp, b), list_sources(camp))
+
+
+def agreement_pair(camp) -> tuple[str, str | None]:
+    """The two sources to compare first: the official one and the first source not nested with it;
+    else the first two sources neither of which holds the other (two assessors of double judging);
+    (official, None) when there is no such pair."""
+    sources = list_sources(camp)
+    off = resolve_name(camp, "official")
+    names = [s.name for s in sources]
+    others = [n for n in names if not _nested(off, n, sources)]
+    if others:
+        return off, others[0]
+    free = [(x, y) for i, x in enumerate(names) for y in names[i + 1:] if not _nested(x, y, sources)]
+    return free[0] if free else (off, None)
 
 
 def non_official(camp, spec: str | None) -> list[str]:

@@ -64,7 +64,12 @@ class CostModel:
     categories: Mapping[str, CategoryTimes] = field(default_factory=lambda: dict(TABLE_3_4))
     default: str = "average"
     by_target: bool = True     # per-target judgment times (False: the 'average' column, as thesis Fig 3.14)
-    source: str = "kanoulas thesis Table 3.4 (medians)"
+    source: str = "kanoulas thesis Table 3.4"
+
+    def describe(self) -> str:
+        """Where the times come from and which times are used (for printed output)."""
+        return self.source + ("; median time per judgment by judging target" if self.by_target
+                              else "; one time per judgment, averaged over judging targets")
 
     def times(self, category: str | None) -> CategoryTimes:
         c = category if category is not None else self.default

@@ -237,6 +237,16 @@ def jsonable(v):
 
 # ---------------------------------------------------------------------------- storage
 
+def judged_in_pool(table: pd.DataFrame, qrels: pd.DataFrame) -> pd.Series:
+    """Per document to judge of a pool table (order > 0), whether `qrels` already holds a grade >= 0 for
+    it (True) or it is new to the assessors (False); indexed like those rows."""
+    sel = table[table["order"] > 0]
+    judged = qrels[qrels["grade"] >= 0]
+    have = pd.MultiIndex.from_arrays([judged["topic"].astype(str), judged["doc"].astype(str)])
+    key = pd.MultiIndex.from_arrays([sel["topic"].astype(str), sel["doc"].astype(str)])
+    return pd.Series(key.isin(have), index=sel.index)
+
+
 def pool_path(root, name: str) -> Path:
     """pools/pool-NAME.tsv of the campaign, confined."""
     from engine.util.confine import campaign_path

@@ -18,6 +18,7 @@ from .choice import ChoiceScreen
 
 class AgreementScreen(CranfieldScreen):
     NEEDS_SCORES = False
+    WATCH = ("judgments", "sources")
     TITLE = "Agreement"
     MODE = "agreement"
     HELP = """How far two judgment sources agree (human assessors, imported label sets, automatic judges):
@@ -32,6 +33,7 @@ per-topic table. Same as `cranfield agreement DIR --sources A B`."""
         super().__init__()
         self.a: str | None = None
         self.b: str | None = None
+        self.picked = False          # the user chose a source (a / b): keep the pair
         self.result = None
 
     def compose(self) -> ComposeResult:
@@ -60,18 +62,13 @@ per-topic table. Same as `cranfield agreement DIR --sources A B`."""
         if camp is None:
             text.update("Agreement needs a campaign directory (judgment sources live in it).")
             return
-        from engine.judgments.sources import source_config
-        names = self.names()
-        off = source_config(camp)["official"]
-        if self.a is None:
-            self.a = off
-        if self.b is None:
-            others = [n for n in names if n != self.a]
-            self.b = others[0] if others else None
+        if not self.picked:                  # the default pair follows the campaign's sources as they change
+            self.a, self.b = self.model.agreement_pair()
         if self.b is None:
             self.query_one("#agr-title", Static).update(Text.from_markup(f"[b]Sources[/b] {Text(self.a).markup} only"))
-            text.update("Only one judgment source. Import another (`cranfield judgments import`), run an automatic "
-                        "judge (`cranfield judgments auto`) or let a second assessor judge, then ctrl+r.")
+            text.update("One independent judgment source (an assessor's judgments are part of human). Import "
+                        "another (`cranfield judgments import`), run an automatic judge (`cranfield judgments "
+                        "auto`) or let two assessors judge the same documents (double judging).")
             return
         self.compute()
 
@@ -117,8 +114,10 @@ per-topic table. Same as `cranfield agreement DIR --sources A B`."""
             if n is None:
                 return
             setattr(self, which, n)
-            if self.a == self.b:
-                self.notify("pick two different sources", severity="warning")
+            self.picked = True
+            if self.a is None or self.b is None or self.model.nested_sources(self.a, self.b):
+                self.notify("pick two sources neither of which holds the other (human holds every "
+                            "assessor:NAME)", severity="warning")
                 return
             self.compute()
         self.app.push_screen(ChoiceScreen(f"Source {which.upper()}", [(n, n) for n in names]), done)

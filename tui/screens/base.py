@@ -62,6 +62,7 @@ class CranfieldScreen(Screen):
     HELP = ""
     NEEDS_SCORES = True   # False for screens that work before anything is judged (home, pool, judge)
     ALWAYS_ACTIONS: tuple = ("back", "cancel")   # actions that work before the campaign is loaded
+    WATCH: tuple = ()     # campaign files (tui.app.FILE_KINDS) whose change redraws the screen
     BINDINGS = [
         Binding("e", "export", "Export"),
         Binding("escape", "back", "Back", show=False),
@@ -83,6 +84,7 @@ class CranfieldScreen(Screen):
     def __init__(self, *args, **kw):
         super().__init__(*args, **kw)
         self._seen_version = -1
+        self._seen_files: tuple = ()
         self._jobs: dict[Worker, Callable] = {}
 
     # ------------------------------------------------------------------ long work
@@ -164,13 +166,18 @@ class CranfieldScreen(Screen):
         self.sync()
 
     def sync(self) -> None:
-        """Refresh when the app's data changed since this screen last drew it."""
-        if self.app.model is not None and self.app.data_version != self._seen_version and self.composed():
+        """Refresh when the app's data, or a campaign file the screen watches, changed since this screen
+        last drew it."""
+        files = tuple(self.app.file_versions.get(k, 0) for k in self.WATCH)
+        if self.app.model is not None and self.composed() and (
+                self.app.data_version != self._seen_version or files != self._seen_files):
             if self.NEEDS_SCORES and self.app.model.scores is None:
-                self.notify(f"{self.TITLE}: nothing to show until the campaign has judgments "
-                            f"(p builds a pool, j judges; ctrl+r re-evaluates)", severity="warning")
+                if self.app.data_version != self._seen_version:
+                    self.notify(f"{self.TITLE}: nothing to show until the campaign has judgments "
+                                f"(p builds a pool, j judges; ctrl+r re-evaluates)", severity="warning")
+                self._seen_version = self.app.data_version
                 return
-            self._seen_version = self.app.data_version
+            self._seen_version, self._seen_files = self.app.data_version, files
             try:
                 self.refresh_data()
             except Exception as exc:  # an engine error must not kill the UI

@@ -5,8 +5,29 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
+from rich.segment import Segment
+from textual.strip import Strip
 from textual.widgets import OptionList, SelectionList, Static
-from textual.widgets.option_list import Option
+from textual.widgets._toggle_button import ToggleButton
+from textual.widgets.option_list import Option, OptionDoesNotExist
+
+CHECKED, UNCHECKED = "✓", " "
+
+
+class MarkedSelectionList(SelectionList):
+    """A SelectionList whose box shows ✓ when selected and stays blank when not (not colour alone)."""
+
+    def render_line(self, y: int) -> Strip:
+        strip = super().render_line(y)
+        try:
+            sel = self.get_option_at_index(self.scroll_offset[1] + y)
+        except OptionDoesNotExist:
+            return strip
+        segs = list(strip)
+        if len(segs) > 1 and segs[1].text == ToggleButton.BUTTON_INNER:
+            segs[1] = Segment(CHECKED if sel.value in self._selected else UNCHECKED, segs[1].style)
+            return Strip(segs, strip.cell_length)
+        return strip
 
 
 class ChoiceScreen(ModalScreen):
@@ -27,7 +48,7 @@ class ChoiceScreen(ModalScreen):
             hint = "space toggles, enter confirms, escape cancels" if self.multi else "enter picks, escape cancels"
             yield Static(f"[b]{self.title_text}[/b]  ({hint})")
             if self.multi:
-                yield SelectionList(*[(label, i, value in self.selected) for i, (label, value) in enumerate(self.options)],
+                yield MarkedSelectionList(*[(label, i, value in self.selected) for i, (label, value) in enumerate(self.options)],
                                     id="choice")
             else:
                 yield OptionList(*[Option(label, id=str(i)) for i, (label, _) in enumerate(self.options)], id="choice")

@@ -25,8 +25,8 @@ unjudged documents the left-out runs retrieve within the pool depth (Tables 7 an
 Needs document text (cranfield docs import). Escape cancels a running job, or goes back."""
     BINDINGS = [
         Binding("f", "quality", "Classifiers"),
-        Binding("g", "poolbias('group')", "Leave group out"),
-        Binding("a", "poolbias('manual')", "Automatic only"),
+        Binding("g", "poolbias('group')", "Group out", tooltip="Leave group out"),
+        Binding("a", "poolbias('manual')", "Auto only", tooltip="Automatic only"),
     ]
 
     def __init__(self):

@@ -66,8 +66,8 @@ The cheapest design per criterion is shown on top. 'Current effort' prices the j
                     yield DataTable(id="cost-designs", cursor_type="row")
                 with TabPane("Hours vs j", id="tab-hours"):
                     try:
-                        from textual_plotext import PlotextPlot
-                        yield PlotextPlot(id="cost-plot", classes="plot")
+                        from ..widgets.plot import Plot
+                        yield Plot(id="cost-plot", classes="plot")
                     except ImportError:
                         yield Static("(textual-plotext is not installed: no plot)", id="cost-plot")
                 with TabPane("Current effort", id="tab-effort"):
@@ -164,20 +164,13 @@ The cheapest design per criterion is shown on top. 'Current effort' prices the j
         self.query_one("#cost-title", Static).update(
             f"[b]{res.measure}[/b] on {res.n_topics} topics · cheapest: " + " · ".join(best))
         w = self.query_one("#cost-plot")
-        if hasattr(w, "plt"):
-            plt = w.plt
-            plt.clear_data()
+        if hasattr(w, "draw"):
+            from ..widgets.plot import Figure
             js = d["j"].to_numpy(float)
-            for col, lab, mk in (("hours_tau_mean", f"E[tau]>={res.target_tau}", "braille"),
-                                 ("hours_tau_p95", "95%", "dot"), ("hours_phi", f"Phi>={res.target_phi}", "·")):
-                y = d[col].to_numpy(float)
-                ok = np.isfinite(y)
-                if ok.any():
-                    plt.plot(js[ok].tolist(), y[ok].tolist(), label=lab, marker=mk)
-            plt.xscale("log")
-            plt.title("assessor hours to reach the target vs judgments per query")
-            plt.xlabel("judgments per query (j)")
-            w.refresh()
+            w.draw(Figure([(lab, js, d[col].to_numpy(float), mk) for col, lab, mk in (
+                ("hours_tau_mean", f"E[tau]>={res.target_tau}", "braille"), ("hours_tau_p95", "95%", "dot"),
+                ("hours_phi", f"Phi>={res.target_phi}", "·"))],
+                "assessor hours to reach the target vs judgments per query", "judgments per query (j)", logx=True))
 
     def action_tab(self, tab: str) -> None:
         if self.query("#cost-tabs"):

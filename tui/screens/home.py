@@ -14,6 +14,7 @@ from .base import CranfieldScreen, nav_bar
 
 class HomeScreen(CranfieldScreen):
     NEEDS_SCORES = False
+    WATCH = ("pools", "judgments", "runs")
     ALWAYS_ACTIONS = ("back", "cancel", "toggle_warnings")
     TITLE = "Campaign home"
     MODE = "home"
@@ -100,7 +101,7 @@ as `cranfield submit`; accepted runs are copied into runs/ and the campaign relo
             return ""
         if pt is None:
             return ""
-        tot = pool_progress(pt, self.model.qrels).iloc[-1]
+        tot = pool_progress(pt, self.model.judging.judged()).iloc[-1]
         return (f"\nactive pool {Text(name).markup}: {int(tot['judged'])} of {int(tot['pooled'])} judged, "
                 f"[b]{int(tot['left'])} left[/b]")
 

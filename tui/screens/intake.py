@@ -46,18 +46,19 @@ class SubmitScreen(_Work, ModalScreen):
 
     BINDINGS = [CLOSE]
 
-    def __init__(self, path: str = ""):
+    def __init__(self, path: str = "", *, manual: bool = False, pooled: bool = True):
         super().__init__()
         self.path = path
+        self.manual, self.pooled = manual, pooled   # a fused run: manual when one of its runs is, never pooled
         self.result = None           # the model's Intake of the last submission
 
     def compose(self) -> ComposeResult:
         with Vertical(id="intake-box"):
             yield Static("[b]Submit a run[/b]  (enter submits, tab moves, escape closes)")
-            yield Input(value=self.path, placeholder="run file path", id="submit-path")
+            yield Input(value=self.path, placeholder="run file path", id="submit-path", select_on_focus=False)
             with Horizontal(classes="intake-row"):
                 yield Input(placeholder="group (default: run tag)", id="submit-group")
-                yield Checkbox("manual run", id="submit-manual")
+                yield Checkbox("manual run", self.manual, id="submit-manual")
             with VerticalScroll(id="intake-report"):
                 yield Static("", id="submit-report")
 
@@ -81,7 +82,8 @@ class SubmitScreen(_Work, ModalScreen):
         manual = self.query_one("#submit-manual", Checkbox).value
         p = str(Path(path).expanduser())
         self.show([f"checking {p} …"], None)
-        self.start(lambda: model.submit_runs([p], group=group, manual=manual), self.finished)
+        pooled = self.pooled
+        self.start(lambda: model.submit_runs([p], group=group, manual=manual, pooled=pooled), self.finished)
 
     def finished(self, result) -> None:
         self.result = result
@@ -91,6 +93,7 @@ class SubmitScreen(_Work, ModalScreen):
             self.app.action_reload()
         else:
             self.show(["refused (nothing copied):"] + result.lines, False)
+            self.query_one("#submit-path", Input).focus()     # fix the path (or the file) and submit again
 
     def show(self, lines: list[str], ok: bool | None) -> None:
         style = {True: "green", False: "red", None: ""}[ok]
@@ -156,4 +159,7 @@ class FuseScreen(_Work, ModalScreen):
         if self.path is None:
             self.notify("fuse first: pick a method and press enter", severity="warning")
             return
-        self.app.push_screen(SubmitScreen(str(self.path)))
+        model = self.app.model
+        manual = model is not None and any(str(model.run_meta.at[r, "type"]) == "manual"
+                                           for r in self.runs if r in model.run_meta.index)
+        self.app.push_screen(SubmitScreen(str(self.path), manual=manual, pooled=False))

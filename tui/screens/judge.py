@@ -47,6 +47,7 @@ class TextPrompt(ModalScreen):
 
 class JudgeScreen(CranfieldScreen):
     NEEDS_SCORES = False
+    WATCH = ("pools", "sources", "config")   # a new pool or automatic labels: the next document comes from them
     TITLE = "Judging"
     MODE = "judge"
     HELP = """Judge the next document of a topic. The document comes from the newest pool in pools/ (written by
@@ -150,9 +151,17 @@ took. The title line shows how many documents of the active pool are left. ctrl+
                 self.jcfg["double_fraction"] = frac
         self.load_auto_labels()
         self.cannot = self.my_cannot_judge()
+        self.release()                       # the document on screen goes back; the next one is chosen anew
         if self.topic is None:
-            self.topic = self.first_open_topic()
-        self.next_doc()
+            open_topic = self.first_open_topic()
+            self.topic = open_topic if open_topic is not None else self.first_topic()
+            self.next_doc(advance=False)     # the topics were just searched
+        else:
+            self.next_doc()
+
+    def first_topic(self) -> str | None:
+        topics = list(self.model.pool_progress()["topic"])
+        return topics[0] if topics else None
 
     def load_auto_labels(self) -> None:
         """The automatic labels shown for post-editing: judging.auto_source, else the first automatic source."""
@@ -186,10 +195,11 @@ took. The title line shows how many documents of the active pool are left. ctrl+
             return list(dict.fromkeys(pt["doc"].astype(str)))
         return self.model.judging.next_documents(topic, self.strategy, k=k, depth=self.depth)
 
-    def open_documents(self, topic: str, k: int = 1) -> list[str]:
-        """The topic's documents this assessor could judge now, in presentation order (before leases)."""
+    def open_documents(self, topic: str, k: int = 1, by: dict | None = None) -> list[str]:
+        """The topic's documents this assessor could judge now, in presentation order (before leases);
+        `by`: judged_by() when the caller has it."""
         desk = self.model.judging
-        by = self.judged_by()
+        by = self.judged_by() if by is None else by
         frac = self.jcfg.get("double_fraction", 0.0)
         out = []
         for d in self.candidates(topic, k):
@@ -206,16 +216,31 @@ took. The title line shows how many documents of the active pool are left. ctrl+
         return desk.order_documents(out, topic, self.app.assessor, self.random_order)
 
     def first_open_topic(self) -> str | None:
+        """The first topic with a document this assessor could judge now; None when there is none."""
         topics = list(self.model.pool_progress()["topic"])
+        by = self.judged_by()
         for t in topics:
             try:
-                if self.open_documents(t, 1):
+                if self.open_documents(t, 1, by):
                     return t
             except CranfieldError:
                 continue
-        return topics[0] if topics else None
+        return None
 
-    def next_doc(self) -> None:
+    def next_doc(self, advance: bool = True) -> None:
+        """Show the topic's next document; when the topic has none left (and `advance`), the first topic
+        with work left."""
+        self._next_doc()
+        if self.doc is None and advance and self.topic is not None:
+            topic = self.first_open_topic()
+            if topic is not None and topic != self.topic:
+                done = self.topic
+                self.topic = topic
+                self._next_doc()
+                if self.doc is not None:
+                    self.notify(f"topic {done}: nothing left to judge; on to topic {topic}", timeout=4)
+
+    def _next_doc(self) -> None:
         desk = self.model.judging
         self.doc = None
         if self.topic is not None:
@@ -436,7 +461,7 @@ took. The title line shows how many documents of the active pool are left. ctrl+
             if t is not None:
                 self.release()
                 self.topic = t
-                self.next_doc()
+                self.next_doc(advance=False)
         self.app.push_screen(ChoiceScreen("Judge which topic?", opts), done)
 
     def export_table(self):

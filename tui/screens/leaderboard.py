@@ -236,21 +236,42 @@ s moves the sort to the next column; r reverses. Enter opens the run."""
         self.app.push_screen(RunScreen(run))
 
     def action_export(self) -> None:
-        """The table as shown, plus the significance table (engine.campaign.tables: all pairs, paired t, Holm)."""
-        super().action_export()
-        if self.frame is None or len(self.frame) < 2:
+        """The table as shown with each measure's significance letters, and the significance table itself
+        (engine.campaign.tables, as `cranfield table --run ...` in the order shown: all pairs, paired t, Holm)."""
+        t = self.export_table()
+        if t is None:
+            self.notify("Nothing to export on this screen", severity="warning")
             return
+        stem, df = t
+        res = self.significance()
+        if res is not None:
+            df = df.copy()
+            df.insert(df.columns.get_loc("run"), "letter", [res.letters[str(r)] for r in df["run"]])
+            marks = res.marks()
+            for m in res.measures:
+                df.insert(df.columns.get_loc(m) + 1, f"{m} mark", [marks.get((str(r), m), "") for r in df["run"]])
+        paths = self.app.export(stem, df)
+        if not paths or res is None:
+            return
+        folder = self.app.export_folder()
+        try:
+            sig = res.write(folder, "leaderboard-significance")
+        except OSError as exc:
+            self.notify(f"export to {folder} failed: {exc}", severity="error", timeout=20)
+            return
+        self.app.last_export += ", " + ", ".join(p.name for p in sig)
+        self.notify(f"wrote {folder}/: " + ", ".join(p.name for p in sig) + f" ({res.legend()})",
+                    title="Export", timeout=15)
+
+    def significance(self):
+        """All pairs of the runs shown, per measure (engine.campaign.tables.compare_scores); None below two runs."""
+        if self.frame is None or len(self.frame) < 2:
+            return None
         from engine.campaign.tables import compare_scores
         from .compare import long_table
         s = self.model.scores
         long = pd.concat([long_table(s, m) for m in s.measures], ignore_index=True)
-        try:
-            res = compare_scores(long, list(s.measures), runs=[str(r) for r in self.frame["run"]])
-            paths = res.write(self.app.export_dir, "leaderboard-significance")
-        except Exception as exc:       # never kill the UI over an export
-            self.app.report_error(exc)
-            return
-        self.notify("wrote " + ", ".join(str(p) for p in paths), title="Export", timeout=10)
+        return compare_scores(long, list(s.measures), runs=[str(r) for r in self.frame["run"]])
 
     def export_table(self):
         if self.frame is None:

@@ -33,6 +33,7 @@ hedge, mtc) choose as judgments arrive: use the judging screen."""
         super().__init__()
         self.pool = None
         self.frame: pd.DataFrame | None = None
+        self._shown = False
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -71,7 +72,9 @@ hedge, mtc) choose as judgments arrive: use the judging screen."""
             d.value = str(cfg.get("depth") or 100)
         if cfg.get("strategy") in self.model.pool_strategies():
             self.query_one("#pool-strategy", Select).value = cfg["strategy"]
-        self.query_one("#pool-table", DataTable).focus()
+        if not self._shown or not isinstance(self.focused, (Input, Select)):
+            self.query_one("#pool-table", DataTable).focus()   # later: never out of a field being typed in
+        self._shown = True
 
     def _spec(self) -> dict:
         strategy = str(self.query_one("#pool-strategy", Select).value)
@@ -135,6 +138,7 @@ hedge, mtc) choose as judgments arrive: use the judging screen."""
             self.app.report_error(exc)
             return
         self.notify(f"wrote {path}", title="Pool written", timeout=10)
+        self.app.campaign_changed()
 
     def export_table(self):
         return ("pool-preview", self.frame) if self.frame is not None else None

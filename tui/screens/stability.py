@@ -22,8 +22,8 @@ def _engine_missing() -> str | None:
 
 def _plot_widget(id_: str):
     try:
-        from textual_plotext import PlotextPlot
-        return PlotextPlot(id=id_, classes="plot")
+        from ..widgets.plot import Plot
+        return Plot(id=id_, classes="plot")
     except ImportError:  # the table beside it still shows the numbers
         return Static("(textual-plotext is not installed: no plot)", id=id_)
 
@@ -139,20 +139,13 @@ levels, Kendall tau against the full judgments). a picks the measure. Escape can
 
     def draw_plot(self, dall) -> None:
         w = self.query_one("#st-plot")
-        if not hasattr(w, "plt"):
+        if not hasattr(w, "draw"):
             return
-        plt = w.plt
-        plt.clear_data()
-        plt.clear_figure() if hasattr(plt, "clear_figure") else None
-        ns = np.asarray(dall.n_topics, float).tolist()
-        plt.plot(ns, np.asarray(dall.phi).tolist(), label="Phi", marker="braille")
-        plt.plot(ns, np.asarray(dall.erho2).tolist(), label="E rho^2", marker="dot")
-        plt.plot(ns, np.asarray(dall.phi_lower).tolist(), label="Phi 95% low", marker="·")
-        plt.hline(self.target)
-        plt.title(f"{self.measure}: stability vs number of topics")
-        plt.xlabel("topics")
-        plt.ylim(0, 1)
-        w.refresh()
+        from ..widgets.plot import Figure
+        ns = np.asarray(dall.n_topics, float)
+        w.draw(Figure([("Phi", ns, dall.phi, "braille"), ("E rho^2", ns, dall.erho2, "dot"),
+                       ("Phi 95% low", ns, dall.phi_lower, "·")],
+                      f"{self.measure}: stability vs number of topics", "topics", ylim=(0, 1), hline=self.target))
 
     # ------------------------------------------------------------------ actions
     def action_tab(self, tab: str) -> None:
@@ -221,16 +214,13 @@ levels, Kendall tau against the full judgments). a picks the measure. Escape can
         for r in tab.itertuples(index=False):
             t.add_row(f"{r[0]:g}%", *[num(v, 3) for v in r[1:]])
         w = self.query_one("#st-red-plot")
-        if hasattr(w, "plt"):
-            plt = w.plt
-            plt.clear_data()
-            levels = tab["level"].to_numpy(float).tolist()
+        if hasattr(w, "draw"):
+            from ..widgets.plot import Figure
+            levels = tab["level"].to_numpy(float)
             markers = ["braille", "dot", "·", "+", "x", "o"]
-            for k, col in enumerate(tab.columns[1:]):
-                plt.plot(levels, tab[col].to_numpy(float).tolist(), label=str(col), marker=markers[k % len(markers)])
-            plt.title("Kendall tau vs % of judgments kept")
-            plt.xlabel("% judgments kept")
-            w.refresh()
+            w.draw(Figure([(str(col), levels, tab[col].to_numpy(float), markers[k % len(markers)])
+                           for k, col in enumerate(tab.columns[1:])],
+                          "Kendall tau vs % of judgments kept", "% judgments kept"))
 
     def export_table(self):
         active = self.query_one("#st-tabs", TabbedContent).active if self.query("#st-tabs") else ""

@@ -70,8 +70,8 @@ b computes tab 3 for this campaign now (features simulated from its runs and jud
     @staticmethod
     def _plot(wid: str):
         try:
-            from textual_plotext import PlotextPlot
-            return PlotextPlot(id=wid, classes="plot")
+            from ..widgets.plot import Plot
+            return Plot(id=wid, classes="plot")
         except ImportError:
             return Static("(textual-plotext is not installed: no plot)", id=wid)
 
@@ -105,19 +105,9 @@ b computes tab 3 for this campaign now (features simulated from its runs and jud
 
     def _draw(self, wid: str, series: dict, title: str, xlabel: str, logx: bool = True) -> None:
         w = self.query_one(wid)
-        if not hasattr(w, "plt"):
-            return
-        plt = w.plt
-        plt.clear_data()
-        for name, (xs, ys) in series.items():
-            ok = np.isfinite(np.asarray(ys, float))
-            if ok.any():
-                plt.plot(np.asarray(xs)[ok].tolist(), np.asarray(ys, float)[ok].tolist(), label=name, marker="dot")
-        if logx:
-            plt.xscale("log")
-        plt.title(title)
-        plt.xlabel(xlabel)
-        w.refresh()
+        if hasattr(w, "draw"):
+            from ..widgets.plot import Figure
+            w.draw(Figure([(name, xs, ys, "dot") for name, (xs, ys) in series.items()], title, xlabel, logx=logx))
 
     def rankers(self) -> list[str]:
         d = self.results.get("learn")

@@ -57,6 +57,7 @@ class FastTable(ScrollView, can_focus=True):
         self._header = ""
         self._lines: list[str] = []
         self._cells: list[list[str]] = []
+        self._spans: list[tuple[int, int]] = []
 
     # ------------------------------------------------------------------ data
     def set_data(self, keys: list[str], headers: list[str], rows: list[list[str]],
@@ -68,6 +69,11 @@ class FastTable(ScrollView, can_focus=True):
         self.column_keys = list(keys)
         self._cells = rows
         self._header = " " + " ".join(_fit(h, w, rt) for h, w, rt in zip(headers, widths, right)) + " "
+        self._spans = []                     # (start, end) of each column in a line
+        x = 1
+        for w in widths:
+            self._spans.append((x, x + w))
+            x += w + 1
         self._lines = [" " + " ".join(_fit(c, w, rt) for c, w, rt in zip(r, widths, right)) + " " for r in rows]
         size = Size(len(self._header), len(self._lines) + 1)
         if size != self.virtual_size:
@@ -85,7 +91,7 @@ class FastTable(ScrollView, can_focus=True):
 
     # ------------------------------------------------------------------ drawing
     def render_line(self, y: int) -> Strip:
-        width = self.size.width
+        width = self.scrollable_content_region.width     # without the scrollbars
         sx, sy = self.scroll_offset
         base = self.rich_style
         if y == 0:
@@ -103,8 +109,27 @@ class FastTable(ScrollView, can_focus=True):
                 style = base + self.get_component_rich_style("fasttable--odd")
             else:
                 style = base
-        line = text[sx: sx + width].ljust(width)
-        return Strip([Segment(line, style)], width)
+        return Strip([Segment(self._window(text, sx, width, header=y == 0), style)], width)
+
+    def _window(self, text: str, sx: int, width: int, header: bool) -> str:
+        """`width` cells of a line from `sx`: a column that does not fit whole is left blank (never a
+        number cut short, e.g. 0 for 0.953); the header shows ← / → where columns are off screen."""
+        end = sx + width
+        line = list(text[sx:end].ljust(width))
+        if width < 3:
+            return "".join(line)
+        right = any(b > end for _, b in self._spans)
+        left = any(a < sx for a, _ in self._spans)
+        lo, hi = sx + left, end - right               # the hint cells are kept for ← and →
+        for a, b in self._spans:
+            if a < lo < b or a < hi < b:                # cut by an edge: blank its visible part
+                for i in range(max(a, sx), min(b, end)):
+                    line[i - sx] = " "
+        if right:
+            line[-1] = "→" if header else " "
+        if left:
+            line[0] = "←" if header else " "
+        return "".join(line)
 
     def watch_cursor_row(self, old: int, new: int) -> None:
         h = max(1, self.size.height - 1)
@@ -209,7 +234,7 @@ class GridTable(ScrollView, can_focus=True):
         return [t.rstrip() for t, _ in self._rows[i]]
 
     def render_line(self, y: int) -> Strip:
-        width = self.size.width
+        width = self.scrollable_content_region.width     # without the scrollbars
         sx, sy = self.scroll_offset
         base = self.rich_style
         if y == 0:
@@ -224,6 +249,14 @@ class GridTable(ScrollView, can_focus=True):
             cells = self._rows[i]
             cur = self.cursor_column if i == self.cursor_row else -1
         cstyle = base + self.get_component_rich_style("gridtable--cursor")
+        fixed_w = 1 + self._x[min(self.fixed, len(self._widths))]
+        view = max(0, width - fixed_w)
+        x0 = self._x[min(self.fixed, len(self._widths))]
+        more_right = self._x[-1] - x0 > sx + view
+        lo, hi = sx + (sx > 0), sx + view - more_right      # cells kept for the ← / → hints
+        cells = [((" " * len(t), None) if j >= self.fixed and (self._x[j] - x0 < lo < self._x[j + 1] - x0
+                                                               or self._x[j] - x0 < hi < self._x[j + 1] - x0)
+                  else (t, sty)) for j, (t, sty) in enumerate(cells)]   # a cell cut by an edge is blank
         segs = [Segment(" ", st)]
         for j, (text, style) in enumerate(cells):
             s = cstyle if j == cur and self.has_focus else (st + style if style is not None else st)
@@ -231,10 +264,18 @@ class GridTable(ScrollView, can_focus=True):
                 s = s + Style(reverse=True)
             segs.append(Segment(text, s))
         strip = Strip(segs)
-        fixed_w = 1 + self._x[min(self.fixed, len(self._widths))]
         left = strip.crop(0, fixed_w)
-        right = strip.crop(fixed_w + sx, fixed_w + sx + max(0, width - fixed_w))
-        return Strip.join([left, right]).extend_cell_length(width, base).crop(0, width)
+        right = strip.crop(fixed_w + sx, fixed_w + sx + view)
+        out = Strip.join([left, right]).extend_cell_length(width, base).crop(0, width)
+        if view >= 3 and (more_right or sx > 0):          # the header says more columns are off screen
+            hint = st if y == 0 else base
+            l_mark, r_mark = ("←", "→") if y == 0 else (" ", " ")
+            parts = [out.crop(0, fixed_w)]
+            parts.append(Strip([Segment(l_mark, hint)], 1) if sx > 0 else out.crop(fixed_w, fixed_w + 1))
+            parts.append(out.crop(fixed_w + 1, width - 1))
+            parts.append(Strip([Segment(r_mark, hint)], 1) if more_right else out.crop(width - 1, width))
+            out = Strip.join(parts)
+        return out
 
     def _visible(self) -> None:
         h = max(1, self.size.height - 1)
@@ -246,7 +287,7 @@ class GridTable(ScrollView, can_focus=True):
         c = self.cursor_column
         if self.fixed <= c < len(self._widths):
             fixed_w = 1 + self._x[self.fixed]
-            view = max(1, self.size.width - fixed_w)
+            view = max(1, self.scrollable_content_region.width - fixed_w)
             x0 = self._x[c] - self._x[self.fixed]
             x1 = self._x[c + 1] - self._x[self.fixed]
             if x0 < self.scroll_offset.x:

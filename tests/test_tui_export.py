@@ -1,0 +1,67 @@
+"""Leaderboard `e`: the table as shown with each measure's significance letters, and the significance table,
+written to the campaign's exports/ folder (no --export-dir: today a TypeError on None); the letters and
+the table are those `cranfield table --run ...` prints for the same runs in the same order."""
+from __future__ import annotations
+
+import io
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+from tui.app import CranfieldApp
+from tui.testing import press, private_copy, run_async, settle
+
+ROOT = Path(__file__).resolve().parents[1]
+DEMO = ROOT / "campaigns" / "demo"
+CLI = "cranfield.cli"
+
+
+def cli_table(camp: Path, runs: list[str], fmt: str) -> str:
+    args = [sys.executable, "-m", CLI, "table", str(camp), "--format", fmt]
+    for r in runs:
+        args += ["--run", r]
+    out = subprocess.run(args, capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert out.returncode == 0, out.stderr
+    return out.stdout
+
+
+@run_async
+async def test_leaderboard_export_writes_marks_and_the_significance_table(tmp_path, monkeypatch):
+    camp = private_copy(DEMO, tmp_path / "demo", skip=("pools", "log.jsonl*"))
+    monkeypatch.chdir(tmp_path)
+    app = CranfieldApp(camp)                               # no --export-dir: the campaign's exports/
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await press(pilot, "l", "e")
+        errors = [n for n in app.notices if n.severity == "error"]
+        assert not errors, errors
+        measures = list(app.model.scores.measures)
+    out = camp.resolve() / "exports"
+    assert sorted(p.name for p in out.iterdir()) == [
+        "leaderboard-significance.csv", "leaderboard-significance.md", "leaderboard-significance.tex",
+        "leaderboard.csv", "leaderboard.md", "leaderboard.tex"]
+    assert app.last_export.startswith(f"wrote 12 rows to {out}/: leaderboard.csv")
+    board = pd.read_csv(out / "leaderboard.csv", keep_default_na=False)
+    runs = board["run"].astype(str).tolist()
+    assert board["letter"].tolist() == [chr(ord("a") + i) for i in range(12)]
+    ref = pd.read_csv(io.StringIO(cli_table(camp, runs, "csv")), keep_default_na=False)
+    assert ref["run"].astype(str).tolist() == runs
+    for m in measures:
+        assert board[f"{m} mark"].astype(str).tolist() == ref[f"{m} mark"].astype(str).tolist()
+        assert board[m].round(4).tolist() == ref[m].round(4).tolist()
+    assert any(board[f"{m} mark"].astype(str).str.len().sum() for m in measures)   # some pair differs
+    # the significance table is the CLI's (its columns in the leaderboard's measure order)
+    sig = pd.read_csv(out / "leaderboard-significance.csv", keep_default_na=False)
+    pd.testing.assert_frame_equal(sig, ref[list(sig.columns)])
+    assert sorted(sig.columns) == sorted(ref.columns)
+
+    def md_rows(text: str) -> dict[str, dict[str, str]]:
+        lines = [ln for ln in text.splitlines() if ln.startswith("|")]
+        head = [c.strip() for c in lines[0].strip("|").split("|")]
+        return {r[0]: dict(zip(head, r)) for r in
+                ([c.strip() for c in ln.strip("|").split("|")] for ln in lines[2:])}
+    md, ref_md = (out / "leaderboard-significance.md").read_text(), cli_table(camp, runs, "markdown")
+    assert md_rows(md) == md_rows(ref_md) and len(md_rows(md)) == 12
+    assert md.splitlines()[-1] == ref_md.splitlines()[-1]             # the legend
