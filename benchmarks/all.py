@@ -94,6 +94,10 @@ FIGURES: tuple[Figure, ...] = (
            tail=6, what="automatic nugget assignment vs truth (RAG)"),
     Figure("fuzz", "fuzz.py", ("--count", "5000", "--jobs", "2"), ("--count", "50"), tail=4,
            what="fuzzing mutated run/qrels files through the CLI"),
+    Figure("key_storm", "key_storm.py", ("--seeds", "50", "--keys", "25"), ("--seeds", "1", "--keys", "10"), tail=4,
+           what="seeded random key sequences over every TUI screen"),
+    Figure("screens", "screens.py", (), ("--campaigns", "demo"), tail=18,
+           what="TUI key -> first frame per screen"),
 )
 
 

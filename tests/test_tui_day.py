@@ -121,7 +121,9 @@ async def test_an_organizers_day(tmp_path):
         holes = pairs[[(t, d) not in done for t, d in zip(pairs["topic"].astype(str), pairs["doc"].astype(str))]]
         assert len(holes) == pooled - 20
         with FakeLLM() as srv:      # every pooled pair: the holes it fills, and the 20 to compare with the assessors
-            res = run_auto_judge(c, "llm", JudgeSettings(srv.url, "fake-1", backoff=0.01, concurrency=4), pairs)
+            # the fake model grades 0-3 and the campaign's scale is 0-2: map its 3 as `--grade-map 3=2` does
+            res = run_auto_judge(c, "llm", JudgeSettings(srv.url, "fake-1", backoff=0.01, concurrency=4,
+                                                         grade_map={3: 2}), pairs)
         assert res.judged == len(pairs) == pooled and not res.failed
         assert await until(pilot, lambda: "STALE" in screen_text(app))        # the leaderboard says so
 
