@@ -124,6 +124,8 @@ def run(args) -> int:
         out.write(format_table(res.designs, args.format, ".2f"))
         qmax = max(int(c.qs.max()) for c in res.curves)
         out.write(f"(blank: the target is not reached with up to {qmax} queries at that j)\n")
+        for line in res.availability_lines():
+            out.write(line + "\n")
         for crit, label in (("tau_mean", "expected tau"), ("tau_p95", "tau with 95% probability"), ("phi", "Phi")):
             try:
                 best = res.cheapest(crit)
