@@ -55,6 +55,8 @@ FIGURES: tuple[Figure, ...] = (
            what="evaluation speed end to end from files (full: 100 runs x 50 topics x 1000)"),
     Figure("startup", "startup.py", (), ("--reps", "3"), json=True,
            what="CLI start-up, one 50-topic x 1000-doc run, 3 measures"),
+    Figure("cli_speed", "cli_speed.py", (), ("--reps", "1"), tail=5,
+           what="compare and stability gstudy, whole process, 31 runs x 40 topics"),
     Figure("api_speed", "api_speed.py", (), ("--calls", "200"), tail=8,
            what="Python API small calls and start-up"),
     Figure("scale", "scale.py", ("--cli",),

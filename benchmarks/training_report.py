@@ -87,7 +87,7 @@ def part1(args) -> list[str]:
         rankers = rankers[:2]
     pcts = PERCENTAGES if not args.quick else (1, 5, 20)
     res, per_topic = experiment(feats, sim.runs, methods=METHODS, percentages=pcts, rankers=rankers, folds=5,
-                                seed=args.seed, progress=lambda m: print(f"... {m}", file=sys.stderr))
+                                seed=args.seed, progress=lambda f, m: print(f"... {f:4.0%} {m}", file=sys.stderr))
     tests = against_full(per_topic)
     roles = pd.Series(truth["roles"]).value_counts().to_dict()
     out.append(f"Simulated campaign: {args.runs} runs, {args.topics} topics, seed {args.seed}; complete collection = "
@@ -169,7 +169,7 @@ def part2(args) -> list[str]:
     runs, qrels, meta = simulate_family(n_topics=args.family_topics, seed=args.seed)
     levels = LEVELS if not args.quick else (1, 5, 20, 100)
     res = sensitivity(runs, qrels, meta, ["b"], levels=levels, repeats=args.repeats, folds=2, seed=args.seed,
-                      progress=lambda m: print(f"... {m}", file=sys.stderr))
+                      progress=lambda f, m: print(f"... {f:4.0%} {m}", file=sys.stderr))
     s = res["summary"]
     out.append(f"Run family: {meta['run'].nunique()} settings of b in [0.1, 1.0], known best b=0.6, "
                f"{args.family_topics} topics in two folds (train on one, test on the other, swap), "

@@ -100,3 +100,15 @@ def test_mq2008_judging_effort(capsys):
     # total 299,340.68 s = 83.15 h
     assert float(rows["total"][4]) == pytest.approx(299340.68 / 3600)
     assert int(rows["total"][2]) == 15211
+
+
+def test_cli_plan_says_where_fewer_judgments_exist(capsys, tmp_path):
+    """`cost --plan` with a j above the judged documents of some topics says so (the demo has 146-189)."""
+    import shutil
+    from pathlib import Path
+    camp = tmp_path / "demo"
+    shutil.copytree(Path(__file__).resolve().parents[1] / "campaigns" / "demo", camp)
+    assert main(["cost", "--campaign", str(camp), "--plan", "--js", "8,160", "--trials", "5"]) == 0
+    out = capsys.readouterr().out
+    assert "judged documents per topic: 146-189" in out
+    assert "j = 160: " in out and "have fewer than 160 judged documents" in out and "j = 8:" not in out

@@ -88,3 +88,23 @@ def test_category_mixes_shares_and_cost(sim):
     row = tab[(tab["category"] == "long") & (tab["share"] == 0.75)].iloc[0]
     assert row["hours"] == pytest.approx(20 * (0.75 * 363.23 + 0.25 * 317.22) / 3600)
     assert tab["tau_mean"].between(-1, 1).all()
+
+
+def test_plan_says_where_fewer_judgments_exist_than_asked(sim):
+    """A j above some topics' judged documents is capped there, and the result says so (it asked for
+    128 per topic where 71-156 existed, without a word)."""
+    s, pool = sim
+    # topics keep 10 + (i mod 7) * 5 judged documents: 10..40 per topic
+    topics = sorted(pool["topic"].unique())
+    keep = {t: 10 + (i % 7) * 5 for i, t in enumerate(topics)}
+    red = pool[pool.groupby("topic").cumcount() < pool["topic"].map(keep)]
+    res = plan(red, s.runs, js=(8, 25), qs=(5, 10), trials=5, seed=1)
+    counts = np.array([keep[t] for t in topics])
+    d = res.designs.set_index("j")
+    assert d.loc[8, "topics_below_j"] == 0 and d.loc[8, "judged_per_topic"] == 8.0
+    assert d.loc[25, "topics_below_j"] == int((counts < 25).sum()) > 0
+    assert d.loc[25, "judged_per_topic"] == pytest.approx(np.minimum(counts, 25).mean())
+    lines = res.availability_lines()
+    assert lines[0] == f"judged documents per topic: 10-40 (median {np.median(counts):g}) over {len(topics)} topics"
+    assert len(lines) == 2 and lines[1].startswith(f"j = 25: {int((counts < 25).sum())} of {len(topics)} topics "
+                                                   "have fewer than 25 judged documents")

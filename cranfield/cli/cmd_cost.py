@@ -113,17 +113,18 @@ def run(args) -> int:
         from engine.planning.planner import plan
         js = [int(x) for x in args.js.split(",") if x.strip()]
 
-        def progress(frac: float, msg: str) -> None:
-            print(f"[{frac * 100:5.1f}%] {msg}", file=sys.stderr)
-
-        res = plan(camp.qrels(), camp.runs(), measure=args.measure, js=js, trials=args.trials,
-                   selection=args.selection, seed=args.seed, model=model, target_tau=args.target_tau,
-                   target_phi=args.target_phi, method=args.method, progress=progress)
+        from .progress import bar_context, progress_bar
+        with bar_context(progress_bar("cost --plan")) as progress:
+            res = plan(camp.qrels(), camp.runs(), measure=args.measure, js=js, trials=args.trials,
+                       selection=args.selection, seed=args.seed, model=model, target_tau=args.target_tau,
+                       target_phi=args.target_phi, method=args.method, progress=progress)
         out.write(f"Designs reaching tau >= {args.target_tau} (expected, and with 95% probability) and "
                   f"Phi >= {args.target_phi}, measure {args.measure}, {res.n_topics} topics available:\n")
         out.write(format_table(res.designs, args.format, ".2f"))
         qmax = max(int(c.qs.max()) for c in res.curves)
         out.write(f"(blank: the target is not reached with up to {qmax} queries at that j)\n")
+        for line in res.availability_lines():
+            out.write(line + "\n")
         for crit, label in (("tau_mean", "expected tau"), ("tau_p95", "tau with 95% probability"), ("phi", "Phi")):
             try:
                 best = res.cheapest(crit)

@@ -31,13 +31,11 @@ def run(args) -> int:
     files = camp.run_files()
     st = RunStore(camp.root)
     t0 = time.perf_counter()
-    tty = sys.stderr.isatty()
-
-    def progress(done: int, total: int) -> None:
-        if tty:
-            print(f"\r  ingested {done}/{total} files", end="" if done < total else "\n", file=sys.stderr, flush=True)
-
-    rep = st.sync(files, w, workers=args.workers, progress=progress)
+    from .progress import bar_context, progress_bar
+    with bar_context(progress_bar("ingest")) as bar:
+        rep = st.sync(files, w, workers=args.workers,
+                      progress=(lambda done, total: bar(done / max(total, 1), f"ingested {done}/{total} files"))
+                      if bar else None)
     for p in w:
         print(f"warning: {p}", file=sys.stderr)
     size = sum(p.stat().st_size for p in store_dir(camp.root).rglob("*.parquet"))

@@ -9,16 +9,16 @@ import sys
 from engine.errors import CranfieldError, FormatError, Problem
 
 
-def _progress(args):
-    if getattr(args, "quiet", False) or not sys.stderr.isatty():
-        return None
+def _progress(args, label: str):
+    """The progress bar of a long analysis (None when stderr is not a terminal, or with --quiet)."""
+    from .progress import progress_bar
+    return progress_bar(label, getattr(args, "quiet", False))
 
-    def cb(frac: float, msg: str) -> None:
-        sys.stderr.write(f"\r[{frac * 100:5.1f}%] {msg[:70]:<70}")
-        if frac >= 1.0:
-            sys.stderr.write("\n")
-        sys.stderr.flush()
-    return cb
+
+def _bar(args, label: str):
+    """`_progress` as a context that ends the bar's line (yields None off a terminal)."""
+    from .progress import bar_context
+    return bar_context(_progress(args, label))
 
 
 def _add_source(p, multi: bool = False) -> None:
@@ -74,13 +74,15 @@ def _campaign(path: str):
     return camp, w
 
 
-def matrix_from_args(args, measure: str | None = None):
+def matrix_from_args(args, measure: str | None = None, progress=None):
     """Score matrix (topics x runs) from --csv or --campaign/--measure."""
     if args.csv:
         return read_csv_matrix(args.csv)
     from engine.stability import score_matrix
     camp, w = _campaign(args.campaign)
     measure = measure or args.measure
+    if progress:
+        progress(0.0, f"evaluating {measure} for the campaign's runs")
     df = camp.evaluate([measure], complete=True)
     for p in w:
         print(f"warning: {p}", file=sys.stderr)
@@ -229,8 +231,11 @@ def run_gstudy(args) -> int:
         raise CranfieldError(f"--alpha must be in (0, 1), got {args.alpha}")
     if not 0 < args.target < 1:
         raise CranfieldError(f"--target must be in (0, 1), got {args.target}")
-    x = matrix_from_args(args)
-    g = g_study(x, drop_lowest=args.drop_lowest)
+    with _bar(args, "stability gstudy") as prog:
+        x = matrix_from_args(args, progress=prog)
+        if prog:
+            prog(0.9, f"G-study of {x.shape[1]} runs x {x.shape[0]} topics")
+        g = g_study(x, drop_lowest=args.drop_lowest)
     rep = gstudy_report(g, args.topics, args.alpha, args.target)
     for p in g.warnings:
         print(f"warning: {p.message}", file=sys.stderr)
@@ -296,8 +301,9 @@ def run_reduction(args) -> int:
             raise CranfieldError(f"--levels {args.levels!r}: give comma-separated percentages")
     if args.trials < 1:
         raise CranfieldError("--trials must be >= 1")
-    df = reduction_campaign(camp, q, args.measures, method=args.method, levels=levels, trials=args.trials,
-                            seed=args.seed, progress=_progress(args))
+    with _bar(args, "stability reduction") as prog:
+        df = reduction_campaign(camp, q, args.measures, method=args.method, levels=levels, trials=args.trials,
+                                seed=args.seed, progress=prog)
     t = summarize_reduction(df, args.value).reset_index()
     _emit_table(t, args, f"{args.method} reduction: mean {args.value} vs full judgments ({args.trials} trials)")
     return 0
@@ -308,8 +314,9 @@ def run_poolbias(args) -> int:
     camp, w = _campaign(args.campaign)
     depth = args.depth or int((camp.config.get("pool") or {}).get("depth") or 50)
     modes = [c.strip() for c in args.complete.split(",") if c.strip()] if args.complete else None
-    summ, det = pool_bias_campaign(camp, args.measures, mode=args.mode, depth=depth, complete=modes,
-                                   progress=_progress(args))
+    with _bar(args, "stability poolbias") as prog:
+        summ, det = pool_bias_campaign(camp, args.measures, mode=args.mode, depth=depth, complete=modes,
+                                       progress=prog)
     if modes:
         _emit_table(det if args.detail else summ, args,
                     f"leave-{args.mode}-out at pool depth {depth}, judgments completed by {', '.join(modes)}")
@@ -333,10 +340,10 @@ def run_discrim(args) -> int:
         for name in dict.fromkeys(df["measure"].astype(str)):
             mats[name] = score_matrix(df, name)
     rows, pairs = [], []
-    prog = _progress(args)
     for name, x in mats.items():
-        d = discriminative_power(x, n_bootstrap=args.bootstrap, alpha=args.alpha, seed=args.seed,
-                                 top=args.top, progress=prog)
+        with _bar(args, f"stability discrim {name}") as prog:
+            d = discriminative_power(x, n_bootstrap=args.bootstrap, alpha=args.alpha, seed=args.seed,
+                                     top=args.top, progress=prog)
         rows.append({"measure": name, **d.summary()})
         if args.pairs:
             pairs.append(d.pairs.assign(measure=name))
@@ -347,9 +354,12 @@ def run_discrim(args) -> int:
 
 def run_significance(args) -> int:
     from engine.stability.significance import pairwise
-    x = matrix_from_args(args)
     tests = tuple(t.strip() for t in args.tests.split(",") if t.strip())
-    df = pairwise(x, tests, n_perm=args.permutations, alpha=args.alpha, seed=args.seed, progress=_progress(args))
+    with _bar(args, "stability significance") as prog:
+        x = matrix_from_args(args, progress=prog)
+        if prog:
+            prog(0.1, f"pairwise tests of {x.shape[1]} runs")
+        df = pairwise(x, tests, n_perm=args.permutations, alpha=args.alpha, seed=args.seed, progress=prog)
     _emit_table(df, args, f"pairwise tests ({', '.join(tests)}; Holm-adjusted; Tukey HSD) at alpha = {args.alpha}")
     return 0
 
@@ -361,7 +371,8 @@ def run_optimal(args) -> int:
     if q is None:
         raise CranfieldError(f"{args.campaign}: no truth/qrels.txt (only simulated campaigns have complete truth)")
     gr = on.grade_ranks(q, camp.runs(), args.cutoff, camp.binary_threshold())
-    res = on.compare(gr, args.target, progress=_progress(args))
+    with _bar(args, "stability optimal-ndcg") as prog:
+        res = on.compare(gr, args.target, progress=prog)
     if args.json:
         print(json.dumps(_clean({"discount_table": res["discount_table"].to_dict(orient="records"),
                                  "gain_table": res["gain_table"].to_dict(orient="records"),

@@ -191,9 +191,11 @@ def run_learn(args) -> int:
     if "lambdamart" in rankers and not lightgbm_available():
         raise CranfieldError(LIGHTGBM_HINT)
     runs, qrels, feats, out = _load(args)
-    df, _ = experiment(feats, runs, methods=_names(args.methods), percentages=_floats(args.percents, "percents"),
-                       rankers=rankers, folds=args.folds, depth=args.depth, seed=args.seed,
-                       progress=lambda m: print(f"... {m}", file=sys.stderr))
+    from .progress import bar_context, progress_bar
+    with bar_context(progress_bar("training learn")) as bar:
+        df, _ = experiment(feats, runs, methods=_names(args.methods),
+                           percentages=_floats(args.percents, "percents"), rankers=rankers, folds=args.folds,
+                           depth=args.depth, seed=args.seed, progress=bar)
     _emit(df, args)
     print("\nbest selection method per budget (test MAP):")
     _emit(best_selection(df), args)
@@ -246,9 +248,11 @@ def run_sensitivity(args) -> int:
         out = out or Path(args.campaign) / "training"
     else:
         raise CranfieldError("say where the run family comes from: --campaign DIR (with run parameters) or --simulate")
-    res = sensitivity(runs, qrels, meta, args.param, measures=_names(args.measures),
-                      levels=[int(x) for x in _floats(args.levels, "levels")], repeats=args.repeats,
-                      folds=args.folds, seed=args.seed, progress=lambda m: print(f"... {m}", file=sys.stderr))
+    from .progress import bar_context, progress_bar
+    with bar_context(progress_bar("training sensitivity")) as bar:
+        res = sensitivity(runs, qrels, meta, args.param, measures=_names(args.measures),
+                          levels=[int(x) for x in _floats(args.levels, "levels")], repeats=args.repeats,
+                          folds=args.folds, seed=args.seed, progress=bar)
     print(f"best setting with complete judgments on all topics: {res['best']}")
     _emit(res["summary"], args)
     print("\nbest training measure per level (test MAP, full judgments):")

@@ -10,7 +10,7 @@ import pandas as pd
 
 from ..stability.correlation import kendall_tau
 from ..errors import CranfieldError
-from ..ranking.join import ranked_rows
+from ..ranking.join import ranked_doc_lists
 
 UNJUDGED = "?"
 
@@ -42,9 +42,7 @@ def list_correlation(docs_a: list, docs_b: list) -> tuple[float, float, int]:
 
 def ranked_list(runs: pd.DataFrame, run: str, topic: str, depth: int | None = None) -> list[str]:
     """Documents of `run` for `topic` in trec_eval order (score descending, ties by doc id descending)."""
-    sub = runs[(runs["run"].astype(str) == run) & (runs["topic"].astype(str) == str(topic))]
-    rows, _ = ranked_rows(sub, depth or None)
-    return sub["doc"].astype(str).to_numpy(object)[rows].tolist()
+    return ranked_doc_lists(runs, [run], depth).get((str(run), str(topic)), [])
 
 
 def side_by_side(runs: pd.DataFrame, qrels: pd.DataFrame, a: str, b: str, topic: str,
@@ -52,7 +50,8 @@ def side_by_side(runs: pd.DataFrame, qrels: pd.DataFrame, a: str, b: str, topic:
     """rank, doc_a, grade_a, doc_b, grade_b for one topic; grade '?' = unjudged, '' = list ended."""
     q = qrels[qrels["topic"].astype(str) == str(topic)]
     grade = dict(zip(q["doc"].astype(str), q["grade"].astype(int)))
-    la, lb = ranked_list(runs, a, topic, depth), ranked_list(runs, b, topic, depth)
+    lists = ranked_doc_lists(runs, [a, b], depth)
+    la, lb = lists.get((str(a), str(topic)), []), lists.get((str(b), str(topic)), [])
     rows = []
     for i in range(max(len(la), len(lb))):
         da = la[i] if i < len(la) else ""
@@ -131,9 +130,10 @@ def compare_two(table: pd.DataFrame, a: str, b: str, measure: str, *, test: str 
     sd = d.std(ddof=1) if len(d) > 1 else 0.0
     corr = None
     if runs is not None:
+        lists = ranked_doc_lists(runs, [a, b], depth)
         rows = []
         for t in topics["topic"]:
-            tau, tap, n = list_correlation(ranked_list(runs, a, t, depth), ranked_list(runs, b, t, depth))
+            tau, tap, n = list_correlation(lists.get((str(a), t), []), lists.get((str(b), t), []))
             rows.append((t, tau, tap, n))
         corr = pd.DataFrame(rows, columns=["topic", "tau", "tau_ap", "common"])
     return RunComparison(a, b, measure, topics, int((outcome == "win").sum()), int((outcome == "loss").sum()),

@@ -24,10 +24,12 @@ from typing import Mapping
 
 import numpy as np
 import pandas as pd
-from scipy import stats
+from ..util.lazy import lazy_module
 
 from ..errors import CranfieldError
 from ..stability.significance import holm, paired_t, randomization_p
+
+stats = lazy_module("scipy.stats")   # the sign and Wilcoxon tests only
 
 TESTS = ("t", "wilcoxon", "randomization", "sign")
 CORRECTIONS = ("holm", "bonferroni", "bh", None)

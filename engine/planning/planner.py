@@ -85,6 +85,21 @@ class PlanResult:
     target_phi: float
     designs: pd.DataFrame = field(default_factory=pd.DataFrame)  # per j: Q needed and hours
     grid: pd.DataFrame = field(default_factory=pd.DataFrame)     # per (j, Q): tau mean/sd/p05, hours, phi, erho2
+    judged: pd.Series = field(default_factory=lambda: pd.Series(dtype=np.int64))  # judged documents per topic
+
+    def availability_lines(self) -> list[str]:
+        """What the judgments allow: judged documents per topic, and for each j above the fewest, how many
+        topics have fewer than j (they keep all they have, while the hours count j per topic)."""
+        if not len(self.judged):
+            return []
+        lo, hi, med = int(self.judged.min()), int(self.judged.max()), float(self.judged.median())
+        out = [f"judged documents per topic: {lo}-{hi} (median {med:g}) over {len(self.judged)} topics"]
+        for r in self.designs.itertuples(index=False):
+            if r.topics_below_j:
+                out.append(f"j = {r.j}: {r.topics_below_j} of {len(self.judged)} topics have fewer than {r.j} "
+                           f"judged documents and keep all they have (mean {r.judged_per_topic:.1f} per topic "
+                           f"used); hours still count {r.j} per topic")
+        return out
 
     def cheapest(self, criterion: str = "tau_mean") -> pd.Series:
         """The design with the fewest hours meeting the criterion: tau_mean, tau_p95 or phi."""
@@ -202,6 +217,9 @@ def plan(qrels: pd.DataFrame, runs: pd.DataFrame, *, measure: str = "map", js: S
         hi = n_t if method == "subsample" else max(10 * n_t, 500)
         qs = sorted(set(int(x) for x in np.unique(np.geomspace(5, hi, num=14).round()) if 2 <= x <= hi))
     curves, rows, design_rows = [], [], []
+    judged = qrels[qrels["grade"] >= 0]
+    judged = judged.groupby(judged["topic"].astype(str), sort=True).size().reindex(
+        full.index.astype(str), fill_value=0).astype(np.int64)
     steps = len(js)
     for si, j in enumerate(js):
         if progress:
@@ -239,6 +257,8 @@ def plan(qrels: pd.DataFrame, runs: pd.DataFrame, *, measure: str = "map", js: S
             h_p95 = float(hh[ok[0]]) if len(ok) else np.nan
         n_phi, lo_phi, hi_phi = topics_needed(g, target_phi, coef="phi")
         design_rows.append({"j": j, "hours_per_query": per_q,
+                            "judged_per_topic": float(np.minimum(judged.to_numpy(), j).mean()),
+                            "topics_below_j": int((judged.to_numpy() < j).sum()),
                             "queries_tau_mean": h_mean / per_q if np.isfinite(h_mean) else np.nan,
                             "hours_tau_mean": h_mean,
                             "queries_tau_p95": h_p95 / per_q if np.isfinite(h_p95) else np.nan,
@@ -248,7 +268,7 @@ def plan(qrels: pd.DataFrame, runs: pd.DataFrame, *, measure: str = "map", js: S
     if progress:
         progress(1.0, "done")
     res = PlanResult(measure, baseline, n_t, curves, model, target_tau, target_phi,
-                     designs=pd.DataFrame(design_rows), grid=pd.DataFrame(rows))
+                     designs=pd.DataFrame(design_rows), grid=pd.DataFrame(rows), judged=judged)
     return res
 
 

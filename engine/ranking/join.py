@@ -84,6 +84,26 @@ def ranked_rows(runs: pd.DataFrame, depth: int | None = None, by_name: bool = Fa
     return rows, rank
 
 
+def ranked_doc_lists(runs, run_names, depth: int | None = None) -> dict[tuple[str, str], list[str]]:
+    """{(run, topic): documents in trec_eval order} for the runs named (first `depth` per topic), from
+    one `ranked_rows` over those runs' rows: names are compared by code, documents turned to text once."""
+    want = {str(r) for r in run_names}
+    rc, r_names = _str_codes(runs["run"])
+    keep = np.flatnonzero(np.isin(rc, np.flatnonzero(np.isin(r_names.astype(str), list(want)))))
+    sub = runs.iloc[keep]
+    if not len(sub):
+        return {}
+    rows, _ = ranked_rows(sub, depth or None)
+    src, s_runs = _str_codes(sub["run"])
+    stc, s_topics = _str_codes(sub["topic"])
+    dc, d_names = _str_codes(sub["doc"])
+    g = (src * max(len(s_topics), 1) + stc)[rows]
+    docs = d_names.astype(str)[dc[rows]].tolist()
+    cut = np.flatnonzero(np.concatenate(([True], g[1:] != g[:-1], [True])))
+    n_t = max(len(s_topics), 1)
+    return {(str(s_runs[g[i] // n_t]), str(s_topics[g[i] % n_t])): docs[i:j] for i, j in zip(cut[:-1], cut[1:])}
+
+
 def _join_codes(runs: pd.DataFrame, qrels: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, int, int]:
     """Topic and document codes shared by run rows (first len(runs)) and judgment rows (the rest),
     equal for equal text: (topic codes, doc codes, number of topics, number of docs)."""

@@ -71,7 +71,8 @@ def cross_validate(features: pd.DataFrame, ranker: str, selected: pd.DataFrame |
 
 def experiment(features: pd.DataFrame, runs: pd.DataFrame, *, methods=("depth", "infap", "statap", "mtc", "hedge", "letor"),
                percentages=PERCENTAGES, rankers=("ranksvm", "ranknet"), folds: int = 5, depth: int = 100,
-               seed: int = 0, progress: Callable[[str], None] | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+               seed: int = 0, progress: Callable[[float, str], None] | None = None
+               ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Figure 4.1-4.4 data: for every method x percentage, the selected set's characteristics and
     each ranker's mean test MAP / nDCG@10 / P@10; plus the full-pool row (method 'full', 100 %).
 
@@ -80,9 +81,9 @@ def experiment(features: pd.DataFrame, runs: pd.DataFrame, *, methods=("depth", 
     qrels = complete_qrels(features)
     rows, per_topic = [], []
     plan = [("full", 100.0)] + [(m, float(p)) for m in methods for p in percentages]
-    for method, pct in plan:
+    for i, (method, pct) in enumerate(plan):
         if progress:
-            progress(f"{method} {pct:g}%")
+            progress(i / len(plan), f"{method} selection at {pct:g}%: training {', '.join(rankers)} ({folds} folds)")
         sel = qrels[["topic", "doc"]] if method == "full" else select(
             method, runs, qrels, pct, depth=depth, seed=seed, features=features)
         ch = characterize(sel, features, qrels, seed=seed)
@@ -91,6 +92,8 @@ def experiment(features: pd.DataFrame, runs: pd.DataFrame, *, methods=("depth", 
             means = pt[list(MEASURE_COLUMNS.values())].mean()
             rows.append({"method": method, "percent": pct, **ch, "ranker": r, **means.to_dict()})
             per_topic.append(pt.assign(method=method, percent=pct, ranker=r))
+    if progress:
+        progress(1.0, "done")
     return pd.DataFrame(rows), pd.concat(per_topic, ignore_index=True)
 
 

@@ -92,7 +92,7 @@ def _mean_by_run(long: pd.DataFrame) -> pd.DataFrame:
 
 def sensitivity(runs: pd.DataFrame, qrels: pd.DataFrame, meta: pd.DataFrame, params: list[str] | None = None, *,
                 measures=TRAIN_MEASURES, levels=LEVELS, repeats: int = 10, folds: int = 2, seed: int = 0,
-                progress: Callable[[str], None] | None = None) -> dict:
+                progress: Callable[[float, str], None] | None = None) -> dict:
     """The training-measure sensitivity experiment. Returns a dict of tables:
 
     choices   fold, level, rep, measure, run (chosen setting), train (its training value)
@@ -129,9 +129,10 @@ def sensitivity(runs: pd.DataFrame, qrels: pd.DataFrame, meta: pd.DataFrame, par
         train_t = [t for t in topics if fmap[t] != f]
         tr_q = qrels[qrels["topic"].isin(train_t)]
         tr_r = runs[runs["topic"].astype(str).isin(train_t)]
-        for level in levels:
+        for li, level in enumerate(levels):
             if progress:
-                progress(f"fold {f + 1}/{folds} level {level}%")
+                progress((f * len(levels) + li) / (folds * len(levels)),
+                         f"fold {f + 1}/{folds}: choosing settings with {level}% of the judgments")
             for rep in range(1 if level >= 100 else repeats):
                 red = reduce_judgments(tr_q, level, rng)
                 means = _mean_by_run(evaluate(red, tr_r, list(measures)))
