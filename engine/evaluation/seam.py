@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 from concurrent.futures import Executor
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import Callable
 import pandas as pd
@@ -17,7 +18,9 @@ whole; evaluation, reductions and pool bias stream over the run store by topic b
 
 PARALLEL_ROWS = 2_000_000
 """From this many run rows, an evaluation that needs no ranked lists (`ranked=False`, e.g. `cranfield eval
---campaign`) reads the store's parts by topic blocks, one block per core, instead of the whole run table."""
+--campaign`) reads the store's parts by topic blocks in one thread per core (THREAD_BLOCK_ROWS rows a
+block) instead of building the whole pandas run table."""
+THREAD_BLOCK_ROWS = 1_000_000
 
 
 def block_rows_for(rows: int, large: bool) -> int | None:
@@ -28,7 +31,7 @@ def block_rows_for(rows: int, large: bool) -> int | None:
     cores = os.cpu_count() or 1
     if rows < PARALLEL_ROWS or cores < 2:
         return None
-    return min(BLOCK_ROWS, -(-rows // cores))
+    return min(THREAD_BLOCK_ROWS, -(-rows // cores))
 
 
 @dataclass
@@ -75,8 +78,12 @@ def evaluate_campaign(campaign, measures=None, *, options=None, extras: bool = F
     if block_rows is not None:
         from .blocks import evaluate_store
         campaign.check_runs(st)
-        df = evaluate_store(st, qrels, measures, options=opt, gains=gains, strings=strings, extras=extras,
-                            executor=executor, progress=progress, block_rows=block_rows)
+        with ExitStack() as stack:
+            if not large:      # threads: the kernel runs in numpy and Arrow; no worker start-up, no pickling
+                from concurrent.futures import ThreadPoolExecutor
+                executor = stack.enter_context(ThreadPoolExecutor(os.cpu_count() or 1))
+            df = evaluate_store(st, qrels, measures, options=opt, gains=gains, strings=strings, extras=extras,
+                                executor=executor, progress=progress, block_rows=block_rows)
         rename = campaign.run_renames()
         text = df.attrs.pop("strings", None)
         facts = df.attrs.pop("extras", None)
