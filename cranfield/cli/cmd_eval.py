@@ -102,8 +102,8 @@ def _run(args) -> int:
             from engine.evaluation.distributed import dask_executor
             with dask_executor(None if args.dask == "local" else args.dask) as ex:
                 ev = evaluate_campaign(camp, measures, options=flags, strings=strings, executor=ex, qrels=qrels)
-        else:
-            ev = evaluate_campaign(camp, measures, options=flags, strings=strings, qrels=qrels)
+        else:   # no ranked lists needed: a large enough store is read by topic blocks across the cores
+            ev = evaluate_campaign(camp, measures, options=flags, strings=strings, qrels=qrels, ranked=False)
         df, text, notes, run_names = ev.table, ev.strings, ev.notes, None
         n_groups = len(df) + (len(text) if text is not None else 0)
     elif args.judgments:

@@ -261,6 +261,19 @@ class Campaign:
             from ..ranking.join import rename_runs
             runs = rename_runs(runs.copy(), rename)
             runs["run"] = str_series(runs["run"].astype(object).to_numpy(object))
+        self._warn_runs(runs)
+        return runs
+
+    def check_runs(self, store) -> None:
+        """The warnings reading the runs gives (tags without a run file, topics not in topics/), from the
+        store's index alone: for evaluations that read the store's parts without `runs()`."""
+        ix = store.index[["run", "topic"]]
+        rename = self.run_renames()
+        if rename and len(ix):
+            ix = ix.assign(run=ix["run"].map(lambda r: rename.get(r, r)))
+        self._warn_runs(ix)
+
+    def _warn_runs(self, runs: pd.DataFrame) -> None:
         listed = set(self.config["runs"])
         present = set(runs["run"].unique()) if len(runs) else set()
         for tag in sorted(listed - present):
@@ -271,7 +284,6 @@ class Campaign:
             warn_unknown_topics(runs, topics["topic"], w, source=str(self.root / "runs"))
             for p in w:
                 self._warn_once(p.path, p.line, p.message)
-        return runs
 
     def topics(self) -> pd.DataFrame:
         """Topics from topics/: topic, title, description, narrative (+ file, line)."""

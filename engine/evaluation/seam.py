@@ -3,7 +3,9 @@ topic blocks over the run store when large.
 """
 from __future__ import annotations
 
+import os
 from concurrent.futures import Executor
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import Callable
 import pandas as pd
@@ -13,6 +15,23 @@ LARGE_ROWS = 20_000_000
 
 """The one large-campaign threshold: above this many run rows a campaign's run table is never held
 whole; evaluation, reductions and pool bias stream over the run store by topic blocks."""
+
+PARALLEL_ROWS = 2_000_000
+"""From this many run rows, an evaluation that needs no ranked lists (`ranked=False`, e.g. `cranfield eval
+--campaign`) reads the store's parts by topic blocks in one thread per core (THREAD_BLOCK_ROWS rows a
+block) instead of building the whole pandas run table."""
+THREAD_BLOCK_ROWS = 1_000_000
+
+
+def block_rows_for(rows: int, large: bool) -> int | None:
+    """Run rows per topic block for a store of `rows` rows, or None for the whole table in memory."""
+    from .blocks import BLOCK_ROWS
+    if large:
+        return BLOCK_ROWS
+    cores = os.cpu_count() or 1
+    if rows < PARALLEL_ROWS or cores < 2:
+        return None
+    return min(THREAD_BLOCK_ROWS, -(-rows // cores))
 
 
 @dataclass
@@ -39,10 +58,12 @@ def is_large(campaign) -> bool:
 def evaluate_campaign(campaign, measures=None, *, options=None, extras: bool = False, strings: bool = False,
                       executor: Executor | None = None,
                       progress: Callable[[int, int], None] | None = None,
-                      qrels: pd.DataFrame | None = None) -> Evaluation:
+                      qrels: pd.DataFrame | None = None, ranked: bool = True) -> Evaluation:
     """Evaluate `measures` (default: the campaign's evaluation.measures) on the campaign's runs and
     merged judgments (or `qrels`, e.g. sources combined by engine.judgments.sources). `options`: an EvalOptions,
-    or a dict of overrides of the campaign's options."""
+    or a dict of overrides of the campaign's options. `ranked=False`: the caller needs no ranked lists
+    (`Evaluation.computed`), so a campaign of PARALLEL_ROWS rows or more is evaluated from the store's
+    parts by topic blocks across the cores (the same table)."""
     from ..ranking.ranked import EvalOptions
     from ..ranking.join import rename_runs
 
@@ -52,10 +73,17 @@ def evaluate_campaign(campaign, measures=None, *, options=None, extras: bool = F
     gains = campaign.gains()
     qrels = campaign.qrels() if qrels is None else qrels
     st = campaign.store()
-    if st is not None and (st.rows > LARGE_ROWS or executor is not None):
+    large = st is not None and (st.rows > LARGE_ROWS or executor is not None)
+    block_rows = block_rows_for(st.rows, large) if st is not None and (large or not ranked) else None
+    if block_rows is not None:
         from .blocks import evaluate_store
-        df = evaluate_store(st, qrels, measures, options=opt, gains=gains, strings=strings, extras=extras,
-                            executor=executor, progress=progress)
+        campaign.check_runs(st)
+        with ExitStack() as stack:
+            if not large:      # threads: the kernel runs in numpy and Arrow; no worker start-up, no pickling
+                from concurrent.futures import ThreadPoolExecutor
+                executor = stack.enter_context(ThreadPoolExecutor(os.cpu_count() or 1))
+            df = evaluate_store(st, qrels, measures, options=opt, gains=gains, strings=strings, extras=extras,
+                                executor=executor, progress=progress, block_rows=block_rows)
         rename = campaign.run_renames()
         text = df.attrs.pop("strings", None)
         facts = df.attrs.pop("extras", None)
