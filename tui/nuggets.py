@@ -53,6 +53,13 @@ class NuggetData:
         return done, len(nug) * len(ans)
 
 
+def _changed(app) -> None:
+    """Tell the main app (tui.app.CranfieldApp) the stores changed, so its screens redraw now."""
+    hook = getattr(app, "campaign_changed", None)
+    if hook is not None:
+        hook()
+
+
 def _natural(s: str):
     import re
     return [int(p) if p.isdigit() else p for p in re.split(r"(\d+)", s)]
@@ -74,9 +81,9 @@ class NuggetsScreen(Screen):
         Binding("q", "quit", "Quit"),
     ]
 
-    def __init__(self, data: NuggetData):
+    def __init__(self, data: NuggetData | None):
         super().__init__()
-        self.data = data
+        self.data = data                       # None until the main app has a RAG campaign to show
         self.t = 0
         self.editing: str | None = None        # "add" or "reword" while the input is shown
 
@@ -96,7 +103,7 @@ class NuggetsScreen(Screen):
 
     @property
     def topic(self) -> str | None:
-        return self.data.topics[self.t] if self.data.topics else None
+        return self.data.topics[self.t] if self.data is not None and self.data.topics else None
 
     def selected(self) -> str | None:
         nug = self.data.topic_nuggets(self.topic) if self.topic else None
@@ -147,11 +154,12 @@ class NuggetsScreen(Screen):
             fn()
         except CranfieldError as exc:
             self.notify(str(exc), severity="error", timeout=6)
+        _changed(self.app)
         self.data.reload()
         self.show()
 
     def action_topic(self, step: int) -> None:
-        if self.data.topics:
+        if self.topic is not None:
             self.t = (self.t + step) % len(self.data.topics)
             self.query_one(DataTable).move_cursor(row=0)
             self.show()
@@ -343,6 +351,7 @@ class AssignScreen(Screen):
             self.notify(str(exc), severity="error", timeout=6)
             return
         self.undo_stack.append((self.a, self.k))
+        _changed(self.app)
         self.data.reload()
         if self.k + 1 < len(nug):
             self.k += 1
@@ -361,8 +370,13 @@ class AssignScreen(Screen):
         a_i, k_i = self.undo_stack.pop()
         if a_i >= len(ans) or k_i >= len(nug):
             return
-        undo_assign(self.data.root, self.data.source, ans[a_i].run, self.topic, str(nug["nugget"].iat[k_i]),
-                    assessor=self.data.assessor)
+        try:
+            undo_assign(self.data.root, self.data.source, ans[a_i].run, self.topic, str(nug["nugget"].iat[k_i]),
+                        assessor=self.data.assessor)
+        except CranfieldError as exc:
+            self.notify(str(exc), severity="error", timeout=6)
+            return
+        _changed(self.app)
         self.a, self.k = a_i, k_i
         self.data.reload()
         self.show()

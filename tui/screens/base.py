@@ -28,7 +28,8 @@ class Unavailable(Static):
 
 
 NAV = [("h", "home", "home"), ("l", "leaderboard", "board"), ("m", "matrix", "matrix"), ("p", "pool", "pool"),
-       ("j", "judge", "judge"), ("v", "stability", "stability"), ("c", "cost", "cost")]
+       ("j", "judge", "judge"), ("v", "stability", "stability"), ("c", "cost", "cost"),
+       ("N", "nuggets", "nuggets")]
 
 
 def nav_bar(screen) -> Static:
