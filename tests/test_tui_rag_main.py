@@ -147,3 +147,17 @@ async def test_retrieval_and_answer_runs_side_by_side(tmp_path):
         assert board_rows(app)["rag01"] == ["0.7500", "0.5000", "0.5000", "0.0000", "0.6667", "0.3333", "1"]
         await press(pilot, "n")
         assert "n: answer runs" in screen_text(app) and "judged@10" in app.screen.frame.columns
+
+
+@run_async
+async def test_compare_keys_without_retrieval_scores_do_not_crash(camp):
+    """x and o open on a campaign of answer runs only (no retrieval scores): their measure key (n, from a
+    mixin) was unguarded and ended the app with an AttributeError."""
+    app = CranfieldApp(camp, assessor="ann")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        for keys in (("l", "x", "n", "t", "w"), ("l", "o", "n", "f", "r")):
+            await press(pilot, *keys)
+            assert app.return_code is None and app._exception is None
+            await press(pilot, "escape")
+        assert any("not available" in n.message for n in app.notices)

@@ -89,11 +89,15 @@ class NuggetsScreen(Screen):
 
     def compose(self) -> ComposeResult:
         yield Header()
+        yield from self.body()
+        yield Footer()
+
+    def body(self) -> ComposeResult:
+        """The title, the nugget table, the selected nugget's text and the (hidden) text input."""
         yield Static("", id="nug-title", classes="title")
         yield DataTable(id="nug-table", cursor_type="row", zebra_stripes=True)
         yield Static("", id="nug-text", classes="status")
         yield Input(placeholder="nugget text, enter to save, escape to cancel", id="nug-input")
-        yield Footer()
 
     def on_mount(self) -> None:
         t = self.query_one(DataTable)
@@ -154,9 +158,9 @@ class NuggetsScreen(Screen):
             fn()
         except CranfieldError as exc:
             self.notify(str(exc), severity="error", timeout=6)
-        _changed(self.app)
         self.data.reload()
         self.show()
+        _changed(self.app)
 
     def action_topic(self, step: int) -> None:
         if self.topic is not None:
@@ -220,7 +224,11 @@ class NuggetsScreen(Screen):
         if not len(self.data.topic_nuggets(self.topic)) or not self.data.topic_answers(self.topic):
             self.notify("this topic needs nuggets and answers to assign", severity="warning")
             return
-        self.app.push_screen(AssignScreen(self.data, self.topic), lambda _: self.show())
+        self.app.push_screen(self.assign_screen(self.data, self.topic), lambda _: self.show())
+
+    def assign_screen(self, data: NuggetData, topic: str) -> Screen:
+        """The Assign screen enter opens (the main app's own subclass there)."""
+        return AssignScreen(data, topic)
 
     def action_passages(self) -> None:
         if self.topic is not None:
@@ -351,7 +359,6 @@ class AssignScreen(Screen):
             self.notify(str(exc), severity="error", timeout=6)
             return
         self.undo_stack.append((self.a, self.k))
-        _changed(self.app)
         self.data.reload()
         if self.k + 1 < len(nug):
             self.k += 1
@@ -360,6 +367,7 @@ class AssignScreen(Screen):
         else:
             self.notify("last answer and nugget of the topic assigned")
         self.show()
+        _changed(self.app)
 
     def action_undo(self) -> None:
         from engine.nuggets.store import undo_assign
@@ -376,10 +384,10 @@ class AssignScreen(Screen):
         except CranfieldError as exc:
             self.notify(str(exc), severity="error", timeout=6)
             return
-        _changed(self.app)
         self.a, self.k = a_i, k_i
         self.data.reload()
         self.show()
+        _changed(self.app)
 
     def action_cited(self) -> None:
         self.show_cited = not self.show_cited

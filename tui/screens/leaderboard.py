@@ -28,13 +28,7 @@ class LeaderboardScreen(CranfieldScreen):
 and judged@10 (share of each top 10 that is judged). {SIG_MARK} marks a run NOT significantly different from
 the run listed above it (paired t-test over topics, p >= 0.05, on the sort measure, or the first
 measure when sorting by a non-measure column). Digits 1-9 sort by that column (numbers in the header);
-s moves the sort to the next column; r reverses. Enter opens the run.
-
-When the campaign has answer runs (answers/, docs/rag.md), n switches between the retrieval runs and the
-answer runs with their nugget scores from the `human` assignment source, the numbers of
-`cranfield nuggets scores`: all and vital (partial support counts 1/2), s.all and s.vital (strict: full
-support only), wtd and s.wtd (weighted: okay nuggets weigh 1/2), each the mean over the topics that have
-nuggets (a topic a run did not answer scores 0)."""
+s moves the sort to the next column; r reverses. Enter opens the run."""
     BINDINGS = [
         Binding("enter", "open_run", "Open run", show=False),
         Binding("s", "next_sort", "Sort", tooltip="Sort next"),
@@ -49,7 +43,9 @@ nuggets (a topic a run did not answer scores 0)."""
         Binding("u", "fuse", "Fuse", show=False,
                 tooltip="Fuse the marked runs, else the top 3 (RRF, CombSUM, CombMNZ)"),
         Binding("n", "switch_view", "Answers/runs",
-                tooltip="Switch between the retrieval runs and the answer runs with their nugget scores"),
+                tooltip="Switch between the retrieval runs and the answer runs (answers/) with their nugget "
+                        "scores from the human source, as cranfield nuggets scores: all and vital count partial "
+                        "support 1/2, s. (strict) full support only, wtd weighs okay nuggets 1/2"),
     ] + [Binding(str(i), f"sort_col({i})", f"Sort by column {i}", show=False) for i in range(1, 10)]
 
     def __init__(self):
@@ -94,9 +90,10 @@ nuggets (a topic a run did not answer scores 0)."""
             self._answers_seen, self._has_answers = key, has_answer_runs(m.root)
         return self._has_answers
 
-    def ready(self) -> bool:
-        m = self.app.model
-        return m is not None and (m.scores is not None or self.view == "answers")
+    @property
+    def NEEDS_SCORES(self) -> bool:  # noqa: N802  (the base class's flag, per view here)
+        """The retrieval runs need scores; the answer runs' nugget scores do not."""
+        return self.view != "answers"
 
     def check_action(self, action: str, parameters: tuple) -> bool | None:
         """Hide the retrieval-only keys while the answer runs are shown, and n without answer runs."""
@@ -128,20 +125,9 @@ nuggets (a topic a run did not answer scores 0)."""
     def sync(self) -> None:
         """As every screen; a campaign with answer runs and no retrieval scores opens on its answer runs."""
         m = self.app.model
-        if m is None or not self.composed():
-            return
-        if self.view == "runs" and m.scores is None and self.has_answers():
+        if m is not None and self.composed() and self.view == "runs" and m.scores is None and self.has_answers():
             self.set_view("answers")
-        if self.view != "answers":
-            super().sync()
-            return
-        files = tuple(self.app.file_versions.get(k, 0) for k in self.WATCH)
-        if self.app.data_version != self._seen_version or files != self._seen_files:
-            self._seen_version, self._seen_files = self.app.data_version, files
-            try:
-                self.refresh_data()
-            except Exception as exc:  # an engine error must not kill the UI
-                self.app.report_error(exc)
+        super().sync()
 
     def load_nugget_board(self) -> None:
         """The answer runs' nugget scores (engine.nuggets.campaign.leaderboard, as `cranfield nuggets scores`)."""

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.widgets import DataTable, Footer, Header, Input, Static
+from textual.widgets import DataTable, Footer, Header, Static
 
 from engine.errors import CranfieldError
 
@@ -66,14 +66,13 @@ The leaderboard (l, then n) shows the nugget scores of the answer runs."""
 
     def compose(self) -> ComposeResult:
         yield Header()
-        yield Static("", id="nug-title", classes="title")
-        yield DataTable(id="nug-table", cursor_type="row", zebra_stripes=True)
-        yield Static("", id="nug-text", classes="status")
-        yield Input(placeholder="nugget text, enter to save, escape to cancel", id="nug-input")
+        yield from self.body()
         yield nav_bar(self)
         yield Footer(compact=True)
 
     def refresh_data(self) -> None:
+        """The campaign's files changed (answer runs, the stores, a reload): read them again."""
+        self.data = None
         self.show()
 
     def _load(self) -> str | None:
@@ -86,11 +85,10 @@ The leaderboard (l, then n) shows the nugget scores of the answer runs."""
             self.data, self._root = None, None
             return NO_RAG
         try:
+            if self._root != root:
+                self.t = 0
             if self.data is None or self._root != root:
                 self.data, self._root = NuggetData(root, SOURCE, self.app.assessor), root
-                self.t = 0
-            else:
-                self.data = NuggetData(root, SOURCE, self.app.assessor)    # answers or nuggets changed
         except CranfieldError as exc:
             self.data = None
             return f"Nuggets: {exc}"
@@ -111,26 +109,14 @@ The leaderboard (l, then n) shows the nugget scores of the answer runs."""
         if self.data is not None:
             NuggetsScreen.show_text(self)
 
-    # the shared screen's keys, guarded here (an error becomes a notification, never a crash)
-    action_topic = NuggetsScreen.action_topic
-    action_add = NuggetsScreen.action_add
-    action_reword = NuggetsScreen.action_reword
-    action_importance = NuggetsScreen.action_importance
-    action_retire = NuggetsScreen.action_retire
-    action_passages = NuggetsScreen.action_passages
-    action_cancel_input = NuggetsScreen.action_cancel_input
-
     def action_assign(self) -> None:
         if self.topic is None:
-            self.notify(getattr(self, "_why", None) or NO_RAG, severity="warning", timeout=6)
+            self.notify(self._why or NO_RAG, severity="warning", timeout=6)
             return
-        if not len(self.data.topic_nuggets(self.topic)) or not self.data.topic_answers(self.topic):
-            self.notify("this topic needs nuggets and answers to assign", severity="warning")
-            return
-        self.app.push_screen(AssignModeScreen(self.data, self.topic), lambda _: self.show())
+        NuggetsScreen.action_assign(self)
 
-    def action_quit(self) -> None:
-        self.app.exit()
+    def assign_screen(self, data: NuggetData, topic: str) -> AssignScreen:
+        return AssignModeScreen(data, topic)
 
     def export_table(self):
         if self.topic is None:
