@@ -161,3 +161,15 @@ async def test_compare_keys_without_retrieval_scores_do_not_crash(camp):
             assert app.return_code is None and app._exception is None
             await press(pilot, "escape")
         assert any("not available" in n.message for n in app.notices)
+
+
+@run_async
+async def test_answer_runs_without_nuggets_say_why(camp):
+    app = CranfieldApp(camp, assessor="ann")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await press(pilot, "l")
+        text = " ".join(screen_text(app).split())            # the title wraps the file name as needed
+        assert "Answer runs · no nugget scores:" in text and "no nuggets yet" in text
+        await press(pilot, "s", "r", "1", "e", "enter")
+        assert app.return_code is None and type(app.screen).__name__ == "LeaderboardScreen"

@@ -130,14 +130,24 @@ s moves the sort to the next column; r reverses. Enter opens the run."""
         super().sync()
 
     def load_nugget_board(self) -> None:
-        """The answer runs' nugget scores (engine.nuggets.campaign.leaderboard, as `cranfield nuggets scores`)."""
+        """The answer runs' nugget scores (engine.nuggets.campaign.leaderboard, as `cranfield nuggets scores`),
+        read in a worker; the table redraws when they arrive."""
         from engine.errors import CranfieldError
         from engine.nuggets.campaign import leaderboard
         from .nuggets import SOURCE
-        try:
-            self.nugget_board, self.nugget_problem = leaderboard(self.model.root, SOURCE), ""
-        except CranfieldError as exc:
-            self.nugget_board, self.nugget_problem = None, str(exc)
+        root = self.model.root
+
+        def work(progress):
+            try:
+                return leaderboard(root, SOURCE), ""
+            except CranfieldError as exc:
+                return None, str(exc)
+
+        def done(result) -> None:
+            self.nugget_board, self.nugget_problem = result
+            if self.view == "answers":
+                self.redraw()
+        self.run_job("nugget scores", work, done)
 
     def redraw_answers(self) -> None:
         """The answer runs with their nugget scores, sorted as chosen."""
@@ -152,8 +162,8 @@ s moves the sort to the next column; r reverses. Enter opens the run."""
             self.frame = None
             t.set_data(["pos", "run"], ["#", "run"], [])
             self._row_runs = []
-            title = Text.from_markup(f"[b]Answer runs[/b] · no nugget scores: {Text(self.nugget_problem).markup}"
-                                     f" · n: retrieval runs")
+            why = f"no nugget scores: {self.nugget_problem}" if self.nugget_problem else "reading the nugget scores…"
+            title = Text.from_markup(f"[b]Answer runs[/b] · {Text(why).markup} · n: retrieval runs")
         else:
             df = df.sort_values([self.sort_key, "run"], ascending=[not self.descending, True], kind="mergesort")
             df = df.reset_index(drop=True)
@@ -170,7 +180,12 @@ s moves the sort to the next column; r reverses. Enter opens the run."""
             title = Text.from_markup(
                 f"[b]Answer runs[/b] · nugget scores ({SOURCE}) · {len(df)} runs · by {self.sort_key}{arrow}"
                 f" · n: retrieval runs")
-        lines = 1 + (title.cell_len + 2 > self.size.width > 0)
+        self.set_title(title, any_height=df is None)
+
+    def set_title(self, title: Text, any_height: bool = False) -> None:
+        """The title on one line, or two when it does not fit (a long judgment spec at 80 columns); with
+        `any_height` as many as it needs (a message naming a file)."""
+        lines = "auto" if any_height else 1 + (title.cell_len + 2 > self.size.width > 0)
         self.query_one("#lb-title", Static).update(title, layout=lines != self._title_len)
         self.query_one("#lb-title", Static).styles.height = lines
         self._title_len = lines
@@ -244,11 +259,7 @@ s moves the sort to the next column; r reverses. Enter opens the run."""
             + f" · by {self.sort_key}{arrow} · {SIG_MARK} n.s. vs above ({sm})"
             + f" · judgments [b]{Text(s.judgments).markup}[/b]"
             + (" · n: answer runs" if self.has_answers() else ""))
-        # one line, or two when it does not fit (a long judgment spec at 80 columns)
-        lines = 1 + (title.cell_len + 2 > self.size.width > 0)
-        self.query_one("#lb-title", Static).update(title, layout=lines != self._title_len)
-        self.query_one("#lb-title", Static).styles.height = lines
-        self._title_len = lines
+        self.set_title(title)
 
     # ------------------------------------------------------------------ actions
     def action_sort_col(self, i: int) -> None:
