@@ -1,7 +1,7 @@
 """Key storm: seeded random key sequences over every screen and modal (each screen's keys, the app's,
 Enter/Escape/Tab/arrows, typed text in inputs) on the demo, an empty campaign, a campaign with a malformed
-run and the demo while its load runs, at 80x24 and 120x40: no crash, no error notice naming a Python
-exception. `benchmarks/key_storm.py --seeds N` runs many more seeds; a failing seed replays with
+run, the demo while its load runs and a simulated RAG campaign (the nugget screens), at 80x24 and
+120x40: no crash, no error notice naming a Python exception. `benchmarks/key_storm.py --seeds N` runs many more seeds; a failing seed replays with
 tui.testing.run_storm(campaign, seed, keys, size)."""
 from __future__ import annotations
 
@@ -18,14 +18,18 @@ SIZES = [(80, 24), (120, 40)]
 
 
 @pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
-@pytest.mark.parametrize("kind", ["demo", "empty", "malformed", "loading"])
+@pytest.mark.parametrize("kind", ["demo", "empty", "malformed", "loading", "rag"])
 def test_key_storm(tmp_path, kind, size):
     camp = storm_campaign("demo" if kind == "loading" else kind, tmp_path / kind)
-    r = asyncio.run(run_storm(camp, SEED + size[0], KEYS, size, slow_load=kind == "loading", settle_budget=0.5))
+    start = ("N", "enter") if kind == "rag" else ()          # begin on the Assign screen (mode N)
+    r = asyncio.run(run_storm(camp, SEED + size[0], KEYS, size, slow_load=kind == "loading", settle_budget=0.5,
+                              start=start))
     assert r["crash"] is None, f"keys {r['keys']}\n{r['crash']}"
     assert not r["exception_notices"], r["exception_notices"]
     assert len(r["keys"]) == KEYS
     assert len({s for s, _ in r["keys"]}) >= 3          # it moved between screens
+    if kind == "rag":
+        assert r["keys"][0][0] == "AssignModeScreen"
 
 
 def test_the_storm_reports_a_crash_and_an_exception_notice(tmp_path, monkeypatch):

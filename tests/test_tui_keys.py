@@ -35,9 +35,12 @@ ROUTES: dict[str, list[str] | None] = {
     "CompareScreen": ["l", "x"], "RunBMWScreen": ["l", "o"], "TextPrompt": ["j", "r"],
     "PickerScreen": None, "CompletionScreen": ["v", "b"],
     "SubmitScreen": ["l", "i"], "FuseScreen": ["l", "u"],
+    "NuggetsModeScreen": ["N"], "AssignModeScreen": ["N", "enter"],
 }
 MODE_SCREENS = ["HomeScreen", "LeaderboardScreen", "MatrixScreen", "PoolScreen", "JudgeScreen",
-                "StabilityScreen", "CostScreen", "TrainingScreen", "AgreementScreen"]
+                "StabilityScreen", "CostScreen", "TrainingScreen", "AgreementScreen", "NuggetsModeScreen"]
+RAG_ONLY = {"AssignModeScreen"}
+"""Screens reached only in a campaign with answer runs and nuggets (test_every_binding_of_the_nugget_screens)."""
 
 
 def screen_classes() -> dict[str, type]:
@@ -133,10 +136,33 @@ async def test_every_binding_of_every_screen(tmp_path, broken):
             assert f"{bad.name}:5" in screen_text(app).replace("\n", "")
         pressed = await press_all(pilot, [n for n, r in ROUTES.items() if r is not None])
         reached = {n for n, _ in pressed}
-        assert reached == {n for n, r in ROUTES.items() if r is not None}
+        assert reached == {n for n, r in ROUTES.items() if r is not None} - RAG_ONLY
         assert {k for n, k in pressed if n == "TopicScreen"} >= set(keys_of(CranfieldApp))
         if broken:                                      # still listed after everything (ctrl+r too)
             assert any(f"{bad.name}:5" in p for p in app.model.problems())
+        await quits(pilot)
+
+
+@run_async
+async def test_every_binding_of_the_nugget_screens(tmp_path):
+    """A simulated RAG campaign (answer runs, true nuggets, no retrieval runs): every key of the Nuggets and
+    Assign screens and of the leaderboard's answer runs, then every key of the app."""
+    from engine.nuggets.simulate import simulate_rag, write_rag_campaign
+    camp = write_rag_campaign(simulate_rag(3, 2, nuggets=(2, 3), seed=4), tmp_path / "rag")
+    app = CranfieldApp(camp, export_dir=tmp_path / "exports", assessor="keys")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        names = ["NuggetsModeScreen", "AssignModeScreen", "LeaderboardScreen"]
+        pressed = await press_all(pilot, names)
+        assert {n for n, _ in pressed} == set(names)
+        for name in names:
+            assert {k for n, k in pressed if n == name} == set(keys_of(screen_classes()[name]))
+        await to_screen(pilot, "HomeScreen")
+        for key in keys_of(CranfieldApp):
+            await press(pilot, key)
+            assert app.return_code is None
+            if isinstance(app.focused, (Input, Select)):
+                await press(pilot, "escape")
         await quits(pilot)
 
 

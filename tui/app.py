@@ -59,17 +59,17 @@ class Job:
 
 def _screen_factory(name: str) -> Callable[[], Screen]:
     def make() -> Screen:
-        from .screens import agreement, cost, home, judge, leaderboard, matrix, pool, stability, training
-        return {"training": training.TrainingScreen, "agreement": agreement.AgreementScreen,
+        from .screens import agreement, cost, home, judge, leaderboard, matrix, nuggets, pool, stability, training
+        return {"nuggets": nuggets.NuggetsModeScreen,"training": training.TrainingScreen, "agreement": agreement.AgreementScreen,
                 "home": home.HomeScreen, "leaderboard": leaderboard.LeaderboardScreen,
                 "matrix": matrix.MatrixScreen, "pool": pool.PoolScreen, "judge": judge.JudgeScreen,
                 "stability": stability.StabilityScreen, "cost": cost.CostScreen}[name]()
     return make
 
 
-FILE_KINDS = ("runs", "pools", "judgments", "sources", "config")
+FILE_KINDS = ("runs", "pools", "judgments", "sources", "config", "answers", "nuggets")
 """The campaign files screens watch (`CranfieldScreen.WATCH`): run files, pools, the judgment log and
-imported judgments, judgment sources, campaign.yaml."""
+imported judgments, judgment sources, campaign.yaml, answer runs, the nugget and assignment stores."""
 
 
 def file_signature(root: Path) -> dict[str, tuple]:
@@ -89,7 +89,9 @@ def file_signature(root: Path) -> dict[str, tuple]:
         config = ()
     return {"runs": listing(root / "runs"), "pools": listing(root / "pools"),
             "judgments": listing(root / "judgments"), "sources": listing(root / "judgments" / "sources"),
-            "config": config}
+            "config": config, "answers": listing(root / "answers"),
+            "nuggets": listing(root / "nuggets") + listing(root / "nuggets" / "assign")
+            + listing(root / "nuggets" / "support")}
 
 
 def break_paths(text: str, width: int) -> str:
@@ -114,7 +116,8 @@ def break_paths(text: str, width: int) -> str:
     return re.sub(r"\S{%d,}" % (width + 1), lambda m: "\n" + split(m.group()), text) if width > 8 else text
 
 
-SCREEN_MODES = ("home", "leaderboard", "matrix", "pool", "judge", "stability", "cost", "training", "agreement")
+SCREEN_MODES = ("home", "leaderboard", "matrix", "pool", "judge", "stability", "cost", "training", "agreement",
+                "nuggets")
 """Every screen family, one mode each (declared once, in CranfieldApp.MODES)."""
 
 
@@ -139,6 +142,7 @@ class CranfieldApp(App):
         Binding("o", "run_field", show=False, description="Run vs best/median/worst"),
         Binding("g", "goto('training')", show=False, description="Training"),
         Binding("k", "goto('agreement')", show=False, description="Agreement"),
+        Binding("N", "goto('nuggets')", show=False, description="Nuggets (answer runs)"),
         Binding("question_mark", "help", "Help", key_display="?", show=False),  # the nav line says "? help"
         Binding("ctrl+r", "reload", "Reload campaign", show=False),
         Binding("q", "quit", "Quit"),
@@ -315,8 +319,13 @@ class CranfieldApp(App):
         self.call_from_thread(self._set_progress, 1, 3, f"evaluating {', '.join(specs)}")
         if len(model.qrels) == 0 or not (model.qrels["grade"] >= 0).any():
             # a new campaign: nothing to score yet, but pools can be built and documents judged
-            bad = bad + ["no judgments yet: the leaderboard, matrix, stability and cost screens need some; "
-                         "build a pool (p) and judge (j), then ctrl+r"]
+            from .screens.nuggets import has_answer_runs
+            if has_answer_runs(model.root):
+                bad = bad + ["no judgments of retrieval runs yet: the leaderboard (l) shows the answer runs' "
+                             "nugget scores; N opens the nuggets"]
+            else:
+                bad = bad + ["no judgments yet: the leaderboard, matrix, stability and cost screens need some; "
+                             "build a pool (p) and judge (j), then ctrl+r"]
             return model, specs, bad
         model.evaluate(specs)
         check_cancel()

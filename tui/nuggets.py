@@ -53,6 +53,13 @@ class NuggetData:
         return done, len(nug) * len(ans)
 
 
+def _changed(app) -> None:
+    """Tell the main app (tui.app.CranfieldApp) the stores changed, so its screens redraw now."""
+    hook = getattr(app, "campaign_changed", None)
+    if hook is not None:
+        hook()
+
+
 def _natural(s: str):
     import re
     return [int(p) if p.isdigit() else p for p in re.split(r"(\d+)", s)]
@@ -74,19 +81,23 @@ class NuggetsScreen(Screen):
         Binding("q", "quit", "Quit"),
     ]
 
-    def __init__(self, data: NuggetData):
+    def __init__(self, data: NuggetData | None):
         super().__init__()
-        self.data = data
+        self.data = data                       # None until the main app has a RAG campaign to show
         self.t = 0
         self.editing: str | None = None        # "add" or "reword" while the input is shown
 
     def compose(self) -> ComposeResult:
         yield Header()
+        yield from self.body()
+        yield Footer()
+
+    def body(self) -> ComposeResult:
+        """The title, the nugget table, the selected nugget's text and the (hidden) text input."""
         yield Static("", id="nug-title", classes="title")
         yield DataTable(id="nug-table", cursor_type="row", zebra_stripes=True)
         yield Static("", id="nug-text", classes="status")
         yield Input(placeholder="nugget text, enter to save, escape to cancel", id="nug-input")
-        yield Footer()
 
     def on_mount(self) -> None:
         t = self.query_one(DataTable)
@@ -96,7 +107,7 @@ class NuggetsScreen(Screen):
 
     @property
     def topic(self) -> str | None:
-        return self.data.topics[self.t] if self.data.topics else None
+        return self.data.topics[self.t] if self.data is not None and self.data.topics else None
 
     def selected(self) -> str | None:
         nug = self.data.topic_nuggets(self.topic) if self.topic else None
@@ -149,9 +160,10 @@ class NuggetsScreen(Screen):
             self.notify(str(exc), severity="error", timeout=6)
         self.data.reload()
         self.show()
+        _changed(self.app)
 
     def action_topic(self, step: int) -> None:
-        if self.data.topics:
+        if self.topic is not None:
             self.t = (self.t + step) % len(self.data.topics)
             self.query_one(DataTable).move_cursor(row=0)
             self.show()
@@ -212,7 +224,11 @@ class NuggetsScreen(Screen):
         if not len(self.data.topic_nuggets(self.topic)) or not self.data.topic_answers(self.topic):
             self.notify("this topic needs nuggets and answers to assign", severity="warning")
             return
-        self.app.push_screen(AssignScreen(self.data, self.topic), lambda _: self.show())
+        self.app.push_screen(self.assign_screen(self.data, self.topic), lambda _: self.show())
+
+    def assign_screen(self, data: NuggetData, topic: str) -> Screen:
+        """The Assign screen enter opens (the main app's own subclass there)."""
+        return AssignScreen(data, topic)
 
     def action_passages(self) -> None:
         if self.topic is not None:
@@ -351,6 +367,7 @@ class AssignScreen(Screen):
         else:
             self.notify("last answer and nugget of the topic assigned")
         self.show()
+        _changed(self.app)
 
     def action_undo(self) -> None:
         from engine.nuggets.store import undo_assign
@@ -361,11 +378,16 @@ class AssignScreen(Screen):
         a_i, k_i = self.undo_stack.pop()
         if a_i >= len(ans) or k_i >= len(nug):
             return
-        undo_assign(self.data.root, self.data.source, ans[a_i].run, self.topic, str(nug["nugget"].iat[k_i]),
-                    assessor=self.data.assessor)
+        try:
+            undo_assign(self.data.root, self.data.source, ans[a_i].run, self.topic, str(nug["nugget"].iat[k_i]),
+                        assessor=self.data.assessor)
+        except CranfieldError as exc:
+            self.notify(str(exc), severity="error", timeout=6)
+            return
         self.a, self.k = a_i, k_i
         self.data.reload()
         self.show()
+        _changed(self.app)
 
     def action_cited(self) -> None:
         self.show_cited = not self.show_cited

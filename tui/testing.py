@@ -181,10 +181,13 @@ async def storm(pilot, seed: int, n_keys: int, *, settle_budget: float = 1.0, on
 def storm_campaign(kind: str, dst):
     """A campaign for a storm in folder `dst`: "demo" (a copy of campaigns/demo), "empty" (`cranfield init`),
     "malformed" (the demo with line 5 of one run cut short), "unjudged" (the demo's runs and topics, no
-    judgments). The loading state is a storm on "demo" with a slow load (`run_storm(slow_load=True)`)."""
+    judgments), "rag" (a small simulated RAG campaign: answer runs and nuggets, no retrieval runs). The loading state is a storm on "demo" with a slow load (`run_storm(slow_load=True)`)."""
     from pathlib import Path
     dst = Path(dst)
     demo = Path(__file__).resolve().parents[1] / "campaigns" / "demo"
+    if kind == "rag":
+        from engine.nuggets.simulate import simulate_rag, write_rag_campaign
+        return write_rag_campaign(simulate_rag(3, 3, nuggets=(2, 3), seed=11), dst)
     if kind == "empty":
         from cranfield.cli.cmd_init import init_campaign
         init_campaign(dst)
@@ -201,9 +204,10 @@ def storm_campaign(kind: str, dst):
 
 
 async def run_storm(campaign, seed: int, n_keys: int, size=(80, 24), *, slow_load: bool = False,
-                    settle_budget: float = 1.0) -> dict:
+                    settle_budget: float = 1.0, start: tuple[str, ...] = ()) -> dict:
     """One storm on a fresh app over `campaign` (exports into the campaign); with `slow_load` the
-    campaign load waits until half the keys are pressed (keys hit every screen while it loads)."""
+    campaign load waits until half the keys are pressed (keys hit every screen while it loads); `start`:
+    keys pressed once the campaign is loaded, before the storm (to begin on a given screen)."""
     import threading
     from .app import CranfieldApp
     from .model import CampaignModel
@@ -220,6 +224,9 @@ async def run_storm(campaign, seed: int, n_keys: int, size=(80, 24), *, slow_loa
         try:
             async with app.run_test(size=size) as pilot:
                 await _bounded_settle(pilot, 0.0 if slow_load else 10.0)
+                for key in start:
+                    await pilot.press(key)
+                    await _bounded_settle(pilot, 1.0)
                 out = await storm(pilot, seed, n_keys, settle_budget=settle_budget,
                                   on_key=lambda i: gate.set() if i == n_keys // 2 else None)
                 app.cancel_work()

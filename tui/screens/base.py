@@ -28,7 +28,8 @@ class Unavailable(Static):
 
 
 NAV = [("h", "home", "home"), ("l", "leaderboard", "board"), ("m", "matrix", "matrix"), ("p", "pool", "pool"),
-       ("j", "judge", "judge"), ("v", "stability", "stability"), ("c", "cost", "cost")]
+       ("j", "judge", "judge"), ("v", "stability", "stability"), ("c", "cost", "cost"),
+       ("N", "nuggets", "nuggets")]
 
 
 def nav_bar(screen) -> Static:
@@ -72,9 +73,13 @@ class CranfieldScreen(Screen):
         """Every key of a screen is guarded: before scores exist a screen that needs them says so
         instead of acting, and an error in an action becomes a notification, never a crash."""
         super().__init_subclass__(**kw)
-        for name, fn in list(cls.__dict__.items()):
-            if name.startswith("action_") and callable(fn) and not getattr(fn, "_guarded", False):
-                setattr(cls, name, _guard(fn, name[7:] not in cls.ALWAYS_ACTIONS))
+        for klass in cls.__mro__:                # its own actions and those of the app's mixins and screens
+            if klass is not cls and not klass.__module__.startswith("tui."):
+                continue
+            for name, fn in list(klass.__dict__.items()):
+                if (name.startswith("action_") and callable(fn) and not getattr(fn, "_guarded", False)
+                        and getattr(cls, name) is fn):
+                    setattr(cls, name, _guard(fn, name[7:] not in cls.ALWAYS_ACTIONS))
 
     def ready(self) -> bool:
         """The screen has what it shows (scores, when it needs them)."""

@@ -14,6 +14,11 @@ from .base import CranfieldScreen, nav_bar
 from .choice import ChoiceScreen
 
 SIG_MARK = "≈"
+NUGGET_COLUMNS = (("all", "all"), ("vital", "vital"), ("strict_all", "s.all"), ("strict_vital", "s.vital"),
+                  ("weighted", "wtd"), ("strict_weighted", "s.wtd"))
+"""The nugget measures of answer runs (engine.nuggets.scores.MEASURES) and their column headers."""
+RETRIEVAL_ONLY = ("filter", "choose_measures", "judgments", "mark", "fuse", "open_run")
+"""Leaderboard actions about retrieval runs: hidden and refused while the answer runs are shown."""
 
 
 class LeaderboardScreen(CranfieldScreen):
@@ -37,6 +42,10 @@ s moves the sort to the next column; r reverses. Enter opens the run."""
         Binding("space", "mark", "Mark", show=False, tooltip="Mark / unmark the run for fusion"),
         Binding("u", "fuse", "Fuse", show=False,
                 tooltip="Fuse the marked runs, else the top 3 (RRF, CombSUM, CombMNZ)"),
+        Binding("n", "switch_view", "Answers/runs",
+                tooltip="Switch between the retrieval runs and the answer runs (answers/) with their nugget "
+                        "scores from the human source, as cranfield nuggets scores: all and vital count partial "
+                        "support 1/2, s. (strict) full support only, wtd weighs okay nuggets 1/2"),
     ] + [Binding(str(i), f"sort_col({i})", f"Sort by column {i}", show=False) for i in range(1, 10)]
 
     def __init__(self):
@@ -49,6 +58,12 @@ s moves the sort to the next column; r reverses. Enter opens the run."""
         self._row_runs: list[str] = []
         self.marked: list[str] = []          # runs marked for fusion, in marking order
         self._title_len = 0
+        self.view = "runs"                   # "runs": retrieval runs; "answers": answer runs, nugget scores
+        self._other_sort: tuple[str | None, bool] = ("all", True)    # the other view's sort
+        self.nugget_board: pd.DataFrame | None = None
+        self.nugget_problem = ""             # why there are no nugget scores (no nuggets yet, ...)
+        self._answers_seen: tuple | None = None
+        self._has_answers = False
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -61,13 +76,134 @@ s moves the sort to the next column; r reverses. Enter opens the run."""
         self.query_one("#lb-title", Static).update("Loading…")
         self.sync()
 
+    # ------------------------------------------------------------------ answer runs (nugget scores)
+    WATCH = ("answers", "nuggets")
+
+    def has_answers(self) -> bool:
+        """The campaign has answer runs (answers/*.jsonl)."""
+        m = self.app.model
+        if m is None:
+            return False
+        key = (str(m.root), self.app.data_version, self.app.file_versions.get("answers", 0))
+        if key != self._answers_seen:
+            from .nuggets import has_answer_runs
+            self._answers_seen, self._has_answers = key, has_answer_runs(m.root)
+        return self._has_answers
+
+    @property
+    def NEEDS_SCORES(self) -> bool:  # noqa: N802  (the base class's flag, per view here)
+        """The retrieval runs need scores; the answer runs' nugget scores do not."""
+        return self.view != "answers"
+
+    def check_action(self, action: str, parameters: tuple) -> bool | None:
+        """Hide the retrieval-only keys while the answer runs are shown, and n without answer runs."""
+        if action in RETRIEVAL_ONLY and self.view == "answers":
+            return False
+        if action == "switch_view":
+            return self.has_answers() or self.view == "answers"
+        return True
+
+    def set_view(self, view: str) -> None:
+        if view != self.view:
+            self.view = view
+            (self.sort_key, self.descending), self._other_sort = self._other_sort, (self.sort_key, self.descending)
+            self.refresh_bindings()
+
+    def action_switch_view(self) -> None:
+        if self.view == "runs":
+            if not self.has_answers():
+                self.notify("this campaign has no answer runs (answers/): nothing to switch to", severity="warning")
+                return
+            self.set_view("answers")
+        elif self.model.scores is None:
+            self.notify("no retrieval scores yet (no judgments of retrieval runs)", severity="warning")
+            return
+        else:
+            self.set_view("runs")
+        self.refresh_data()
+
+    def sync(self) -> None:
+        """As every screen; a campaign with answer runs and no retrieval scores opens on its answer runs."""
+        m = self.app.model
+        if m is not None and self.composed() and self.view == "runs" and m.scores is None and self.has_answers():
+            self.set_view("answers")
+        super().sync()
+
+    def load_nugget_board(self) -> None:
+        """The answer runs' nugget scores (engine.nuggets.campaign.leaderboard, as `cranfield nuggets scores`),
+        read in a worker; the table redraws when they arrive."""
+        from engine.errors import CranfieldError
+        from engine.nuggets.campaign import leaderboard
+        from .nuggets import SOURCE
+        root = self.model.root
+
+        def work(progress):
+            try:
+                return leaderboard(root, SOURCE), ""
+            except CranfieldError as exc:
+                return None, str(exc)
+
+        def done(result) -> None:
+            self.nugget_board, self.nugget_problem = result
+            if self.view == "answers":
+                self.redraw()
+        self.run_job("nugget scores", work, done)
+
+    def redraw_answers(self) -> None:
+        """The answer runs with their nugget scores, sorted as chosen."""
+        from .nuggets import SOURCE
+        t = self.query_one("#lb", FastTable)
+        arrow = "▼" if self.descending else "▲"
+        df = self.nugget_board
+        sortable = self.sort_columns()
+        if self.sort_key not in sortable:
+            self.sort_key, self.descending = "all", True
+        if df is None:
+            self.frame = None
+            t.set_data(["pos", "run"], ["#", "run"], [])
+            self._row_runs = []
+            why = f"no nugget scores: {self.nugget_problem}" if self.nugget_problem else "reading the nugget scores…"
+            title = Text.from_markup(f"[b]Answer runs[/b] · {Text(why).markup} · n: retrieval runs")
+        else:
+            df = df.sort_values([self.sort_key, "run"], ascending=[not self.descending, True], kind="mergesort")
+            df = df.reset_index(drop=True)
+            self.frame = df
+
+            def label(name: str, text: str) -> str:
+                return f"{sortable.index(name) + 1}:{text}" + (arrow if name == self.sort_key else "")
+            cols = [("pos", "#", [str(i + 1) for i in range(len(df))]), ("run", label("run", "run"), list(df["run"]))]
+            cols += [(k, label(k, h), [f"{v:.4f}" for v in df[k].to_numpy()]) for k, h in NUGGET_COLUMNS]
+            cols.append(("topics", "topics", [str(int(v)) for v in df["topics"]]))
+            t.set_data([c[0] for c in cols], [c[1] for c in cols],
+                       [[c[2][i] for c in cols] for i in range(len(df))], right=[k == "pos" for k, _, _ in cols])
+            self._row_runs = []                    # x / o compare retrieval runs only
+            title = Text.from_markup(
+                f"[b]Answer runs[/b] · nugget scores ({SOURCE}) · {len(df)} runs · by {self.sort_key}{arrow}"
+                f" · n: retrieval runs")
+        self.set_title(title, any_height=df is None)
+
+    def set_title(self, title: Text, any_height: bool = False) -> None:
+        """The title on one line, or two when it does not fit (a long judgment spec at 80 columns); with
+        `any_height` as many as it needs (a message naming a file)."""
+        lines = "auto" if any_height else 1 + (title.cell_len + 2 > self.size.width > 0)
+        self.query_one("#lb-title", Static).update(title, layout=lines != self._title_len)
+        self.query_one("#lb-title", Static).styles.height = lines
+        self._title_len = lines
+
     # sortable columns: run, group, (filled@10 with a non-official source,) measures..., judged@10
+    # (answer runs: run and the nugget measures)
     def sort_columns(self) -> list[str]:
+        if self.view == "answers":
+            return ["run"] + [k for k, _ in NUGGET_COLUMNS]
         s = self.model.scores
         return (["run", "group"] + (["filled@10"] if s.filled10 is not None else []) + list(s.measures)
                 + ["judged@10"])
 
     def refresh_data(self) -> None:
+        if self.view == "answers":
+            self.load_nugget_board()
+            self.redraw()
+            return
         cols = self.sort_columns()
         if self.sort_key not in cols:
             self.sort_key = self.model.scores.measures[0] if self.model.scores.measures else "run"
@@ -76,6 +212,9 @@ s moves the sort to the next column; r reverses. Enter opens the run."""
 
     def redraw(self) -> None:
         """Rebuild the table for the current sort and filter (the hot path of the sort benchmark)."""
+        if self.view == "answers":
+            self.redraw_answers()
+            return
         m = self.model
         s = m.scores
         df = m.leaderboard(sort=self.sort_key, descending=self.descending, filt=self.filt)
@@ -118,16 +257,13 @@ s moves the sort to the next column; r reverses. Enter opens the run."""
             f"[b]{Text(m.name).markup}[/b] · {len(df)}/{len(s.runs)} runs"
             + ("" if self.filt[0] == "all" else f" ({self.filt_label})")
             + f" · by {self.sort_key}{arrow} · {SIG_MARK} n.s. vs above ({sm})"
-            + f" · judgments [b]{Text(s.judgments).markup}[/b]")
-        # one line, or two when it does not fit (a long judgment spec at 80 columns)
-        lines = 1 + (title.cell_len + 2 > self.size.width > 0)
-        self.query_one("#lb-title", Static).update(title, layout=lines != self._title_len)
-        self.query_one("#lb-title", Static).styles.height = lines
-        self._title_len = lines
+            + f" · judgments [b]{Text(s.judgments).markup}[/b]"
+            + (" · n: answer runs" if self.has_answers() else ""))
+        self.set_title(title)
 
     # ------------------------------------------------------------------ actions
     def action_sort_col(self, i: int) -> None:
-        if self.model is None or self.model.scores is None:
+        if self.model is None or (self.model.scores is None and self.view == "runs"):
             return
         cols = self.sort_columns()
         if i > len(cols):
@@ -144,7 +280,7 @@ s moves the sort to the next column; r reverses. Enter opens the run."""
         self.redraw()
 
     def action_next_sort(self) -> None:
-        if self.model is None or self.model.scores is None:
+        if self.model is None or (self.model.scores is None and self.view == "runs"):
             return
         cols = self.sort_columns()
         i = cols.index(self.sort_key) if self.sort_key in cols else -1
@@ -224,6 +360,9 @@ s moves the sort to the next column; r reverses. Enter opens the run."""
         self.app.push_screen(FuseScreen(runs, why))
 
     def on_fast_table_row_selected(self, event: FastTable.RowSelected) -> None:
+        if self.view == "answers" or event.cursor_row >= len(self._row_runs):
+            self.notify("answer runs have no run screen: N shows the nuggets and assigns them", timeout=5)
+            return
         self.open_run(self._row_runs[event.cursor_row])
 
     def action_open_run(self) -> None:
@@ -243,7 +382,7 @@ s moves the sort to the next column; r reverses. Enter opens the run."""
             self.notify("Nothing to export on this screen", severity="warning")
             return
         stem, df = t
-        res = self.significance()
+        res = self.significance() if self.view == "runs" else None
         if res is not None:
             df = df.copy()
             df.insert(df.columns.get_loc("run"), "letter", [res.letters[str(r)] for r in df["run"]])
@@ -276,6 +415,10 @@ s moves the sort to the next column; r reverses. Enter opens the run."""
     def export_table(self):
         if self.frame is None:
             return None
+        if self.view == "answers":
+            df = self.frame.copy()
+            df.insert(0, "position", np.arange(1, len(df) + 1))
+            return "leaderboard-answers", df
         df = self.frame.drop(columns=["same_as_above"]).copy()
         df.insert(0, "position", np.arange(1, len(df) + 1))
         return "leaderboard", df
