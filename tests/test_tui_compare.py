@@ -10,7 +10,7 @@ from scipy import stats
 
 from engine.campaign.campaign import load_campaign
 from tui.app import CranfieldApp
-from tui.testing import press, private_copy, settle
+from tui.testing import press, private_copy, screen_text, settle
 
 DEMO = Path(__file__).resolve().parents[1] / "campaigns" / "demo"
 
@@ -79,3 +79,24 @@ def test_leaderboard_export_writes_significance_table(tmp_path):
     assert tex == expected.to_latex()
     assert (tmp_path / "leaderboard-significance.md").read_text() == expected.to_markdown()
     assert tex.count(r"\textsuperscript{") > 0 and r"\textbf{" in tex
+
+
+def test_compare_both_tables_readable_at_80x24(tmp_path):
+    """At the design size both tables show every column (run A's and run B's) without scrolling sideways."""
+    async def body():
+        app = CranfieldApp(private_copy(DEMO, tmp_path / "demo"), export_dir=tmp_path)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await settle(pilot)
+            await press(pilot, "l", "x")
+            scr = app.screen
+            a, b = scr.a, scr.b
+            text = screen_text(app)
+            for tid in ("#cmp-topics", "#cmp-lists"):
+                t = scr.query_one(tid)
+                assert t.region.right <= 80 and t.region.height >= 5, (tid, t.region)
+                assert t.virtual_size.width <= t.region.width, (tid, t.virtual_size, t.region)
+            heads = [ln.split() for ln in text.splitlines()]
+            assert ["topic", a, b, "diff", "outcome"] in heads
+            assert ["rank", a, "g", a, b, "g", b] in heads
+            assert f"{scr.topic}" in text and "Kendall tau" in text
+    asyncio.run(body())
