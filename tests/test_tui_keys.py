@@ -35,6 +35,7 @@ ROUTES: dict[str, list[str] | None] = {
     "CompareScreen": ["l", "x"], "RunBMWScreen": ["l", "o"], "TextPrompt": ["j", "r"],
     "PickerScreen": None, "CompletionScreen": ["v", "b"],
     "SubmitScreen": ["l", "i"], "FuseScreen": ["l", "u"],
+    "PlotScreen": ["v", "2", "f"],
 }
 MODE_SCREENS = ["HomeScreen", "LeaderboardScreen", "MatrixScreen", "PoolScreen", "JudgeScreen",
                 "StabilityScreen", "CostScreen", "TrainingScreen", "AgreementScreen"]
