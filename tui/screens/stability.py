@@ -44,12 +44,12 @@ bootstrap (B = 1000) for discriminative power; r runs the judgment-reduction exp
 levels, Kendall tau against the full judgments). f shows the plot of the tab showing full screen
 (readable at 80x24). a picks the measure. Escape cancels a running job."""
     BINDINGS = [
-        Binding("a", "choose_measure", "Measure"),
+        Binding("a", "choose_measure", "Meas.", tooltip="Measure"),
         Binding("plus,equals_sign", "target(0.01)", "Tgt+", key_display="+", tooltip="Target +"),
         Binding("minus", "target(-0.01)", "Tgt-", key_display="-", tooltip="Target -"),
         Binding("d", "discrim", "Power", tooltip="Disc. power"),
         Binding("r", "reduction", "Reduce", tooltip="Reduction"),
-        Binding("b", "completion", "Pred.", tooltip="Predicted relevance (completion)"),
+        Binding("b", "completion", "Pred", tooltip="Predicted relevance (completion)"),
         FullPlot.FULL_PLOT_BINDING,
     ] + [Binding(str(i + 1), f"tab('{t}')", f"Tab {name}", show=False)
          for i, (t, name) in enumerate([("tab-g", "G/D-study"), ("tab-plot", "plot"), ("tab-d", "disc. power"),
