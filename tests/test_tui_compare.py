@@ -15,6 +15,14 @@ from tui.testing import press, private_copy, screen_text, settle
 DEMO = Path(__file__).resolve().parents[1] / "campaigns" / "demo"
 
 
+async def open_compare(pilot):
+    """From the loaded app: the leaderboard, then x; the compare screen showing."""
+    await settle(pilot)
+    await press(pilot, "l", "x")
+    assert type(pilot.app.screen).__name__ == "CompareScreen"
+    return pilot.app.screen
+
+
 def test_compare_and_field_screens(tmp_path):
     camp = load_campaign(DEMO)
     m = camp.evaluate(["map"]).pivot_table(index="topic", columns="run", values="value", observed=True)
@@ -23,10 +31,7 @@ def test_compare_and_field_screens(tmp_path):
     async def body():
         app = CranfieldApp(private_copy(DEMO, tmp_path / "demo"), export_dir=tmp_path)
         async with app.run_test(size=(140, 40)) as pilot:
-            await settle(pilot)
-            await press(pilot, "l", "x")
-            scr = app.screen
-            assert type(scr).__name__ == "CompareScreen"
+            scr = await open_compare(pilot)
             assert (scr.a, scr.b) == (order[0], order[1]) and scr.measure == "map"
             r = scr.result
             assert r.wins + r.losses + r.ties == len(m)
@@ -86,9 +91,7 @@ def test_compare_both_tables_readable_at_80x24(tmp_path):
     async def body():
         app = CranfieldApp(private_copy(DEMO, tmp_path / "demo"), export_dir=tmp_path)
         async with app.run_test(size=(80, 24)) as pilot:
-            await settle(pilot)
-            await press(pilot, "l", "x")
-            scr = app.screen
+            scr = await open_compare(pilot)
             a, b = scr.a, scr.b
             text = screen_text(app)
             for tid in ("#cmp-topics", "#cmp-lists"):
