@@ -10,9 +10,17 @@ from scipy import stats
 
 from engine.campaign.campaign import load_campaign
 from tui.app import CranfieldApp
-from tui.testing import press, private_copy, settle
+from tui.testing import press, private_copy, screen_text, settle
 
 DEMO = Path(__file__).resolve().parents[1] / "campaigns" / "demo"
+
+
+async def open_compare(pilot):
+    """From the loaded app: the leaderboard, then x; the compare screen showing."""
+    await settle(pilot)
+    await press(pilot, "l", "x")
+    assert type(pilot.app.screen).__name__ == "CompareScreen"
+    return pilot.app.screen
 
 
 def test_compare_and_field_screens(tmp_path):
@@ -23,10 +31,7 @@ def test_compare_and_field_screens(tmp_path):
     async def body():
         app = CranfieldApp(private_copy(DEMO, tmp_path / "demo"), export_dir=tmp_path)
         async with app.run_test(size=(140, 40)) as pilot:
-            await settle(pilot)
-            await press(pilot, "l", "x")
-            scr = app.screen
-            assert type(scr).__name__ == "CompareScreen"
+            scr = await open_compare(pilot)
             assert (scr.a, scr.b) == (order[0], order[1]) and scr.measure == "map"
             r = scr.result
             assert r.wins + r.losses + r.ties == len(m)
@@ -79,3 +84,22 @@ def test_leaderboard_export_writes_significance_table(tmp_path):
     assert tex == expected.to_latex()
     assert (tmp_path / "leaderboard-significance.md").read_text() == expected.to_markdown()
     assert tex.count(r"\textsuperscript{") > 0 and r"\textbf{" in tex
+
+
+def test_compare_both_tables_readable_at_80x24(tmp_path):
+    """At the design size both tables show every column (run A's and run B's) without scrolling sideways."""
+    async def body():
+        app = CranfieldApp(private_copy(DEMO, tmp_path / "demo"), export_dir=tmp_path)
+        async with app.run_test(size=(80, 24)) as pilot:
+            scr = await open_compare(pilot)
+            a, b = scr.a, scr.b
+            text = screen_text(app)
+            for tid in ("#cmp-topics", "#cmp-lists"):
+                t = scr.query_one(tid)
+                assert t.region.right <= 80 and t.region.height >= 5, (tid, t.region)
+                assert t.virtual_size.width <= t.region.width, (tid, t.virtual_size, t.region)
+            heads = [ln.split() for ln in text.splitlines()]
+            assert ["topic", a, b, "diff", "outcome"] in heads
+            assert ["rank", a, "g", a, b, "g", b] in heads
+            assert f"{scr.topic}" in text and "Kendall tau" in text
+    asyncio.run(body())

@@ -431,3 +431,29 @@ async def test_measure_picker_on_matrix_stability_cost(tmp_path):
             await settle(pilot)
             assert app.screen.measure != before, key
             assert app.screen.measure in app.model.scores.measures, key
+
+
+@run_async
+async def test_cost_screen_shows_what_the_judgments_allow(tmp_path):
+    """The designs tab says, as `cost --plan` does (PlanResult.availability_lines), how many documents each
+    topic has judged and which j exceed that: here topic 401 keeps 20 judgments, fewer than j = 32."""
+    camp = private_copy(DEMO, tmp_path / "demo")
+    f = camp / "judgments" / "qrels.txt"
+    lines = f.read_text().splitlines()
+    keep = [ln for ln in lines if not ln.startswith("401 ")] + [ln for ln in lines if ln.startswith("401 ")][:20]
+    f.write_text("\n".join(keep) + "\n")
+    app = CranfieldApp(camp, export_dir=tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await press(pilot, "c")
+        await settle(pilot)
+        res = app.screen.result
+        expected = res.availability_lines()
+        d = res.designs.set_index("j")
+        assert [int(d.loc[j, "topics_below_j"]) for j in (8, 16, 32, 64, 128)] == [0, 0, 1, 1, 1]
+        assert expected[0].startswith("judged documents per topic: 20-") and len(expected) == 4
+        assert expected[1].startswith("j = 32: 1 of 20 topics have fewer than 32 judged documents")
+        shown = str(app.screen.query_one("#cost-avail").render())
+        assert shown.splitlines() == expected
+        avail = app.screen.query_one("#cost-avail")
+        assert avail.region.height >= len(expected) and avail.region.bottom <= 22   # visible at 80x24

@@ -56,6 +56,19 @@ async def test_undrawable_series_are_left_out_and_small_areas_get_text():
 
 
 @run_async
+async def test_a_log_x_plot_draws_at_every_render():
+    """plotext takes the log of its stored x values in place at each build: before, the second render of a
+    log-x figure (any redraw) failed on log10(0) and the plot showed "cannot be drawn" for good."""
+    from tui.widgets.plot import Figure
+    app = _One(Figure([("infap", [1.0, 20.0], [0.7, 0.79], "dot")], "log one", "percent", logx=True))
+    async with app.run_test(size=(60, 20)) as pilot:
+        await pilot.pause()
+        for _ in range(3):
+            text = _text(app)
+            assert "infap" in text and "log one" in text and "cannot be drawn" not in text
+
+
+@run_async
 async def test_reduction_with_an_undefined_measure_does_not_end_the_app(tmp_path, monkeypatch):
     """A measure whose tau is undefined at every level (NaN column): today the plot's legend raised
     IndexError inside plotext and the app ended."""
@@ -81,3 +94,59 @@ async def test_reduction_with_an_undefined_measure_does_not_end_the_app(tmp_path
             else:
                 assert "needs 32x8 cells" in text
             assert "Kendall tau of the run ranking" in screen_text(app)
+
+
+@run_async
+async def test_f_shows_the_plot_full_screen_at_80x24(tmp_path, monkeypatch):
+    """At 80x24 the stability and training plots share the screen with tables and may show only their
+    placeholder; f draws the plot of the tab showing on the whole terminal, escape goes back."""
+    from engine.training.report import save_result
+    from tui.screens.help import HelpScreen
+    from tui.screens.plotview import PlotScreen
+    camp = private_copy(DEMO, tmp_path / "demo", skip=("pools", "log.jsonl*"))
+    save_result(camp / "training", "learn", pd.DataFrame(
+        {"method": ["full", "infap", "infap"], "percent": [100.0, 1.0, 20.0], "ranker": ["ranksvm"] * 3,
+         "map": [0.8, 0.7, 0.79], "docs": [1000, 10, 200]}))
+
+    def reduction(self, specs, **kw):
+        return pd.DataFrame({"map": [1.0, 0.9, 0.7]}, index=pd.Index([100.0, 50.0, 10.0], name="level"))
+    monkeypatch.setattr(CampaignModel, "reduction", reduction)
+
+    async def full(pilot, inline_id: str, series: list[str]) -> None:
+        app = pilot.app
+        under = app.screen
+        inline = under.query_one(inline_id)
+        small = inline.size
+        await press(pilot, "f")
+        scr = app.screen
+        assert isinstance(scr, PlotScreen), type(scr)
+        plot = scr.query_one("#full-plot")
+        assert plot.size.width == 80 and plot.size.height >= 20 and plot.size.height > small.height
+        assert plot.placeholder() is None and plot.figure.series == inline.figure.series
+        assert set(series) <= {s[0] for s in plot.figure.series}
+        text = str(plot.render())
+        assert all(s in text for s in series) and plot.figure.title in text and "needs 32x8" not in text
+        await press(pilot, "escape")
+        assert app.screen is under
+
+    app = CranfieldApp(camp, export_dir=tmp_path / "exports")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await press(pilot, "v")
+        assert "f Plot" in screen_text(app)
+        await press(pilot, "question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        help_text = str(app.screen.query_one("#help-text").render())
+        assert "\n  f            Plot full screen" in help_text and "f shows the plot" in help_text
+        await press(pilot, "escape", "2")
+        await full(pilot, "#st-plot", ["Phi", "E rho^2"])
+        await press(pilot, "r")
+        await settle(pilot)
+        await press(pilot, "4")
+        await full(pilot, "#st-red-plot", ["map"])
+        await press(pilot, "1", "f")                  # the G/D-study tab has no plot: a notice, no screen
+        assert not isinstance(app.screen, PlotScreen) and "no plot" in app.notices[-1].message
+        await press(pilot, "g")
+        assert type(app.screen).__name__ == "TrainingScreen" and "f Plot" in screen_text(app)
+        await full(pilot, "#tr-learn-plot", ["infap"])
+        assert app._exception is None

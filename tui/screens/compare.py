@@ -7,7 +7,7 @@ import pandas as pd
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal
+from textual.containers import Vertical
 from textual.widgets import DataTable, Footer, Header, Static
 
 from .base import CranfieldScreen, nav_bar
@@ -63,7 +63,7 @@ and tau_ap of the lists. a / b choose run A / B, w swaps them, n moves to the ne
     def compose(self) -> ComposeResult:
         yield Header()
         yield Static("", id="cmp-title", classes="title")
-        with Horizontal():
+        with Vertical():   # stacked, not side by side: both tables fit 80 columns
             yield DataTable(id="cmp-topics", cursor_type="row", zebra_stripes=True)
             yield DataTable(id="cmp-lists", cursor_type="row", zebra_stripes=True)
         yield nav_bar(self)

@@ -5,6 +5,7 @@ import math
 
 import numpy as np
 import pandas as pd
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
@@ -35,7 +36,8 @@ queries x j judgments per query, the assessor hours (engine.planning.cost, thesi
 campaign.yaml overrides them) and the expected Kendall tau against the full ranking (subsampling
 topics and judgments), plus the Phi of the D-study. The targets are editable: type a value and press
 enter (tau target, Phi target, trials). b recomputes; a picks the measure; 1-3 switch tabs.
-The cheapest design per criterion is shown on top. 'Current effort' prices the judgments made so far."""
+The cheapest design per criterion is shown on top; below the designs, what the judgments allow (judged
+documents per topic, and topics with fewer than j, which keep all they have). 'Current effort' prices the judgments made so far."""
     BINDINGS = [Binding("b", "plan", "Plan"), Binding("a", "choose_measure", "Measure")] + [
         Binding(str(i + 1), f"tab('{t}')", f"Tab {t[4:]}", show=False)
         for i, t in enumerate(["tab-designs", "tab-hours", "tab-effort"])]
@@ -64,6 +66,7 @@ The cheapest design per criterion is shown on top. 'Current effort' prices the j
             with TabbedContent(id="cost-tabs"):
                 with TabPane("Designs", id="tab-designs"):
                     yield DataTable(id="cost-designs", cursor_type="row")
+                    yield Static("", id="cost-avail")
                 with TabPane("Hours vs j", id="tab-hours"):
                     try:
                         from ..widgets.plot import Plot
@@ -161,6 +164,7 @@ The cheapest design per criterion is shown on top. 'Current effort' prices the j
                 best.append(f"{lab}: {math.ceil(q)} queries x {int(b['j'])} judgments = {h:.1f} h")
             except CranfieldError:
                 best.append(f"{lab}: out of reach")
+        self.query_one("#cost-avail", Static).update(Text("\n".join(res.availability_lines())))
         self.query_one("#cost-title", Static).update(
             f"[b]{res.measure}[/b] on {res.n_topics} topics · cheapest: " + " · ".join(best))
         w = self.query_one("#cost-plot")

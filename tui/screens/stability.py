@@ -14,6 +14,7 @@ from ..model import CampaignModel
 from ..widgets.cells import num
 from ..widgets.jobbar import JobBar
 from .base import CranfieldScreen, Unavailable, nav_bar
+from .plotview import FullPlot
 
 
 def _engine_missing() -> str | None:
@@ -32,7 +33,7 @@ def _n(v) -> str:
     return "∞" if v is None or not math.isfinite(v) else f"{v:.0f}"
 
 
-class StabilityScreen(CranfieldScreen):
+class StabilityScreen(FullPlot, CranfieldScreen):
     TITLE = "Stability"
     MODE = "stability"
     HELP = """Generalizability theory on the topic x run matrix of one measure (runs without a list for a topic
@@ -40,14 +41,16 @@ score 0 there): variance components of system, topic and system:topic; E rho^2 (
 (absolute) stability for this many topics with 95% intervals; topics needed to reach the target
 (+ / - change it). Keys 1-4 switch tabs. The plot shows Phi and E rho^2 against the number of topics. d runs Sakai's paired
 bootstrap (B = 1000) for discriminative power; r runs the judgment-reduction experiment (He et al.
-levels, Kendall tau against the full judgments). a picks the measure. Escape cancels a running job."""
+levels, Kendall tau against the full judgments). f shows the plot of the tab showing full screen
+(readable at 80x24). a picks the measure. Escape cancels a running job."""
     BINDINGS = [
-        Binding("a", "choose_measure", "Measure"),
+        Binding("a", "choose_measure", "Meas.", tooltip="Measure"),
         Binding("plus,equals_sign", "target(0.01)", "Tgt+", key_display="+", tooltip="Target +"),
         Binding("minus", "target(-0.01)", "Tgt-", key_display="-", tooltip="Target -"),
         Binding("d", "discrim", "Power", tooltip="Disc. power"),
         Binding("r", "reduction", "Reduce", tooltip="Reduction"),
-        Binding("b", "completion", "Pred.", tooltip="Predicted relevance (completion)"),
+        Binding("b", "completion", "Pred", tooltip="Predicted relevance (completion)"),
+        FullPlot.FULL_PLOT_BINDING,
     ] + [Binding(str(i + 1), f"tab('{t}')", f"Tab {name}", show=False)
          for i, (t, name) in enumerate([("tab-g", "G/D-study"), ("tab-plot", "plot"), ("tab-d", "disc. power"),
                                         ("tab-r", "reduction")])]

@@ -11,6 +11,7 @@ from textual.widgets import DataTable, Footer, Header, Static, TabbedContent, Ta
 from ..widgets.cells import num
 from ..widgets.jobbar import JobBar
 from .base import CranfieldScreen, Unavailable, nav_bar
+from .plotview import FullPlot
 
 TABS = ["tab-learn", "tab-sens", "tab-select"]
 QUICK_METHODS = ("depth", "infap", "statap", "mtc", "hedge", "letor")
@@ -25,7 +26,7 @@ def _engine():
         return None, str(exc)
 
 
-class TrainingScreen(CranfieldScreen):
+class TrainingScreen(FullPlot, CranfieldScreen):
     TITLE = "Training"
     MODE = "training"
     NEEDS_SCORES = False
@@ -35,9 +36,10 @@ class TrainingScreen(CranfieldScreen):
 best method per budget; 2 the test MAP of the setting each training measure chooses versus the
 share of training judgments kept, with the best measure per level; 3 precision, recall and
 discrepancy of the selected sets. n cycles the ranker of the curves; y cycles the curve of tab 3;
-b computes tab 3 for this campaign now (features simulated from its runs and judgments)."""
+b computes tab 3 for this campaign now (features simulated from its runs and judgments). f shows the
+plot of the tab showing full screen (readable at 80x24)."""
     BINDINGS = [Binding("b", "characterize", "Characterize"), Binding("n", "next_ranker", "Ranker"),
-                Binding("y", "next_y", "Curve")] + [
+                Binding("y", "next_y", "Curve"), FullPlot.FULL_PLOT_BINDING] + [
         Binding(str(i + 1), f"tab('{t}')", f"Tab {i + 1}", show=False) for i, t in enumerate(TABS)]
     SELECT_Y = ("precision", "recall", "disc_rel", "disc_rel_nonrel")
 

@@ -54,20 +54,26 @@ class Plot(PlotextPlot):
             if x:
                 series.append((label, x, y, marker))
         self.figure = Figure(series, figure.title, figure.xlabel, figure.ylim, figure.logx, figure.hline)
+        self.refresh()
+
+    def _replot(self) -> None:
+        """Hand plotext the figure afresh: plotext's build takes the log of its stored x values in place, so a
+        log-x figure built twice (any second render) would fail on log10(log10(x))."""
+        figure = self.figure
         plt = self.plt
         plt.clear_figure()
-        for label, x, y, marker in series:
+        if figure is None or not figure.series:
+            return
+        for label, x, y, marker in figure.series:
             plt.plot(x, y, label=label, marker=marker)
-        if series:
-            if figure.hline is not None:
-                plt.hline(figure.hline)
-            if figure.logx:
-                plt.xscale("log")
-            if figure.ylim is not None:
-                plt.ylim(*figure.ylim)
-            plt.title(figure.title)
-            plt.xlabel(figure.xlabel)
-        self.refresh()
+        if figure.hline is not None:
+            plt.hline(figure.hline)
+        if figure.logx:
+            plt.xscale("log")
+        if figure.ylim is not None:
+            plt.ylim(*figure.ylim)
+        plt.title(figure.title)
+        plt.xlabel(figure.xlabel)
 
     def placeholder(self) -> str | None:
         """The text shown instead of the plot, or None when the plot is drawn."""
@@ -76,8 +82,9 @@ class Plot(PlotextPlot):
             what = self.figure.title + ": no finite values to plot" if self.figure is not None else self.empty
             return f"({what})"
         if w < MIN_WIDTH or h < MIN_HEIGHT:
+            full = hasattr(self.screen, "action_full_plot") if self.is_attached else False
             return (f"({self.figure.title}: the plot needs {MIN_WIDTH}x{MIN_HEIGHT} cells, it has {w}x{h}; "
-                    f"a larger terminal shows it; e exports its numbers)")
+                    f"{'f shows it full screen' if full else 'a larger terminal shows it'}; e exports its numbers)")
         return None
 
     def render(self):
@@ -85,6 +92,7 @@ class Plot(PlotextPlot):
         if text is not None:
             return Text(text, style="dim")
         try:
+            self._replot()
             return super().render()
         except Exception:  # plotext failing on some shape must not end the app
             return Text(f"({self.figure.title}: the plot cannot be drawn at {self.size.width}x{self.size.height})",
