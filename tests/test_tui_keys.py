@@ -36,7 +36,7 @@ ROUTES: dict[str, list[str] | None] = {
     "PickerScreen": None, "CompletionScreen": ["v", "b"],
     "SubmitScreen": ["l", "i"], "FuseScreen": ["l", "u"],
     "NuggetsModeScreen": ["N"], "AssignModeScreen": ["N", "enter"],
-    "PlotScreen": ["v", "2", "f"],
+    "PlotScreen": ["h", "v", "2", "f"],      # h first: the Nuggets screen (visited before) uses v itself
 }
 MODE_SCREENS = ["HomeScreen", "LeaderboardScreen", "MatrixScreen", "PoolScreen", "JudgeScreen",
                 "StabilityScreen", "CostScreen", "TrainingScreen", "AgreementScreen", "NuggetsModeScreen"]

@@ -109,6 +109,12 @@ The leaderboard (l, then n) shows the nugget scores of the answer runs."""
         if self.data is not None:
             NuggetsScreen.show_text(self)
 
+    def check_action(self, action: str, parameters: tuple) -> bool | None:
+        """Enter's Assign hint only when there is a topic to assign (the title says why otherwise)."""
+        if action == "assign" and self.topic is None:
+            return False
+        return super().check_action(action, parameters)
+
     def action_assign(self) -> None:
         if self.topic is None:
             self.notify(self._why or NO_RAG, severity="warning", timeout=6)
