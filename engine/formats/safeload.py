@@ -172,6 +172,40 @@ def json_too_deep(text: str | bytes) -> bool:
     return bool(len(pos)) and int(np.cumsum(step[np.argsort(pos, kind="stable")]).max()) > MAX_DEPTH
 
 
+def jsonl_objects(spath: str, data: bytes, warnings, check) -> tuple[list[dict], list]:
+    """The JSON objects of an append-only JSON-lines file, each with its 1-based `line`, and the Problems
+    of the malformed lines. Blank lines are skipped; a last line cut off (no newline, not valid: a crash
+    mid-write) is a warning on `warnings`, not a problem; `check(obj)` returns a message for a bad object."""
+    from ..errors import Problem
+    raw = data.split(b"\n")
+    problems: list = []
+    out: list[dict] = []
+    for ln, b in enumerate(raw, start=1):
+        if not b.strip():
+            continue
+        try:
+            obj = loads_json(b.decode("utf-8"), spath, ln)
+        except (UnicodeDecodeError, ValueError) as exc:
+            if ln == len(raw) and not data.endswith(b"\n"):
+                warnings.add(spath, ln, "last line is cut off (a crash while writing?) and is ignored; every "
+                                        "complete line before it is kept")
+                continue
+            what = ("is not valid UTF-8" if isinstance(exc, UnicodeDecodeError)
+                    else f"is not valid JSON ({getattr(exc, 'msg', exc)})")
+            problems.append(Problem(spath, ln, what))
+            continue
+        if not isinstance(obj, dict):
+            problems.append(Problem(spath, ln, f"expected a JSON object, found {type(obj).__name__}"))
+            continue
+        msg = check(obj)
+        if msg:
+            problems.append(Problem(spath, ln, msg))
+            continue
+        obj["line"] = ln
+        out.append(obj)
+    return out, problems
+
+
 def loads_json(text: str | bytes, path: str, line: int | None = None) -> Any:
     """json.loads with a nesting limit; ValueError (json.JSONDecodeError or depth) for the caller to
     word, never RecursionError."""

@@ -295,7 +295,9 @@ def pooled_pairs(camp, pool: str | None = None, depth: int | None = None, topics
     return pairs.drop_duplicates().reset_index(drop=True)
 
 
-def _read_jsonl(path: Path) -> list[dict]:
+def read_cache_lines(path: Path) -> list[dict]:
+    """The JSON objects of a reply cache; lines that do not parse (a torn last line) are skipped, since
+    a cached reply that is lost is asked again."""
     out = []
     if path.is_file():
         for line in path.read_bytes().split(b"\n"):
@@ -330,8 +332,8 @@ def plan(camp, source: str, settings: JudgeSettings, pairs: pd.DataFrame) -> Pla
     docs = read_docs(camp.root)
     tt = camp.topics()
     topics = {str(r["topic"]): r for r in tt.to_dict("records")} if len(tt) else {}
-    done = {r.get("key") for r in _read_jsonl(sources_dir(camp.root) / f"{source}.jsonl") if r.get("op", "judge") == "judge"}
-    cache = {r["key"]: r for r in _read_jsonl(camp.path("cache", CACHE_NAME)) if "key" in r}
+    done = {r.get("key") for r in read_cache_lines(sources_dir(camp.root) / f"{source}.jsonl") if r.get("op", "judge") == "judge"}
+    cache = {r["key"]: r for r in read_cache_lines(camp.path("cache", CACHE_NAME)) if "key" in r}
     todo, cached, already, ptok = [], [], 0, 0
     missing_docs = empty = 0
     for t, d in zip(pairs["topic"], pairs["doc"]):

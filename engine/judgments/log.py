@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from ..formats.safeload import type_name
-from ..errors import CranfieldError, FormatError, Problem, Warnings
+from ..errors import CranfieldError, FormatError, Warnings
 from ..formats.files import PathLike, check_text, read_bytes, str_series
 from ..formats.qrels import resolve_duplicate_judgments, rule_text
 
@@ -241,34 +241,8 @@ def read_judgment_log(path: PathLike, warnings: Warnings | None = None) -> pd.Da
     spath = str(path)
     data = read_bytes(path)
     check_text(spath, data)
-    raw = data.split(b"\n")
-    problems: list[Problem] = []
-    recs: list[dict] = []
-    for ln, b in enumerate(raw, start=1):
-        if not b.strip():
-            continue
-        torn = ln == len(raw) and not data.endswith(b"\n")
-        try:
-            from ..formats.safeload import loads_json
-            obj = loads_json(b.decode("utf-8"), spath, ln)
-        except (UnicodeDecodeError, ValueError) as exc:
-            if torn:
-                w.add(spath, ln, "last line is cut off (a crash while writing?) and is ignored; every complete "
-                                 "line before it is kept")
-                continue
-            what = ("is not valid UTF-8" if isinstance(exc, UnicodeDecodeError)
-                    else f"is not valid JSON ({getattr(exc, 'msg', exc)})")
-            problems.append(Problem(spath, ln, what))
-            continue
-        if not isinstance(obj, dict):
-            problems.append(Problem(spath, ln, f"expected a JSON object, found {type(obj).__name__}"))
-            continue
-        msg = _check_log_entry(obj)
-        if msg:
-            problems.append(Problem(spath, ln, msg))
-            continue
-        obj["line"] = ln
-        recs.append(obj)
+    from ..formats.safeload import jsonl_objects
+    recs, problems = jsonl_objects(spath, data, w, _check_log_entry)
     if problems:
         raise FormatError(problems, hint='each line is one JSON object, e.g. {"topic": "801", "doc": "D1", '
                                          '"grade": 1, "assessor": "ann", "op": "judge"}')

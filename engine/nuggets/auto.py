@@ -27,7 +27,7 @@ from typing import Callable
 import pandas as pd
 
 from ..errors import CranfieldError
-from ..judging.auto import JudgeSettings, _read_jsonl, chat
+from ..judging.auto import JudgeSettings, read_cache_lines, chat
 from ..judgments.log import append_records, now_ts
 from .answers import Answer
 from .scores import LABELS
@@ -120,7 +120,7 @@ def _cache_path(root) -> Path:
 
 def _cached(root) -> dict[str, str]:
     """key -> label from the cache (the automatic judge's tolerant reader: a torn line is asked again)."""
-    return {str(r["key"]): r["label"] for r in _read_jsonl(_cache_path(root))
+    return {str(r["key"]): r["label"] for r in read_cache_lines(_cache_path(root))
             if r.get("label") in LABELS and "key" in r}
 
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import CranfieldError
-from ..judging.auto import JudgeSettings, _read_jsonl, chat
+from ..judging.auto import JudgeSettings, read_cache_lines, chat
 from ..judgments.log import append_records, now_ts
 from .auto import key_of
 from .store import add_nuggets, current_nuggets
@@ -91,7 +91,7 @@ class CreateResult:
 def _cache(root) -> tuple[Path, dict]:
     from ..util.confine import campaign_path
     p = campaign_path(root, "cache", CACHE_NAME)
-    return p, {r["key"]: r["reply"] for r in _read_jsonl(p) if "key" in r and isinstance(r.get("reply"), str)}
+    return p, {r["key"]: r["reply"] for r in read_cache_lines(p) if "key" in r and isinstance(r.get("reply"), str)}
 
 
 def create_nuggets(root, settings: JudgeSettings, passages: dict[str, list[str]], queries: dict[str, str],

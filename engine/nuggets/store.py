@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..errors import CranfieldError, FormatError, Problem, Warnings
+from ..errors import CranfieldError, FormatError, Warnings
 from ..formats.files import check_text, read_bytes
-from ..formats.safeload import loads_json, type_name
+from ..formats.safeload import jsonl_objects, type_name
 from ..judgments.log import append_records, now_ts
 from ..judgments.sources import check_name
 from .scores import IMPORTANCE, LABELS
@@ -64,25 +64,7 @@ def read_records(path: Path, check, warnings: Warnings | None = None) -> list[di
     spath = str(path)
     data = read_bytes(path)
     check_text(spath, data)
-    lines = data.split(b"\n")
-    problems, out = [], []
-    for ln, b in enumerate(lines, start=1):
-        if not b.strip():
-            continue
-        try:
-            obj = loads_json(b.decode("utf-8"), spath, ln)
-        except (UnicodeDecodeError, ValueError) as exc:
-            if ln == len(lines) and not data.endswith(b"\n"):
-                w.add(spath, ln, "last line is cut off (a crash while writing?) and is ignored")
-                continue
-            problems.append(Problem(spath, ln, f"is not valid JSON ({getattr(exc, 'msg', exc)})"))
-            continue
-        msg = check(obj) if isinstance(obj, dict) else f"expected a JSON object, found {type_name(obj)}"
-        if msg:
-            problems.append(Problem(spath, ln, msg))
-            continue
-        obj["line"] = ln
-        out.append(obj)
+    out, problems = jsonl_objects(spath, data, w, check)
     if problems:
         raise FormatError(problems, hint="the store is written by cranfield; restore the line from a backup "
                                          "or remove it (every other line stays valid)")
