@@ -87,3 +87,23 @@ async def test_seeded_sampling_pool_order_is_unchanged(tmp_path):
     o = got["open"]
     assert o["403"] == ["D403-95", "D403-131", "D403-128", "D403-205", "D403-199"]
     assert o["408"] == [] and o["420"] == ["D420-272", "D420-365", "D420-401"]
+
+
+@pytest.mark.parametrize("strategy,budget,params", [
+    ("depth", None, {}), ("depth", 7, {}), ("take_n", 9, {}), ("uniform", 10, {}), ("uniform", None, {"rate": 0.2}),
+    ("stratified", 12, {}), ("statap", 8, {})])
+def test_one_pass_topic_pools_equal_a_pool_per_topic(strategy, budget, params):
+    """engine.judging.workflow.topic_pools (one candidate table) == build_pool(topics=[t]) for every topic,
+    seeded strategies included: each topic draws from its own generator seeded alike."""
+    from engine.judging.workflow import topic_pools
+    from engine.pooling import build_pool
+    from tui.model import CampaignModel
+    runs = CampaignModel.load(DEMO).runs
+    pooled = sorted(set(runs["run"].astype(str)))[1:]          # a pooled-run selection, not every run
+    got = topic_pools(runs, strategy, budget, depth=60, seed=11, pooled=pooled, **params)
+    topics = sorted(set(runs["topic"].astype(str)))
+    assert sorted(got) == topics
+    for t in topics:
+        one = build_pool(runs, strategy, budget, depth=60, seed=11, pooled=pooled, topics=[t], **params).table
+        pd.testing.assert_frame_equal(got[t], one)
+    assert sum(int((p["order"] > 0).sum()) for p in got.values()) > len(topics)

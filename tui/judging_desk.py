@@ -2,7 +2,10 @@
 pools, automatic labels, guidelines), bound to one campaign. Reached as `CampaignModel.judging`."""
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
+
+from engine.errors import CranfieldError
 
 
 class JudgingDesk:
@@ -92,13 +95,62 @@ class JudgingDesk:
                 s.add(str(a))
         return out
 
-    def next_documents(self, topic: str, strategy: str, *, k: int, depth: int) -> list[str]:
-        """The next `k` documents of `topic` to judge under `strategy` over the pooled runs."""
+    def next_documents(self, topic: str, strategy: str, *, k: int, depth: int,
+                       judged: pd.DataFrame | None = None) -> list[str]:
+        """The next `k` documents of `topic` to judge under `strategy` over the pooled runs (`judged`:
+        judged() when the caller has it). A static strategy's per-topic pools are built once for every
+        topic (engine.judging.workflow.topic_pools) and kept; an online one replays the topic's judgments."""
+        from engine.judging import workflow as judging
+        from engine.pooling import ONLINE
+        from engine.pooling.static import STATIC
+        m = self.model
+        judged = self.judged() if judged is None else judged
+        if strategy in STATIC:
+            pools = self.topic_pools(strategy, depth)
+            if str(topic) not in pools:
+                raise CranfieldError(f"topic {topic}: no pooled run retrieved anything (check the runs and the "
+                                     f"pooled-run selection)")
+            return judging.next_documents(None, judged, topic, strategy, k=k, depth=depth, pool=pools[str(topic)])
+        runs, pooled = m.topic_runs(topic), self.pooled()
+        if strategy in ONLINE and not m.large:    # the topic's rows alone: the same ranking, not every topic's rows
+            runs = self.topic_rows(topic)
+            if pooled is not None:             # a pooled run with nothing for this topic adds nothing
+                here = set(runs["run"].astype(str).unique())
+                pooled = [r for r in pooled if r in here]
+        return judging.next_documents(runs, judged, topic, strategy, k=k, depth=depth, pooled=pooled,
+                                      rel_level=m.options.rel_level)
+
+    def pooled(self) -> list[str] | None:
+        """The runs the campaign pools (None: every run)."""
+        m = self.model
+        return [r for r, p in zip(m.run_meta.index, m.run_meta["pooled"]) if p] or None
+
+    def topic_pools(self, strategy: str, depth: int) -> dict[str, pd.DataFrame]:
+        """Per topic, the pool a static `strategy` cut at `depth` judges from (no pool written): built once
+        over every topic and kept for this campaign model (its runs do not change)."""
         from engine.judging import workflow as judging
         m = self.model
-        pooled = [r for r, p in zip(m.run_meta.index, m.run_meta["pooled"]) if p] or None
-        return judging.next_documents(m.topic_runs(topic), self.judged(), topic, strategy, k=k, depth=depth,
-                                      pooled=pooled, rel_level=m.options.rel_level)
+        pooled = self.pooled()
+        key = (strategy, int(depth), None if pooled is None else tuple(pooled))
+        cache = self.__dict__.setdefault("_topic_pools", {})
+        if key not in cache:
+            runs = m.run_rows(None, max_pos=int(depth)) if m.large else m.runs
+            cache.clear()
+            cache[key] = judging.topic_pools(runs, strategy, depth=int(depth), pooled=pooled)
+        return cache[key]
+
+    def topic_rows(self, topic: str) -> pd.DataFrame:
+        """The run rows of one topic, in file order (the run table is split by topic once)."""
+        m = self.model
+        if m.large:
+            return m.topic_runs(topic)
+        split = self.__dict__.get("_split")
+        if split is None:
+            codes, uniq = pd.factorize(m.runs["topic"].astype(object).to_numpy(), sort=False)
+            order = np.argsort(codes, kind="stable")
+            bounds = np.searchsorted(codes[order], np.arange(len(uniq) + 1))
+            split = self._split = {str(t): order[bounds[i]:bounds[i + 1]] for i, t in enumerate(uniq)}
+        return m.runs.iloc[split.get(str(topic), np.zeros(0, np.int64))]
 
     def record(self, topic: str, doc: str, grade: int, assessor: str, seconds: float, strategy: str, **kw) -> None:
         """Append a judgment (checked) to the log; `kw` as engine.judging.sessions.record_action."""

@@ -189,20 +189,21 @@ took. The title line shows how many documents of the active pool are left. ctrl+
         """(topic, doc) -> assessors whose judgment stands in the log ('' for imported judgments)."""
         return self.model.judging.judged_by()
 
-    def candidates(self, topic: str, k: int) -> list[str]:
+    def candidates(self, topic: str, k: int, judged: pd.DataFrame | None = None) -> list[str]:
         if self.pool_table is not None:
             pt = self.pool_table[self.pool_table["topic"] == topic].sort_values("order", kind="mergesort")
             return list(dict.fromkeys(pt["doc"].astype(str)))
-        return self.model.judging.next_documents(topic, self.strategy, k=k, depth=self.depth)
+        return self.model.judging.next_documents(topic, self.strategy, k=k, depth=self.depth, judged=judged)
 
-    def open_documents(self, topic: str, k: int = 1, by: dict | None = None) -> list[str]:
+    def open_documents(self, topic: str, k: int = 1, by: dict | None = None,
+                       judged: pd.DataFrame | None = None) -> list[str]:
         """The topic's documents this assessor could judge now, in presentation order (before leases);
-        `by`: judged_by() when the caller has it."""
+        `by`, `judged`: judged_by() and judged() when the caller has them."""
         desk = self.model.judging
         by = self.judged_by() if by is None else by
         frac = self.jcfg.get("double_fraction", 0.0)
         out = []
-        for d in self.candidates(topic, k):
+        for d in self.candidates(topic, k, judged):
             key = (topic, d)
             if key in self.skipped or key in self.cannot:
                 continue
@@ -219,9 +220,14 @@ took. The title line shows how many documents of the active pool are left. ctrl+
         """The first topic with a document this assessor could judge now; None when there is none."""
         topics = list(self.model.pool_progress()["topic"])
         by = self.judged_by()
+        per_topic: dict = {}
+        if self.pool_table is None:         # the log read once, split by topic once
+            judged = self.judged()
+            per_topic = {str(t): g for t, g in judged.groupby(judged["topic"].astype(str), sort=False)}
+            none = judged.iloc[:0]
         for t in topics:
             try:
-                if self.open_documents(t, 1, by):
+                if self.open_documents(t, 1, by, per_topic.get(str(t), none) if self.pool_table is None else None):
                     return t
             except CranfieldError:
                 continue
