@@ -139,6 +139,20 @@ class JudgingDesk:
             cache[key] = judging.topic_pools(runs, strategy, depth=int(depth), pooled=pooled)
         return cache[key]
 
+    def topics_left(self, strategy: str, depth: int, judged: pd.DataFrame) -> set[str] | None:
+        """The topics whose static-strategy pool (topic_pools) still has a document nobody has judged in
+        `judged`; None for a strategy that has no such pools (online: every topic may have one)."""
+        from engine.pooling.static import STATIC
+        if strategy not in STATIC:
+            return None
+        pools = self.topic_pools(strategy, depth)
+        if not pools:
+            return set()
+        rows = pd.concat([p.loc[p["order"] > 0, ["topic", "doc"]] for p in pools.values()], ignore_index=True)
+        done = judged[["topic", "doc"]].astype(str).drop_duplicates()
+        left = rows.astype(str).merge(done, on=["topic", "doc"], how="left", indicator=True)
+        return set(left.loc[left["_merge"] == "left_only", "topic"])
+
     def topic_rows(self, topic: str) -> pd.DataFrame:
         """The run rows of one topic, in file order (the run table is split by topic once)."""
         m = self.model

@@ -221,11 +221,18 @@ took. The title line shows how many documents of the active pool are left. ctrl+
         topics = list(self.model.pool_progress()["topic"])
         by = self.judged_by()
         per_topic: dict = {}
+        left = None
         if self.pool_table is None:         # the log read once, split by topic once
             judged = self.judged()
             per_topic = {str(t): g for t, g in judged.groupby(judged["topic"].astype(str), sort=False)}
             none = judged.iloc[:0]
+            try:                            # topics whose pool has nothing unjudged are passed over at once
+                left = self.model.judging.topics_left(self.strategy, self.depth, judged)
+            except CranfieldError:
+                left = None
         for t in topics:
+            if left is not None and str(t) not in left:
+                continue
             try:
                 if self.open_documents(t, 1, by, per_topic.get(str(t), none) if self.pool_table is None else None):
                     return t
