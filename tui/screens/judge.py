@@ -13,6 +13,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Footer, Header, Input, Static
 
 from ..model import CampaignModel, CranfieldError
+from ..widgets.hints import Hints, key_hint
 from .base import CranfieldScreen, Unavailable, nav_bar
 from .choice import ChoiceScreen
 
@@ -352,14 +353,13 @@ took. The title line shows how many documents of the active pool are left. ctrl+
                             + Text(str(d.get("text", ""))))
             else:
                 text.update(Text(f"(no text: the campaign has no docs/ store entry for {self.doc})", style="dim"))
-        keys = "  ".join(f"[b]{g}[/b] {lab}" for g, lab in sorted(self.scale().items()))
-        last = ""
+        hints = [key_hint(str(g), lab) for g, lab in sorted(self.scale().items())]
+        hints += [key_hint(k, lab) for k, lab in (("s", "skip"), ("x", "cannot judge"), ("r", "rationale"),
+                                                  ("u", "undo"), ("t", "topic"))]
         if self.history:
             h = self.history[-1]
-            last = f" · last: {h['doc']}={h['grade']} in {h['seconds']:.1f}s"
-        self.query_one("#judge-keys", Static).update(
-            Text.from_markup(keys + "  [b]s[/b] skip  [b]x[/b] cannot judge  [b]r[/b] rationale  [b]u[/b] undo  "
-                                    "[b]t[/b] topic" + last))
+            hints.append(Text(f"· last: {h['doc']}={h['grade']} in {h['seconds']:.1f}s"))
+        self.query_one("#judge-keys", Static).update(Hints(hints))   # a line breaks between hints only
 
     # ------------------------------------------------------------------ actions
     def action_grade(self, g: int, accepted: bool = False) -> None:
