@@ -90,7 +90,7 @@ async def test_seeded_sampling_pool_order_is_unchanged(tmp_path):
 
 
 @pytest.mark.parametrize("strategy,budget,params", [
-    ("depth", None, {}), ("depth", 7, {}), ("take_n", 9, {}), ("uniform", 10, {}), ("uniform", None, {"rate": 0.2}),
+    ("depth", None, {}), ("depth", 7, {}), ("depth", None, {"k": 3}), ("take_n", 9, {}), ("uniform", 10, {}), ("uniform", None, {"rate": 0.2}),
     ("stratified", 12, {}), ("statap", 8, {})])
 def test_one_pass_topic_pools_equal_a_pool_per_topic(strategy, budget, params):
     """engine.judging.workflow.topic_pools (one candidate table) == build_pool(topics=[t]) for every topic,

@@ -83,16 +83,18 @@ class JudgingDesk:
         """(topic, doc) -> assessors whose judgment stands in the log ('' for imported judgments)."""
         from engine.judging import workflow as judging
         m = self.model
-        out: dict = {}
-        for t, d in zip(m.qrels.loc[m.qrels["grade"] >= 0, "topic"], m.qrels.loc[m.qrels["grade"] >= 0, "doc"]):
-            out.setdefault((str(t), str(d)), set()).add("")
+        imported = self.__dict__.get("_imported")
+        if imported is None or imported[0] is not m.qrels:     # the imported judgments: read once per table
+            q = m.qrels[m.qrels["grade"] >= 0]
+            who = frozenset({""})
+            imported = self._imported = (m.qrels, dict.fromkeys(zip(map(str, q["topic"]), map(str, q["doc"])), who))
+        out: dict = dict(imported[1])
         log = self.log()
         if log is not None and len(log):
             j = judging.apply_undo(log)
             for t, d, a in zip(j["topic"], j["doc"], j["assessor"]):
-                s = out.setdefault((str(t), str(d)), set())
-                s.discard("")
-                s.add(str(a))
+                key = (str(t), str(d))
+                out[key] = (out.get(key, frozenset()) - {""}) | {str(a)}
         return out
 
     def next_documents(self, topic: str, strategy: str, *, k: int, depth: int,
@@ -135,7 +137,7 @@ class JudgingDesk:
         cache = self.__dict__.setdefault("_topic_pools", {})
         if key not in cache:
             runs = m.run_rows(None, max_pos=int(depth)) if m.large else m.runs
-            cache.clear()
+            cache.clear()                     # one strategy and depth at a time (and its rows, topics_left)
             cache[key] = judging.topic_pools(runs, strategy, depth=int(depth), pooled=pooled)
         return cache[key]
 
@@ -148,9 +150,13 @@ class JudgingDesk:
         pools = self.topic_pools(strategy, depth)
         if not pools:
             return set()
-        rows = pd.concat([p.loc[p["order"] > 0, ["topic", "doc"]] for p in pools.values()], ignore_index=True)
+        key = ("rows", strategy, int(depth))
+        cache = self.__dict__.setdefault("_topic_pools", {})
+        if key not in cache:                  # every topic's documents to judge, in one table
+            rows = pd.concat(list(pools.values()), ignore_index=True)
+            cache[key] = rows.loc[rows["order"].to_numpy() > 0, ["topic", "doc"]].astype(str)
         done = judged[["topic", "doc"]].astype(str).drop_duplicates()
-        left = rows.astype(str).merge(done, on=["topic", "doc"], how="left", indicator=True)
+        left = cache[key].merge(done, on=["topic", "doc"], how="left", indicator=True)
         return set(left.loc[left["_merge"] == "left_only", "topic"])
 
     def topic_rows(self, topic: str) -> pd.DataFrame:
