@@ -101,13 +101,14 @@ class JudgingDesk:
                        judged: pd.DataFrame | None = None) -> list[str]:
         """The next `k` documents of `topic` to judge under `strategy` over the pooled runs (`judged`:
         judged() when the caller has it). A static strategy's per-topic pools are built once for every
-        topic (engine.judging.workflow.topic_pools) and kept; an online one replays the topic's judgments."""
+        topic (engine.judging.workflow.topic_pools) and kept; an online one replays the topic's judgments;
+        a large campaign's pool is built for the topic alone, from its rows in the run store."""
         from engine.judging import workflow as judging
         from engine.pooling import ONLINE
         from engine.pooling.static import STATIC
         m = self.model
         judged = self.judged() if judged is None else judged
-        if strategy in STATIC:
+        if strategy in STATIC and not m.large:   # a large campaign's runs are read topic by topic, on demand
             pools = self.topic_pools(strategy, depth)
             if str(topic) not in pools:
                 raise CranfieldError(f"topic {topic}: no pooled run retrieved anything (check the runs and the "
@@ -129,23 +130,23 @@ class JudgingDesk:
 
     def topic_pools(self, strategy: str, depth: int) -> dict[str, pd.DataFrame]:
         """Per topic, the pool a static `strategy` cut at `depth` judges from (no pool written): built once
-        over every topic and kept for this campaign model (its runs do not change)."""
+        over every topic and kept for this campaign model (its runs do not change); not for a large
+        campaign, whose runs stay in the run store."""
         from engine.judging import workflow as judging
         m = self.model
         pooled = self.pooled()
         key = (strategy, int(depth), None if pooled is None else tuple(pooled))
         cache = self.__dict__.setdefault("_topic_pools", {})
         if key not in cache:
-            runs = m.run_rows(None, max_pos=int(depth)) if m.large else m.runs
             cache.clear()                     # one strategy and depth at a time (and its rows, topics_left)
-            cache[key] = judging.topic_pools(runs, strategy, depth=int(depth), pooled=pooled)
+            cache[key] = judging.topic_pools(m.runs, strategy, depth=int(depth), pooled=pooled)
         return cache[key]
 
     def topics_left(self, strategy: str, depth: int, judged: pd.DataFrame) -> set[str] | None:
         """The topics whose static-strategy pool (topic_pools) still has a document nobody has judged in
         `judged`; None for a strategy that has no such pools (online: every topic may have one)."""
         from engine.pooling.static import STATIC
-        if strategy not in STATIC:
+        if strategy not in STATIC or self.model.large:
             return None
         pools = self.topic_pools(strategy, depth)
         if not pools:
