@@ -71,3 +71,23 @@ def test_measures_load_on_first_use():
     official = {r.measure.name for r in resolve(["official"])}                     # a nickname loads them all
     load_all()
     assert official == {m.name for m in REGISTRY.values() if "official" in m.nicknames} and len(official) >= 10
+
+
+def test_nicknames_load_their_members_alone_and_list_every_member():
+    """`NICKNAMES` lists what the modules declare; resolving a nickname in a fresh interpreter loads its
+    members' modules alone and gives what it gives with every measure loaded."""
+    from engine.measures import REGISTRY, load_all, resolve
+    from engine.measures.registry import NICKNAMES, nickname_members
+    load_all()
+    declared = {n for m in REGISTRY.values() for n in m.nicknames}
+    assert set(NICKNAMES) == declared
+    for nick, members in NICKNAMES.items():
+        assert list(members) == nickname_members(nick), nick
+    code = ("import sys, json\nfrom engine.measures import resolve\n"
+            "got = [(r.measure.name, r.params, r.names) for r in resolve(['all_trec'])]\n"
+            "print(json.dumps([got, sorted(m for m in sys.modules if m.startswith('engine.measures.m_'))]))")
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    got, loaded = json.loads(out.stdout.strip().splitlines()[-1])
+    assert loaded == sorted(f"engine.measures.m_{n}" for n in NICKNAMES["all_trec"])
+    assert got == [[r.measure.name, list(r.params), r.names] for r in resolve(["all_trec"])]
