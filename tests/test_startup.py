@@ -91,3 +91,29 @@ def test_nicknames_load_their_members_alone_and_list_every_member():
     got, loaded = json.loads(out.stdout.strip().splitlines()[-1])
     assert loaded == sorted(f"engine.measures.m_{n}" for n in NICKNAMES["all_trec"])
     assert got == [[r.measure.name, list(r.params), r.names] for r in resolve(["all_trec"])]
+
+
+def test_eval_read_without_argparse_as_the_parser_reads_it():
+    """`cmd_eval.fast_args` gives what the parser gives for the forms it reads, and leaves every other form to
+    the parser (None); `cranfield eval`'s common forms then start without importing argparse."""
+    from cranfield.cli import build_parser
+    from cranfield.cli.cmd_eval import fast_args
+    parser = build_parser("eval")
+    read = [["q", "r"], ["-m", "map", "q", "r"], ["q", "r1", "r2", "-q", "-m", "P.10", "-m", "ndcg_cut.10"],
+            ["-q", "-c", "-J", "-n", "-m", "all_trec", "q", "r"], ["-m", "map", "-q"], [], ["-q", "-q", "q", "r"]]
+    for argv in read:
+        got = fast_args(argv)
+        assert got is not None and vars(got) == vars(parser.parse_args(["eval", *argv])), argv
+    left = [["q", "-m", "map", "r"], ["-m"], ["-m", "-q", "q", "r"], ["-qc", "q", "r"], ["--campaign", "C"],
+            ["-M", "10", "q", "r"], ["--format", "csv", "q", "r"], ["-h"], ["-m=map", "q", "r"], ["", "r"],
+            ["-", "r"], ["q", "r", "--", "-x"], ["-mmap", "q", "r"], ["--per-query", "q", "r"]]
+    for argv in left:
+        assert fast_args(argv) is None, argv
+    demo = ROOT / "campaigns" / "demo"
+    code = ("import contextlib, io, sys, json\nfrom cranfield.cli import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            f"    main(['eval', '-m', 'map', {str(demo / 'judgments' / 'qrels.txt')!r}, "
+            f"{str(demo / 'runs' / 'asterA1.txt')!r}])\nprint(json.dumps('argparse' in sys.modules))")
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    assert json.loads(out.stdout.strip().splitlines()[-1]) is False
