@@ -14,7 +14,7 @@ from ..ranking.build import build_ranked, ranked_from_arrow
 pd = lazy_module("pandas")      # the trec_eval text writer runs without it
 
 
-@dataclass
+@dataclass(eq=False, repr=False)        # holds arrays: no comparison or repr to generate
 class Computed:
     """Per-group values of every requested measure, before they become a long table."""
 
