@@ -104,25 +104,32 @@ def _irregular(chars: np.ndarray, lens: np.ndarray, rows: np.ndarray, out: np.nd
     return True
 
 
-def _digits(chars: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Of a `token_matrix` (tokens hold no NUL: a zero byte is past a token's end): per byte whether it is
-    an ASCII digit, and for the digits-only Horner scheme per byte the factor (10 for a digit, else 1) and
-    the addend (the digit's value, else 0); and per byte whether it lies past the token's end."""
+def _digits(chars: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Of a `token_matrix` (tokens hold no NUL: a zero byte is past a token's end), per byte: whether it is
+    an ASCII digit, its value as a digit (0 for any other byte), whether it lies past the token's end."""
     value = chars - np.uint8(48)                  # wraps below '0': a digit is < 10
     digit = value < 10
-    return digit, np.where(digit, np.uint8(10), np.uint8(1)), value * digit, chars == 0
+    np.multiply(value, digit, out=value)
+    return digit, value, chars == 0
+
+
+def _horner(digit: np.ndarray, value: np.ndarray) -> np.ndarray:
+    """Per token the integer its digits make, the other bytes skipped (exact below 2^63)."""
+    out = np.zeros(digit.shape[1], np.int64)
+    for d, v in zip(digit, value):
+        np.multiply(out, 10, out=out, where=d)
+        out += v
+    return out
 
 
 def int_column(chars: np.ndarray, lens: np.ndarray) -> np.ndarray | None:
     """Per token (a `token_matrix`) the integer `parse_int` reads, or None when a token breaks the
     grammar. Unsigned tokens of at most 18 digits are read position by position, any other by `parse_int`."""
-    digit, factor, addend, past = _digits(chars)
-    regular = (lens <= 18) & (digit | past).all(axis=0)
-    value = np.zeros(len(lens), np.int64)
-    for f, d in zip(factor, addend):
-        value *= f
-        value += d
-    return value if _irregular(chars, lens, np.flatnonzero(~regular), value, parse_int) else None
+    digit, value, past = _digits(chars)
+    past |= digit
+    regular = (lens <= 18) & past.all(axis=0)
+    out = _horner(digit, value)
+    return out if _irregular(chars, lens, np.flatnonzero(~regular), out, parse_int) else None
 
 
 def float_column(chars: np.ndarray, lens: np.ndarray) -> np.ndarray | None:
@@ -130,24 +137,22 @@ def float_column(chars: np.ndarray, lens: np.ndarray) -> np.ndarray | None:
     grammar. Tokens of a sign, at most one point and 1 to 15 digits are read position by position,
     exactly: their digits M (< 2^53) over 10^d (exact) is one correctly rounded division, as float()
     rounds; any other (an exponent, more digits) by `parse_float`."""
-    digit, factor, addend, past = _digits(chars)
+    digit, value, ok = _digits(chars)
     point = chars == 46
-    ok = digit | point | past
+    ok |= digit
+    ok |= point
     ok[0] |= (chars[0] == 43) | (chars[0] == 45)
-    digits = digit.sum(axis=0)
-    regular = ok.all(axis=0) & (point.sum(axis=0) <= 1) & (digits >= 1) & (digits <= 15)
+    count = np.uint8 if len(chars) < 256 else np.int64          # counts of at most len(chars) bytes
+    digits = digit.sum(axis=0, dtype=count)
+    regular = ok.all(axis=0) & (point.sum(axis=0, dtype=count) <= 1) & (digits >= 1) & (digits <= 15)
     n = len(lens)
     decimals = np.zeros(n, np.int64)              # a regular token's decimals: the bytes after its point
     for j, p in enumerate(point):
         if p.any():
             np.copyto(decimals, lens - (j + 1), where=p)
-    mantissa = np.zeros(n, np.int64)
-    for f, d in zip(factor, addend):
-        mantissa *= f
-        mantissa += d
-    value = mantissa / _POW10[np.minimum(decimals, 22)]
-    np.negative(value, out=value, where=chars[0] == 45)
-    return value if _irregular(chars, lens, np.flatnonzero(~regular), value, parse_float) else None
+    out = _horner(digit, value) / _POW10[np.minimum(decimals, 22)]
+    np.negative(out, out=out, where=chars[0] == 45)
+    return out if _irregular(chars, lens, np.flatnonzero(~regular), out, parse_float) else None
 
 
 def strict_int_column(values) -> np.ndarray | None:
