@@ -56,7 +56,11 @@ def _text(rng, n: int) -> bytes:
     return text + b"\n" if rng.random() < 0.7 else text
 
 
-def test_fields_located_by_single_spaces_equal_every_white_space_reading():
+@pytest.mark.parametrize("scan", [1 << 18, 37, 8])
+def test_fields_located_by_single_spaces_equal_every_white_space_reading(scan, monkeypatch):
+    """Also when the text is scanned in pieces smaller than a line (`_SCAN`)."""
+    import engine.formats.plain as plain
+    monkeypatch.setattr(plain, "_SCAN", scan)
     rng = np.random.default_rng(11)
     fast = 0
     for _ in range(3000):

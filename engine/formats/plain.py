@@ -81,20 +81,32 @@ def plain_table(data: bytes, n: int) -> PlainTable | None:
     return PlainTable(a, *located)
 
 
+_SCAN = 1 << 18
+"""Bytes scanned at a time for white space (a buffer that small is paid for once, not the text's size)."""
+
+
 def _single_spaced(a: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray] | None:
     """(starts, lens), each (n, lines), of a text whose every line is `n` fields apart by single spaces, with
     no other white space or control byte (the common layout, located from the spaces and newlines alone);
     None for any other text (`_fields` decides)."""
-    mark = np.empty(len(a), bool)
-    np.less(a, 32, out=mark)
-    control = np.count_nonzero(mark)
-    np.equal(a, 10, out=mark)
-    newlines = np.flatnonzero(mark)
-    if control != len(newlines):
-        return None                                        # tabs, CR, ...
-    np.equal(a, 32, out=mark)
-    spaces = np.flatnonzero(mark)
+    if not len(a):
+        return None
+    at = np.int32 if len(a) < 2 ** 31 else np.int64
+    mark = np.empty(min(len(a), _SCAN), bool)              # one small buffer for every piece of the text
+    newline_parts, space_parts = [], []
+    for lo in range(0, len(a), _SCAN):
+        piece = a[lo:lo + _SCAN]
+        m = mark[:len(piece)]
+        np.less(piece, 32, out=m)
+        control = np.count_nonzero(m)
+        np.equal(piece, 10, out=m)
+        newline_parts.append(np.add(np.flatnonzero(m), lo, dtype=at, casting="unsafe"))
+        if control != len(newline_parts[-1]):
+            return None                                    # tabs, CR, ...
+        np.equal(piece, 32, out=m)
+        space_parts.append(np.add(np.flatnonzero(m), lo, dtype=at, casting="unsafe"))
     del mark
+    newlines, spaces = np.concatenate(newline_parts), np.concatenate(space_parts)
     ends = newlines if len(a) and a[-1] == 10 else np.append(newlines, len(a))
     lines = len(ends)
     if not lines or len(spaces) != lines * (n - 1):
@@ -102,7 +114,6 @@ def _single_spaced(a: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray] | Non
     # the k-th n-1 spaces taken as line k's: any line with more or fewer (or a blank line, a space at a
     # line's start or end, two in a row) leaves some field empty or negative
     sep = spaces.reshape(lines, n - 1).T
-    at = np.int32 if len(a) < 2 ** 31 else np.int64
     starts = np.empty((n, lines), at)
     starts[0, 0] = 0
     np.add(ends[:-1], 1, out=starts[0, 1:], casting="unsafe")
