@@ -117,3 +117,14 @@ def test_eval_read_without_argparse_as_the_parser_reads_it():
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
     assert json.loads(out.stdout.strip().splitlines()[-1]) is False
+
+
+def test_small_evaluations_keep_freed_memory_for_reuse():
+    """On glibc the allocator takes the setting (a short `cranfield eval` on small files then pays no page
+    fault twice for the same memory); elsewhere it says it did not apply."""
+    code = "from engine.util.memory import keep_freed_memory\nprint(keep_freed_memory())"
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    import platform
+    expected = sys.platform.startswith("linux") and platform.libc_ver()[0] == "glibc"
+    assert out.stdout.strip() == str(expected)

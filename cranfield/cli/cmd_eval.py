@@ -163,7 +163,10 @@ def _run(args) -> int:
         else:
             if args.format == "trec":
                 # small clean files: read and evaluated without pandas (the engine says when it can)
-                from engine.evaluation.plain import trec_eval_lines_plain, trec_eval_lines_streamed
+                from engine.evaluation.plain import plain_sized, trec_eval_lines_plain, trec_eval_lines_streamed
+                if plain_sized(args.files):
+                    from engine.util.memory import keep_freed_memory
+                    keep_freed_memory()           # a short command on small files: no page faults twice
                 lines = trec_eval_lines_plain(args.files[0], args.files[1:], measures, opt, per_query=args.per_query)
                 if lines is None:             # many or large files: run by run in worker processes
                     got = trec_eval_lines_streamed(args.files[0], args.files[1:], measures, opt,
