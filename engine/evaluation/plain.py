@@ -64,8 +64,8 @@ def trec_eval_lines_plain(qrels_path, run_paths: list, measures=None, options: E
 
     # one document vocabulary for judgments, runs and trec_eval's -c stand-in, in strcmp order
     parts = [q_docs, *(r[2] for r in runs)] + ([np.array([BOGUS_DOCNO.encode()])] if opt.complete else [])
-    width = max(p.dtype.itemsize for p in parts)
-    vocab, codes = strcmp_codes(np.concatenate([p.astype(f"S{width}") for p in parts]))
+    width = -(-max(p.dtype.itemsize for p in parts) // 8) * 8          # whole words: strcmp_codes reads them in place
+    vocab, codes = strcmp_codes(np.concatenate([p.astype(f"S{width}", copy=False) for p in parts]))
     n_docs = len(vocab)
     q_dcode = codes[:len(q_docs)]
     if _repeats(q_tcode, q_dcode, n_docs):
