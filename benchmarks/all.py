@@ -55,8 +55,8 @@ FIGURES: tuple[Figure, ...] = (
            what="evaluation speed end to end from files (full: 100 runs x 50 topics x 1000)"),
     Figure("startup", "startup.py", (), ("--reps", "3"), json=True,
            what="CLI start-up, one 50-topic x 1000-doc run, 3 measures"),
-    Figure("cli_speed", "cli_speed.py", (), ("--reps", "1"), tail=5,
-           what="compare and stability gstudy, whole process, 31 runs x 40 topics"),
+    Figure("cli_speed", "cli_speed.py", (), ("--reps", "1"), tail=6,
+           what="compare and stability gstudy, whole process, 31 runs x 40 topics; cost --plan on the demo"),
     Figure("api_speed", "api_speed.py", (), ("--calls", "200"), tail=8,
            what="Python API small calls and start-up"),
     Figure("scale", "scale.py", ("--cli",),
@@ -98,8 +98,8 @@ FIGURES: tuple[Figure, ...] = (
            what="fuzzing mutated run/qrels files through the CLI"),
     Figure("key_storm", "key_storm.py", ("--seeds", "50", "--keys", "25"), ("--seeds", "1", "--keys", "10"), tail=4,
            what="seeded random key sequences over every TUI screen"),
-    Figure("screens", "screens.py", (), ("--campaigns", "demo"), tail=18,
-           what="TUI key -> first frame per screen"),
+    Figure("screens", "screens.py", (), ("--campaigns", "demo"), tail=40,
+           what="TUI key -> first frame per screen, and the leaderboard export"),
 )
 
 

@@ -31,6 +31,24 @@ def test_ranks_follow_trec_eval_order():
     assert a["doc"].tolist() == ["b", "a", "c", "d"]
 
 
+def test_ranked_runs_same_rows_from_categorical_and_text_columns():
+    """Names are compared per category (no per-row text): the same rows, ranks and order as plain text
+    columns, with unused categories, integer topic ids, a pooled-run and a topic selection."""
+    two = pd.concat([RUNS, RUNS.assign(topic="2", run=RUNS["run"].map({"A": "C", "B": "A"}))], ignore_index=True)
+    cat = two.astype({"run": pd.CategoricalDtype(["Z", "C", "B", "A"]), "doc": "category"})
+    cat["topic"] = pd.Categorical(two["topic"].astype(int), categories=[2, 1, 3])
+
+    def rows(rr):      # (run, topic) groups come in category order from a categorical column
+        return rr.sort_values(["run", "topic", "rank"]).reset_index(drop=True)
+    for args in [(None, None, None), (3, None, None), (3, ["A", "C"], None), (2, ["A"], [1]), (None, None, ["2"])]:
+        pd.testing.assert_frame_equal(rows(ranked_runs(cat, *args)), rows(ranked_runs(two, *args)))
+    assert ranked_runs(two, 2, ["A"], [1])[["topic", "doc", "rank"]].values.tolist() == [["1", "b", 1], ["1", "a", 2]]
+    with pytest.raises(CranfieldError, match="pooled runs not found among the runs: Z"):
+        ranked_runs(cat, None, ["A", "Z"])                 # a category no row has is not a run
+    with pytest.raises(CranfieldError, match="no run results to pool"):
+        ranked_runs(cat, None, None, ["3"])
+
+
 def test_depth_and_take_n_hand_checked():
     # best ranks: b 1 (A), c 1 (B), a 2 (A), e 2 (B), f 3, d 4
     p = build_pool(RUNS, "depth", depth=4, k=2).selected()

@@ -170,3 +170,45 @@ async def test_the_matrix_says_it_scrolls_and_shows_its_last_run_whole(tmp_path)
         assert "←" in head and re.search(rf"\b{re.escape(last)}$", head.rstrip())
         for ln in lines[lines.index(head) + 1:lines.index(head) + 6]:   # every value whole: .ddd
             assert all(re.fullmatch(r"[░▒▓█]?\.\d{3}", tok) for tok in ln.split()[1:]), ln
+
+
+@run_async
+async def test_judge_key_line_breaks_between_hints_only(tmp_path):
+    """At 80 columns the judge screen's key line wrapped inside a hint: 'r' ended one line and 'rationale'
+    began the next. Every hint is now whole on one line, in order, at 80 and at 50 columns."""
+    from tui.testing import deepen_demo_pool
+    from tui.widgets.hints import Hints, key_hint
+    camp = demo(tmp_path)
+    deepen_demo_pool(camp, 60)
+    app = CranfieldApp(camp, export_dir=tmp_path / "exports", assessor="ann")
+    want = ["0 not relevant", "1 relevant", "2 highly relevant", "s skip", "x cannot judge", "r rationale",
+            "u undo", "t topic"]
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await press(pilot, "j")
+        keys = app.screen.query_one("#judge-keys")
+        rows = [ln.strip() for ln in screen_text(app).splitlines()[-5:-2]]   # above the nav line and footer
+        text = "\n".join(rows)
+        assert all(h in text for h in want), rows
+        joined = "  ".join(r for r in rows if r)
+        assert [joined.index(h) for h in want] == sorted(joined.index(h) for h in want)
+        assert keys.size.height == 2                                          # wrapped, between hints
+        hints = Hints([key_hint(*h.split(" ", 1)) for h in want])
+        for width in (80, 50, 12):
+            for ln in hints.lines(width):
+                pieces = [p for p in ln.plain.split("  ") if p]
+                assert all(p in want for p in pieces), (width, ln.plain)
+                assert ln.cell_len <= width or len(pieces) == 1
+
+
+@run_async
+async def test_home_topic_table_fits_without_scrolling_sideways(tmp_path):
+    """At 80x24 Home's topic table was one column too wide: a sideways scrollbar took a row and 'rel'
+    touched the edge."""
+    app = CranfieldApp(demo(tmp_path), export_dir=tmp_path / "exports")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        t = app.screen.query_one("#home-progress")
+        assert t.max_scroll_x == 0 and t.virtual_size.width <= t.scrollable_content_region.width
+        head = [ln for ln in screen_text(app).splitlines() if ln.lstrip().startswith("topic")][0]
+        assert "rel" in head.split("progress", 1)[1]

@@ -65,3 +65,39 @@ async def test_leaderboard_export_writes_marks_and_the_significance_table(tmp_pa
     md, ref_md = (out / "leaderboard-significance.md").read_text(), cli_table(camp, runs, "markdown")
     assert md_rows(md) == md_rows(ref_md) and len(md_rows(md)) == 12
     assert md.splitlines()[-1] == ref_md.splitlines()[-1]             # the legend
+
+
+@run_async
+async def test_leaderboard_export_tests_the_pairs_in_the_background(tmp_path, monkeypatch):
+    """The tests of every pair (4,950 pairs x 4 measures on 100 runs) run in a worker with progress: the
+    screen answers keys meanwhile, and the files are written when they are done."""
+    import threading
+
+    import engine.campaign.tables as tables
+    release, started = threading.Event(), threading.Event()
+    real = tables.compare_scores
+
+    def slow(*a, **kw):
+        started.set()
+        release.wait(10)                                   # held until the test has looked at the screen
+        return real(*a, **kw)
+    monkeypatch.setattr(tables, "compare_scores", slow)
+    camp = private_copy(DEMO, tmp_path / "demo", skip=("pools", "log.jsonl*"))
+    app = CranfieldApp(camp, export_dir=tmp_path / "out")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await press(pilot, "l")
+        await pilot.press("e")
+        assert started.wait(5)
+        await pilot.pause(0)
+        bar = app.screen.query_one("JobBar")
+        assert bar.has_class("running") and "escape cancels" in str(bar.query_one("#job-text").render())
+        assert not (tmp_path / "out").exists()              # nothing written before the tests are done
+        await pilot.press("s")                               # the screen still answers keys
+        release.set()
+        await settle(pilot)
+        assert not bar.has_class("running")
+        assert not [n for n in app.notices if n.severity == "error"]
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [
+        "leaderboard-significance.csv", "leaderboard-significance.md", "leaderboard-significance.tex",
+        "leaderboard.csv", "leaderboard.md", "leaderboard.tex"]

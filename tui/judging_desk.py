@@ -2,7 +2,10 @@
 pools, automatic labels, guidelines), bound to one campaign. Reached as `CampaignModel.judging`."""
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
+
+from engine.errors import CranfieldError
 
 
 class JudgingDesk:
@@ -80,25 +83,95 @@ class JudgingDesk:
         """(topic, doc) -> assessors whose judgment stands in the log ('' for imported judgments)."""
         from engine.judging import workflow as judging
         m = self.model
-        out: dict = {}
-        for t, d in zip(m.qrels.loc[m.qrels["grade"] >= 0, "topic"], m.qrels.loc[m.qrels["grade"] >= 0, "doc"]):
-            out.setdefault((str(t), str(d)), set()).add("")
+        imported = self.__dict__.get("_imported")
+        if imported is None or imported[0] is not m.qrels:     # the imported judgments: read once per table
+            q = m.qrels[m.qrels["grade"] >= 0]
+            who = frozenset({""})
+            imported = self._imported = (m.qrels, dict.fromkeys(zip(map(str, q["topic"]), map(str, q["doc"])), who))
+        out: dict = dict(imported[1])
         log = self.log()
         if log is not None and len(log):
             j = judging.apply_undo(log)
             for t, d, a in zip(j["topic"], j["doc"], j["assessor"]):
-                s = out.setdefault((str(t), str(d)), set())
-                s.discard("")
-                s.add(str(a))
+                key = (str(t), str(d))
+                out[key] = (out.get(key, frozenset()) - {""}) | {str(a)}
         return out
 
-    def next_documents(self, topic: str, strategy: str, *, k: int, depth: int) -> list[str]:
-        """The next `k` documents of `topic` to judge under `strategy` over the pooled runs."""
+    def next_documents(self, topic: str, strategy: str, *, k: int, depth: int,
+                       judged: pd.DataFrame | None = None) -> list[str]:
+        """The next `k` documents of `topic` to judge under `strategy` over the pooled runs (`judged`:
+        judged() when the caller has it). A static strategy's per-topic pools are built once for every
+        topic (engine.judging.workflow.topic_pools) and kept; an online one replays the topic's judgments;
+        a large campaign's pool is built for the topic alone, from its rows in the run store."""
+        from engine.judging import workflow as judging
+        from engine.pooling import ONLINE
+        from engine.pooling.static import STATIC
+        m = self.model
+        judged = self.judged() if judged is None else judged
+        if strategy in STATIC and not m.large:   # a large campaign's runs are read topic by topic, on demand
+            pools = self.topic_pools(strategy, depth)
+            if str(topic) not in pools:
+                raise CranfieldError(f"topic {topic}: no pooled run retrieved anything (check the runs and the "
+                                     f"pooled-run selection)")
+            return judging.next_documents(None, judged, topic, strategy, k=k, depth=depth, pool=pools[str(topic)])
+        runs, pooled = m.topic_runs(topic), self.pooled()
+        if strategy in ONLINE and not m.large:    # the topic's rows alone: the same ranking, not every topic's rows
+            runs = self.topic_rows(topic)
+            if pooled is not None:             # a pooled run with nothing for this topic adds nothing
+                here = set(runs["run"].astype(str).unique())
+                pooled = [r for r in pooled if r in here]
+        return judging.next_documents(runs, judged, topic, strategy, k=k, depth=depth, pooled=pooled,
+                                      rel_level=m.options.rel_level)
+
+    def pooled(self) -> list[str] | None:
+        """The runs the campaign pools (None: every run)."""
+        m = self.model
+        return [r for r, p in zip(m.run_meta.index, m.run_meta["pooled"]) if p] or None
+
+    def topic_pools(self, strategy: str, depth: int) -> dict[str, pd.DataFrame]:
+        """Per topic, the pool a static `strategy` cut at `depth` judges from (no pool written): built once
+        over every topic and kept for this campaign model (its runs do not change); not for a large
+        campaign, whose runs stay in the run store."""
         from engine.judging import workflow as judging
         m = self.model
-        pooled = [r for r, p in zip(m.run_meta.index, m.run_meta["pooled"]) if p] or None
-        return judging.next_documents(m.topic_runs(topic), self.judged(), topic, strategy, k=k, depth=depth,
-                                      pooled=pooled, rel_level=m.options.rel_level)
+        pooled = self.pooled()
+        key = (strategy, int(depth), None if pooled is None else tuple(pooled))
+        cache = self.__dict__.setdefault("_topic_pools", {})
+        if key not in cache:
+            cache.clear()                     # one strategy and depth at a time (and its rows, topics_left)
+            cache[key] = judging.topic_pools(m.runs, strategy, depth=int(depth), pooled=pooled)
+        return cache[key]
+
+    def topics_left(self, strategy: str, depth: int, judged: pd.DataFrame) -> set[str] | None:
+        """The topics whose static-strategy pool (topic_pools) still has a document nobody has judged in
+        `judged`; None for a strategy that has no such pools (online: every topic may have one)."""
+        from engine.pooling.static import STATIC
+        if strategy not in STATIC or self.model.large:
+            return None
+        pools = self.topic_pools(strategy, depth)
+        if not pools:
+            return set()
+        key = ("rows", strategy, int(depth))
+        cache = self.__dict__.setdefault("_topic_pools", {})
+        if key not in cache:                  # every topic's documents to judge, in one table
+            rows = pd.concat(list(pools.values()), ignore_index=True)
+            cache[key] = rows.loc[rows["order"].to_numpy() > 0, ["topic", "doc"]].astype(str)
+        done = judged[["topic", "doc"]].astype(str).drop_duplicates()
+        left = cache[key].merge(done, on=["topic", "doc"], how="left", indicator=True)
+        return set(left.loc[left["_merge"] == "left_only", "topic"])
+
+    def topic_rows(self, topic: str) -> pd.DataFrame:
+        """The run rows of one topic, in file order (the run table is split by topic once)."""
+        m = self.model
+        if m.large:
+            return m.topic_runs(topic)
+        split = self.__dict__.get("_split")
+        if split is None:
+            codes, uniq = pd.factorize(m.runs["topic"].astype(object).to_numpy(), sort=False)
+            order = np.argsort(codes, kind="stable")
+            bounds = np.searchsorted(codes[order], np.arange(len(uniq) + 1))
+            split = self._split = {str(t): order[bounds[i]:bounds[i + 1]] for i, t in enumerate(uniq)}
+        return m.runs.iloc[split.get(str(topic), np.zeros(0, np.int64))]
 
     def record(self, topic: str, doc: str, grade: int, assessor: str, seconds: float, strategy: str, **kw) -> None:
         """Append a judgment (checked) to the log; `kw` as engine.judging.sessions.record_action."""

@@ -261,12 +261,14 @@ class Comparison:
     def write(self, folder, stem: str) -> list:
         """Write `stem`.md, .csv and .tex into `folder`; returns the paths."""
         from pathlib import Path
+
+        from ..formats.files import write_text
         folder = Path(folder)
         folder.mkdir(parents=True, exist_ok=True)
         paths = []
         for ext, fmt in (("md", "markdown"), ("csv", "csv"), ("tex", "latex")):
             p = folder / f"{stem}.{ext}"
-            p.write_text(self.render(fmt), encoding="utf-8")
+            write_text(p, self.render(fmt))          # temp file + rename: never a half-written table
             paths.append(p)
         return paths
 
@@ -346,15 +348,20 @@ def compare_scores(table: pd.DataFrame, measures=None, baseline: str | None = No
     for m in measures:
         mat = _matrix(table, m, runs, fill)
         means[m] = mat.mean(axis=0)
+        x = mat.to_numpy(np.float64)                 # topics x runs; per pair, the topics both runs have
+        has = ~np.isnan(x)
+        col = {r: i for i, r in enumerate(mat.columns)}
         block = []
         for k, (a, b) in enumerate(pairs):
-            both = mat[[a, b]].dropna()
-            d = (both[a] - both[b]).to_numpy()
+            ia, ib = col[a], col[b]
+            keep = has[:, ia] & has[:, ib]
+            xa, xb = x[keep, ia], x[keep, ib]
+            d = xa - xb
             n = len(d)
             p = float(test_p(d, test, n_perm=n_perm, seed=seed + k)[0]) if n > 1 else np.nan
             sd = d.std(ddof=1) if n > 1 else 0.0
-            block.append({"measure": m, "a": a, "b": b, "mean_a": float(both[a].mean()) if n else np.nan,
-                          "mean_b": float(both[b].mean()) if n else np.nan, "diff": float(d.mean()) if n else 0.0,
+            block.append({"measure": m, "a": a, "b": b, "mean_a": float(xa.mean()) if n else np.nan,
+                          "mean_b": float(xb.mean()) if n else np.nan, "diff": float(d.mean()) if n else 0.0,
                           "wins": int((d > threshold).sum()), "losses": int((d < -threshold).sum()),
                           "ties": int((np.abs(d) <= threshold).sum()), "n": n, "p": p,
                           "effect": float(d.mean() / sd) if sd > 0 else 0.0})

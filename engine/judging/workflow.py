@@ -47,6 +47,33 @@ def next_documents(runs: pd.DataFrame, judged: pd.DataFrame, topic, strategy: st
     return todo[:k]
 
 
+def topic_pools(runs: pd.DataFrame, strategy: str, budget=None, *, depth: int = 100, seed: int = 0,
+                pooled: list[str] | None = None, topics: list[str] | None = None,
+                **params) -> dict[str, pd.DataFrame]:
+    """Per topic, the pool table `next_documents` judges from under a static `strategy` when it is given
+    no pool: the pool built for that topic alone (`seed` for each topic), from one candidate table over
+    every topic (`topics`: only those). Topics no pooled run retrieved are absent."""
+    from ..pooling import STATIC, build_pool
+    from ..pooling.candidates import pool_candidates, ranked_runs
+    from ..pooling.static import SAMPLING
+    if strategy not in STATIC:
+        raise CranfieldError(f"strategy {strategy!r}: per-topic pools are built for static strategies only "
+                             f"({', '.join(STATIC)})")
+    cand = pool_candidates(ranked_runs(runs, depth, pooled, topics), depth)
+    if strategy not in SAMPLING:        # no random draw: each topic's selection is its own, built in one pass
+        whole = build_pool(None, strategy, budget, depth=depth, seed=seed, pooled=pooled, candidates=cand,
+                           **params).table
+        at = whole.groupby("topic", sort=False).indices
+        none = np.zeros(0, np.int64)                        # a topic none of whose candidates is selected
+        return {str(t): whole.iloc[at.get(t, none)].reset_index(drop=True) for t in pd.unique(cand["topic"])}
+    out = {}
+    for t, rows in cand.groupby("topic", sort=False).indices.items():
+        one = cand.iloc[rows].reset_index(drop=True)        # the candidates of the topic alone, same order
+        out[str(t)] = build_pool(None, strategy, budget, depth=depth, seed=seed, pooled=pooled, candidates=one,
+                                 **params).table            # a generator seeded alike for every topic
+    return out
+
+
 def record_judgment(root, topic, doc, grade, assessor="", seconds=None, strategy=None,
                     new_topic: bool = False) -> dict:
     """Check one judgment against the campaign (engine.judging.checks), then append it to the log;

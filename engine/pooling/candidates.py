@@ -10,26 +10,35 @@ import pandas as pd
 
 from ..errors import CranfieldError
 from ..ranking.join import ranked_rows
+from ..ranking.order import text_codes, text_values
 
 
 def ranked_runs(runs: pd.DataFrame, depth: int | None = None,
                 pooled: list[str] | None = None, topics: list[str] | None = None) -> pd.DataFrame:
     """Run rows (run, topic, doc, rank) with trec_eval-order ranks, cut at `depth`, pooled runs only
     (and only `topics` when given)."""
-    df = runs
+    rc, rn = text_codes(runs["run"])            # names compared per distinct value, not per row
+    tc, tn = text_codes(runs["topic"])
+    keep = np.ones(len(runs), bool)
     if pooled is not None:
-        missing = sorted(set(pooled) - set(runs["run"].astype(str).unique()))
+        present = set(rn[np.bincount(rc, minlength=len(rn)) > 0]) if len(rc) else set()
+        missing = sorted(set(pooled) - present)
         if missing:
             raise CranfieldError(f"pooled runs not found among the runs: {', '.join(missing[:10])}")
-        df = df[df["run"].astype(str).isin(set(pooled))]
+        want = set(pooled)
+        keep &= np.fromiter((n in want for n in rn), bool, len(rn))[rc]
     if topics is not None:
-        df = df[df["topic"].astype(str).isin(set(map(str, topics)))]
-    if len(df) == 0:
+        want = set(map(str, topics))
+        keep &= np.fromiter((n in want for n in tn), bool, len(tn))[tc]
+    if not keep.any():
         raise CranfieldError("no run results to pool (check the runs and the pooled-run selection)")
+    whole = bool(keep.all())
+    df = runs if whole else runs[keep]
     order, rank = ranked_rows(df, depth)
-    return pd.DataFrame({"run": df["run"].astype(str).to_numpy(object)[order],
-                         "topic": df["topic"].astype(str).to_numpy(object)[order],
-                         "doc": df["doc"].astype(str).to_numpy(object)[order], "rank": rank})
+    if not whole:
+        rc, tc = rc[keep], tc[keep]
+    return pd.DataFrame({"run": rn[rc[order]], "topic": tn[tc[order]], "doc": text_values(df["doc"])[order],
+                         "rank": rank})
 
 
 def ap_prior(rank: np.ndarray, depth: int) -> np.ndarray:

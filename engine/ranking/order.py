@@ -36,6 +36,22 @@ def _str_codes(col: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     return codes, names
 
 
+def text_codes(col: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """(codes, names): each row's integer code and the distinct values as the text `col.astype(str)` gives;
+    a categorical column is turned to text per category, not per row."""
+    codes, names = _str_codes(col)
+    if len(codes) and codes.min() < 0:          # missing values: as astype(str) writes them
+        codes, names = pd.factorize(col.astype(str).to_numpy(object), sort=False)
+        codes, names = codes.astype(np.int64), np.asarray(names, dtype=object)
+    return codes, names
+
+
+def text_values(col: pd.Series) -> np.ndarray:
+    """Each row's value as text (an object array), as `col.astype(str)` gives it (see text_codes)."""
+    codes, names = text_codes(col)
+    return names[codes]
+
+
 def byte_rank(values) -> np.ndarray:
     """Dense rank of each string in strcmp order (UTF-8 bytes, i.e. code points; equal strings share a
     rank). `values`: a numpy array of str, or an Arrow string array (ranked by Arrow, same order)."""

@@ -89,8 +89,9 @@ documents per topic, and topics with fewer than j, which keep all they have). 'C
         if self.measure not in s.measures:
             self.measure = s.measures[0] if s.measures else "map"
         self.show_effort()
-        self.action_plan()
         self.query_one("#cost-designs", DataTable).focus()
+        # the planner's thread holds the interpreter for long stretches: start it once the screen has drawn
+        self.call_after_refresh(self.action_plan)
 
     def show_effort(self) -> None:
         effort = self.model.judging_effort()

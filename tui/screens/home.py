@@ -82,7 +82,7 @@ as `cranfield submit`; accepted runs are copied into runs/ and the campaign relo
         t.add_column("rel", key="rel")
         self._progress = m.pool_progress()
         for r in self._progress.itertuples():
-            t.add_row(str(r.topic), f"{r.judged}/{r.target}", bar(r.done, 10), str(r.relevant), key=str(r.topic))
+            t.add_row(str(r.topic), f"{r.judged}/{r.target}", bar(r.done, 8), str(r.relevant), key=str(r.topic))
         probs = m.problems()
         done = int((self._progress["done"] >= 1).sum())
         head = f"[b]Topics fully judged: {done}/{len(self._progress)}[/b]\n"

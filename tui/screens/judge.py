@@ -13,6 +13,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Footer, Header, Input, Static
 
 from ..model import CampaignModel, CranfieldError
+from ..widgets.hints import Hints, key_hint
 from .base import CranfieldScreen, Unavailable, nav_bar
 from .choice import ChoiceScreen
 
@@ -189,20 +190,21 @@ took. The title line shows how many documents of the active pool are left. ctrl+
         """(topic, doc) -> assessors whose judgment stands in the log ('' for imported judgments)."""
         return self.model.judging.judged_by()
 
-    def candidates(self, topic: str, k: int) -> list[str]:
+    def candidates(self, topic: str, k: int, judged: pd.DataFrame | None = None) -> list[str]:
         if self.pool_table is not None:
             pt = self.pool_table[self.pool_table["topic"] == topic].sort_values("order", kind="mergesort")
             return list(dict.fromkeys(pt["doc"].astype(str)))
-        return self.model.judging.next_documents(topic, self.strategy, k=k, depth=self.depth)
+        return self.model.judging.next_documents(topic, self.strategy, k=k, depth=self.depth, judged=judged)
 
-    def open_documents(self, topic: str, k: int = 1, by: dict | None = None) -> list[str]:
+    def open_documents(self, topic: str, k: int = 1, by: dict | None = None,
+                       judged: pd.DataFrame | None = None) -> list[str]:
         """The topic's documents this assessor could judge now, in presentation order (before leases);
-        `by`: judged_by() when the caller has it."""
+        `by`, `judged`: judged_by() and judged() when the caller has them."""
         desk = self.model.judging
         by = self.judged_by() if by is None else by
         frac = self.jcfg.get("double_fraction", 0.0)
         out = []
-        for d in self.candidates(topic, k):
+        for d in self.candidates(topic, k, judged):
             key = (topic, d)
             if key in self.skipped or key in self.cannot:
                 continue
@@ -219,9 +221,21 @@ took. The title line shows how many documents of the active pool are left. ctrl+
         """The first topic with a document this assessor could judge now; None when there is none."""
         topics = list(self.model.pool_progress()["topic"])
         by = self.judged_by()
+        per_topic: dict = {}
+        left = None
+        if self.pool_table is None:         # the log read once, split by topic once
+            judged = self.judged()
+            per_topic = {str(t): g for t, g in judged.groupby(judged["topic"].astype(str), sort=False)}
+            none = judged.iloc[:0]
+            try:                            # topics whose pool has nothing unjudged are passed over at once
+                left = self.model.judging.topics_left(self.strategy, self.depth, judged)
+            except CranfieldError:
+                left = None
         for t in topics:
+            if left is not None and str(t) not in left:
+                continue
             try:
-                if self.open_documents(t, 1, by):
+                if self.open_documents(t, 1, by, per_topic.get(str(t), none) if self.pool_table is None else None):
                     return t
             except CranfieldError:
                 continue
@@ -339,14 +353,13 @@ took. The title line shows how many documents of the active pool are left. ctrl+
                             + Text(str(d.get("text", ""))))
             else:
                 text.update(Text(f"(no text: the campaign has no docs/ store entry for {self.doc})", style="dim"))
-        keys = "  ".join(f"[b]{g}[/b] {lab}" for g, lab in sorted(self.scale().items()))
-        last = ""
+        hints = [key_hint(str(g), lab) for g, lab in sorted(self.scale().items())]
+        hints += [key_hint(k, lab) for k, lab in (("s", "skip"), ("x", "cannot judge"), ("r", "rationale"),
+                                                  ("u", "undo"), ("t", "topic"))]
         if self.history:
             h = self.history[-1]
-            last = f" · last: {h['doc']}={h['grade']} in {h['seconds']:.1f}s"
-        self.query_one("#judge-keys", Static).update(
-            Text.from_markup(keys + "  [b]s[/b] skip  [b]x[/b] cannot judge  [b]r[/b] rationale  [b]u[/b] undo  "
-                                    "[b]t[/b] topic" + last))
+            hints.append(Text(f"· last: {h['doc']}={h['grade']} in {h['seconds']:.1f}s"))
+        self.query_one("#judge-keys", Static).update(Hints(hints))   # a line breaks between hints only
 
     # ------------------------------------------------------------------ actions
     def action_grade(self, g: int, accepted: bool = False) -> None:

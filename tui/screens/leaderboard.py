@@ -10,6 +10,7 @@ from textual.widgets import Footer, Header, Static
 
 from ..model import measure_choices
 from ..widgets.fasttable import FastTable
+from ..widgets.jobbar import JobBar
 from .base import CranfieldScreen, nav_bar
 from .choice import ChoiceScreen
 
@@ -68,6 +69,7 @@ s moves the sort to the next column; r reverses. Enter opens the run."""
     def compose(self) -> ComposeResult:
         yield Header()
         yield Static("", id="lb-title", classes="title")
+        yield JobBar()
         yield FastTable(id="lb")
         yield nav_bar(self)
         yield Footer(compact=True)
@@ -376,21 +378,33 @@ s moves the sort to the next column; r reverses. Enter opens the run."""
 
     def action_export(self) -> None:
         """The table as shown with each measure's significance letters, and the significance table itself
-        (engine.campaign.tables, as `cranfield table --run ...` in the order shown: all pairs, paired t, Holm)."""
+        (engine.campaign.tables, as `cranfield table --run ...` in the order shown: all pairs, paired t, Holm).
+        The tests of every pair run in the background (progress, Escape cancels); the files are written then."""
         t = self.export_table()
         if t is None:
             self.notify("Nothing to export on this screen", severity="warning")
             return
         stem, df = t
-        res = self.significance() if self.view == "runs" else None
-        if res is not None:
-            df = df.copy()
-            df.insert(df.columns.get_loc("run"), "letter", [res.letters[str(r)] for r in df["run"]])
-            marks = res.marks()
-            for m in res.measures:
-                df.insert(df.columns.get_loc(m) + 1, f"{m} mark", [marks.get((str(r), m), "") for r in df["run"]])
+        if self.view != "runs" or self.significance_pairs() == 0:
+            self.app.export(stem, df)
+            return
+
+        runs, scores = [str(r) for r in df["run"]], self.model.scores   # as shown now, whatever happens next
+
+        def work(progress):
+            progress(0.05, f"testing {len(runs) * (len(runs) - 1) // 2} pairs of runs")
+            return self.significance(runs, scores)
+
+        self.run_job("export: significance of every pair", work, lambda res: self._write_export(stem, df, res))
+
+    def _write_export(self, stem: str, df: pd.DataFrame, res) -> None:
+        df = df.copy()
+        df.insert(df.columns.get_loc("run"), "letter", [res.letters[str(r)] for r in df["run"]])
+        marks = res.marks()
+        for m in res.measures:
+            df.insert(df.columns.get_loc(m) + 1, f"{m} mark", [marks.get((str(r), m), "") for r in df["run"]])
         paths = self.app.export(stem, df)
-        if not paths or res is None:
+        if not paths:
             return
         folder = self.app.export_folder()
         try:
@@ -402,15 +416,23 @@ s moves the sort to the next column; r reverses. Enter opens the run."""
         self.notify(f"wrote {folder}/: " + ", ".join(p.name for p in sig) + f" ({res.legend()})",
                     title="Export", timeout=15)
 
-    def significance(self):
-        """All pairs of the runs shown, per measure (engine.campaign.tables.compare_scores); None below two runs."""
-        if self.frame is None or len(self.frame) < 2:
+    def significance_pairs(self) -> int:
+        """Pairs of runs the export's significance table compares (0 below two runs)."""
+        n = 0 if self.frame is None else len(self.frame)
+        return n * (n - 1) // 2
+
+    def significance(self, runs: list[str] | None = None, scores=None):
+        """All pairs of `runs` (default: the runs shown), per measure of `scores` (default: the model's)
+        (engine.campaign.tables.compare_scores); None below two runs."""
+        if runs is None:
+            runs = [] if self.frame is None else [str(r) for r in self.frame["run"]]
+        if len(runs) < 2:
             return None
         from engine.campaign.tables import compare_scores
         from .compare import long_table
-        s = self.model.scores
+        s = scores if scores is not None else self.model.scores
         long = pd.concat([long_table(s, m) for m in s.measures], ignore_index=True)
-        return compare_scores(long, list(s.measures), runs=[str(r) for r in self.frame["run"]])
+        return compare_scores(long, list(s.measures), runs=runs)
 
     def export_table(self):
         if self.frame is None:
