@@ -82,14 +82,16 @@ def ranked_from_codes(opt: EvalOptions, run_names: list[str], topic_names: list[
                       t_code: np.ndarray, r_score: np.ndarray, d_code: np.ndarray, vocab: np.ndarray,
                       q_tcode: np.ndarray, q_dcode: np.ndarray, q_grade: np.ndarray, notes: dict, *,
                       presorted: bool = False, d_rank: np.ndarray | None = None,
-                      bogus: int | None = None, tie_order=None, topic_arrays=None) -> Ranked:
+                      bogus: int | None = None, tie_order=None, topic_arrays=None,
+                      rel: np.ndarray | None = None) -> Ranked:
     """The `Ranked` of run rows given as codes (run, judged topic, document into `vocab`; the judgments'
     documents coded into the same `vocab`): -c's stand-in rows, trec_eval's order, the grades. `d_rank`:
     each document's rank in strcmp order (computed when None); `bogus`: BOGUS_DOCNO's code when `vocab`
     holds it (else it is appended when -c needs it); `tie_order`: `trec_order`'s tie-breaker when the caller
     has one (e.g. `arrow_tie_order` of the rows' document column; `vocab`'s ids are then distinct). The
     arrays may be reordered in place. `topic_arrays`: `topic_judgments` of these judgments, when the
-    caller keeps them (one judgment file, many runs)."""
+    caller keeps them (one judgment file, many runs). `rel`: the rows' grades when the caller joined them
+    (`join.PairGrades`); `q_dcode` then serves only -c's stand-in rows."""
     n_topics = len(topic_names)
     missing = np.zeros(0, np.int64)
     if opt.complete and n_topics and run_names:
@@ -128,8 +130,14 @@ def ranked_from_codes(opt: EvalOptions, run_names: list[str], topic_names: list[
         # the partial reorder works in place: the code arrays are this function's own (_str_codes
         # returns fresh int64 arrays); the scores may be a view of `runs`
         r_score = r_score.copy()
-    run_code, t_code, r_dcode, r_score = apply_order(order, run_code, t_code, r_dcode, r_score)
-    rel = lookup_rel(q_tcode, q_dcode, q_grade, t_code, r_dcode, n_topics, n_docs)
+    if rel is None:
+        run_code, t_code, r_dcode, r_score = apply_order(order, run_code, t_code, r_dcode, r_score)
+        rel = lookup_rel(q_tcode, q_dcode, q_grade, t_code, r_dcode, n_topics, n_docs)
+    else:
+        if len(missing):                 # the stand-in rows' grades (a judged BOGUS_DOCNO counts)
+            rel = np.concatenate((rel, lookup_rel(q_tcode, q_dcode, q_grade, t_code[-len(missing):],
+                                                  r_dcode[-len(missing):], n_topics, n_docs)))
+        run_code, t_code, r_dcode, r_score, rel = apply_order(order, run_code, t_code, r_dcode, r_score, rel)
     return _assemble(opt, run_names, topic_names, run_code, t_code, r_score, rel, LazyDocs(vu, r_dcode),
                      q_tcode, q_grade, missing, topic_arrays=topic_arrays)
 

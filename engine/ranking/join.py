@@ -42,6 +42,77 @@ def lookup_rel(q_tcode, q_dcode, q_grade, t_code, r_dcode, n_topics, n_docs) -> 
     return rel
 
 
+_MIX = np.uint64(0x9E3779B97F4A7C15)
+_MIX2 = np.uint64(0xBF58476D1CE4E5B9)
+_S31 = np.uint64(31)
+
+
+def _mix(x: np.ndarray) -> np.ndarray:
+    """A 64-bit mixer with mix(0) == 0 (wrapping arithmetic; a fresh array)."""
+    x = x * _MIX
+    x ^= x >> _S31
+    return x
+
+
+def id_words(ids: np.ndarray) -> np.ndarray:
+    """Byte-string ids (numpy dtype S, NUL-padded, no NUL inside an id) as rows of 64-bit words."""
+    w = max(ids.dtype.itemsize, 1)
+    width = -(-w // 8) * 8
+    a = ids.astype(f"S{width}") if width != ids.dtype.itemsize else np.ascontiguousarray(ids)
+    return a.view(np.uint64).reshape(len(a), width // 8)
+
+
+def pair_keys(t_code: np.ndarray, words: np.ndarray) -> np.ndarray:
+    """A 64-bit key per (topic code, id words) row that does not depend on the padding width (NUL words
+    add nothing): equal pairs have equal keys; unequal pairs almost never do (callers check hits)."""
+    acc = (t_code.astype(np.uint64) + np.uint64(1)) * _MIX2
+    for k in range(words.shape[1]):
+        acc += _mix(words[:, k]) * np.uint64(2 * k + 3)
+    return _mix(acc ^ (acc >> np.uint64(29)))
+
+
+class PairGrades:
+    """Judgments as sorted 64-bit keys of their (topic code, document id) pairs, built once for many
+    runs: `grades` joins a run's rows by one sort and a merge-like binary search, every hit checked byte
+    for byte (no per-run hash table of strings, no shared document vocabulary)."""
+
+    def __init__(self, q_tcode: np.ndarray, q_ids: np.ndarray, q_grade: np.ndarray):
+        words = id_words(q_ids)
+        key = pair_keys(q_tcode, words)
+        order = np.argsort(key, kind="stable")
+        self.key, self.t, self.words = key[order], q_tcode[order].astype(np.int64), words[order]
+        self.grade = np.where(q_grade < 0, RELVALUE_UNJUDGED, q_grade).astype(np.int64)[order]
+        self.distinct = not bool((self.key[1:] == self.key[:-1]).any())   # False: a pair judged twice
+
+    def grades(self, t_code: np.ndarray, ids: np.ndarray) -> np.ndarray | None:
+        """Per row (topic code, document id as dtype S): its grade, RELVALUE_UNJUDGED (grade < 0) or
+        RELVALUE_NONPOOL; None when two rows share a pair (a document retrieved twice for a topic) or,
+        about once in 2^64, two different pairs share a key: the caller then takes its full path."""
+        n = len(t_code)
+        rel = np.full(n, RELVALUE_NONPOOL, np.int64)
+        if n == 0:
+            return rel
+        words = id_words(ids)
+        key = pair_keys(t_code, words)
+        order = np.argsort(key)
+        ks = key[order]
+        if (ks[1:] == ks[:-1]).any():
+            return None
+        if not len(self.key):
+            return rel
+        pos = np.minimum(np.searchsorted(self.key, ks), len(self.key) - 1)
+        hit = np.flatnonzero(self.key[pos] == ks)
+        rows, qrows = order[hit], pos[hit]
+        a, b = words[rows], self.words[qrows]
+        k = min(a.shape[1], b.shape[1])
+        same = (t_code[rows] == self.t[qrows]) & (a[:, :k] == b[:, :k]).all(axis=1)
+        same &= ~a[:, k:].any(axis=1) & ~b[:, k:].any(axis=1)
+        if not same.all():
+            return None
+        rel[rows] = self.grade[qrows]
+        return rel
+
+
 def dict_codes(col, values: list[str]) -> np.ndarray:
     """Per row of a (chunked, possibly dictionary-encoded) string column: its index in `values`, -1 if
     absent. Dictionary chunks are looked up once per distinct value."""
