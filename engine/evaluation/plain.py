@@ -152,7 +152,7 @@ def trec_eval_lines_streamed(qrels_path, run_paths: list, measures=None, options
     except (OSError, CranfieldError):
         return None
     tasks = [(str(qrels_path), p, measures, opt, per_query) for p in paths]
-    results = map_tasks(_stream_one, tasks, workers)
+    results = map_tasks(_stream_one, tasks, workers, here=True)
     if any(r is None for r in results) or len({r[0] for r in results}) < len(results):
         return None                          # a file to report on, or two runs with one tag
     return [ln for r in results for ln in r[1]], sorted({t for r in results for t in r[2]})

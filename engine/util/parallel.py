@@ -62,10 +62,11 @@ class SafeProcessPool(ProcessPoolExecutor):
 
 
 def map_tasks(fn, tasks: list, workers: int | None = None, executor: Executor | None = None,
-              progress: Callable[[int, int], None] | None = None) -> list:
+              progress: Callable[[int, int], None] | None = None, here: bool = False) -> list:
     """fn over tasks, results in task order: on `executor`, else a local `SafeProcessPool` of
-    min(workers or cores, tasks) processes, or in this process when that is one.
-    `progress(done, total)` is called as tasks finish."""
+    min(workers or cores, tasks) processes, or in this process when that is one. `here`: this process
+    is one of the workers (one process fewer to start and import into; for a caller that would only
+    wait). `progress(done, total)` is called as tasks finish."""
     n = len(tasks)
     k = min(workers or os.cpu_count() or 1, n)
     if executor is None and k < 2:
@@ -75,6 +76,8 @@ def map_tasks(fn, tasks: list, workers: int | None = None, executor: Executor | 
             if progress:
                 progress(i + 1, n)
         return out
+    if executor is None and here:
+        return _map_here(fn, tasks, k - 1, progress)
     own = executor is None
     ex = executor or SafeProcessPool(k)
     try:
@@ -88,3 +91,40 @@ def map_tasks(fn, tasks: list, workers: int | None = None, executor: Executor | 
     finally:
         if own:
             ex.shutdown(cancel_futures=True)
+
+
+def _map_here(fn, tasks: list, k: int, progress: Callable[[int, int], None] | None) -> list:
+    """`map_tasks` with this process taking tasks in turn with `k` worker processes: tasks go out in
+    order, each worker kept two ahead (so it never waits for this process), the rest run here."""
+    n = len(tasks)
+    out: list = [None] * n
+    done = 0
+    ahead: dict = {}
+    nxt = 0
+    ex = SafeProcessPool(k)
+
+    def finished(f) -> None:
+        nonlocal done
+        out[ahead.pop(f)] = f.result()
+        done += 1
+        if progress:
+            progress(done, n)
+
+    try:
+        while nxt < n:
+            for f in [f for f in ahead if f.done()]:
+                finished(f)
+            while len(ahead) < 2 * k and nxt < n:
+                ahead[ex.submit(fn, tasks[nxt])] = nxt
+                nxt += 1
+            if nxt < n:
+                out[nxt] = fn(tasks[nxt])
+                nxt += 1
+                done += 1
+                if progress:
+                    progress(done, n)
+        for f in as_completed(list(ahead)):
+            finished(f)
+        return out
+    finally:
+        ex.shutdown(cancel_futures=True)
