@@ -38,14 +38,20 @@ def test_grades_match_lookup_rel_on_shared_codes():
     assert np.array_equal(pair_keys(q_t, id_words(q_d)), pair_keys(q_t, id_words(q_d.astype("S64"))))
 
 
-def test_a_pair_twice_and_a_key_collision_give_none():
+def test_a_pair_twice_gives_none_and_a_key_collision_takes_another_seed():
     q_t = np.asarray([0, 0, 1], np.int64)
     q_d = np.asarray([b"a", b"b", b"a"])
     pg = PairGrades(q_t, q_d, np.asarray([1, 0, 2]))
     assert pg.grades(np.asarray([1, 0]), np.asarray([b"a", b"zz"])).tolist() == [2, RELVALUE_NONPOOL]
     assert pg.grades(np.asarray([0, 1, 0]), np.asarray([b"a", b"a", b"a"])) is None    # (0, a) twice
-    assert not PairGrades(np.asarray([0, 0]), np.asarray([b"a", b"a"]), np.asarray([1, 1])).distinct
-    # a run pair whose key equals a judged pair's but whose bytes differ: refused, not joined
-    pg.words = pg.words.copy()
-    pg.words[:] = id_words(np.asarray([b"c", b"c", b"c"]))
-    assert pg.grades(np.asarray([0]), np.asarray([b"a"])) is None
+    assert pg.rows(np.asarray([0, 1, 0]), np.asarray([b"a", b"a", b"a"]), repeats=True).tolist() == [0, 2, 0]
+    # a pair judged twice keeps its last row
+    twice = PairGrades(np.asarray([0, 0, 0]), np.asarray([b"a", b"b", b"a"]), np.asarray([1, 0, 2]))
+    assert not twice.distinct
+    assert twice.rows(np.asarray([0, 0]), np.asarray([b"a", b"b"])).tolist() == [2, 1]
+    # a run pair whose key equals a judged pair's but whose bytes differ is not joined: the keys are
+    # made again with another seed (here the judged side's words are corrupted to fake the collision)
+    pg.words = id_words(np.asarray([b"c", b"c", b"c"]))
+    assert pg.seed == 0
+    assert pg.grades(np.asarray([0]), np.asarray([b"a"])).tolist() == [1]
+    assert pg.seed == 1

@@ -55,62 +55,102 @@ def _mix(x: np.ndarray) -> np.ndarray:
 
 
 def id_words(ids: np.ndarray) -> np.ndarray:
-    """Byte-string ids (numpy dtype S, NUL-padded, no NUL inside an id) as rows of 64-bit words."""
+    """Byte-string ids (numpy dtype S, NUL-padded, no NUL inside an id) as 64-bit words, one row per
+    word position (words[k][i]: bytes 8k..8k+7 of id i)."""
     w = max(ids.dtype.itemsize, 1)
     width = -(-w // 8) * 8
     a = ids.astype(f"S{width}") if width != ids.dtype.itemsize else np.ascontiguousarray(ids)
-    return a.view(np.uint64).reshape(len(a), width // 8)
+    return np.ascontiguousarray(a.view(np.uint64).reshape(len(a), width // 8).T)
 
 
-def pair_keys(t_code: np.ndarray, words: np.ndarray) -> np.ndarray:
-    """A 64-bit key per (topic code, id words) row that does not depend on the padding width (NUL words
-    add nothing): equal pairs have equal keys; unequal pairs almost never do (callers check hits)."""
-    acc = (t_code.astype(np.uint64) + np.uint64(1)) * _MIX2
-    for k in range(words.shape[1]):
-        acc += _mix(words[:, k]) * np.uint64(2 * k + 3)
+def pair_keys(t_code: np.ndarray, words: np.ndarray, seed: int = 0) -> np.ndarray:
+    """A 64-bit key per (topic code, id words) column that does not depend on the padding width (NUL
+    words add nothing): equal pairs have equal keys; unequal pairs almost never do (callers check hits
+    and take another `seed` after a collision)."""
+    step = np.uint64((0x9E3779B97F4A7C16 * seed) % 2**64)
+    acc = (t_code.astype(np.uint64) + np.uint64(1 + seed)) * _MIX2
+    for k, row in enumerate(words):
+        acc += _mix(row) * (np.uint64(2 * k + 3) + step)
     return _mix(acc ^ (acc >> np.uint64(29)))
 
 
 class PairGrades:
     """Judgments as sorted 64-bit keys of their (topic code, document id) pairs, built once for many
-    runs: `grades` joins a run's rows by one sort and a merge-like binary search, every hit checked byte
-    for byte (no per-run hash table of strings, no shared document vocabulary)."""
+    runs: a run's rows are joined by one sort and a binary search of the sorted keys, every hit checked
+    byte for byte (no per-run hash table of strings, no shared document vocabulary). A pair judged
+    twice keeps its last row (`distinct` tells)."""
 
-    def __init__(self, q_tcode: np.ndarray, q_ids: np.ndarray, q_grade: np.ndarray):
+    def __init__(self, q_tcode: np.ndarray, q_ids: np.ndarray, q_grade: np.ndarray, seed: int = 0):
+        self._src = (q_tcode, q_ids, q_grade)
+        self.seed = seed
         words = id_words(q_ids)
-        key = pair_keys(q_tcode, words)
+        t = np.asarray(q_tcode, np.int64)
+        key = pair_keys(t, words, seed)
         order = np.argsort(key, kind="stable")
-        self.key, self.t, self.words = key[order], q_tcode[order].astype(np.int64), words[order]
-        self.grade = np.where(q_grade < 0, RELVALUE_UNJUDGED, q_grade).astype(np.int64)[order]
-        self.distinct = not bool((self.key[1:] == self.key[:-1]).any())   # False: a pair judged twice
+        key = key[order]
+        last = np.append(key[1:] != key[:-1], True)           # the last of equal keys (input order)
+        self.distinct = bool(last.all())
+        if not self.distinct:
+            dup = np.flatnonzero(~last)                       # equal keys must be equal pairs
+            a, b = order[dup], order[dup + 1]
+            if not _same_pairs(t[a], words, a, t[b], words, b).all():
+                self.__init__(q_tcode, q_ids, q_grade, seed + 1)   # a collision: another seed
+                return
+            order, key = order[last], key[last]
+        self.key, self.qrow, self.t, self.words = key, order, t[order], words[:, order]
+        self.rel = np.where(q_grade < 0, RELVALUE_UNJUDGED, q_grade).astype(np.int64)   # per judgment row
+
+    def rows(self, t_code: np.ndarray, ids: np.ndarray, repeats: bool = False) -> np.ndarray | None:
+        """Per row (topic code, document id as dtype S): the position of its judgment in the judgment
+        arrays given (the last of equal ones), -1 when not judged; None when two rows share a pair
+        (unless `repeats`)."""
+        n = len(t_code)
+        out = np.full(n, -1, np.int64)
+        if n == 0:
+            return out
+        t_code = np.asarray(t_code, np.int64)
+        words = id_words(ids)
+        for _ in range(8):
+            key = pair_keys(t_code, words, self.seed)
+            order = np.argsort(key)
+            ks = key[order]
+            eq = np.flatnonzero(ks[1:] == ks[:-1])
+            if len(eq) and not repeats:
+                a, b = order[eq], order[eq + 1]
+                if _same_pairs(t_code[a], words, a, t_code[b], words, b).any():
+                    return None                               # a pair twice
+            elif len(self.key):
+                pos = np.minimum(np.searchsorted(self.key, ks), len(self.key) - 1)
+                hit = np.flatnonzero(self.key[pos] == ks)
+                rows, qrows = order[hit], pos[hit]
+                if _same_pairs(t_code[rows], words, rows, self.t[qrows], self.words, qrows).all():
+                    out[rows] = self.qrow[qrows]
+                    return out
+            else:
+                return out
+            self.__init__(*self._src, self.seed + 1)          # a collision: another seed, both sides
+        raise RuntimeError("PairGrades: no collision-free key seed")   # never reached in practice
 
     def grades(self, t_code: np.ndarray, ids: np.ndarray) -> np.ndarray | None:
-        """Per row (topic code, document id as dtype S): its grade, RELVALUE_UNJUDGED (grade < 0) or
-        RELVALUE_NONPOOL; None when two rows share a pair (a document retrieved twice for a topic) or,
-        about once in 2^64, two different pairs share a key: the caller then takes its full path."""
-        n = len(t_code)
-        rel = np.full(n, RELVALUE_NONPOOL, np.int64)
-        if n == 0:
-            return rel
-        words = id_words(ids)
-        key = pair_keys(t_code, words)
-        order = np.argsort(key)
-        ks = key[order]
-        if (ks[1:] == ks[:-1]).any():
+        """Per row: its judgment grade, RELVALUE_UNJUDGED (grade < 0) or RELVALUE_NONPOOL; None when two
+        rows share a pair (a document retrieved twice for a topic)."""
+        pos = self.rows(t_code, ids)
+        if pos is None:
             return None
-        if not len(self.key):
-            return rel
-        pos = np.minimum(np.searchsorted(self.key, ks), len(self.key) - 1)
-        hit = np.flatnonzero(self.key[pos] == ks)
-        rows, qrows = order[hit], pos[hit]
-        a, b = words[rows], self.words[qrows]
-        k = min(a.shape[1], b.shape[1])
-        same = (t_code[rows] == self.t[qrows]) & (a[:, :k] == b[:, :k]).all(axis=1)
-        same &= ~a[:, k:].any(axis=1) & ~b[:, k:].any(axis=1)
-        if not same.all():
-            return None
-        rel[rows] = self.grade[qrows]
+        rel = np.full(len(pos), RELVALUE_NONPOOL, np.int64)
+        hit = pos >= 0
+        rel[hit] = self.rel[pos[hit]]
         return rel
+
+
+def _same_pairs(ta: np.ndarray, wa: np.ndarray, ia: np.ndarray, tb: np.ndarray, wb: np.ndarray, ib: np.ndarray
+                ) -> np.ndarray:
+    """Per i: whether (ta[i], id ia[i] of words wa) and (tb[i], id ib[i] of words wb) are the same pair
+    (a word past one side's width is NUL there)."""
+    same = ta == tb
+    for k in range(max(len(wa), len(wb))):
+        same &= (wa[k][ia] if k < len(wa) else 0) == (wb[k][ib] if k < len(wb) else 0)
+    return same
 
 
 def dict_codes(col, values: list[str]) -> np.ndarray:
@@ -118,14 +158,21 @@ def dict_codes(col, values: list[str]) -> np.ndarray:
     absent. Dictionary chunks are looked up once per distinct value."""
     vs = pa.array(values, pa.string())
     chunks = col.chunks if isinstance(col, pa.ChunkedArray) else [col]
-    out = []
-    for ch in chunks:
-        if pa.types.is_dictionary(ch.type):
-            lut = pc.fill_null(pc.index_in(ch.dictionary, value_set=vs), -1).to_numpy()
-            out.append(lut[ch.indices.to_numpy()])
-        else:
-            out.append(pc.fill_null(pc.index_in(ch, value_set=vs), -1).to_numpy())
-    return np.concatenate(out) if out else np.zeros(0, np.int32)
+    if not chunks:
+        return np.zeros(0, np.int32)
+    # one lookup call for all chunks (Arrow builds the value set's hash table once per call): the
+    # dictionaries of dictionary chunks, then every row of the others
+    is_dict = [pa.types.is_dictionary(ch.type) for ch in chunks]
+    looked = [ch.dictionary if d else ch for ch, d in zip(chunks, is_dict)]
+    idx = pc.fill_null(pc.index_in(pa.chunked_array(looked, type=looked[0].type) if len({a.type for a in looked}) == 1
+                                   else pa.chunked_array([a.cast(pa.string()) for a in looked], type=pa.string()),
+                                   value_set=vs), -1).to_numpy()
+    out, at = [], 0
+    for ch, d, a in zip(chunks, is_dict, looked):
+        part = idx[at:at + len(a)]
+        at += len(a)
+        out.append(part[ch.indices.to_numpy()] if d else part)
+    return np.concatenate(out)
 
 
 def ranked_rows(runs: pd.DataFrame, depth: int | None = None, by_name: bool = False
