@@ -11,8 +11,9 @@ Every tool evaluates trec_eval's default measures for every run file, as a fresh
 imports, reading, evaluating, printing). The tools take turns in every repetition (cranfield, store,
 trec_eval, ...), so a change of load on a shared machine falls on all alike; medians are reported, with
 CPU seconds (the process and its workers) and peak memory (summed resident set of the process tree, sampled
-every 20 ms). Python runs with its bytecode compiled and cached first, as an installed tool does. The store path's store is built (ingested) before timing: it measures what a campaign
-pays on every later `eval --campaign`. `cranfield eval`'s output is compared with trec_eval's, byte for
+every 20 ms). Python runs with its bytecode compiled and cached first, as an installed tool does. The
+store path's store is built (ingested) before timing: it measures what a campaign pays on every later
+`eval --campaign`. `cranfield eval`'s output is compared with trec_eval's, byte for
 byte (the runs' outputs concatenated in file order).
 
 Targets (issue 28): CPU <= 0.5x trec_eval's (one file after another), wall <= trec_eval two at a time

@@ -151,6 +151,12 @@ def trec_eval_lines_streamed(qrels_path, run_paths: list, measures=None, options
         os.stat(qrels_path)
     except (OSError, CranfieldError):
         return None
+    try:
+        if _judgments(str(qrels_path)) is None:
+            return None                      # the full reader words what is wrong with the judgments
+    except (OSError, CranfieldError):
+        return None
+    _warm()                                  # forked workers start with the judgments and the imports
     tasks = [(str(qrels_path), p, measures, opt, per_query) for p in paths]
     results = map_tasks(_stream_one, tasks, workers, here=True)
     if any(r is None for r in results) or len({r[0] for r in results}) < len(results):
@@ -189,6 +195,16 @@ def _judgments(qrels_path: str):
                         topic_judgments(len(topic_names), q_tcode, q_grade), q_docs == BOGUS_DOCNO.encode())
     _JUDGMENTS[key] = prepared
     return prepared
+
+
+def _warm() -> None:
+    """Import what `_stream_one` uses (before worker processes are forked from this one)."""
+    import pyarrow.compute  # noqa: F401
+    import pyarrow.csv  # noqa: F401
+
+    from ..formats import runs  # noqa: F401
+    from ..ranking import build, order  # noqa: F401
+    from . import evaluate  # noqa: F401
 
 
 def _system_pool() -> None:
