@@ -170,12 +170,13 @@ def _assemble(opt: EvalOptions, run_names: list[str], topic_names: list[str], ru
             keep &= pos_in < opt.max_depth
         if opt.judged_only:
             keep &= rel >= 0
-        row_g = np.repeat(np.arange(len(starts)), lens)
-        rel, r_score = rel[keep], r_score[keep]
-        r_doc = r_doc.subset(keep)
-        if row_qrel is not None:
-            row_qrel = row_qrel.subset(keep)
-        lens = np.bincount(row_g[keep], minlength=len(starts)).astype(np.int64)
+        if not keep.all():                   # (-M deeper than every ranking keeps every row)
+            row_g = np.repeat(np.arange(len(starts)), lens)
+            rel, r_score = rel[keep], r_score[keep]
+            r_doc = r_doc.subset(keep)
+            if row_qrel is not None:
+                row_qrel = row_qrel.subset(keep)
+            lens = np.bincount(row_g[keep], minlength=len(starts)).astype(np.int64)
     offsets = np.concatenate(([0], np.cumsum(lens))).astype(np.int64)
 
     g_run = g_gid // max(n_topics, 1)
