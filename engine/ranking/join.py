@@ -60,7 +60,7 @@ def id_words(ids: np.ndarray) -> np.ndarray:
     w = max(ids.dtype.itemsize, 1)
     width = -(-w // 8) * 8
     a = ids.astype(f"S{width}") if width != ids.dtype.itemsize else np.ascontiguousarray(ids)
-    return np.ascontiguousarray(a.view(np.uint64).reshape(len(a), width // 8).T)
+    return a.view(np.uint64).reshape(len(a), width // 8).T          # a view: rows are strided
 
 
 def pair_keys(t_code: np.ndarray, words: np.ndarray, seed: int = 0) -> np.ndarray:
@@ -97,49 +97,55 @@ class PairGrades:
                 self.__init__(q_tcode, q_ids, q_grade, seed + 1)   # a collision: another seed
                 return
             order, key = order[last], key[last]
-        self.key, self.qrow, self.t, self.words = key, order, t[order], words[:, order]
-        self.rel = np.where(q_grade < 0, RELVALUE_UNJUDGED, q_grade).astype(np.int64)   # per judgment row
+        self.key, self.qrow, self.t = key, order, t[order]
+        self.words = np.ascontiguousarray(words[:, order])
+        self.rel = np.where(q_grade < 0, RELVALUE_UNJUDGED, q_grade).astype(np.int64)[order]   # per key
 
-    def rows(self, t_code: np.ndarray, ids: np.ndarray, repeats: bool = False) -> np.ndarray | None:
-        """Per row (topic code, document id as dtype S): the position of its judgment in the judgment
-        arrays given (the last of equal ones), -1 when not judged; None when two rows share a pair
-        (unless `repeats`)."""
-        n = len(t_code)
-        out = np.full(n, -1, np.int64)
-        if n == 0:
-            return out
+    def _join(self, t_code: np.ndarray, ids: np.ndarray, repeats: bool) -> tuple[np.ndarray, np.ndarray] | None:
+        """(rows with a judgment, their positions in self.key); None when two rows share a pair (unless
+        `repeats`). A key collision (different pairs, one key) makes the keys again with another seed."""
         t_code = np.asarray(t_code, np.int64)
         words = id_words(ids)
         for _ in range(8):
             key = pair_keys(t_code, words, self.seed)
             order = np.argsort(key)
             ks = key[order]
-            eq = np.flatnonzero(ks[1:] == ks[:-1])
-            if len(eq) and not repeats:
+            eq = np.flatnonzero(ks[1:] == ks[:-1]) if not repeats else ()
+            if len(eq):
                 a, b = order[eq], order[eq + 1]
                 if _same_pairs(t_code[a], words, a, t_code[b], words, b).any():
                     return None                               # a pair twice
-            elif len(self.key):
-                pos = np.minimum(np.searchsorted(self.key, ks), len(self.key) - 1)
-                hit = np.flatnonzero(self.key[pos] == ks)
-                rows, qrows = order[hit], pos[hit]
-                if _same_pairs(t_code[rows], words, rows, self.t[qrows], self.words, qrows).all():
-                    out[rows] = self.qrow[qrows]
-                    return out
+            elif len(self.key) == 0:
+                return np.zeros(0, np.int64), np.zeros(0, np.int64)
             else:
-                return out
+                pos = np.searchsorted(self.key, ks)           # the run's keys sorted: a merge-like walk
+                np.minimum(pos, len(self.key) - 1, out=pos)
+                hit = np.flatnonzero(self.key[pos] == ks)
+                rows, qpos = order[hit], pos[hit]
+                if _same_pairs(t_code[rows], words, rows, self.t[qpos], self.words, qpos).all():
+                    return rows, qpos
             self.__init__(*self._src, self.seed + 1)          # a collision: another seed, both sides
         raise RuntimeError("PairGrades: no collision-free key seed")   # never reached in practice
+
+    def rows(self, t_code: np.ndarray, ids: np.ndarray, repeats: bool = False) -> np.ndarray | None:
+        """Per row (topic code, document id as dtype S): the position of its judgment in the judgment
+        arrays given (the last of equal ones), -1 when not judged; None when two rows share a pair
+        (unless `repeats`)."""
+        out = np.full(len(t_code), -1, np.int64)
+        got = self._join(t_code, ids, repeats) if len(t_code) else (np.zeros(0, np.int64),) * 2
+        if got is None:
+            return None
+        out[got[0]] = self.qrow[got[1]]
+        return out
 
     def grades(self, t_code: np.ndarray, ids: np.ndarray) -> np.ndarray | None:
         """Per row: its judgment grade, RELVALUE_UNJUDGED (grade < 0) or RELVALUE_NONPOOL; None when two
         rows share a pair (a document retrieved twice for a topic)."""
-        pos = self.rows(t_code, ids)
-        if pos is None:
+        rel = np.full(len(t_code), RELVALUE_NONPOOL, np.int64)
+        got = self._join(t_code, ids, False) if len(t_code) else (np.zeros(0, np.int64),) * 2
+        if got is None:
             return None
-        rel = np.full(len(pos), RELVALUE_NONPOOL, np.int64)
-        hit = pos >= 0
-        rel[hit] = self.rel[pos[hit]]
+        rel[got[0]] = self.rel[got[1]]
         return rel
 
 
