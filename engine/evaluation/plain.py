@@ -207,6 +207,24 @@ def _warm() -> None:
     from . import evaluate  # noqa: F401
 
 
+def _topic_codes(col, tindex: dict) -> tuple[np.ndarray, list[str]]:
+    """Per line of a run's Arrow topic column its code in `tindex` (-1 when not there), and the topics:
+    by blocks of equal topics (a run's lines come topic by topic), else by a dictionary of the column."""
+    import pyarrow.compute as pc
+
+    from ..util.arrowbuf import arrow_numpy
+
+    arr = col.combine_chunks() if col.num_chunks != 1 else col.chunk(0)
+    blocks = pc.run_end_encode(arr)
+    if len(blocks.values) <= 4096:
+        topics = blocks.values.to_pylist()
+        lens = np.diff(arrow_numpy(blocks.run_ends).astype(np.int64), prepend=0)
+        return np.repeat(np.asarray([tindex.get(t, -1) for t in topics], np.int64), lens), topics
+    enc = pc.dictionary_encode(arr)
+    topics = enc.dictionary.to_pylist()
+    return np.asarray([tindex.get(t, -1) for t in topics], np.int64)[arrow_numpy(enc.indices)], topics
+
+
 def _system_pool() -> None:
     """Arrow allocates from the C library's heap in this process: its default pool keeps what a run
     freed, so a worker would hold the largest run's memory several times over."""
@@ -244,9 +262,7 @@ def _stream_one(task) -> tuple[str, list[str], list[str]] | None:
     fast = arrow_run(path, data)
     if fast is not None:                     # a clean file: Arrow's parser
         tag, tab = fast
-        enc = pc.dictionary_encode(tab.column("topic")).combine_chunks()
-        t_lut = np.asarray([tindex.get(t, -1) for t in enc.dictionary.to_pylist()], np.int64)
-        t_code = t_lut[arrow_numpy(enc.indices)]
+        t_code, topics = _topic_codes(tab.column("topic"), tindex)
         doc, score = tab.column("doc"), arrow_numpy(tab.column("score")).astype(np.float64)
         ids = None
     else:                                    # tabs, runs of blanks, comments: the plain reader
@@ -262,8 +278,7 @@ def _stream_one(task) -> tuple[str, list[str], list[str]] | None:
         keep = np.flatnonzero(t_code >= 0)
         if not len(keep):
             return None                      # nothing to evaluate: the full path says so
-        names_of = (enc.dictionary.to_pylist() if fast is not None else topics)
-        unjudged = sorted({t for t in names_of if t not in tindex})
+        unjudged = sorted({t for t in topics if t not in tindex})
         t_code, score, doc = t_code[keep], score[keep], doc.take(numpy_arrow(keep))
         ids = ids[keep] if ids is not None else None
     if ids is None:
