@@ -125,9 +125,17 @@ def main(argv: list[str] | None = None) -> dict:
     if same is not None:
         n = med["trec_eval"].stdout.count(b"\n")
         print(f"cranfield output {'==' if same else '!='} trec_eval output ({n:,} lines, byte for byte)")
+    for t, v in got.items():
+        print(f"{t:<14} turns: " + ", ".join(f"{m.wall:.2f} s / {m.cpu:.2f} s CPU" for m in v))
+    store_wins = None
+    if "store" in got and "cranfield" in got:
+        store_wins = sum(s.wall <= c.wall and s.cpu <= c.cpu for s, c in zip(got["store"], got["cranfield"]))
+        print(f"store path <= file path (wall and CPU) in {store_wins} of {args.reps} turns")
     out = {"params": {"runs": args.runs, "topics": args.topics, "depth": args.depth, "lines": lines,
                       "reps": args.reps},
            "machine": machine(), "load": [min(load_seen), max(load_seen)], "identical": same,
+           "store_not_slower_turns": store_wins,
+           "turns": {t: [{"wall": round(m.wall, 3), "cpu": round(m.cpu, 3)} for m in v] for t, v in got.items()},
            "tools": {t: {"wall": round(m.wall, 3), "cpu": round(m.cpu, 3), "peak_mb": round(m.peak_mb, 1)}
                      for t, m in med.items()}}
     if args.json:
