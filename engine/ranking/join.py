@@ -1,6 +1,8 @@
 """The one join of runs with judgments: grades per retrieved row, judgment keys, judged@k, rank rows."""
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from ..util.lazy import lazy_module
@@ -74,40 +76,59 @@ def pair_keys(t_code: np.ndarray, words: np.ndarray, seed: int = 0) -> np.ndarra
     return _mix(acc ^ (acc >> np.uint64(29)))
 
 
+class _Keys(NamedTuple):
+    seed: int
+    key: np.ndarray          # the distinct pair keys, sorted
+    qrow: np.ndarray         # per key: its judgment row (the last of equal pairs)
+    t: np.ndarray            # per key: its topic code
+    words: np.ndarray        # per key: its document id's words (one row per word position)
+    rel: np.ndarray          # per key: its grade, RELVALUE_UNJUDGED below 0
+
+
 class PairGrades:
     """Judgments as sorted 64-bit keys of their (topic code, document id) pairs, built once for many
     runs: a run's rows are joined by one sort and a binary search of the sorted keys, every hit checked
     byte for byte (no per-run hash table of strings, no shared document vocabulary). A pair judged
-    twice keeps its last row (`distinct` tells)."""
+    twice keeps its last row (`distinct` tells). Safe to share between threads: a new seed after a key
+    collision replaces the keys in one step."""
 
-    def __init__(self, q_tcode: np.ndarray, q_ids: np.ndarray, q_grade: np.ndarray, seed: int = 0):
-        self._src = (q_tcode, q_ids, q_grade)
-        self.seed = seed
-        words = id_words(q_ids)
-        t = np.asarray(q_tcode, np.int64)
-        key = pair_keys(t, words, seed)
-        order = np.argsort(key, kind="stable")
-        key = key[order]
-        last = np.append(key[1:] != key[:-1], True)           # the last of equal keys (input order)
-        self.distinct = bool(last.all())
-        if not self.distinct:
-            dup = np.flatnonzero(~last)                       # equal keys must be equal pairs
-            a, b = order[dup], order[dup + 1]
-            if not _same_pairs(t[a], words, a, t[b], words, b).all():
-                self.__init__(q_tcode, q_ids, q_grade, seed + 1)   # a collision: another seed
-                return
-            order, key = order[last], key[last]
-        self.key, self.qrow, self.t = key, order, t[order]
-        self.words = np.ascontiguousarray(words[:, order])
-        self.rel = np.where(q_grade < 0, RELVALUE_UNJUDGED, q_grade).astype(np.int64)[order]   # per key
+    def __init__(self, q_tcode: np.ndarray, q_ids: np.ndarray, q_grade: np.ndarray):
+        self._src = (np.asarray(q_tcode, np.int64), id_words(q_ids), np.asarray(q_grade))
+        self.distinct = True
+        self.keys = self._make(0)
 
-    def _join(self, t_code: np.ndarray, ids: np.ndarray, repeats: bool) -> tuple[np.ndarray, np.ndarray] | None:
-        """(rows with a judgment, their positions in self.key); None when two rows share a pair (unless
-        `repeats`). A key collision (different pairs, one key) makes the keys again with another seed."""
+    @property
+    def seed(self) -> int:
+        return self.keys.seed
+
+    def _make(self, seed: int) -> _Keys:
+        t, words, grade = self._src
+        for seed in range(seed, seed + 8):
+            key = pair_keys(t, words, seed)
+            order = np.argsort(key, kind="stable")
+            key = key[order]
+            last = np.append(key[1:] != key[:-1], True)       # the last of equal keys (input order)
+            if not last.all():
+                dup = np.flatnonzero(~last)                   # equal keys must be equal pairs
+                a, b = order[dup], order[dup + 1]
+                if not _same_pairs(t[a], words, a, t[b], words, b).all():
+                    continue                                  # a collision: another seed
+                self.distinct = False
+                order, key = order[last], key[last]
+            rel = np.where(grade < 0, RELVALUE_UNJUDGED, grade).astype(np.int64)[order]
+            return _Keys(seed, key, order, t[order], np.ascontiguousarray(words[:, order]), rel)
+        raise RuntimeError("PairGrades: no collision-free key seed")   # never reached in practice
+
+    def _join(self, t_code: np.ndarray, ids: np.ndarray, repeats: bool
+              ) -> tuple[np.ndarray, np.ndarray, _Keys] | None:
+        """(rows with a judgment, their positions among the keys, the keys); None when two rows share a
+        pair (unless `repeats`). A key collision (different pairs, one key) makes the keys again with
+        another seed."""
         t_code = np.asarray(t_code, np.int64)
         words = id_words(ids)
+        k = self.keys
         for _ in range(8):
-            key = pair_keys(t_code, words, self.seed)
+            key = pair_keys(t_code, words, k.seed)
             order = np.argsort(key)
             ks = key[order]
             eq = np.flatnonzero(ks[1:] == ks[:-1]) if not repeats else ()
@@ -115,16 +136,16 @@ class PairGrades:
                 a, b = order[eq], order[eq + 1]
                 if _same_pairs(t_code[a], words, a, t_code[b], words, b).any():
                     return None                               # a pair twice
-            elif len(self.key) == 0:
-                return np.zeros(0, np.int64), np.zeros(0, np.int64)
+            elif len(k.key) == 0:
+                return np.zeros(0, np.int64), np.zeros(0, np.int64), k
             else:
-                pos = np.searchsorted(self.key, ks)           # the run's keys sorted: a merge-like walk
-                np.minimum(pos, len(self.key) - 1, out=pos)
-                hit = np.flatnonzero(self.key[pos] == ks)
+                pos = np.searchsorted(k.key, ks)              # the run's keys sorted: a merge-like walk
+                np.minimum(pos, len(k.key) - 1, out=pos)
+                hit = np.flatnonzero(k.key[pos] == ks)
                 rows, qpos = order[hit], pos[hit]
-                if _same_pairs(t_code[rows], words, rows, self.t[qpos], self.words, qpos).all():
-                    return rows, qpos
-            self.__init__(*self._src, self.seed + 1)          # a collision: another seed, both sides
+                if _same_pairs(t_code[rows], words, rows, k.t[qpos], k.words, qpos).all():
+                    return rows, qpos, k
+            k = self.keys = self._make(k.seed + 1)            # a collision: another seed, both sides
         raise RuntimeError("PairGrades: no collision-free key seed")   # never reached in practice
 
     def rows(self, t_code: np.ndarray, ids: np.ndarray, repeats: bool = False) -> np.ndarray | None:
@@ -132,20 +153,22 @@ class PairGrades:
         arrays given (the last of equal ones), -1 when not judged; None when two rows share a pair
         (unless `repeats`)."""
         out = np.full(len(t_code), -1, np.int64)
-        got = self._join(t_code, ids, repeats) if len(t_code) else (np.zeros(0, np.int64),) * 2
-        if got is None:
-            return None
-        out[got[0]] = self.qrow[got[1]]
+        if len(t_code):
+            got = self._join(t_code, ids, repeats)
+            if got is None:
+                return None
+            out[got[0]] = got[2].qrow[got[1]]
         return out
 
     def grades(self, t_code: np.ndarray, ids: np.ndarray) -> np.ndarray | None:
         """Per row: its judgment grade, RELVALUE_UNJUDGED (grade < 0) or RELVALUE_NONPOOL; None when two
         rows share a pair (a document retrieved twice for a topic)."""
         rel = np.full(len(t_code), RELVALUE_NONPOOL, np.int64)
-        got = self._join(t_code, ids, False) if len(t_code) else (np.zeros(0, np.int64),) * 2
-        if got is None:
-            return None
-        rel[got[0]] = self.rel[got[1]]
+        if len(t_code):
+            got = self._join(t_code, ids, False)
+            if got is None:
+                return None
+            rel[got[0]] = got[2].rel[got[1]]
         return rel
 
 
