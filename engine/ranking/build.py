@@ -245,6 +245,7 @@ class ArrowJudgments:
         self.topic_names, self.q_tcode, self.q_grade = _judged_topics(qrels)
         self.pairs = PairGrades(self.q_tcode, arrow_bytes(_text_arrow(qrels["doc"])), self.q_grade)
         self.topic_arrays = topic_judgments(len(self.topic_names), self.q_tcode, self.q_grade)
+        self.rel = np.where(self.q_grade < 0, RELVALUE_UNJUDGED, self.q_grade)     # per judgment row
 
 
 def ranked_from_arrow(qrels: pd.DataFrame, table: pa.Table, run_order: list[str],
@@ -309,9 +310,8 @@ def ranked_from_arrow(qrels: pd.DataFrame, table: pa.Table, run_order: list[str]
             sel = np.flatnonzero(row_qrel >= 0)
             q_sel = row_qrel[sel]
             notes["topics_filled_by_c"] = int(len(missing))
-    g = np.where(q_grade < 0, RELVALUE_UNJUDGED, q_grade)
     rel = np.full(len(run_code), RELVALUE_NONPOOL, np.int64)
-    rel[sel] = g[q_sel]
+    rel[sel] = judged.rel[q_sel]
     row_qrel = _SparseRows(len(rel), sel, q_sel)
     ranked = _assemble(opt, run_names, topic_names, run_code, t_code, r_score, rel, r_doc, q_tcode, q_grade,
                        missing, row_qrel, topic_arrays=judged.topic_arrays)
