@@ -282,7 +282,7 @@ def _stream_one(task) -> tuple[str, list[str], list[str]] | None:
         t_code, score, doc = t_code[keep], score[keep], doc.take(numpy_arrow(keep))
         ids = ids[keep] if ids is not None else None
     if ids is None:
-        ids = arrow_bytes(doc)
+        ids = arrow_bytes(doc, multiple=8, copy=False)     # whole 64-bit words (join.id_words)
     rel = pairs.grades(t_code, ids)
     if rel is None:
         return None                          # a document retrieved twice: read_runs reports it

@@ -285,7 +285,7 @@ def ranked_from_arrow(qrels: pd.DataFrame, table: pa.Table, run_order: list[str]
     doc_col = table.column("doc")
 
     # per row: its judgment row (topic, doc), by the sorted keys of the judged pairs (the last of equal ones)
-    pos = pairs.rows(t_code, arrow_bytes(doc_col), repeats=True)
+    pos = pairs.rows(t_code, arrow_bytes(doc_col, multiple=8, copy=False), repeats=True)
     sel = np.flatnonzero(pos >= 0)
     q_sel = pos[sel]
 
