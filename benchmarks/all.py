@@ -127,9 +127,14 @@ def _structured(key: str, data: dict) -> tuple[str, str]:
             peers.append(f"{name} {p['wall']:.2f} s wall, {p['cpu']:.2f} s CPU, {p['peak_mb']:.0f} MB{r}")
         return me, "; ".join(peers)
     if key == "startup":
-        return (f"eval {data['cranfield_eval_s']:.3f} s, --help {data['cranfield_help_s']:.3f} s",
-                f"pytrec_eval {data['pytrec_eval_s']:.3f} s (Cranfield / pytrec_eval {data['ratio']:.2f}x; "
-                f"same values: {data['same_values']})")
+        me = f"eval {data['cranfield_eval_s']:.3f} s, --help {data['cranfield_help_s']:.3f} s"
+        peers = (f"pytrec_eval {data['pytrec_eval_s']:.3f} s (Cranfield / pytrec_eval {data['ratio']:.2f}x; "
+                 f"same values: {data['same_values']})")
+        if "cranfield_all_trec_s" in data:
+            me += f"; -m all_trec -q {data['cranfield_all_trec_s']:.3f} s"
+            peers += (f"; all measures per topic {data['pytrec_eval_all_s']:.3f} s "
+                      f"({data['ratio_all_trec']:.2f}x; CPU {data['ratio_cpu']:.2f}x / {data['ratio_all_trec_cpu']:.2f}x)")
+        return me, peers
     if key == "scale":
         ing, ev = data.get("ingest", {}), data.get("evaluate", {})
         return (f"ingest {ing.get('seconds')} s (peak {ing.get('peak_gb')} GB); re-sync {data.get('resync_s')} s; "

@@ -1,20 +1,29 @@
 """Errors and warnings that name the file, the line and what to do."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 
 class CranfieldError(Exception):
     """Base class for every error the engine reports to a user."""
 
 
-@dataclass
 class Problem:
-    """One located problem in an input file."""
+    """One located problem in an input file (a plain class: a dataclass costs every start-up its code
+    generation; equal when path, line and message are)."""
 
-    path: str
-    line: int | None
-    message: str
+    __match_args__ = ("path", "line", "message")
+
+    def __init__(self, path: str, line: int | None, message: str):
+        self.path, self.line, self.message = path, line, message
+
+    def __eq__(self, other) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.path, self.line, self.message) == (other.path, other.line, other.message)
+
+    __hash__ = None
+
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(path={self.path!r}, line={self.line!r}, message={self.message!r})"
 
     def __str__(self) -> str:
         where = f"{self.path}:{self.line}" if self.line is not None else f"{self.path}"
@@ -38,11 +47,23 @@ class FormatError(CranfieldError):
         super().__init__(text)
 
 
-@dataclass
 class Warnings:
     """Collects non-fatal notices (duplicates resolved, topics ignored) so nothing is dropped silently."""
 
-    items: list[Problem] = field(default_factory=list)
+    __match_args__ = ("items",)
+
+    def __init__(self, items: list[Problem] | None = None):
+        self.items = [] if items is None else items
+
+    def __eq__(self, other) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self.items == other.items
+
+    __hash__ = None
+
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(items={self.items!r})"
 
     def add(self, path: str, line: int | None, message: str) -> None:
         self.items.append(Problem(path, line, message))

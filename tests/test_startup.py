@@ -71,3 +71,60 @@ def test_measures_load_on_first_use():
     official = {r.measure.name for r in resolve(["official"])}                     # a nickname loads them all
     load_all()
     assert official == {m.name for m in REGISTRY.values() if "official" in m.nicknames} and len(official) >= 10
+
+
+def test_nicknames_load_their_members_alone_and_list_every_member():
+    """`NICKNAMES` lists what the modules declare; resolving a nickname in a fresh interpreter loads its
+    members' modules alone and gives what it gives with every measure loaded."""
+    from engine.measures import REGISTRY, load_all, resolve
+    from engine.measures.registry import NICKNAMES, nickname_members
+    load_all()
+    declared = {n for m in REGISTRY.values() for n in m.nicknames}
+    assert set(NICKNAMES) == declared
+    for nick, members in NICKNAMES.items():
+        assert list(members) == nickname_members(nick), nick
+    code = ("import sys, json\nfrom engine.measures import resolve\n"
+            "got = [(r.measure.name, r.params, r.names) for r in resolve(['all_trec'])]\n"
+            "print(json.dumps([got, sorted(m for m in sys.modules if m.startswith('engine.measures.m_'))]))")
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    got, loaded = json.loads(out.stdout.strip().splitlines()[-1])
+    assert loaded == sorted(f"engine.measures.m_{n}" for n in NICKNAMES["all_trec"])
+    assert got == [[r.measure.name, list(r.params), r.names] for r in resolve(["all_trec"])]
+
+
+def test_eval_read_without_argparse_as_the_parser_reads_it():
+    """`cmd_eval.fast_args` gives what the parser gives for the forms it reads, and leaves every other form to
+    the parser (None); `cranfield eval`'s common forms then start without importing argparse."""
+    from cranfield.cli import build_parser
+    from cranfield.cli.cmd_eval import fast_args
+    parser = build_parser("eval")
+    read = [["q", "r"], ["-m", "map", "q", "r"], ["q", "r1", "r2", "-q", "-m", "P.10", "-m", "ndcg_cut.10"],
+            ["-q", "-c", "-J", "-n", "-m", "all_trec", "q", "r"], ["-m", "map", "-q"], [], ["-q", "-q", "q", "r"]]
+    for argv in read:
+        got = fast_args(argv)
+        assert got is not None and vars(got) == vars(parser.parse_args(["eval", *argv])), argv
+    left = [["q", "-m", "map", "r"], ["-m"], ["-m", "-q", "q", "r"], ["-qc", "q", "r"], ["--campaign", "C"],
+            ["-M", "10", "q", "r"], ["--format", "csv", "q", "r"], ["-h"], ["-m=map", "q", "r"], ["", "r"],
+            ["-", "r"], ["q", "r", "--", "-x"], ["-mmap", "q", "r"], ["--per-query", "q", "r"]]
+    for argv in left:
+        assert fast_args(argv) is None, argv
+    demo = ROOT / "campaigns" / "demo"
+    code = ("import contextlib, io, sys, json\nfrom cranfield.cli import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            f"    main(['eval', '-m', 'map', {str(demo / 'judgments' / 'qrels.txt')!r}, "
+            f"{str(demo / 'runs' / 'asterA1.txt')!r}])\nprint(json.dumps('argparse' in sys.modules))")
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    assert json.loads(out.stdout.strip().splitlines()[-1]) is False
+
+
+def test_small_evaluations_keep_freed_memory_for_reuse():
+    """On glibc the allocator takes the setting (a short `cranfield eval` on small files then pays no page
+    fault twice for the same memory); elsewhere it says it did not apply."""
+    code = "from engine.util.memory import keep_freed_memory\nprint(keep_freed_memory())"
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    import platform
+    expected = sys.platform.startswith("linux") and platform.libc_ver()[0] == "glibc"
+    assert out.stdout.strip() == str(expected)

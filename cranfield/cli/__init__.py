@@ -4,15 +4,11 @@ With no arguments, or with `tui DIR` / a directory, it opens the Textual UI.
 """
 from __future__ import annotations
 
-import argparse
-import functools
-import importlib
 import os
 import sys
 from pathlib import Path
 
 from engine.errors import CranfieldError
-from engine.version import __version__
 
 EXIT_USAGE = 2
 EXIT_INPUT = 3
@@ -38,95 +34,19 @@ def load_inputs(args, command: str, warnings):
     return None, read_judgments(args.files[0], warnings), read_runs(args.files[1:], warnings)
 
 
-def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+def build_parser(command: str | None = None):
     """The parser of every command; with `command`, of that command alone when its module `cmd_<command>`
-    adds it (a command then starts without importing the modules of the others)."""
-    if command:
-        name = "cmd_" + command.replace("-", "_")
-        if name.isidentifier() and (Path(__file__).parent / f"{name}.py").is_file():
-            parser, sub = _root_parser()
-            importlib.import_module(f"{__name__}.{name}").register(sub)
-            if command in sub.choices:
-                return parser
-    import pkgutil
-
-    parser, sub = _root_parser()
-    mods = sorted(pkgutil.iter_modules(__path__), key=lambda i: i.name)
-    for info in mods:
-        if info.name.startswith("cmd_"):
-            mod = importlib.import_module(f"{__name__}.{info.name}")
-            mod.register(sub)
-    return parser
+    adds it (a command then starts without importing the modules of the others). argparse is imported
+    here, not with this package (`cranfield eval`'s common forms are read without it: `cmd_eval.fast_args`)."""
+    from .parser import build_parser as build
+    return build(command)
 
 
-@functools.lru_cache(maxsize=1)
-def _columns() -> int:
-    """The terminal's width as shutil.get_terminal_size tells it (without importing shutil)."""
-    try:
-        columns = int(os.environ["COLUMNS"])
-    except (KeyError, ValueError):
-        columns = 0
-    if columns <= 0:
-        try:
-            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns
-        except (AttributeError, ValueError, OSError):
-            columns = 0
-    return columns if columns > 0 else 80
-
-
-class _HelpFormatter(argparse.HelpFormatter):
-    """argparse's formatter, given the width it would import shutil for (on every add_argument)."""
-
-    def __init__(self, prog, indent_increment=2, max_help_position=24, width=None):
-        super().__init__(prog, indent_increment, max_help_position, _columns() - 2 if width is None else width)
-
-
-class _Parser(argparse.ArgumentParser):
-    """The command line's parsers (subcommands too): `_HelpFormatter` unless one is named."""
-
-    def __init__(self, *args, **kwargs):
-        kwargs.setdefault("formatter_class", _HelpFormatter)
-        super().__init__(*args, **kwargs)
-
-
-def _root_parser() -> tuple[argparse.ArgumentParser, argparse._SubParsersAction]:
-    parser = _Parser(
-        prog="cranfield",
-        description="Run IR evaluation campaigns: pools, judgments, trec_eval-exact measures, "
-                    "stability and cost. With no command, opens the TUI on your copy of the demo campaign "
-                    "(`cranfield demo` names it).")
-    parser.add_argument("--version", action="version", version=f"cranfield {__version__}")
-    parser.add_argument("--max-read", metavar="SIZE",
-                        help="largest input a reader holds, also after decompression (default 16G, and a .gz "
-                             "may not grow more than 100-fold); any command accepts it")
-    return parser, parser.add_subparsers(dest="command", metavar="COMMAND")
-
-
-def campaign_as_option(parser: argparse.ArgumentParser, argv: list[str]) -> list[str]:
+def campaign_as_option(parser, argv: list[str]) -> list[str]:
     """`--campaign DIR` names the campaign for every command. Commands that take the campaign as a
     positional DIR keep it (an alias): for them `--campaign DIR` is moved to the positional place."""
-    names = [i for i, a in enumerate(argv) if a == "--campaign" or a.startswith("--campaign=")]
-    if len(names) != 1:
-        return argv
-    node, depth = parser, 0
-    while depth < len(argv) and not argv[depth].startswith("-"):
-        subs = [a for a in node._actions if isinstance(a, argparse._SubParsersAction)]
-        if not subs or argv[depth] not in subs[0].choices:
-            break
-        node = subs[0].choices[argv[depth]]
-        depth += 1
-    positional = [a for a in node._actions if not a.option_strings and a.dest == "campaign"]
-    has_option = any("--campaign" in a.option_strings for a in node._actions)
-    if not positional or has_option:
-        return argv
-    i = names[0]
-    if argv[i] == "--campaign":
-        if i + 1 >= len(argv):
-            return argv
-        value, rest = argv[i + 1], argv[:i] + argv[i + 2:]
-    else:
-        value, rest = argv[i].partition("=")[2], argv[:i] + argv[i + 1:]
-    return rest[:depth] + [value] + rest[depth:]
+    from .parser import campaign_as_option as move
+    return move(parser, argv)
 
 
 def take_max_read(argv: list[str]) -> list[str]:
@@ -165,9 +85,14 @@ def main(argv: list[str] | None = None) -> int:
             return EXIT_USAGE
     if not argv or (len(argv) == 1 and not argv[0].startswith("-") and Path(argv[0]).is_dir()):
         argv = ["tui", *argv]
-    parser = build_parser(argv[0] if not argv[0].startswith("-") else None)
-    argv = campaign_as_option(parser, argv)
-    args = parser.parse_args(argv)
+    args = None
+    if argv[0] == "eval":
+        from .cmd_eval import fast_args
+        args = fast_args(argv[1:])
+    if args is None:
+        parser = build_parser(argv[0] if not argv[0].startswith("-") else None)
+        argv = campaign_as_option(parser, argv)
+        args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()
         return EXIT_USAGE

@@ -54,6 +54,46 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
+DEFAULTS = dict(command="eval", max_read=None, files=[], campaign=None, judgments_format=None, measures=None,
+                per_query=False, complete=False, max_depth=None, rel_level=None, judged_only=False,
+                num_docs_in_coll=None, no_summary=False, format="trec", dask=None, judgments=None, compat="10",
+                rel_format="qrels", alpha=0.5, beta=0.5, traditional=False, zscores=None, strict=False)
+"""What the parser gives `cranfield eval` with no option (checked against it: tests/test_startup.py)."""
+_FLAGS = {"-q": "per_query", "-c": "complete", "-J": "judged_only", "-n": "no_summary"}
+
+
+def fast_args(argv: list[str]):
+    """The parsed arguments of `cranfield eval ARGV` for its common forms, read without argparse (whose
+    import and parser cost a start-up): files, `-m MEASURE` and the flags -q -c -J -n, the files in one
+    run. None for anything else: the parser then reads it (and words any error)."""
+    from types import SimpleNamespace
+
+    files: list[str] = []
+    measures: list[str] = []
+    flags: dict = {}
+    ended = False                                # the files were given and an option followed them
+    i = 0
+    while i < len(argv):
+        a = argv[i]
+        if a in _FLAGS:
+            flags[_FLAGS[a]] = True
+        elif a == "-m" and i + 1 < len(argv) and argv[i + 1][:1] not in ("-", ""):
+            measures.append(argv[i + 1])
+            i += 1
+        elif a[:1] in ("-", "") or (ended and files):
+            return None                          # another option, or files after options that followed files
+        else:
+            files.append(a)
+            i += 1
+            while i < len(argv) and argv[i][:1] not in ("-", ""):
+                files.append(argv[i])
+                i += 1
+            ended = True
+            continue
+        i += 1
+    return SimpleNamespace(**{**DEFAULTS, "files": files, "measures": measures or None, **flags, "func": run})
+
+
 def run(args) -> int:
     if not getattr(args, "strict", False):
         return _run(args)
@@ -123,7 +163,10 @@ def _run(args) -> int:
         else:
             if args.format == "trec":
                 # small clean files: read and evaluated without pandas (the engine says when it can)
-                from engine.evaluation.plain import trec_eval_lines_plain, trec_eval_lines_streamed
+                from engine.evaluation.plain import plain_sized, trec_eval_lines_plain, trec_eval_lines_streamed
+                if plain_sized(args.files):
+                    from engine.util.memory import keep_freed_memory
+                    keep_freed_memory()           # a short command on small files: no page faults twice
                 lines = trec_eval_lines_plain(args.files[0], args.files[1:], measures, opt, per_query=args.per_query)
                 if lines is None:             # many or large files: run by run in worker processes
                     got = trec_eval_lines_streamed(args.files[0], args.files[1:], measures, opt,

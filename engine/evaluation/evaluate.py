@@ -14,7 +14,7 @@ from ..ranking.build import build_ranked, ranked_from_arrow
 pd = lazy_module("pandas")      # the trec_eval text writer runs without it
 
 
-@dataclass
+@dataclass(eq=False, repr=False)        # holds arrays: no comparison or repr to generate
 class Computed:
     """Per-group values of every requested measure, before they become a long table."""
 
@@ -305,7 +305,7 @@ def trec_eval_text(runs: list[str], kinds: dict, by: dict, sby: dict, per_query:
         else:
             continue
         if per_query:
-            vals_of = {n: dict(zip(*by[(n, ri)])) for n in numeric_names}
+            vals_of = {n: dict(zip(by[(n, ri)][0], np.asarray(by[(n, ri)][1]).tolist())) for n in numeric_names}
             for t in run_topics:
                 for n, req in kinds.items():
                     m = req.measure

@@ -31,8 +31,6 @@ def trec_eval_lines_plain(qrels_path, run_paths: list, measures=None, options: E
                           per_query: bool = False) -> list[str] | None:
     """trec_eval's text for judgment and run files, evaluated without pandas; None when the files or the
     measures need the full path (see the module docstring)."""
-    import os
-
     from .evaluate import trec_eval_text
     from ..formats.plain import plain_qrels, plain_run, strcmp_codes
     from ..formats.files import read_bytes
@@ -44,9 +42,9 @@ def trec_eval_lines_plain(qrels_path, run_paths: list, measures=None, options: E
     opt = options or EvalOptions()
     if opt.rel_level < 0 or (opt.max_depth is not None and opt.max_depth < 0) or not run_paths:
         return None                          # the full path words the error
+    if not plain_sized([qrels_path, *run_paths]):
+        return None
     try:
-        if sum(os.path.getsize(p) for p in [qrels_path, *run_paths]) > PLAIN_MAX_BYTES:
-            return None
         blobs = [read_bytes(p) for p in [qrels_path, *run_paths]]
         if sum(map(len, blobs)) > PLAIN_MAX_BYTES:
             return None
@@ -66,8 +64,8 @@ def trec_eval_lines_plain(qrels_path, run_paths: list, measures=None, options: E
 
     # one document vocabulary for judgments, runs and trec_eval's -c stand-in, in strcmp order
     parts = [q_docs, *(r[2] for r in runs)] + ([np.array([BOGUS_DOCNO.encode()])] if opt.complete else [])
-    width = max(p.dtype.itemsize for p in parts)
-    vocab, codes = strcmp_codes(np.concatenate([p.astype(f"S{width}") for p in parts]))
+    width = -(-max(p.dtype.itemsize for p in parts) // 8) * 8          # whole words: strcmp_codes reads them in place
+    vocab, codes = strcmp_codes(np.concatenate([p.astype(f"S{width}", copy=False) for p in parts]))
     n_docs = len(vocab)
     q_dcode = codes[:len(q_docs)]
     if _repeats(q_tcode, q_dcode, n_docs):
@@ -94,6 +92,16 @@ def trec_eval_lines_plain(qrels_path, run_paths: list, measures=None, options: E
     if groups == 0:
         return None                          # nothing evaluated: the full path says so
     return trec_eval_text([r[0] for r in runs], kinds, by, sby, per_query=per_query, numeric=bool(by))
+
+
+def plain_sized(paths: list) -> bool:
+    """Whether the files exist and hold at most `PLAIN_MAX_BYTES` in all (as stored; the plain path
+    checks again once they are read, decompressed)."""
+    import os
+    try:
+        return sum(os.path.getsize(p) for p in paths) <= PLAIN_MAX_BYTES
+    except (OSError, TypeError, ValueError):
+        return False
 
 
 def _collect(ranked, requests, kinds: dict, tag: str, ri: int, by: dict, sby: dict) -> None:

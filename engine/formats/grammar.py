@@ -55,16 +55,43 @@ def parse_float(token: str) -> float:
 
 _POW10 = np.array([10.0 ** k for k in range(23)])      # exact: every 10^k, k <= 22, is a double
 
+_KEEP = np.frombuffer(b"".join(b"\xff" * i + b"\x00" * (8 - i) for i in range(9)), np.uint64)
+"""Per count i <= 8 the 8-byte word that keeps a word's first i bytes (in memory order) and zeroes the rest."""
+
+
+def token_words(data: np.ndarray, starts: np.ndarray, lens: np.ndarray, words: int | None = None) -> np.ndarray:
+    """Tokens as rows of 8-byte words, shape (tokens, words): row i holds token i's bytes in memory order,
+    zero past its end (viewed as bytes, the token zero-padded; as `S{8 * words}`, the token itself). `data`:
+    the text's bytes (uint8); `words`: enough for the longest token when None. One gather of 8 bytes per
+    token and word, not one per byte."""
+    n = len(starts)
+    if words is None:
+        words = max(-(-int(lens.max(initial=0)) // 8), 1)
+    if len(data) < 16:
+        data = np.concatenate((data, np.zeros(16, np.uint8)))
+    limit = len(data) - 8                                 # the last offset an 8-byte read may start at
+    window = np.ndarray((limit + 1,), np.uint64, data, 0, (1,))
+    tail = np.ndarray((9,), np.uint64, np.concatenate((data[limit:], np.zeros(8, np.uint8))), 0, (1,))
+    out = np.empty((n, words), np.uint64)
+    for w in range(words):
+        at = starts + 8 * w if w else starts
+        late = np.flatnonzero(at > limit)
+        if len(late):                                     # a read past the end: from `tail`
+            word = window[np.minimum(at, limit)]
+            word[late] = tail[np.minimum(at[late] - limit, 8)]
+        else:
+            word = window[at]
+        word &= _KEEP[np.clip(lens - 8 * w, 0, 8) if w else np.minimum(lens, 8)]
+        out[:, w] = word
+    return out
+
 
 def token_matrix(data: np.ndarray, starts: np.ndarray, lens: np.ndarray) -> np.ndarray:
     """Tokens as a byte matrix by position: row j holds every token's j-th byte (0 past its end; `data`:
-    the text's bytes followed by at least as many zero bytes as the longest token)."""
+    the text's bytes, see `token_words`)."""
     width = max(int(lens.max(initial=0)), 1)
-    m = np.empty((width, len(starts)), np.uint8)
-    for j in range(width):
-        m[j] = data[starts + j]
-        m[j][lens <= j] = 0
-    return m
+    m = token_words(data, starts, lens).view(np.uint8)
+    return np.ascontiguousarray(m[:, :width].T)
 
 
 def _irregular(chars: np.ndarray, lens: np.ndarray, rows: np.ndarray, out: np.ndarray, parse) -> bool:
@@ -77,17 +104,32 @@ def _irregular(chars: np.ndarray, lens: np.ndarray, rows: np.ndarray, out: np.nd
     return True
 
 
+def _digits(chars: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Of a `token_matrix` (tokens hold no NUL: a zero byte is past a token's end), per byte: whether it is
+    an ASCII digit, its value as a digit (0 for any other byte), whether it lies past the token's end."""
+    value = chars - np.uint8(48)                  # wraps below '0': a digit is < 10
+    digit = value < 10
+    np.multiply(value, digit, out=value)
+    return digit, value, chars == 0
+
+
+def _horner(digit: np.ndarray, value: np.ndarray) -> np.ndarray:
+    """Per token the integer its digits make, the other bytes skipped (exact below 2^63)."""
+    out = np.zeros(digit.shape[1], np.int64)
+    for d, v in zip(digit, value):
+        np.multiply(out, 10, out=out, where=d)
+        out += v
+    return out
+
+
 def int_column(chars: np.ndarray, lens: np.ndarray) -> np.ndarray | None:
     """Per token (a `token_matrix`) the integer `parse_int` reads, or None when a token breaks the
     grammar. Unsigned tokens of at most 18 digits are read position by position, any other by `parse_int`."""
-    regular = lens <= 18
-    value = np.zeros(len(lens), np.int64)
-    for j, c in enumerate(chars):
-        inside = lens > j
-        digit = (c >= 48) & (c <= 57)
-        regular &= digit | ~inside
-        value = np.where(inside & digit, value * 10 + c - 48, value)
-    return value if _irregular(chars, lens, np.flatnonzero(~regular), value, parse_int) else None
+    digit, value, past = _digits(chars)
+    past |= digit
+    regular = (lens <= 18) & past.all(axis=0)
+    out = _horner(digit, value)
+    return out if _irregular(chars, lens, np.flatnonzero(~regular), out, parse_int) else None
 
 
 def float_column(chars: np.ndarray, lens: np.ndarray) -> np.ndarray | None:
@@ -95,28 +137,22 @@ def float_column(chars: np.ndarray, lens: np.ndarray) -> np.ndarray | None:
     grammar. Tokens of a sign, at most one point and 1 to 15 digits are read position by position,
     exactly: their digits M (< 2^53) over 10^d (exact) is one correctly rounded division, as float()
     rounds; any other (an exponent, more digits) by `parse_float`."""
+    digit, value, ok = _digits(chars)
+    point = chars == 46
+    ok |= digit
+    ok |= point
+    ok[0] |= (chars[0] == 43) | (chars[0] == 45)
+    count = np.uint8 if len(chars) < 256 else np.int64          # counts of at most len(chars) bytes
+    digits = digit.sum(axis=0, dtype=count)
+    regular = ok.all(axis=0) & (point.sum(axis=0, dtype=count) <= 1) & (digits >= 1) & (digits <= 15)
     n = len(lens)
-    regular = np.ones(n, bool)
-    points = np.zeros(n, np.int64)
-    digits = np.zeros(n, np.int64)
-    decimals = np.zeros(n, np.int64)
-    mantissa = np.zeros(n, np.int64)
-    for j, c in enumerate(chars):
-        inside = lens > j
-        digit = (c >= 48) & (c <= 57) & inside
-        point = (c == 46) & inside
-        ok = digit | point | ~inside
-        if j == 0:
-            ok |= (c == 43) | (c == 45)
-        regular &= ok
-        points += point
-        digits += digit
-        decimals += digit & (points > 0)
-        mantissa = np.where(digit, mantissa * 10 + c - 48, mantissa)
-    regular &= (points <= 1) & (digits >= 1) & (digits <= 15)
-    value = mantissa / _POW10[np.minimum(decimals, 22)]
-    value = np.where(chars[0] == 45, -value, value)
-    return value if _irregular(chars, lens, np.flatnonzero(~regular), value, parse_float) else None
+    decimals = np.zeros(n, np.int64)              # a regular token's decimals: the bytes after its point
+    for j, p in enumerate(point):
+        if p.any():
+            np.copyto(decimals, lens - (j + 1), where=p)
+    out = _horner(digit, value) / _POW10[np.minimum(decimals, 22)]
+    np.negative(out, out=out, where=chars[0] == 45)
+    return out if _irregular(chars, lens, np.flatnonzero(~regular), out, parse_float) else None
 
 
 def strict_int_column(values) -> np.ndarray | None:

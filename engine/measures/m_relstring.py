@@ -3,6 +3,8 @@ import numpy as np
 
 from .registry import measure
 
+_DIGITS = np.array(list("0123456789"))      # a grade's character (numpy.char would cost its import)
+
 
 @measure("relstring", order=12, params=(10.0,), param_kind="float_params", value_kind="str",
          aggregate="none", summary=False, complete_fill="", text_format="'{}'",
@@ -16,7 +18,7 @@ def relstring(r, params):
         return np.full(r.n_groups, "", dtype=object)
     sel = r.rank <= n
     rel = r.rel[sel]
-    ch = np.where(rel > 9, ">", np.where(rel >= 0, np.char.mod("%d", np.clip(rel, 0, 9)),
+    ch = np.where(rel > 9, ">", np.where(rel >= 0, _DIGITS[np.clip(rel, 0, 9)],
                   np.where(rel == -1, "-", np.where(rel == -2, ".", "<"))))
     grid = np.zeros((r.n_groups, n), dtype="<U1")
     grid[r.row_group[sel], r.rank[sel] - 1] = ch

@@ -238,7 +238,7 @@ def resolve(specs: list[str] | str | None) -> list[MeasureRequest]:
 
     As trec_eval: a nickname marks every member; parameters given for a measure apply to it; output
     follows registry order whatever the order asked. Plain measure names load only their own
-    modules (m_<name>.py); nicknames, variants and unknown names load every measure.
+    modules (m_<name>.py), nicknames their members'; variants and unknown names load every measure.
     """
     if specs is None:
         specs = ["official"]
@@ -309,12 +309,39 @@ _lock = _thread.RLock()
 _DIR = Path(__file__).parent
 
 
+NICKNAMES: dict[str, tuple[str, ...]] = {
+    "all_prefs": ("runid", "num_q", "prefs_num_prefs_poss", "prefs_num_prefs_ful", "prefs_num_prefs_ful_ret",
+                  "prefs_simp", "prefs_pair", "prefs_avgjg", "prefs_avgjg_Rnonrel", "prefs_simp_ret",
+                  "prefs_pair_ret", "prefs_avgjg_ret", "prefs_avgjg_Rnonrel_ret", "prefs_simp_imp",
+                  "prefs_pair_imp", "prefs_avgjg_imp"),
+    "all_trec": ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
+                 "recip_rank", "iprec_at_recall", "P", "relstring", "recall", "infAP", "gm_bpref", "Rprec_mult",
+                 "utility", "11pt_avg", "binG", "G", "ndcg", "ndcg_rel", "Rndcg", "ndcg_cut", "map_cut",
+                 "relative_P", "success", "set_P", "set_relative_P", "set_recall", "set_map", "set_F",
+                 "num_nonrel_judged_ret", "rbp", "rbp_resid", "unj"),
+    "incomplete": ("infAP_var", "bpref_10", "bpref_N", "rpref_relative2", "RankEff", "Q", "ndcgx", "GAP",
+                   "xinfAP", "infNDCG", "statAP", "statP", "statRprec"),
+    "official": ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
+                 "recip_rank", "iprec_at_recall", "P"),
+    "qrels_jg": ("runid", "num_q", "map_avgjg", "P_avgjg", "Rprec_mult_avgjg"),
+    "set": ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "utility", "set_P", "set_relative_P",
+            "set_recall", "set_map", "set_F"),
+}
+"""Each nickname's members, as their modules declare them (`Measure.nicknames`), so that a nickname loads
+its members' modules alone, not every measure's; tests/test_startup.py checks it against the modules."""
+
+
 def load_named(names: list[str]) -> bool:
-    """Import the measure modules m_<name>.py of `names` (measures load on first use); False when a
-    name has no module of its own registering it (a nickname, a variant, an unknown name)."""
+    """Import the measure modules m_<name>.py of `names` (measures load on first use), and for a nickname
+    its members' modules (`NICKNAMES`); False when a name has no module of its own registering it (a
+    variant, an unknown name)."""
     with _lock:
         for name in names:
             if name in REGISTRY:
+                continue
+            if name in NICKNAMES:
+                if not load_named(list(NICKNAMES[name])):
+                    return False
                 continue
             if not name.replace("_", "").isalnum() or not (_DIR / f"m_{name}.py").is_file():
                 return False

@@ -248,7 +248,7 @@ def normalized(entries: tuple) -> tuple:
     return entries
 
 
-@dataclass
+@dataclass(eq=False, repr=False)        # holds arrays: no comparison or repr to generate
 class GainModel:
     """Gains of retrieved rows and each topic's ideal ranking (its positive-gain prefix)."""
 

@@ -110,7 +110,7 @@ def _text(ids: np.ndarray) -> np.ndarray:
     return np.asarray([x.decode("utf-8") for x in ids.tolist()], dtype=object)
 
 
-@dataclass
+@dataclass(eq=False, repr=False)        # holds arrays: no comparison or repr to generate
 class Ranked:
     """All (run, topic) ranked lists joined with their judgments, ready for vectorized measures."""
 
