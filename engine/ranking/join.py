@@ -152,24 +152,23 @@ class PairGrades:
         """Per row (topic code, document id as dtype S): the position of its judgment in the judgment
         arrays given (the last of equal ones), -1 when not judged; None when two rows share a pair
         (unless `repeats`)."""
-        out = np.full(len(t_code), -1, np.int64)
-        if len(t_code):
-            got = self._join(t_code, ids, repeats)
-            if got is None:
-                return None
-            out[got[0]] = got[2].qrow[got[1]]
-        return out
+        return self._per_row(t_code, ids, repeats, -1, "qrow")
 
     def grades(self, t_code: np.ndarray, ids: np.ndarray) -> np.ndarray | None:
         """Per row: its judgment grade, RELVALUE_UNJUDGED (grade < 0) or RELVALUE_NONPOOL; None when two
         rows share a pair (a document retrieved twice for a topic)."""
-        rel = np.full(len(t_code), RELVALUE_NONPOOL, np.int64)
+        return self._per_row(t_code, ids, False, RELVALUE_NONPOOL, "rel")
+
+    def _per_row(self, t_code: np.ndarray, ids: np.ndarray, repeats: bool, fill: int, field: str
+                 ) -> np.ndarray | None:
+        out = np.full(len(t_code), fill, np.int64)
         if len(t_code):
-            got = self._join(t_code, ids, False)
+            got = self._join(t_code, ids, repeats)
             if got is None:
                 return None
-            rel[got[0]] = got[2].rel[got[1]]
-        return rel
+            rows, qpos, keys = got
+            out[rows] = getattr(keys, field)[qpos]
+        return out
 
 
 def _same_pairs(ta: np.ndarray, wa: np.ndarray, ia: np.ndarray, tb: np.ndarray, wb: np.ndarray, ib: np.ndarray
