@@ -253,6 +253,22 @@ def test_segment_sums_do_not_leak_between_groups():
     assert got.tolist() == want                          # bit-identical, sequential order
 
 
+def test_segment_sums_of_equal_lengths_are_sequential():
+    # every ranking cut at one depth (the 2-D path) and one shorter segment (the general path): each
+    # running sum is the Python loop's, bit for bit, over values of very different magnitudes
+    from engine.ranking.gains import seg_cumsum_float
+    rng = np.random.default_rng(5)
+    v = rng.random(80 * 7) * np.array([1e-9, 1.0, 1e9])[rng.integers(0, 3, 80 * 7)]
+    for off in (np.arange(0, 80 * 7 + 1, 7), np.append(np.arange(0, 80 * 7, 7), 80 * 7 - 1)):
+        want = []
+        for a, b in zip(off[:-1].tolist(), off[1:].tolist()):
+            acc = 0.0
+            for x in v[a:b].tolist():
+                acc += x
+                want.append(acc)
+        assert seg_cumsum_float(v[:off[-1]], off).tolist() == want
+
+
 # ----------------------------------------------------------------------------- sparse gain tables (issue 14)
 
 def test_sparse_entries_equal_the_full_trec_eval_sort():

@@ -45,6 +45,9 @@ def test_arrow_buffers_round_trip():
     ascii_ = bytes_arrow(np.array([b"ab", b"c", b"def"]))
     assert list(arrow_bytes(ascii_.slice(1))) == [b"c", b"def"]
     assert list(arrow_bytes(pa.chunked_array([ascii_, ascii_]))) == [b"ab", b"c", b"def"] * 2
+    for arr, want in ((ascii_, [b"ab", b"c", b"def"]), (a, list(s))):         # padded to whole 64-bit words
+        got = arrow_bytes(arr, multiple=8, copy=False)
+        assert got.dtype.itemsize % 8 == 0 and list(got) == want
     v = np.arange(10, dtype=np.int64) * 3
     assert (arrow_numpy(numpy_arrow(v)) == v).all()
     assert (arrow_numpy(numpy_arrow(v).slice(4, 3)) == v[4:7]).all()

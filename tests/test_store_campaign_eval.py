@@ -57,9 +57,10 @@ def test_store_blocks_equal_text_files_byte_for_byte(camp, capsys, monkeypatch, 
     assert len({x.split("\t")[1] for x in out.splitlines()}) == (10 if q else 1)      # 9 topics + all
 
 
-@pytest.mark.parametrize("q", [[], ["-q"]])
+@pytest.mark.parametrize("q", [[], ["-q"], ["-c", "-q"]])
 def test_store_blocks_equal_in_memory_campaign(camp, capsys, monkeypatch, spy, q):
-    """The campaign's own measures (graded gains: ndcg) and warnings, blocks against the whole table."""
+    """The campaign's own measures (graded gains: ndcg) and warnings, blocks against the whole table
+    (-c: each block of runs fills its own runs' missing topics)."""
     monkeypatch.setattr(seam, "PARALLEL_ROWS", 10 ** 12)
     mem = _cli(capsys, ["eval", "--campaign", str(camp), "-m", "official", "-m", "ndcg_cut.10", *q])
     assert spy == []

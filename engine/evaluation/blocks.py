@@ -44,6 +44,7 @@ class BlockTask:
     max_pos: int | None = None
     strings: bool = False
     extras: bool = False
+    judged: object = None        # ranking.build.ArrowJudgments(qrels), shared by blocks run in one process
 
 
 def read_block(task: BlockTask, columns: list[str] | None = None) -> pd.DataFrame:
@@ -62,7 +63,8 @@ def evaluate_block(task: BlockTask) -> tuple[pd.DataFrame, dict, pd.DataFrame | 
     from .evaluate import compute, to_long, to_long_str
 
     runs = read_block_table(task)
-    c = compute(task.qrels, runs, task.measures, task.options, run_order=list(task.run_order), extra=task.extra)
+    c = compute(task.qrels, runs, task.measures, task.options, run_order=list(task.run_order), extra=task.extra,
+                judged=task.judged)
     if task.extras:
         c.notes["extras"] = group_facts(c.ranked)
     return to_long(c), c.notes, (to_long_str(c) if task.strings else None)
@@ -105,6 +107,22 @@ def plan_blocks(store: RunStore, topics: list[str], run_order: list[str], block_
     return out
 
 
+def plan_run_blocks(store: RunStore, run_order: list[str], block_rows: int) -> list[list[str]]:
+    """`run_order` cut into consecutive groups of whole runs of at most ~`block_rows` rows (a larger run
+    alone): each part is read once, whole, with no topic filter per row group."""
+    per = store.index.groupby("run")["rows"].sum()
+    blocks: list[list[str]] = []
+    acc = 0
+    for r in run_order:
+        n = int(per.get(r, 0))
+        if not blocks or (blocks[-1] and acc + n > block_rows):
+            blocks.append([])
+            acc = 0
+        blocks[-1].append(r)
+        acc += n
+    return blocks
+
+
 def sorted_topics(topics) -> list[str]:
     return sorted({str(t) for t in topics}, key=lambda s: s.encode("utf-8"))
 
@@ -123,13 +141,16 @@ def evaluate_store(store: RunStore, qrels: pd.DataFrame, measures=None, *, optio
                    gains: dict | None = None, runs: list[str] | None = None, block_rows: int = BLOCK_ROWS,
                    workers: int | None = None, executor: Executor | None = None,
                    progress: Callable[[int, int], None] | None = None, strings: bool = False,
-                   extras: bool = False) -> pd.DataFrame:
+                   extras: bool = False, by_runs: bool = False) -> pd.DataFrame:
     """`engine.evaluate(qrels, runs, measures)` over the store's runs, streamed by topic blocks.
 
     Same long table (run, topic, measure, value; same order and attrs) as the in-memory call on the
     whole run table. `runs` selects runs (default all, in store order). With `strings`, the
     text-valued measures (relstring) are in `df.attrs["strings"]`; notes in `df.attrs["notes"]`; with
-    `extras`, `group_facts` of every (run, topic) in `df.attrs["extras"]`."""
+    `extras`, `group_facts` of every (run, topic) in `df.attrs["extras"]`. `by_runs`: a block is a group
+    of whole runs with every judgment (each part read once, whole: for a pool whose tasks are not
+    pickled, e.g. threads) instead of a block of topics across the runs (row groups holding topics of
+    several blocks are read once per block)."""
     from .evaluate import to_long_empty
 
     opt = options or EvalOptions()
@@ -138,12 +159,20 @@ def evaluate_store(store: RunStore, qrels: pd.DataFrame, measures=None, *, optio
     q = qrels
     qt = q["topic"].astype(str).to_numpy(object)
     topics = sorted_topics(qt)
-    plan = plan_blocks(store, topics, run_order, block_rows)
     tasks = []
-    for (b, parts), rows in zip(plan, block_rows_of(plan, q["topic"])):
-        sub = q.iloc[rows].reset_index(drop=True)
-        tasks.append(BlockTask(parts, tuple(run_order), tuple(b), sub, measures, opt, extra, strings=strings,
-                               extras=extras))
+    if by_runs:
+        from ..ranking.build import ArrowJudgments
+        judged = ArrowJudgments(q)
+        for group in plan_run_blocks(store, run_order, block_rows):
+            parts = tuple((r, str(store.part(r)), None) for r in group)
+            tasks.append(BlockTask(parts, tuple(group), tuple(topics), q, measures, opt, extra, strings=strings,
+                                   extras=extras, judged=judged))      # -c fills only this block's runs
+    else:
+        plan = plan_blocks(store, topics, run_order, block_rows)
+        for (b, parts), rows in zip(plan, block_rows_of(plan, q["topic"])):
+            sub = q.iloc[rows].reset_index(drop=True)
+            tasks.append(BlockTask(parts, tuple(run_order), tuple(b), sub, measures, opt, extra, strings=strings,
+                                   extras=extras))
     results = map_tasks(evaluate_block, tasks, workers, executor, progress)
     frames = [df for df, _, _ in results if len(df)]
     notes: dict = {}

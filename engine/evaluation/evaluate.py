@@ -32,12 +32,14 @@ def _options(options: EvalOptions | None, **kw) -> EvalOptions:
 
 
 def compute(qrels: pd.DataFrame, runs: pd.DataFrame, measures=None, options: EvalOptions | None = None,
-            run_order: list[str] | None = None, extra: dict | None = None, presorted: bool = False) -> Computed:
+            run_order: list[str] | None = None, extra: dict | None = None, presorted: bool = False,
+            judged=None) -> Computed:
     """Evaluate every requested measure for every (run, topic) in one vectorized pass (`presorted`:
-    see `build_ranked`)."""
+    see `build_ranked`; `judged`: `ranking.build.ArrowJudgments(qrels)` kept by the caller, for runs as
+    an Arrow table)."""
     requests = resolve(measures)
     if not isinstance(runs, pd.DataFrame):      # an Arrow table in store order (engine.evaluation.blocks)
-        ranked, notes = ranked_from_arrow(qrels, runs, run_order, options)
+        ranked, notes = ranked_from_arrow(qrels, runs, run_order, options, judged)
     else:
         ranked, notes = build_ranked(qrels, runs, options, run_order=run_order, presorted=presorted)
     if extra:

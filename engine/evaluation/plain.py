@@ -159,8 +159,14 @@ def trec_eval_lines_streamed(qrels_path, run_paths: list, measures=None, options
         os.stat(qrels_path)
     except (OSError, CranfieldError):
         return None
+    try:
+        if _judgments(str(qrels_path)) is None:
+            return None                      # the full reader words what is wrong with the judgments
+    except (OSError, CranfieldError):
+        return None
+    _warm()                                  # forked workers start with the judgments and the imports
     tasks = [(str(qrels_path), p, measures, opt, per_query) for p in paths]
-    results = map_tasks(_stream_one, tasks, workers)
+    results = map_tasks(_stream_one, tasks, workers, here=True)
     if any(r is None for r in results) or len({r[0] for r in results}) < len(results):
         return None                          # a file to report on, or two runs with one tag
     return [ln for r in results for ln in r[1]], sorted({t for r in results for t in r[2]})
@@ -168,16 +174,16 @@ def trec_eval_lines_streamed(qrels_path, run_paths: list, measures=None, options
 
 def _judgments(qrels_path: str):
     """The judgment file read by the plain reader and prepared once per process: (topic names in strcmp
-    order, topic index, per line its topic code, its document (Arrow), its grade); None when the file
-    needs the full reader."""
+    order, topic index, per line its topic code, its grade, its (topic, document) keys (`PairGrades`),
+    the per-topic judgment tables, per line whether its document is -c's stand-in); None when the file
+    needs the full reader (a pair judged twice, anything the plain reader refuses)."""
     import os
-
-    import pyarrow.compute as pc
 
     from ..formats.files import read_bytes
     from ..formats.plain import plain_qrels
     from ..ranking.build import topic_judgments
-    from ..util.arrowbuf import arrow_numpy, bytes_arrow
+    from ..ranking.join import PairGrades
+    from ..ranking.ranked import BOGUS_DOCNO
 
     st = os.stat(qrels_path)
     key = (qrels_path, st.st_size, st.st_mtime_ns, st.st_ino)
@@ -191,13 +197,40 @@ def _judgments(qrels_path: str):
         topic_names = sorted(set(q_topics), key=lambda t: t.encode("utf-8"))
         tindex = {t: i for i, t in enumerate(topic_names)}
         q_tcode = _per_line([tindex[t] for t in q_topics], q_heads, len(q_docs))
-        docs = bytes_arrow(q_docs)
-        d_code = arrow_numpy(pc.dictionary_encode(docs).indices).astype(np.int64)
-        if not _repeats(q_tcode, d_code, int(d_code.max()) + 1 if len(d_code) else 1):
-            prepared = (topic_names, tindex, q_tcode, docs, q_grade,
-                        topic_judgments(len(topic_names), q_tcode, q_grade))
+        pairs = PairGrades(q_tcode, q_docs, q_grade)
+        if pairs.distinct:
+            prepared = (topic_names, tindex, q_tcode, q_grade, pairs,
+                        topic_judgments(len(topic_names), q_tcode, q_grade), q_docs == BOGUS_DOCNO.encode())
     _JUDGMENTS[key] = prepared
     return prepared
+
+
+def _warm() -> None:
+    """Import what `_stream_one` uses (before worker processes are forked from this one)."""
+    import pyarrow.compute  # noqa: F401
+    import pyarrow.csv  # noqa: F401
+
+    from ..formats import runs  # noqa: F401
+    from ..ranking import build, order  # noqa: F401
+    from . import evaluate  # noqa: F401
+
+
+def _topic_codes(col, tindex: dict) -> tuple[np.ndarray, list[str]]:
+    """Per line of a run's Arrow topic column its code in `tindex` (-1 when not there), and the topics:
+    by blocks of equal topics (a run's lines come topic by topic), else by a dictionary of the column."""
+    import pyarrow.compute as pc
+
+    from ..util.arrowbuf import arrow_numpy
+
+    arr = col.combine_chunks() if col.num_chunks != 1 else col.chunk(0)
+    blocks = pc.run_end_encode(arr)
+    if len(blocks.values) <= 4096:
+        topics = blocks.values.to_pylist()
+        lens = np.diff(arrow_numpy(blocks.run_ends).astype(np.int64), prepend=0)
+        return np.repeat(np.asarray([tindex.get(t, -1) for t in topics], np.int64), lens), topics
+    enc = pc.dictionary_encode(arr)
+    topics = enc.dictionary.to_pylist()
+    return np.asarray([tindex.get(t, -1) for t in topics], np.int64)[arrow_numpy(enc.indices)], topics
 
 
 def _system_pool() -> None:
@@ -233,44 +266,46 @@ def _stream_one(task) -> tuple[str, list[str], list[str]] | None:
         requests = resolve(measures)
     except (OSError, CranfieldError):
         return None
-    topic_names, tindex, q_tcode, q_docs, q_grade, topic_arrays = judg
+    topic_names, tindex, q_tcode, q_grade, pairs, topic_arrays, q_bogus = judg
     fast = arrow_run(path, data)
     if fast is not None:                     # a clean file: Arrow's parser
         tag, tab = fast
-        enc = pc.dictionary_encode(tab.column("topic")).combine_chunks()
-        t_lut = np.asarray([tindex.get(t, -1) for t in enc.dictionary.to_pylist()], np.int64)
-        t_code = t_lut[arrow_numpy(enc.indices)]
+        t_code, topics = _topic_codes(tab.column("topic"), tindex)
         doc, score = tab.column("doc"), arrow_numpy(tab.column("score")).astype(np.float64)
+        ids = None
     else:                                    # tabs, runs of blanks, comments: the plain reader
         plain = plain_run(path, data)
         if plain is None:
             return None                      # a file to report on: the full path words it
-        tag, (heads, topics), docs, score = plain
-        t_code = _per_line([tindex.get(t, -1) for t in topics], heads, len(docs))
-        doc = bytes_arrow(docs)
+        tag, (heads, topics), ids, score = plain
+        t_code = _per_line([tindex.get(t, -1) for t in topics], heads, len(ids))
+        doc = bytes_arrow(ids)
     del data
     unjudged: list[str] = []
     if (t_code < 0).any():                   # topics without judgments: left out, and noted
         keep = np.flatnonzero(t_code >= 0)
         if not len(keep):
             return None                      # nothing to evaluate: the full path says so
-        names_of = (enc.dictionary.to_pylist() if fast is not None else topics)
-        unjudged = sorted({t for t in names_of if t not in tindex})
+        unjudged = sorted({t for t in topics if t not in tindex})
         t_code, score, doc = t_code[keep], score[keep], doc.take(numpy_arrow(keep))
-    denc = pc.dictionary_encode(doc)
-    denc = denc.combine_chunks() if hasattr(denc, "combine_chunks") else denc
-    vocab = denc.dictionary
-    d_code = arrow_numpy(denc.indices).astype(np.int64)
-    if _repeats(t_code, d_code, len(vocab)):
+        ids = ids[keep] if ids is not None else None
+    if ids is None:
+        ids = arrow_bytes(doc, multiple=8, copy=False)     # whole 64-bit words (join.id_words)
+    rel = pairs.grades(t_code, ids)
+    if rel is None:
         return None                          # a document retrieved twice: read_runs reports it
-    # the judged documents in this run's vocabulary; the others share one code past it
-    q_dcode = arrow_numpy(pc.index_in(q_docs, value_set=vocab), fill=len(vocab)).astype(np.int64)
-    names = np.append(arrow_bytes(vocab), [b"", BOGUS_DOCNO.encode()] if opt.complete else [b""])
-    if opt.complete and (names[:-1] == names[-1]).any():
-        return None                          # -c's stand-in is a real document here: the full path codes it
-    ranked = ranked_from_codes(opt, [tag], topic_names, np.zeros(len(d_code), np.int64), t_code, score, d_code,
+    # each row its own vocabulary entry (the kernel reads document ids only to break ties, by `doc`)
+    n = len(ids)
+    names, bogus = ids, None
+    q_dcode = np.zeros(0, np.int64)
+    if opt.complete:
+        if (ids == BOGUS_DOCNO.encode()).any():
+            return None                      # -c's stand-in is a real document here: the full path codes it
+        names, bogus = np.append(ids, [b"", BOGUS_DOCNO.encode()]), n + 1
+        q_dcode = np.where(q_bogus, bogus, n)
+    ranked = ranked_from_codes(opt, [tag], topic_names, np.zeros(n, np.int64), t_code, score, np.arange(n),
                                names, q_tcode, q_dcode, q_grade, {}, tie_order=arrow_tie_order(doc),
-                               topic_arrays=topic_arrays, bogus=len(names) - 1 if opt.complete else None)
+                               topic_arrays=topic_arrays, bogus=bogus, rel=rel)
     if ranked.n_groups == 0:
         return None
     kinds = {n: req for req in requests for n in req.names}

@@ -18,9 +18,9 @@ whole; evaluation, reductions and pool bias stream over the run store by topic b
 
 PARALLEL_ROWS = 2_000_000
 """From this many run rows, an evaluation that needs no ranked lists (`ranked=False`, e.g. `cranfield eval
---campaign`) reads the store's parts by topic blocks in one thread per core (THREAD_BLOCK_ROWS rows a
-block) instead of building the whole pandas run table."""
-THREAD_BLOCK_ROWS = 1_000_000
+--campaign`) reads the store's parts by blocks of whole runs (up to THREAD_BLOCK_ROWS rows a block, a
+larger run alone) in one thread per core instead of building the whole pandas run table."""
+THREAD_BLOCK_ROWS = 100_000
 
 
 def block_rows_for(rows: int, large: bool) -> int | None:
@@ -83,7 +83,7 @@ def evaluate_campaign(campaign, measures=None, *, options=None, extras: bool = F
                 from concurrent.futures import ThreadPoolExecutor
                 executor = stack.enter_context(ThreadPoolExecutor(os.cpu_count() or 1))
             df = evaluate_store(st, qrels, measures, options=opt, gains=gains, strings=strings, extras=extras,
-                                executor=executor, progress=progress, block_rows=block_rows)
+                                executor=executor, progress=progress, block_rows=block_rows, by_runs=not large)
         rename = campaign.run_renames()
         text = df.attrs.pop("strings", None)
         facts = df.attrs.pop("extras", None)

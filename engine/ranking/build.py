@@ -9,7 +9,8 @@ from ..util.lazy import lazy_module
 from ..errors import CranfieldError
 from .ranked import (ArrowDocs, BOGUS_DOCNO, EvalOptions, LazyDocs, RELVALUE_NONPOOL, RELVALUE_UNJUDGED, Ranked,
     _SparseRows, _seg_starts)
-from .join import _key_lookup, _lut_apply, dict_codes, lookup_rel
+from .join import PairGrades, _lut_apply, dict_codes, lookup_rel
+from ..util.arrowbuf import arrow_bytes
 from .order import _str_codes, apply_order, ascending_tie_order, rank_tie_order, trec_order, vocab_tie_order
 
 pd = lazy_module("pandas")            # imported by the functions that read tables, not by the kernel
@@ -82,14 +83,16 @@ def ranked_from_codes(opt: EvalOptions, run_names: list[str], topic_names: list[
                       t_code: np.ndarray, r_score: np.ndarray, d_code: np.ndarray, vocab: np.ndarray,
                       q_tcode: np.ndarray, q_dcode: np.ndarray, q_grade: np.ndarray, notes: dict, *,
                       presorted: bool = False, d_rank: np.ndarray | None = None,
-                      bogus: int | None = None, tie_order=None, topic_arrays=None) -> Ranked:
+                      bogus: int | None = None, tie_order=None, topic_arrays=None,
+                      rel: np.ndarray | None = None) -> Ranked:
     """The `Ranked` of run rows given as codes (run, judged topic, document into `vocab`; the judgments'
     documents coded into the same `vocab`): -c's stand-in rows, trec_eval's order, the grades. `d_rank`:
     each document's rank in strcmp order (computed when None); `bogus`: BOGUS_DOCNO's code when `vocab`
     holds it (else it is appended when -c needs it); `tie_order`: `trec_order`'s tie-breaker when the caller
     has one (e.g. `arrow_tie_order` of the rows' document column; `vocab`'s ids are then distinct). The
     arrays may be reordered in place. `topic_arrays`: `topic_judgments` of these judgments, when the
-    caller keeps them (one judgment file, many runs)."""
+    caller keeps them (one judgment file, many runs). `rel`: the rows' grades when the caller joined them
+    (`join.PairGrades`); `q_dcode` then serves only -c's stand-in rows."""
     n_topics = len(topic_names)
     missing = np.zeros(0, np.int64)
     if opt.complete and n_topics and run_names:
@@ -128,8 +131,14 @@ def ranked_from_codes(opt: EvalOptions, run_names: list[str], topic_names: list[
         # the partial reorder works in place: the code arrays are this function's own (_str_codes
         # returns fresh int64 arrays); the scores may be a view of `runs`
         r_score = r_score.copy()
-    run_code, t_code, r_dcode, r_score = apply_order(order, run_code, t_code, r_dcode, r_score)
-    rel = lookup_rel(q_tcode, q_dcode, q_grade, t_code, r_dcode, n_topics, n_docs)
+    if rel is None:
+        run_code, t_code, r_dcode, r_score = apply_order(order, run_code, t_code, r_dcode, r_score)
+        rel = lookup_rel(q_tcode, q_dcode, q_grade, t_code, r_dcode, n_topics, n_docs)
+    else:
+        if len(missing):                 # the stand-in rows' grades (a judged BOGUS_DOCNO counts)
+            rel = np.concatenate((rel, lookup_rel(q_tcode, q_dcode, q_grade, t_code[-len(missing):],
+                                                  r_dcode[-len(missing):], n_topics, n_docs)))
+        run_code, t_code, r_dcode, r_score, rel = apply_order(order, run_code, t_code, r_dcode, r_score, rel)
     return _assemble(opt, run_names, topic_names, run_code, t_code, r_score, rel, LazyDocs(vu, r_dcode),
                      q_tcode, q_grade, missing, topic_arrays=topic_arrays)
 
@@ -161,12 +170,13 @@ def _assemble(opt: EvalOptions, run_names: list[str], topic_names: list[str], ru
             keep &= pos_in < opt.max_depth
         if opt.judged_only:
             keep &= rel >= 0
-        row_g = np.repeat(np.arange(len(starts)), lens)
-        rel, r_score = rel[keep], r_score[keep]
-        r_doc = r_doc.subset(keep)
-        if row_qrel is not None:
-            row_qrel = row_qrel.subset(keep)
-        lens = np.bincount(row_g[keep], minlength=len(starts)).astype(np.int64)
+        if not keep.all():                   # (-M deeper than every ranking keeps every row)
+            row_g = np.repeat(np.arange(len(starts)), lens)
+            rel, r_score = rel[keep], r_score[keep]
+            r_doc = r_doc.subset(keep)
+            if row_qrel is not None:
+                row_qrel = row_qrel.subset(keep)
+            lens = np.bincount(row_g[keep], minlength=len(starts)).astype(np.int64)
     offsets = np.concatenate(([0], np.cumsum(lens))).astype(np.int64)
 
     g_run = g_gid // max(n_topics, 1)
@@ -226,15 +236,31 @@ def _check_options(opt: EvalOptions) -> None:
         raise CranfieldError(f"-M {opt.max_depth}: the evaluation depth must be >= 0")
 
 
+class ArrowJudgments:
+    """Judgments prepared once for `ranked_from_arrow` on many tables (e.g. the blocks of one
+    evaluation): judged topics, per row topic code and grade, the sorted pair keys, per-topic tables."""
+
+    def __init__(self, qrels: pd.DataFrame):
+        self.qrels = qrels
+        self.topic_names, self.q_tcode, self.q_grade = _judged_topics(qrels)
+        self.pairs = PairGrades(self.q_tcode, arrow_bytes(_text_arrow(qrels["doc"])), self.q_grade)
+        self.topic_arrays = topic_judgments(len(self.topic_names), self.q_tcode, self.q_grade)
+        self.rel = np.where(self.q_grade < 0, RELVALUE_UNJUDGED, self.q_grade)     # per judgment row
+
+
 def ranked_from_arrow(qrels: pd.DataFrame, table: pa.Table, run_order: list[str],
-                      options: EvalOptions | None = None) -> tuple[Ranked, dict]:
+                      options: EvalOptions | None = None, judged: ArrowJudgments | None = None
+                      ) -> tuple[Ranked, dict]:
     """`build_ranked` for an Arrow table in store order (columns run (dictionary), topic, doc, score;
     runs in `run_order`, each in trec_eval order): the join with the judgments is done on Arrow
-    strings, no Python string objects are made per row."""
+    strings, no Python string objects are made per row. `judged`: `ArrowJudgments(qrels)` when the
+    caller keeps it."""
     opt = options or EvalOptions()
     _check_options(opt)
     notes: dict = {}
-    topic_names, q_tcode, q_grade = _judged_topics(qrels)
+    if judged is None or judged.qrels is not qrels:
+        judged = ArrowJudgments(qrels)
+    topic_names, q_tcode, q_grade, pairs = judged.topic_names, judged.q_tcode, judged.q_grade, judged.pairs
     n_topics = len(topic_names)
     run_names = list(run_order)
     run_index = {r: i for i, r in enumerate(run_names)}
@@ -258,16 +284,10 @@ def ranked_from_arrow(qrels: pd.DataFrame, table: pa.Table, run_order: list[str]
     r_score = table.column("score").to_numpy() if n else np.zeros(0)
     doc_col = table.column("doc")
 
-    # per row: its judgment row (topic, doc), via the distinct judged documents
-    q_doc = qrels["doc"].astype(str).to_numpy(object) if len(qrels) else np.zeros(0, object)
-    qd_codes, qd_uniq = pd.factorize(q_doc) if len(q_doc) else (np.zeros(0, np.int64), np.zeros(0, object))
-    nu = max(len(qd_uniq), 1)
-    d_idx = dict_codes(doc_col, list(qd_uniq)) if n else np.zeros(0, np.int32)
-    sel = np.flatnonzero(d_idx >= 0)
-    q_sel = _key_lookup(q_tcode * nu + qd_codes, t_code[sel].astype(np.int64) * nu + d_idx[sel],
-                        np.ones(len(sel), bool))
-    found = q_sel >= 0
-    sel, q_sel = sel[found], q_sel[found]
+    # per row: its judgment row (topic, doc), by the sorted keys of the judged pairs (the last of equal ones)
+    pos = pairs.rows(t_code, arrow_bytes(doc_col, multiple=8, copy=False), repeats=True)
+    sel = np.flatnonzero(pos >= 0)
+    q_sel = pos[sel]
 
     missing = np.zeros(0, np.int64)
     r_doc = ArrowDocs(doc_col)
@@ -275,9 +295,7 @@ def ranked_from_arrow(qrels: pd.DataFrame, table: pa.Table, run_order: list[str]
         present = np.unique(run_code.astype(np.int64) * n_topics + t_code)
         missing = np.setdiff1d(np.arange(len(run_names) * n_topics, dtype=np.int64), present, assume_unique=True)
         if len(missing):
-            b = _bogus_code(qd_uniq)
-            bogus_q = _key_lookup(q_tcode * nu + qd_codes, (missing % n_topics) * nu + b,
-                                  np.full(len(missing), b >= 0))
+            bogus_q = pairs.rows(missing % n_topics, np.full(len(missing), BOGUS_DOCNO.encode()), repeats=True)
             row_qrel = np.full(n + len(missing), -1, np.int64)
             row_qrel[sel] = q_sel
             row_qrel[n:] = bogus_q
@@ -292,16 +310,25 @@ def ranked_from_arrow(qrels: pd.DataFrame, table: pa.Table, run_order: list[str]
             sel = np.flatnonzero(row_qrel >= 0)
             q_sel = row_qrel[sel]
             notes["topics_filled_by_c"] = int(len(missing))
-    g = np.where(q_grade < 0, RELVALUE_UNJUDGED, q_grade)
     rel = np.full(len(run_code), RELVALUE_NONPOOL, np.int64)
-    rel[sel] = g[q_sel]
+    rel[sel] = judged.rel[q_sel]
     row_qrel = _SparseRows(len(rel), sel, q_sel)
     ranked = _assemble(opt, run_names, topic_names, run_code, t_code, r_score, rel, r_doc, q_tcode, q_grade,
-                       missing, row_qrel)
+                       missing, row_qrel, topic_arrays=judged.topic_arrays)
     return ranked, notes
 
 
-def _bogus_code(uniq: np.ndarray) -> int:
-    hit = np.flatnonzero(np.asarray(uniq, dtype=object) == BOGUS_DOCNO) if len(uniq) else []
-    return int(hit[0]) if len(hit) else -1
-
+def _text_arrow(col: pd.Series) -> pa.Array:
+    """A table column of ids (text, categorical or numbers) as an Arrow string array, as `astype(str)`
+    would spell them."""
+    if len(col) == 0:
+        return pa.array([], pa.string())
+    try:
+        arr = pa.array(col, from_pandas=True)
+        if pa.types.is_dictionary(arr.type):
+            arr = arr.dictionary_decode()
+        if pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type):
+            return arr
+    except (pa.ArrowException, TypeError, ValueError):
+        pass                                 # mixed objects: spelled by pandas
+    return pa.array(col.astype(str).to_numpy(object), pa.string())

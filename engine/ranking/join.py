@@ -1,6 +1,8 @@
 """The one join of runs with judgments: grades per retrieved row, judgment keys, judged@k, rank rows."""
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from ..util.lazy import lazy_module
@@ -42,19 +44,163 @@ def lookup_rel(q_tcode, q_dcode, q_grade, t_code, r_dcode, n_topics, n_docs) -> 
     return rel
 
 
+_MIX = np.uint64(0x9E3779B97F4A7C15)
+_MIX2 = np.uint64(0xBF58476D1CE4E5B9)
+_S31 = np.uint64(31)
+
+
+def _mix(x: np.ndarray) -> np.ndarray:
+    """A 64-bit mixer with mix(0) == 0 (wrapping arithmetic; a fresh array)."""
+    x = x * _MIX
+    x ^= x >> _S31
+    return x
+
+
+def id_words(ids: np.ndarray) -> np.ndarray:
+    """Byte-string ids (numpy dtype S, NUL-padded, no NUL inside an id) as 64-bit words, one row per
+    word position (words[k][i]: bytes 8k..8k+7 of id i)."""
+    w = max(ids.dtype.itemsize, 1)
+    width = -(-w // 8) * 8
+    a = ids.astype(f"S{width}") if width != ids.dtype.itemsize else np.ascontiguousarray(ids)
+    return a.view(np.uint64).reshape(len(a), width // 8).T          # a view: rows are strided
+
+
+def pair_keys(t_code: np.ndarray, words: np.ndarray, seed: int = 0) -> np.ndarray:
+    """A 64-bit key per (topic code, id words) column that does not depend on the padding width (NUL
+    words add nothing): equal pairs have equal keys; unequal pairs almost never do (callers check hits
+    and take another `seed` after a collision)."""
+    step = np.uint64((0x9E3779B97F4A7C16 * seed) % 2**64)
+    acc = (t_code.astype(np.uint64) + np.uint64(1 + seed)) * _MIX2
+    for k, row in enumerate(words):
+        acc += _mix(row) * (np.uint64(2 * k + 3) + step)
+    return _mix(acc ^ (acc >> np.uint64(29)))
+
+
+class _Keys(NamedTuple):
+    seed: int
+    key: np.ndarray          # the distinct pair keys, sorted
+    qrow: np.ndarray         # per key: its judgment row (the last of equal pairs)
+    t: np.ndarray            # per key: its topic code
+    words: np.ndarray        # per key: its document id's words (one row per word position)
+    rel: np.ndarray          # per key: its grade, RELVALUE_UNJUDGED below 0
+
+
+class PairGrades:
+    """Judgments as sorted 64-bit keys of their (topic code, document id) pairs, built once for many
+    runs: a run's rows are joined by one sort and a binary search of the sorted keys, every hit checked
+    byte for byte (no per-run hash table of strings, no shared document vocabulary). A pair judged
+    twice keeps its last row (`distinct` tells). Safe to share between threads: a new seed after a key
+    collision replaces the keys in one step."""
+
+    def __init__(self, q_tcode: np.ndarray, q_ids: np.ndarray, q_grade: np.ndarray):
+        self._src = (np.asarray(q_tcode, np.int64), id_words(q_ids), np.asarray(q_grade))
+        self.distinct = True
+        self.keys = self._make(0)
+
+    @property
+    def seed(self) -> int:
+        return self.keys.seed
+
+    def _make(self, seed: int) -> _Keys:
+        t, words, grade = self._src
+        for seed in range(seed, seed + 8):
+            key = pair_keys(t, words, seed)
+            order = np.argsort(key, kind="stable")
+            key = key[order]
+            last = np.append(key[1:] != key[:-1], True)       # the last of equal keys (input order)
+            if not last.all():
+                dup = np.flatnonzero(~last)                   # equal keys must be equal pairs
+                a, b = order[dup], order[dup + 1]
+                if not _same_pairs(t[a], words, a, t[b], words, b).all():
+                    continue                                  # a collision: another seed
+                self.distinct = False
+                order, key = order[last], key[last]
+            rel = np.where(grade < 0, RELVALUE_UNJUDGED, grade).astype(np.int64)[order]
+            return _Keys(seed, key, order, t[order], np.ascontiguousarray(words[:, order]), rel)
+        raise RuntimeError("PairGrades: no collision-free key seed")   # never reached in practice
+
+    def _join(self, t_code: np.ndarray, ids: np.ndarray, repeats: bool
+              ) -> tuple[np.ndarray, np.ndarray, _Keys] | None:
+        """(rows with a judgment, their positions among the keys, the keys); None when two rows share a
+        pair (unless `repeats`). A key collision (different pairs, one key) makes the keys again with
+        another seed."""
+        t_code = np.asarray(t_code, np.int64)
+        words = id_words(ids)
+        k = self.keys
+        for _ in range(8):
+            key = pair_keys(t_code, words, k.seed)
+            order = np.argsort(key)
+            ks = key[order]
+            eq = np.flatnonzero(ks[1:] == ks[:-1]) if not repeats else ()
+            if len(eq):
+                a, b = order[eq], order[eq + 1]
+                if _same_pairs(t_code[a], words, a, t_code[b], words, b).any():
+                    return None                               # a pair twice
+            elif len(k.key) == 0:
+                return np.zeros(0, np.int64), np.zeros(0, np.int64), k
+            else:
+                pos = np.searchsorted(k.key, ks)              # the run's keys sorted: a merge-like walk
+                np.minimum(pos, len(k.key) - 1, out=pos)
+                hit = np.flatnonzero(k.key[pos] == ks)
+                rows, qpos = order[hit], pos[hit]
+                if _same_pairs(t_code[rows], words, rows, k.t[qpos], k.words, qpos).all():
+                    return rows, qpos, k
+            k = self.keys = self._make(k.seed + 1)            # a collision: another seed, both sides
+        raise RuntimeError("PairGrades: no collision-free key seed")   # never reached in practice
+
+    def rows(self, t_code: np.ndarray, ids: np.ndarray, repeats: bool = False) -> np.ndarray | None:
+        """Per row (topic code, document id as dtype S): the position of its judgment in the judgment
+        arrays given (the last of equal ones), -1 when not judged; None when two rows share a pair
+        (unless `repeats`)."""
+        return self._per_row(t_code, ids, repeats, -1, "qrow")
+
+    def grades(self, t_code: np.ndarray, ids: np.ndarray) -> np.ndarray | None:
+        """Per row: its judgment grade, RELVALUE_UNJUDGED (grade < 0) or RELVALUE_NONPOOL; None when two
+        rows share a pair (a document retrieved twice for a topic)."""
+        return self._per_row(t_code, ids, False, RELVALUE_NONPOOL, "rel")
+
+    def _per_row(self, t_code: np.ndarray, ids: np.ndarray, repeats: bool, fill: int, field: str
+                 ) -> np.ndarray | None:
+        out = np.full(len(t_code), fill, np.int64)
+        if len(t_code):
+            got = self._join(t_code, ids, repeats)
+            if got is None:
+                return None
+            rows, qpos, keys = got
+            out[rows] = getattr(keys, field)[qpos]
+        return out
+
+
+def _same_pairs(ta: np.ndarray, wa: np.ndarray, ia: np.ndarray, tb: np.ndarray, wb: np.ndarray, ib: np.ndarray
+                ) -> np.ndarray:
+    """Per i: whether (ta[i], id ia[i] of words wa) and (tb[i], id ib[i] of words wb) are the same pair
+    (a word past one side's width is NUL there)."""
+    same = ta == tb
+    for k in range(max(len(wa), len(wb))):
+        same &= (wa[k][ia] if k < len(wa) else 0) == (wb[k][ib] if k < len(wb) else 0)
+    return same
+
+
 def dict_codes(col, values: list[str]) -> np.ndarray:
     """Per row of a (chunked, possibly dictionary-encoded) string column: its index in `values`, -1 if
     absent. Dictionary chunks are looked up once per distinct value."""
     vs = pa.array(values, pa.string())
     chunks = col.chunks if isinstance(col, pa.ChunkedArray) else [col]
-    out = []
-    for ch in chunks:
-        if pa.types.is_dictionary(ch.type):
-            lut = pc.fill_null(pc.index_in(ch.dictionary, value_set=vs), -1).to_numpy()
-            out.append(lut[ch.indices.to_numpy()])
-        else:
-            out.append(pc.fill_null(pc.index_in(ch, value_set=vs), -1).to_numpy())
-    return np.concatenate(out) if out else np.zeros(0, np.int32)
+    if not chunks:
+        return np.zeros(0, np.int32)
+    # one lookup call for all chunks (Arrow builds the value set's hash table once per call): the
+    # dictionaries of dictionary chunks, then every row of the others
+    is_dict = [pa.types.is_dictionary(ch.type) for ch in chunks]
+    looked = [ch.dictionary if d else ch for ch, d in zip(chunks, is_dict)]
+    idx = pc.fill_null(pc.index_in(pa.chunked_array(looked, type=looked[0].type) if len({a.type for a in looked}) == 1
+                                   else pa.chunked_array([a.cast(pa.string()) for a in looked], type=pa.string()),
+                                   value_set=vs), -1).to_numpy()
+    out, at = [], 0
+    for ch, d, a in zip(chunks, is_dict, looked):
+        part = idx[at:at + len(a)]
+        at += len(a)
+        out.append(part[ch.indices.to_numpy()] if d else part)
+    return np.concatenate(out)
 
 
 def ranked_rows(runs: pd.DataFrame, depth: int | None = None, by_name: bool = False

@@ -56,24 +56,26 @@ def bytes_arrow(values: np.ndarray):
     return arr
 
 
-def arrow_bytes(arr) -> np.ndarray:
+def arrow_bytes(arr, multiple: int = 1, copy: bool = True) -> np.ndarray:
     """An Arrow string array without nulls (and without NUL inside a value) as a numpy bytes array
-    (dtype S): padded with NUL to the longest value by Arrow, then viewed."""
+    (dtype S): padded with NUL to the longest value (rounded up to a `multiple` of bytes) by Arrow, then
+    viewed (`copy=False`: a read-only view of Arrow's buffer, when it can be one)."""
     import pyarrow.compute as pc
     a = _one_chunk(arr)
     if a.null_count:
         raise ValueError("arrow_bytes: the array has nulls")
     n = len(a)
     if n == 0:
-        return np.zeros(0, "S1")
+        return np.zeros(0, f"S{multiple}")
     w = max(int(pc.max(pc.binary_length(a)).as_py()), 1)
+    w = -(-w // multiple) * multiple
     p = pc.utf8_rpad(a, width=w, padding="\x00")
     large = str(p.type) == "large_string"
     width = 8 if large else 4
     off = np.frombuffer(p.buffers()[1], f"i{width}", count=n + 1, offset=p.offset * width)
     if off[-1] - off[0] == n * w:           # every value w bytes long
         data = np.frombuffer(p.buffers()[2], np.uint8, count=n * w, offset=int(off[0]))
-        return data.view(f"S{w}").copy()
+        return data.view(f"S{w}").copy() if copy else data.view(f"S{w}")
     # multi-byte characters (padding counts code points): place each value's bytes
     data = np.frombuffer(a.buffers()[2], np.uint8)
     aoff = np.frombuffer(a.buffers()[1], f"i{width}", count=n + 1, offset=a.offset * width).astype(np.int64)

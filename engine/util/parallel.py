@@ -5,6 +5,7 @@ a process passes stderr's descriptor to the child: the spawn fails ("bad value(s
 `process_pool` spawns its workers with the real stderr in place and, when the parent's stderr is not a
 terminal stream of its own (a TUI owns the screen), points the workers' descriptor 2 at /dev/null so
 nothing they print can garble the display (their errors still reach the parent as exceptions).
+A pool may fork its workers instead (`fork=True`) when the process runs a single Python thread.
 """
 from __future__ import annotations
 
@@ -33,14 +34,24 @@ def _quiet_child(quiet: bool) -> None:
         os.close(fd)
 
 
-class SafeProcessPool(ProcessPoolExecutor):
-    """A spawn-context process pool whose submissions work with or without a real sys.stderr."""
+def _one_thread() -> bool:
+    """Whether this process runs no Python thread but the main one, so a fork copies no lock another
+    Python thread holds (the native threads numpy's BLAS and Arrow's allocator start handle fork)."""
+    return threading.active_count() == 1
 
-    def __init__(self, max_workers: int):
+
+class SafeProcessPool(ProcessPoolExecutor):
+    """A spawn-context process pool whose submissions work with or without a real sys.stderr. `fork`:
+    fork the workers instead when this process runs a single Python thread (they start with its imports
+    and data: no interpreter start, no imports, no resource tracker process)."""
+
+    def __init__(self, max_workers: int, fork: bool = False):
         self._quiet = not _stderr_usable()
-        # the resource tracker is spawned when the pool makes its first lock, the workers inside submit
+        method = "fork" if fork and "fork" in mp.get_all_start_methods() and _one_thread() else "spawn"
+        # spawn: the resource tracker is spawned when the pool makes its first lock, the workers inside
+        # submit; fork: every worker at the first submit, before the pool starts its threads
         with self._real_stderr():
-            super().__init__(max_workers=max_workers, mp_context=mp.get_context("spawn"),
+            super().__init__(max_workers=max_workers, mp_context=mp.get_context(method),
                              initializer=_quiet_child, initargs=(self._quiet,))
 
     @contextmanager
@@ -62,10 +73,12 @@ class SafeProcessPool(ProcessPoolExecutor):
 
 
 def map_tasks(fn, tasks: list, workers: int | None = None, executor: Executor | None = None,
-              progress: Callable[[int, int], None] | None = None) -> list:
+              progress: Callable[[int, int], None] | None = None, here: bool = False) -> list:
     """fn over tasks, results in task order: on `executor`, else a local `SafeProcessPool` of
-    min(workers or cores, tasks) processes, or in this process when that is one.
-    `progress(done, total)` is called as tasks finish."""
+    min(workers or cores, tasks) processes, or in this process when that is one. `here`: this process
+    is one of the workers and the others are forked from it when it runs one Python thread (for a caller that
+    would only wait and has imported and prepared what `fn` needs). `progress(done, total)` is called
+    as tasks finish."""
     n = len(tasks)
     k = min(workers or os.cpu_count() or 1, n)
     if executor is None and k < 2:
@@ -75,6 +88,8 @@ def map_tasks(fn, tasks: list, workers: int | None = None, executor: Executor | 
             if progress:
                 progress(i + 1, n)
         return out
+    if executor is None and here:
+        return _map_here(fn, tasks, k - 1, progress)
     own = executor is None
     ex = executor or SafeProcessPool(k)
     try:
@@ -88,3 +103,41 @@ def map_tasks(fn, tasks: list, workers: int | None = None, executor: Executor | 
     finally:
         if own:
             ex.shutdown(cancel_futures=True)
+
+
+def _map_here(fn, tasks: list, k: int, progress: Callable[[int, int], None] | None) -> list:
+    """`map_tasks` with this process taking tasks in turn with `k` worker processes: tasks go out in
+    order, each worker kept two ahead (so it never waits for this process), the rest run here. The
+    workers are forked when this process runs one Python thread."""
+    n = len(tasks)
+    out: list = [None] * n
+    done = 0
+    ahead: dict = {}
+    nxt = 0
+    ex = SafeProcessPool(k, fork=True)
+
+    def finished(f) -> None:
+        nonlocal done
+        out[ahead.pop(f)] = f.result()
+        done += 1
+        if progress:
+            progress(done, n)
+
+    try:
+        while nxt < n:
+            for f in [f for f in ahead if f.done()]:
+                finished(f)
+            while len(ahead) < 2 * k and nxt < n:
+                ahead[ex.submit(fn, tasks[nxt])] = nxt
+                nxt += 1
+            if nxt < n:
+                out[nxt] = fn(tasks[nxt])
+                nxt += 1
+                done += 1
+                if progress:
+                    progress(done, n)
+        for f in as_completed(list(ahead)):
+            finished(f)
+        return out
+    finally:
+        ex.shutdown(cancel_futures=True)

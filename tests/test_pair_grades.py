@@ -1,0 +1,57 @@
+"""`ranking.join.PairGrades`, the streamed evaluation's join of run rows with judgments by sorted 64-bit
+(topic, document id) keys: the same grades as `lookup_rel` on shared codes (ids of any width, on either
+side), None for a pair retrieved twice, and a key collision is caught by the byte check, not joined."""
+from __future__ import annotations
+
+import numpy as np
+
+from engine.ranking.join import PairGrades, id_words, lookup_rel, pair_keys
+from engine.ranking.ranked import RELVALUE_NONPOOL, RELVALUE_UNJUDGED
+
+
+def _ids(rng, n: int, vocab: list[bytes]) -> np.ndarray:
+    return np.asarray([vocab[i] for i in rng.integers(0, len(vocab), n)], dtype="S")
+
+
+def test_grades_match_lookup_rel_on_shared_codes():
+    rng = np.random.default_rng(3)
+    # ids of 1 to 30 bytes: the run's and the judgments' padded widths differ
+    vocab = sorted({bytes(rng.integers(97, 123, rng.integers(1, 31)).astype(np.uint8)) for _ in range(400)})
+    vocab += [b"x" * 7, b"x" * 8, b"x" * 9, b"x" * 16, b"x" * 17]          # word boundaries
+    pairs = {(int(t), bytes(d)) for t, d in zip(rng.integers(0, 6, 900), _ids(rng, 900, vocab))}
+    q_t = np.asarray([t for t, _ in sorted(pairs)], np.int64)
+    q_d = np.asarray([d for _, d in sorted(pairs)], dtype="S")
+    q_g = rng.integers(-1, 3, len(q_t)).astype(np.int64)
+    pg = PairGrades(q_t, q_d, q_g)
+    assert pg.distinct
+    run = sorted({(int(t), bytes(d)) for t, d in zip(rng.integers(0, 6, 700), _ids(rng, 700, vocab[:60]))})
+    run += [(1, b"x" * 8), (2, b"x" * 16)]
+    r_t = np.asarray([t for t, _ in run], np.int64)
+    r_d = np.asarray([d for _, d in run], dtype="S")
+    got = pg.grades(r_t, r_d)
+    code = {d: i for i, d in enumerate(vocab)}
+    want = lookup_rel(q_t, np.asarray([code[d] for d in q_d.tolist()]), q_g, r_t,
+                      np.asarray([code[d] for d in r_d.tolist()]), 6, len(vocab))
+    assert np.array_equal(got, want)
+    assert {RELVALUE_NONPOOL, RELVALUE_UNJUDGED, 0, 1, 2} <= set(got.tolist())
+    # the same pairs with the judgments' ids padded wider give the same keys
+    assert np.array_equal(pair_keys(q_t, id_words(q_d)), pair_keys(q_t, id_words(q_d.astype("S64"))))
+
+
+def test_a_pair_twice_gives_none_and_a_key_collision_takes_another_seed():
+    q_t = np.asarray([0, 0, 1], np.int64)
+    q_d = np.asarray([b"a", b"b", b"a"])
+    pg = PairGrades(q_t, q_d, np.asarray([1, 0, 2]))
+    assert pg.grades(np.asarray([1, 0]), np.asarray([b"a", b"zz"])).tolist() == [2, RELVALUE_NONPOOL]
+    assert pg.grades(np.asarray([0, 1, 0]), np.asarray([b"a", b"a", b"a"])) is None    # (0, a) twice
+    assert pg.rows(np.asarray([0, 1, 0]), np.asarray([b"a", b"a", b"a"]), repeats=True).tolist() == [0, 2, 0]
+    # a pair judged twice keeps its last row
+    twice = PairGrades(np.asarray([0, 0, 0]), np.asarray([b"a", b"b", b"a"]), np.asarray([1, 0, 2]))
+    assert not twice.distinct
+    assert twice.rows(np.asarray([0, 0]), np.asarray([b"a", b"b"])).tolist() == [2, 1]
+    # a run pair whose key equals a judged pair's but whose bytes differ is not joined: the keys are
+    # made again with another seed (here the judged side's words are corrupted to fake the collision)
+    pg.keys = pg.keys._replace(words=id_words(np.asarray([b"c", b"c", b"c"])))
+    assert pg.seed == 0
+    assert pg.grades(np.asarray([0]), np.asarray([b"a"])).tolist() == [1]
+    assert pg.seed == 1
