@@ -4,6 +4,7 @@
     python3 benchmarks/all.py                         # the README's sizes (hours; MQ scale needs ~15 GB of disk)
     python3 benchmarks/all.py --only batch,startup --trec-eval /tmp/trec_eval/trec_eval --out figures.md
     python3 benchmarks/all.py --list                  # the registry: figure, script, full and quick arguments
+    python3 benchmarks/all.py --only batch,startup --merge --readme   # rerun two, keep the other rows, update README
 
 Each figure's script runs as its own process, one after another (never two at once: the figures are
 timings). Scripts that write `--json` give structured figures (Cranfield beside each peer, with the
@@ -11,6 +12,12 @@ ratio); the others give the last lines of their own summary. The table is writte
 benchmarks/results/all-<quick|full>.md) with the date, the machine, the load average before and after
 each script and its wall time, and printed. A test (tests/test_readme_figures.py) fails when a README
 figure names no script, or names one that is not registered here.
+
+With --merge, the figures not rerun keep their row from the previous table of the same size (the rows are
+also kept as JSON beside it, `all-<size>.json`); every row carries the date it was measured. With
+--readme, the README's generated table (between the `all.py` markers in "Measured figures") is replaced
+by the table written, so the README shows exactly this output (tests/test_readme_figures.py checks that
+the two are equal).
 """
 from __future__ import annotations
 
@@ -158,7 +165,8 @@ def run_figure(f: Figure, quick: bool, trec_eval: str | None, tmp: Path) -> dict
     p = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
     seconds = time.perf_counter() - t0
     row = {"key": f.key, "what": f.what, "command": shown + (" --trec-eval PATH" if f.trec_eval and trec_eval else ""),
-           "seconds": round(seconds, 1), "load": f"{load0} -> {load()}", "ok": p.returncode == 0}
+           "seconds": round(seconds, 1), "load": f"{load0} -> {load()}", "ok": p.returncode == 0,
+           "measured": f"{_dt.datetime.now(_dt.timezone.utc):%Y-%m-%d %H:%M}"}
     if p.returncode != 0:
         row["cranfield"], row["peers"] = f"failed (exit {p.returncode}): {p.stderr.strip()[-300:]}", "-"
         return row
@@ -172,15 +180,42 @@ def run_figure(f: Figure, quick: bool, trec_eval: str | None, tmp: Path) -> dict
 
 
 def table(rows: list[dict], quick: bool) -> str:
-    """The Markdown table of the rows, with the date, the machine and the size."""
-    head = (f"Measured {_dt.datetime.now(_dt.timezone.utc):%Y-%m-%d %H:%M} UTC on {machine()}, "
+    """The Markdown table of the rows, with the machine, the size and each row's date."""
+    head = (f"Made {_dt.datetime.now(_dt.timezone.utc):%Y-%m-%d %H:%M} UTC on {machine()}, "
             f"{'quick (CI) sizes' if quick else 'full (README) sizes'}, by `python benchmarks/all.py"
-            f"{' --quick' if quick else ''}`; the load average (1/5/15 min) before -> after each script.\n\n")
-    out = ["| what | Cranfield | peers | command | s | load |", "|---|---|---|---|---|---|"]
+            f"{' --quick' if quick else ''}`; each row's date (UTC) and the load average (1/5/15 min) before -> "
+            f"after its script.\n\n")
+    out = ["| what | Cranfield | peers | command | s | measured | load |", "|---|---|---|---|---|---|---|"]
     for r in rows:
-        cells = [r["what"], r["cranfield"], r["peers"], f"`{r['command']}`", str(r["seconds"]), r["load"]]
+        cells = [r["what"], r["cranfield"], r["peers"], f"`{r['command']}`", str(r["seconds"]),
+                 r.get("measured", "-"), r["load"]]
         out.append("| " + " | ".join(c.replace("|", "/").replace("\n", " ") for c in cells) + " |")
     return head + "\n".join(out) + "\n"
+
+
+BEGIN, END = "<!-- benchmarks/all.py table: begin -->", "<!-- benchmarks/all.py table: end -->"
+
+
+def merged(rows: list[dict], previous: list[dict]) -> list[dict]:
+    """The new rows, and the previous rows of figures not rerun, in the registry's order."""
+    by_key = {r["key"]: r for r in previous if r.get("key") in registry()}
+    by_key.update({r["key"]: r for r in rows})
+    return [by_key[f.key] for f in FIGURES if f.key in by_key]
+
+
+def readme_block(readme: str) -> str | None:
+    """The README's generated table (between the markers), or None when it has none."""
+    if BEGIN not in readme or END not in readme:
+        return None
+    return readme.split(BEGIN, 1)[1].split(END, 1)[0].strip("\n") + "\n"
+
+
+def with_block(readme: str, text: str) -> str:
+    """The README with its generated table replaced by `text`."""
+    if readme_block(readme) is None:
+        raise SystemExit(f"README.md has no {BEGIN} ... {END} block to replace")
+    before, rest = readme.split(BEGIN, 1)
+    return before + BEGIN + "\n" + text + END + rest.split(END, 1)[1]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -190,6 +225,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--trec-eval", default=os.environ.get("TREC_EVAL"), help="a trec_eval 10.0 binary, as a peer")
     ap.add_argument("--out", default=None, help="where the Markdown table goes")
     ap.add_argument("--list", action="store_true", help="print the registry and exit")
+    ap.add_argument("--merge", action="store_true", help="keep the previous rows of figures not rerun")
+    ap.add_argument("--readme", action="store_true", help="put the table into README.md's generated block")
     args = ap.parse_args(argv)
     reg = registry()
     if args.list:
@@ -206,11 +243,18 @@ def main(argv: list[str] | None = None) -> int:
         for k in keys:
             print(f"running {k} ...", file=sys.stderr, flush=True)
             rows.append(run_figure(reg[k], args.quick, args.trec_eval, Path(tmp)))
-    text = table(rows, args.quick)
     size = "quick" if args.quick else "full"
     out = Path(args.out) if args.out else ROOT / "benchmarks" / "results" / f"all-{size}.md"
+    store = out.with_suffix(".json")
+    if args.merge and store.is_file():
+        rows = merged(rows, json.loads(store.read_text()))
+    text = table(rows, args.quick)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(text)
+    store.write_text(json.dumps(rows, indent=1) + "\n")
+    if args.readme:
+        readme = ROOT / "README.md"
+        readme.write_text(with_block(readme.read_text(), text))
     print(text)
     return 0 if all(r["ok"] for r in rows) else 1
 

@@ -92,3 +92,24 @@ def test_registered_scripts_exist_and_take_their_arguments():
 def test_the_check_itself(row, ok):
     section = "| what | figure | command |\n|---|---|---|\n" + row + "\n"
     assert (missing_sources(section, {"batch.py"}) == []) is ok
+
+
+def test_readme_table_is_all_py_output():
+    """The README's generated table is, byte for byte, the last full table `benchmarks/all.py` wrote."""
+    mod = _all_module()
+    block = mod.readme_block((ROOT / "README.md").read_text())
+    assert block is not None, f"README.md has no {mod.BEGIN} ... {mod.END} block"
+    written = (ROOT / "benchmarks" / "results" / "all-full.md").read_text()
+    assert block == written, "README's table differs from benchmarks/results/all-full.md: run all.py --readme"
+
+
+def test_merge_keeps_rows_not_rerun_and_the_readme_block_is_replaced():
+    mod = _all_module()
+    old = [{"key": "batch", "v": 1}, {"key": "startup", "v": 1}, {"key": "gone", "v": 1}]
+    rows = mod.merged([{"key": "startup", "v": 2}], old)
+    assert rows == [{"key": "batch", "v": 1}, {"key": "startup", "v": 2}]     # registry order, unknown dropped
+    readme = f"a\n{mod.BEGIN}\nold\n{mod.END}\nb\n"
+    new = mod.with_block(readme, "| t |\n")
+    assert new == f"a\n{mod.BEGIN}\n| t |\n{mod.END}\nb\n" and mod.readme_block(new) == "| t |\n"
+    with pytest.raises(SystemExit):
+        mod.with_block("no markers", "x")
