@@ -69,18 +69,32 @@ def _order(tab: pa.Table) -> np.ndarray | None:
     return arrow_run_order(tab.column("topic"), tab.column("score"), tab.column("doc"))
 
 
+def _topic_heads(topic: pa.ChunkedArray | pa.Array) -> np.ndarray:
+    """First row of each run of equal topics."""
+    n = len(topic)
+    change = np.ones(n, bool)
+    if n > 1:
+        change[1:] = pc.not_equal(topic.slice(1), topic.slice(0, n - 1)).to_numpy(zero_copy_only=False)
+    return np.flatnonzero(change)
+
+
 def _positions(topic: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, np.ndarray]:
     """(pos, starts): 1-based position within each run of equal topics, and the runs' first rows."""
     n = len(topic)
     if n == 0:
         return np.zeros(0, np.int32), np.zeros(0, np.int64)
-    change = np.ones(n, bool)
-    if n > 1:
-        change[1:] = pc.not_equal(topic.slice(1), topic.slice(0, n - 1)).to_numpy(zero_copy_only=False)
-    starts = np.flatnonzero(change)
+    starts = _topic_heads(topic)
     lens = np.diff(np.append(starts, n))
     pos = (np.arange(n) - np.repeat(starts, lens) + 1).astype(np.int32)
     return pos, starts
+
+
+CHUNK_BYTES = 16 * 2**20     # text parsed at a time by the streaming ingest (bounds a worker's memory)
+
+
+class _NotStreamable(Exception):
+    """The run file cannot be ingested chunk by chunk (not clean Arrow-parsable text in one run, gzip, a
+    byte order mark, or topics not contiguous in byte order): it is ingested whole."""
 
 
 def _parse(path: str, w: Warnings, raw: list[bytes] | None = None) -> tuple[str, pa.Table] | None:
@@ -103,36 +117,68 @@ def _parse(path: str, w: Warnings, raw: list[bytes] | None = None) -> tuple[str,
     del data
     tab = pa.table({"topic": t.column("topic"), "doc": t.column("doc"), "score": t.column("score"),
                     "rank": t.column("rank"), "line": pa.array(np.arange(1, len(t) + 1, dtype=np.int64))})
-    dup = _duplicates(tab)
-    if dup is not None:
-        from ..formats.runs import warn_repeated_docs
-        idx = np.flatnonzero(dup)
-        first = _first_lines(tab, idx[:50])
-        lines, docs, topics = tab.column("line").to_numpy(), tab.column("doc"), tab.column("topic")
-        shown = []
-        for i in idx[:50]:
-            t, d = topics[int(i)].as_py(), docs[int(i)].as_py()
-            shown.append((path, int(lines[i]), d, t, first.get((t, d), "?")))
-        warn_repeated_docs(w, shown, len(idx) - len(shown), path)
-        tab = tab.filter(pa.array(~dup))
+    dups = _Repeats(path)
+    tab = dups.drop(tab)
+    dups.report(w)
     return tag, tab
 
 
+class _Repeats:
+    """Documents retrieved twice for a topic, dropped (the first line kept) table by table and reported
+    once at the end as the text readers report them (the first 50 with their lines, then a count)."""
+
+    def __init__(self, path: str):
+        self.path, self.shown, self.count = path, [], 0
+
+    def drop(self, tab: pa.Table) -> pa.Table:
+        dup = _duplicates(tab)
+        if dup is None:
+            return tab
+        idx = np.flatnonzero(dup)
+        room = idx[:max(0, 50 - len(self.shown))]
+        if len(room):
+            first = _first_lines(tab, room)
+            lines, docs, topics = tab.column("line").to_numpy(), tab.column("doc"), tab.column("topic")
+            for i in room:
+                t, d = topics[int(i)].as_py(), docs[int(i)].as_py()
+                self.shown.append((self.path, int(lines[i]), d, t, first.get((t, d), "?")))
+        self.count += len(idx)
+        return tab.filter(pa.array(~dup))
+
+    def report(self, w: Warnings) -> None:
+        if self.count:
+            from ..formats.runs import warn_repeated_docs
+            warn_repeated_docs(w, self.shown, self.count - len(self.shown), self.path)
+
+
 def _duplicates(tab: pa.Table) -> np.ndarray | None:
-    """Rows whose (topic, doc) occurred on an earlier line, or None when there are none: a stable
-    sort by (topic, doc) puts repeats right after their first occurrence."""
+    """Rows whose (topic, doc) occurred on an earlier line, or None when there are none. Dictionary
+    codes are handed out in order of first appearance, so only rows whose document code is not above
+    every earlier one repeat a document; only the rows of such documents are keyed by (topic, doc)."""
     n = len(tab)
     if n < 2:
         return None
-    tcode = pc.dictionary_encode(tab.column("topic")).combine_chunks().indices
-    doc = tab.column("doc")
-    idx = pc.sort_indices(pa.table({"t": tcode, "d": doc}), sort_keys=[("t", "ascending"), ("d", "ascending")])
-    ts, ds = tcode.take(idx), doc.take(idx)
-    same = pc.and_(pc.equal(ts.slice(1), ts.slice(0, n - 1)), pc.equal(ds.slice(1), ds.slice(0, n - 1)))
-    if not pc.any(same).as_py():
+    enc = pc.dictionary_encode(tab.column("doc"))
+    enc = enc.combine_chunks() if isinstance(enc, pa.ChunkedArray) else enc
+    d = enc.indices.to_numpy()
+    new = np.empty(n, bool)
+    new[0] = True
+    np.greater(d[1:], np.maximum.accumulate(d)[:-1], out=new[1:])
+    if new.all():
+        return None
+    again = np.zeros(len(enc.dictionary), bool)
+    again[d[~new]] = True
+    rows = np.flatnonzero(again[d])                    # every line of a document seen twice
+    tenc = pc.dictionary_encode(tab.column("topic").take(pa.array(rows)))
+    tenc = tenc.combine_chunks() if isinstance(tenc, pa.ChunkedArray) else tenc
+    key = tenc.indices.to_numpy().astype(np.int64) * len(enc.dictionary) + d[rows]
+    order = np.argsort(key, kind="stable")             # a repeat right after its first occurrence
+    ks = key[order]
+    same = ks[1:] == ks[:-1]
+    if not same.any():
         return None
     dup = np.zeros(n, bool)
-    dup[idx.to_numpy()[1:][same.to_numpy(zero_copy_only=False)]] = True
+    dup[rows[order[1:][same]]] = True
     return dup
 
 
@@ -161,66 +207,206 @@ def file_sha256(path: os.PathLike | str) -> str:
         return hashlib.file_digest(fh, "sha256").hexdigest()
 
 
+class _PartWriter:
+    """Writes a part row group by row group from tables of whole topics in trec_eval order: a row group
+    is closed at the first topic start once it holds `group_rows` rows or more; records each topic's
+    rows and row group for the index."""
+
+    def __init__(self, path, tag: str, source: str, group_rows: int):
+        meta = {b"cranfield.run": tag.encode("utf-8"), b"cranfield.source": source.encode("utf-8")}
+        self.wr = pq.ParquetWriter(path, SCHEMA.with_metadata(meta), compression=COMPRESSION,
+                                   use_dictionary=["topic", "rank", "pos"], write_statistics=["topic"],
+                                   write_page_checksum=True)
+        self.group_rows = group_rows
+        self.pending: list[pa.Table] = []
+        self.acc = self.rg = self.rows = 0
+        self.topics: list[str] = []
+        self.topic_rows: list[int] = []
+        self.topic_rg: list[int] = []
+
+    def add(self, tab: pa.Table) -> None:
+        """Append `tab` (topic, doc, score, rank; whole topics, each in trec_eval order)."""
+        topic = tab.column("topic")
+        pos, starts = _positions(topic)
+        n = len(tab)
+        out = pa.table({"topic": topic, "doc": tab.column("doc"), "score": tab.column("score"),
+                        "rank": tab.column("rank"), "pos": pa.array(pos)}, schema=SCHEMA)
+        cut = 0
+        for s in starts.tolist():                       # cut row groups at topic starts
+            if self.acc + s - cut >= self.group_rows:
+                self._flush(out.slice(cut, s - cut))
+                cut = s
+            self.topic_rg.append(self.rg)
+        if n:
+            self.topics.extend(topic.take(pa.array(starts)).to_pylist())
+            self.topic_rows.extend(np.diff(np.append(starts, n)).tolist())
+        if n > cut:
+            self.pending.append(out.slice(cut))
+            self.acc += n - cut
+        self.rows += n
+
+    def _flush(self, last: pa.Table | None = None) -> None:
+        parts = self.pending + ([last] if last is not None and len(last) else [])
+        if parts:
+            t = pa.concat_tables(parts)
+            self.wr.write_table(t, row_group_size=len(t))   # one row group
+            self.rg += 1
+        self.pending, self.acc = [], 0
+
+    def close(self, sha: str) -> None:
+        self._flush()
+        self.wr.add_key_value_metadata({"cranfield.sha256": sha, "cranfield.rows": str(self.rows)})
+        self.wr.close()
+
+    def entry(self) -> dict:
+        return {"rows": int(self.rows), "topics": self.topics, "topic_rows": self.topic_rows,
+                "topic_rg": self.topic_rg}
+
+
+def _in_trec_order(tab: pa.Table) -> pa.Table:
+    """`tab` in trec_eval order (unchanged when it already is)."""
+    order = _order(tab)
+    return tab if order is None else tab.take(pa.array(order))
+
+
+def _text_chunks(fh, h, size: int):
+    """Pieces of whole lines of about `size` bytes read from `fh`, every byte also fed to hash `h`;
+    the first piece is refused (_NotStreamable) when it starts as gzip data or with a byte order mark."""
+    rest = b""
+    first = True
+    while True:
+        block = fh.read(size)
+        h.update(block)
+        if first and (block[:2] == b"\x1f\x8b" or block[:3] == b"\xef\xbb\xbf"):
+            raise _NotStreamable
+        first = False
+        if not block:
+            if rest:
+                yield rest
+            return
+        k = block.rfind(b"\n") + 1
+        if k == 0:
+            rest += block
+            continue
+        yield rest + block[:k] if rest else block[:k]
+        rest = block[k:]
+
+
+def _ingest_stream(path: str, tmp: Path, group_rows: int, w: Warnings) -> dict:
+    """Ingest a clean run file whose topics come in byte order, one text chunk at a time (memory bounded
+    by `CHUNK_BYTES` and the largest topic): each chunk parsed by the Arrow fast path of the text
+    reader, the rows of its complete topics de-duplicated, put in trec_eval order and written; the
+    content hashed while read. Raises _NotStreamable for any other file."""
+    from ..formats.runs import arrow_run
+    if str(path).endswith(".gz"):
+        raise _NotStreamable
+    h = hashlib.sha256()
+    tag, pw, carry, line0 = None, None, None, 1
+    dups = _Repeats(path)
+
+    def emit(seg: pa.Table) -> None:
+        pw.add(_in_trec_order(dups.drop(seg)))
+
+    try:
+        with open(path, "rb") as fh:
+            for text in _text_chunks(fh, h, CHUNK_BYTES):
+                fast = arrow_run(path, text)
+                del text
+                if fast is None or (tag is not None and fast[0] != tag):
+                    raise _NotStreamable
+                t = fast[1]
+                if pw is None:
+                    tag = fast[0]
+                    pw = _PartWriter(tmp, tag, str(path), group_rows)
+                cur = pa.table({"topic": t.column("topic"), "doc": t.column("doc"), "score": t.column("score"),
+                                "rank": t.column("rank"),
+                                "line": pa.array(np.arange(line0, line0 + len(t), dtype=np.int64))})
+                line0 += len(t)
+                del t, fast
+                if carry is not None:
+                    cur = pa.concat_tables([carry, cur])
+                heads = _topic_heads(cur.column("topic"))
+                hv = cur.column("topic").take(pa.array(heads))
+                if len(hv) > 1 and not pc.all(pc.less(hv.slice(0, len(hv) - 1), hv.slice(1))).as_py():
+                    raise _NotStreamable                  # topics not contiguous in byte order
+                last = int(heads[-1])
+                carry = cur.slice(last).combine_chunks()
+                if last:
+                    emit(cur.slice(0, last))
+                del cur
+            if pw is None:
+                raise _NotStreamable                      # empty: the text reader words it
+            if carry is not None and len(carry):
+                emit(carry)
+            pw.close(h.hexdigest())
+    except BaseException:
+        if pw is not None:
+            pw.wr.close()
+        raise
+    dups.report(w)
+    return {"sha256": h.hexdigest(), "tag": tag, **pw.entry()}
+
+
+def _ingest_whole(path: str, tmp: Path, group_rows: int, w: Warnings, raw: bytes) -> dict:
+    """Ingest a run file read whole (any file the text readers accept; problems raise FormatError)."""
+    sha = hashlib.sha256(raw).hexdigest()
+    box = [raw]
+    del raw                                        # _parse frees the text once it is parsed
+    parsed = _parse(path, w, box)
+    if parsed is None:
+        return {"sha256": sha, "tag": None, "rows": 0}
+    tag, tab = parsed
+    pw = _PartWriter(tmp, tag, str(path), group_rows)
+    try:
+        pw.add(_in_trec_order(tab))
+        del tab
+        pw.close(sha)
+    except BaseException:
+        pw.wr.close()
+        raise
+    return {"sha256": sha, "tag": tag, **pw.entry()}
+
+
 def ingest_file(path: str, part: str, group_rows: int = ROW_GROUP_ROWS) -> dict:
     """Parse one run file and write it as a Parquet part in trec_eval order. Returns its manifest entry
     (sha256 and stat of the source, tag, rows, topics, warnings, seconds) or {"problems": [...],
-    "hint": ...} when the file is bad."""
+    "hint": ...} when the file is bad. Clean files with topics in byte order are streamed
+    (`_ingest_stream`), others read whole."""
     t0 = time.perf_counter()
-    w = Warnings()
     from engine.formats.files import regular_file
-    try:
-        st = regular_file(path)
-        raw = Path(path).read_bytes()
-    except FormatError as exc:
-        return {"problems": [(p.path, p.line, p.message) for p in exc.problems], "hint": exc.hint}
-    except OSError as exc:
+    from ..util.atomic import atomic_path
+
+    def failed(exc: Exception) -> dict:
+        if isinstance(exc, FormatError):
+            return {"problems": [(p.path, p.line, p.message) for p in exc.problems], "hint": exc.hint}
         return {"problems": [(str(path), None, f"cannot be read ({exc.strerror or exc})")],
                 "hint": "check that the file exists and is readable"}
-    sha = hashlib.sha256(raw).hexdigest()
-    src = {"sha256": sha, "stat": _stat_key(st)}
-    box = [raw]
-    del raw                                        # _parse frees the text once it is parsed
     try:
-        parsed = _parse(path, w, box)
-    except FormatError as exc:
-        return {"problems": [(p.path, p.line, p.message) for p in exc.problems], "hint": exc.hint}
-    if parsed is None:
+        st = regular_file(path)
+    except (FormatError, OSError) as exc:
+        return failed(exc)
+    w = Warnings()
+    try:
+        try:
+            with atomic_path(part) as tmp:
+                got = _ingest_stream(path, tmp, group_rows, w)
+        except _NotStreamable:
+            w = Warnings()
+            raw = Path(path).read_bytes()
+            with atomic_path(part) as tmp:
+                got = _ingest_whole(path, tmp, group_rows, w, raw)
+                if got["tag"] is None:
+                    raise _NotStreamable                 # nothing to store
+    except _NotStreamable:
+        pass
+    except (FormatError, OSError) as exc:
+        return failed(exc)
+    src = {"sha256": got["sha256"], "stat": _stat_key(st)}
+    if got["tag"] is None:
         return {**src, "tag": None, "rows": 0, "warnings": [(p.path, p.line, p.message) for p in w]}
-    tag, tab = parsed
-    order = _order(tab)
-    take = None if order is None else pa.array(order)
-    topic = tab.column("topic") if take is None else tab.column("topic").take(take)
-    pos, starts = _positions(topic)
-    n = len(topic)
-    bounds = [0]
-    for s in starts:                                   # cut row groups at topic starts
-        if s - bounds[-1] >= group_rows:
-            bounds.append(int(s))
-    bounds.append(n)
-    from ..util.atomic import atomic_path
-    meta = {b"cranfield.run": tag.encode("utf-8"), b"cranfield.source": str(path).encode("utf-8"),
-            b"cranfield.sha256": sha.encode("ascii"), b"cranfield.rows": str(n).encode("ascii")}
-    with atomic_path(part) as tmp:
-        with pq.ParquetWriter(tmp, SCHEMA.with_metadata(meta), compression=COMPRESSION,
-                              use_dictionary=["topic", "rank", "pos"], write_statistics=["topic"],
-                              write_page_checksum=True) as wr:
-            for a, b in zip(bounds[:-1], bounds[1:]):
-                if b > a:                          # one row group in trec_eval order at a time (bounded memory)
-                    cols = ("doc", "score", "rank")
-                    got = ([tab.column(c).slice(a, b - a) for c in cols] if take is None
-                           else [tab.column(c).take(take.slice(a, b - a)) for c in cols])
-                    wr.write_table(pa.table({"topic": topic.slice(a, b - a), "doc": got[0], "score": got[1],
-                                             "rank": got[2], "pos": pa.array(pos[a:b])}, schema=SCHEMA),
-                                   row_group_size=b - a)
-    del tab
     _step("part")
-    # per-topic rows and row group, for the index
-    tstart = np.asarray(starts, np.int64)
-    topics = topic.take(pa.array(tstart)).to_pylist() if n else []
-    rows = np.diff(np.append(tstart, n)).tolist()
-    rg = (np.searchsorted(np.asarray(bounds[1:]), tstart, side="right")).tolist()
-    return {**src, "tag": tag, "rows": int(n), "part_bytes": os.path.getsize(part),
-            "topics": topics, "topic_rows": rows, "topic_rg": rg,
+    return {**src, "tag": got["tag"], "rows": got["rows"], "part_bytes": os.path.getsize(part),
+            "topics": got["topics"], "topic_rows": got["topic_rows"], "topic_rg": got["topic_rg"],
             "warnings": [(p.path, p.line, p.message) for p in w], "seconds": round(time.perf_counter() - t0, 3)}
 
 
