@@ -130,8 +130,9 @@ class _Repeats:
     def __init__(self, path: str):
         self.path, self.shown, self.count = path, [], 0
 
-    def drop(self, tab: pa.Table) -> pa.Table:
-        dup = _duplicates(tab)
+    def drop(self, tab: pa.Table, heads: np.ndarray | None = None) -> pa.Table:
+        """`tab` without its repeated rows (`heads`: see `_duplicates`)."""
+        dup = _duplicates(tab, heads)
         if dup is None:
             return tab
         idx = np.flatnonzero(dup)
@@ -151,10 +152,32 @@ class _Repeats:
             warn_repeated_docs(w, self.shown, self.count - len(self.shown), self.path)
 
 
-def _duplicates(tab: pa.Table) -> np.ndarray | None:
-    """Rows whose (topic, doc) occurred on an earlier line, or None when there are none. Dictionary
-    codes are handed out in order of first appearance, so only rows whose document code is not above
-    every earlier one repeat a document; only the rows of such documents are keyed by (topic, doc)."""
+DUP_SLICE_ROWS = 32_768       # rows hashed at a time by the repeated-document check (cache-sized)
+
+
+def _duplicates(tab: pa.Table, heads: np.ndarray | None = None) -> np.ndarray | None:
+    """Rows whose (topic, doc) occurred on an earlier line, or None when there are none. `heads`: the
+    first rows of the topics when each topic's rows are contiguous; the check then runs on slices of
+    whole topics of about `DUP_SLICE_ROWS` rows (small hash tables)."""
+    n = len(tab)
+    if heads is not None and n > 2 * DUP_SLICE_ROWS:
+        at = np.searchsorted(heads, np.arange(DUP_SLICE_ROWS, n, DUP_SLICE_ROWS))
+        cuts = np.unique(np.concatenate(([0], heads[at[at < len(heads)]], [n])))
+        dup = None
+        for a, b in zip(cuts[:-1].tolist(), cuts[1:].tolist()):
+            d = _duplicates(tab.slice(a, b - a))
+            if d is not None:
+                if dup is None:
+                    dup = np.zeros(n, bool)
+                dup[a:b] = d
+        return dup
+    return _duplicate_rows(tab)
+
+
+def _duplicate_rows(tab: pa.Table) -> np.ndarray | None:
+    """`_duplicates` on one table: dictionary codes are handed out in order of first appearance, so
+    only rows whose document code is not above every earlier one repeat a document; only the rows of
+    such documents are keyed by (topic, doc)."""
     n = len(tab)
     if n < 2:
         return None
@@ -263,33 +286,39 @@ class _PartWriter:
                 "topic_rg": self.topic_rg}
 
 
-def _in_trec_order(tab: pa.Table) -> pa.Table:
-    """`tab` in trec_eval order (unchanged when it already is)."""
-    order = _order(tab)
+def _in_trec_order(tab: pa.Table, contiguous: bool = False) -> pa.Table:
+    """`tab` in trec_eval order (unchanged when it already is); `contiguous`: its topics already come
+    in byte order, each in one run of rows."""
+    if contiguous:
+        from ..ranking.order import arrow_tie_order, order_rows, trec_order
+        n = len(tab)
+        t_code = np.zeros(n, np.int64)
+        heads = _topic_heads(tab.column("topic")) if n else np.zeros(0, np.int64)
+        t_code[heads[1:]] = 1
+        np.cumsum(t_code, out=t_code)
+        order = trec_order(np.zeros(n, np.int64), t_code, tab.column("score").to_numpy(), len(heads),
+                           arrow_tie_order(tab.column("doc")))
+        order = None if order is None else order_rows(order, n)
+    else:
+        order = _order(tab)
     return tab if order is None else tab.take(pa.array(order))
 
 
 def _text_chunks(fh, h, size: int):
     """Pieces of whole lines of about `size` bytes read from `fh`, every byte also fed to hash `h`;
     the first piece is refused (_NotStreamable) when it starts as gzip data or with a byte order mark."""
-    rest = b""
     first = True
     while True:
-        block = fh.read(size)
-        h.update(block)
-        if first and (block[:2] == b"\x1f\x8b" or block[:3] == b"\xef\xbb\xbf"):
+        text = fh.read(size)
+        if first and (text[:2] == b"\x1f\x8b" or text[:3] == b"\xef\xbb\xbf"):
             raise _NotStreamable
         first = False
-        if not block:
-            if rest:
-                yield rest
+        if not text:
             return
-        k = block.rfind(b"\n") + 1
-        if k == 0:
-            rest += block
-            continue
-        yield rest + block[:k] if rest else block[:k]
-        rest = block[k:]
+        if text[-1:] != b"\n":
+            text += fh.readline()                      # complete the last line
+        h.update(text)
+        yield text
 
 
 def _ingest_stream(path: str, tmp: Path, group_rows: int, w: Warnings) -> dict:
@@ -305,7 +334,8 @@ def _ingest_stream(path: str, tmp: Path, group_rows: int, w: Warnings) -> dict:
     dups = _Repeats(path)
 
     def emit(seg: pa.Table) -> None:
-        pw.add(_in_trec_order(dups.drop(seg)))
+        seg = dups.drop(seg, _topic_heads(seg.column("topic")))
+        pw.add(_in_trec_order(seg, contiguous=True))
 
     try:
         with open(path, "rb") as fh:
