@@ -48,7 +48,7 @@ from ..ranking.order import arrow_run_order
 from ..ranking.join import dict_codes
 
 STORE_DIR = ".cranfield-store"
-FORMAT = 2
+FORMAT = 3                    # 3: per-topic lists of a manifest entry packed into strings
 ROW_GROUP_ROWS = 32_768       # rows per Parquet row group (whole topics); topic blocks: blocks.BLOCK_ROWS
 COMPRESSION = "zstd"
 SCHEMA = pa.schema([("topic", pa.string()), ("doc", pa.string()), ("score", pa.float64()),
@@ -500,6 +500,29 @@ class _Lock:
         os.close(self.fd)
 
 
+def _pack_topics(e: dict) -> dict:
+    """A manifest entry with its per-topic lists (ingest_file's topics, topic_rows, topic_rg) packed:
+    topics joined by newlines (a topic id holds no whitespace), the integers as base64 of little-endian
+    int64 / int32, so the manifest read by every command parses in milliseconds at any size."""
+    import base64
+    if e.get("tag") is None or isinstance(e.get("topics"), str):
+        return e
+    return {**e, "topics": "\n".join(e["topics"]),
+            "topic_rows": base64.b64encode(np.asarray(e["topic_rows"], "<i8").tobytes()).decode("ascii"),
+            "topic_rg": base64.b64encode(np.asarray(e["topic_rg"], "<i4").tobytes()).decode("ascii")}
+
+
+def _unpack_topics(e: dict) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """(topics, rows, row groups) of a packed manifest entry; ValueError when they do not agree."""
+    import base64
+    topics = e["topics"].split("\n") if e["topics"] else []
+    rows = np.frombuffer(base64.b64decode(e["topic_rows"], validate=True), "<i8")
+    rg = np.frombuffer(base64.b64decode(e["topic_rg"], validate=True), "<i4")
+    if not (len(topics) == len(rows) == len(rg)) or int(rows.sum()) != e.get("rows"):
+        raise ValueError("per-topic lists do not agree")
+    return topics, rows.astype(np.int64), rg.astype(np.int32)
+
+
 def _empty_manifest() -> dict:
     return {"format": FORMAT, "files": {}, "index_sha256": None}
 
@@ -510,9 +533,14 @@ def _valid_manifest(m) -> bool:
     for e in m["files"].values():
         if not isinstance(e, dict) or not isinstance(e.get("sha256"), str):
             return False
-        if e.get("tag") is not None and not (isinstance(e.get("part"), str) and isinstance(e.get("rows"), int)
-                                             and isinstance(e.get("topics"), list)):
-            return False
+        if e.get("tag") is not None:
+            if not (isinstance(e.get("part"), str) and isinstance(e.get("rows"), int)
+                    and all(isinstance(e.get(k), str) for k in ("topics", "topic_rows", "topic_rg"))):
+                return False
+            try:
+                _unpack_topics(e)
+            except (ValueError, TypeError):
+                return False
     return True
 
 
@@ -526,6 +554,7 @@ class RunStore:
         self._manifest: dict | None = None
         self._index: pd.DataFrame | None = None
         self._verified: set[str] = set()
+        self._footers: dict[str, pq.FileMetaData] = {}   # part path -> footer read by check_part
 
     # ------------------------------------------------------------------ manifest
     @property
@@ -633,7 +662,7 @@ class RunStore:
                         if r.get("hint") and r["hint"] not in hints:
                             hints.append(r["hint"])
                         continue
-                    e = r
+                    e = _pack_topics(r)
                 elif key in reuse:
                     e = dict(reuse[key])
                 else:
@@ -708,11 +737,11 @@ class RunStore:
         for e in m["files"].values():
             if e.get("tag") is None:
                 continue
-            k = len(e["topics"])
-            runs.append(np.full(k, e["tag"], dtype=object))
-            topics.append(np.asarray(e["topics"], dtype=object))
-            rows.append(np.asarray(e["topic_rows"], np.int64))
-            rgs.append(np.asarray(e["topic_rg"], np.int32))
+            t, r, g = _unpack_topics(e)
+            runs.append(np.full(len(t), e["tag"], dtype=object))
+            topics.append(np.asarray(t, dtype=object))
+            rows.append(r)
+            rgs.append(g)
         cat = (lambda xs, dt: np.concatenate(xs) if xs else np.zeros(0, dt))
         return pa.table({"run": pa.array(cat(runs, object), pa.string()),
                          "topic": pa.array(cat(topics, object), pa.string()),
@@ -779,6 +808,7 @@ class RunStore:
             return "it was made from other content than the manifest's run file"
         if md.num_rows != e.get("rows"):
             return f"it holds {md.num_rows} rows, the manifest {e.get('rows')}"
+        self._footers[str(path)] = md                  # the checked footer, reused by reads
         return None
 
     def _repair(self, run: str, why: str) -> None:
@@ -786,6 +816,7 @@ class RunStore:
         recorded), with a warning; else raise StoreDamaged naming the part and --rebuild."""
         key, e = self._entry(run)
         part = self.root / e["part"]
+        self._footers.pop(str(part), None)
         src = Path(key)
         try:
             same = src.is_file() and file_sha256(src) == e.get("sha256")
@@ -804,8 +835,8 @@ class RunStore:
             final.parent.mkdir(parents=True, exist_ok=True)
             os.replace(tmp, final)
             m = json.loads(json.dumps(self.manifest))
-            m["files"][key] = {**e, **{k: v for k, v in r.items() if k != "warnings"},
-                               "part": str(final.relative_to(self.root))}
+            m["files"][key] = _pack_topics({**e, **{k: v for k, v in r.items() if k != "warnings"},
+                                            "part": str(final.relative_to(self.root))})
             m["index_sha256"] = self._write_index(m)
             self._write_manifest(m)
             self._collect_garbage()
@@ -854,13 +885,13 @@ class RunStore:
         run_list = self.runs if runs is None else list(runs)
         if topics is None:
             return read_parts([(r, str(self.part(r)), None) for r in run_list], None, columns, max_pos,
-                              use_threads=True)
+                              use_threads=True, footers=self._footers)
         tset = sorted(set(map(str, topics)), key=lambda s: s.encode("utf-8"))
         ix = self.index
         ix = ix[ix["topic"].isin(tset)]
         rg_of = ix.groupby("run", sort=False)["row_group"].apply(lambda s: tuple(sorted(set(s.tolist())))).to_dict()
         return read_parts([(r, str(self.part(r)), rg_of.get(r, ())) for r in run_list], tset, columns, max_pos,
-                          use_threads=True)
+                          use_threads=True, footers=self._footers)
 
     def frame(self, runs: list[str] | None = None, topics: Iterable[str] | None = None,
               max_pos: int | None = None) -> pd.DataFrame:
@@ -891,10 +922,11 @@ class RunStore:
 
 
 def read_parts(parts, topics: list[str] | None = None, columns: list[str] | None = None,
-               max_pos: int | None = None, use_threads: bool = False) -> pa.Table:
+               max_pos: int | None = None, use_threads: bool = False, footers: dict | None = None) -> pa.Table:
     """Rows of run parts [(run, part path, row groups, or None for all)] as one Arrow table: a `run`
     dictionary column first, `topic` dictionary-encoded; only `topics` when given and the first
-    `max_pos` documents of each ranking. A run with no row groups to read is left out."""
+    `max_pos` documents of each ranking. A run with no row groups to read is left out. `footers`: part
+    path -> its footer (FileMetaData) already read and checked."""
     cols = columns or ["topic", "doc", "score", "rank", "pos"]
     read_cols = list(dict.fromkeys(cols + (["topic"] if topics is not None else [])
                                    + (["pos"] if max_pos is not None else [])))
@@ -904,7 +936,8 @@ def read_parts(parts, topics: list[str] | None = None, columns: list[str] | None
         if rgs is not None and not rgs:
             continue
         try:
-            pf = pq.ParquetFile(path, read_dictionary=["topic"], page_checksum_verification=True)
+            pf = pq.ParquetFile(path, metadata=(footers or {}).get(str(path)), read_dictionary=["topic"],
+                                page_checksum_verification=True)
             t = (pf.read(columns=read_cols, use_threads=use_threads) if rgs is None
                  else pf.read_row_groups(list(rgs), columns=read_cols, use_threads=use_threads))
         except (OSError, pa.ArrowException, ValueError) as exc:
