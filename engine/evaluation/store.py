@@ -48,7 +48,7 @@ from ..ranking.order import arrow_run_order
 from ..ranking.join import dict_codes
 
 STORE_DIR = ".cranfield-store"
-FORMAT = 3                    # 3: per-topic lists of a manifest entry packed into strings
+FORMAT = 3                    # 3: the per-topic lists of a manifest entry packed into strings
 ROW_GROUP_ROWS = 32_768       # rows per Parquet row group (whole topics); topic blocks: blocks.BLOCK_ROWS
 COMPRESSION = "zstd"
 SCHEMA = pa.schema([("topic", pa.string()), ("doc", pa.string()), ("score", pa.float64()),
@@ -502,12 +502,13 @@ class _Lock:
 
 def _pack_topics(e: dict) -> dict:
     """A manifest entry with its per-topic lists (ingest_file's topics, topic_rows, topic_rg) packed:
-    topics joined by newlines (a topic id holds no whitespace), the integers as base64 of little-endian
-    int64 / int32, so the manifest read by every command parses in milliseconds at any size."""
+    topics joined by spaces (a topic id holds no whitespace; no JSON escapes, which would make the
+    nesting check scan characters), the integers as base64 of little-endian int64 / int32, so the
+    manifest every command reads parses in milliseconds at any size."""
     import base64
     if e.get("tag") is None or isinstance(e.get("topics"), str):
         return e
-    return {**e, "topics": "\n".join(e["topics"]),
+    return {**e, "topics": " ".join(e["topics"]),
             "topic_rows": base64.b64encode(np.asarray(e["topic_rows"], "<i8").tobytes()).decode("ascii"),
             "topic_rg": base64.b64encode(np.asarray(e["topic_rg"], "<i4").tobytes()).decode("ascii")}
 
@@ -515,7 +516,7 @@ def _pack_topics(e: dict) -> dict:
 def _unpack_topics(e: dict) -> tuple[list[str], np.ndarray, np.ndarray]:
     """(topics, rows, row groups) of a packed manifest entry; ValueError when they do not agree."""
     import base64
-    topics = e["topics"].split("\n") if e["topics"] else []
+    topics = e["topics"].split(" ") if e["topics"] else []
     rows = np.frombuffer(base64.b64decode(e["topic_rows"], validate=True), "<i8")
     rg = np.frombuffer(base64.b64decode(e["topic_rg"], validate=True), "<i4")
     if not (len(topics) == len(rows) == len(rg)) or int(rows.sum()) != e.get("rows"):
