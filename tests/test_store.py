@@ -122,6 +122,24 @@ def test_streamed_ingest_equals_whole_file_ingest(tmp_path, monkeypatch):
     assert ta.column("doc").to_pylist() == ["c", "b", "a"]
 
 
+def test_manifest_packs_topic_lists_and_a_damaged_one_is_rebuilt(small):
+    import json
+    root, files = small
+    RunStore(root).sync(files)
+    mp = store_dir(root) / "manifest.json"
+    m = json.loads(mp.read_text())
+    e = next(x for x in m["files"].values() if x["tag"] == "a")
+    assert e["topics"] == "10 2" and isinstance(e["topic_rows"], str)     # packed, not JSON lists
+    assert RunStore(root).index.query("run == 'a'")[["topic", "rows"]].values.tolist() == [["10", 2], ["2", 3]]
+    # packed lists whose sizes disagree: the manifest is damaged, every file is ingested again
+    e["topics"] = "10 2 3"
+    mp.write_text(json.dumps(m))
+    w = Warnings()
+    rep = RunStore(root).sync(files, w)
+    assert len(rep.ingested) == 2 and any("damaged or from another version" in str(x) for x in w)
+    assert RunStore(root).read(topics=["2"]).column("doc").to_pylist() == ["d3", "d2", "d1", "d9"]
+
+
 def test_incremental_sync(small):
     root, files = small
     st = RunStore(root)
