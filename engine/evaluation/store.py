@@ -936,15 +936,18 @@ def read_parts(parts, topics: list[str] | None = None, columns: list[str] | None
     read_cols = list(dict.fromkeys(cols + (["topic"] if topics is not None else [])
                                    + (["pos"] if max_pos is not None else [])))
     tlist = list(topics) if topics is not None else None
-    tables, names = [], []
-    for run, path, rgs in parts:
-        if rgs is not None and not rgs:
-            continue
+    todo = [(run, path, rgs) for run, path, rgs in parts if rgs is None or rgs]
+    cores = os.cpu_count() or 1
+    many = use_threads and len(todo) > 1 and cores > 1      # parts read side by side, one thread each
+
+    def load(job) -> pa.Table:
+        run, path, rgs = job
         try:
             pf = pq.ParquetFile(path, metadata=(footers or {}).get(str(path)), read_dictionary=["topic"],
                                 page_checksum_verification=True)
-            t = (pf.read(columns=read_cols, use_threads=use_threads) if rgs is None
-                 else pf.read_row_groups(list(rgs), columns=read_cols, use_threads=use_threads))
+            inner = use_threads and not many
+            t = (pf.read(columns=read_cols, use_threads=inner) if rgs is None
+                 else pf.read_row_groups(list(rgs), columns=read_cols, use_threads=inner))
         except (OSError, pa.ArrowException, ValueError) as exc:
             err = StoreDamaged(f"{path}: run store part of run {run!r} cannot be read "
                                f"({str(exc).splitlines()[0][:100]}); run `cranfield ingest --rebuild` on the "
@@ -958,8 +961,15 @@ def read_parts(parts, topics: list[str] | None = None, columns: list[str] | None
             mask &= t.column("pos").to_numpy() <= max_pos
         if not mask.all():
             t = t.filter(pa.array(mask))
-        tables.append(t.select(cols))
-        names.append((run, len(t)))
+        return t.select(cols)
+
+    if many:
+        from concurrent.futures import ThreadPoolExecutor
+        with ThreadPoolExecutor(min(cores, len(todo))) as ex:
+            tables = list(ex.map(load, todo))
+    else:
+        tables = [load(j) for j in todo]
+    names = [(run, len(t)) for (run, _, _), t in zip(todo, tables)]
     if not tables:
         return pa.schema([("run", pa.dictionary(pa.int32(), pa.string()))]
                          + [SCHEMA.field(c) for c in cols]).empty_table()
