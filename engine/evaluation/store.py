@@ -926,6 +926,22 @@ class RunStore:
         return blocks
 
 
+_FOOTERS: dict[tuple, pq.FileMetaData] = {}
+
+
+def _footer(path: str) -> pq.FileMetaData:
+    """A part's footer, parsed once per process while the file stays the same (size, mtime, inode): a
+    block worker reads the same parts for every topic block."""
+    st = os.stat(path)
+    key = (path, st.st_size, st.st_mtime_ns, st.st_ino)
+    md = _FOOTERS.get(key)
+    if md is None:
+        if len(_FOOTERS) >= 1024:
+            _FOOTERS.clear()
+        md = _FOOTERS[key] = pq.read_metadata(path)
+    return md
+
+
 def read_parts(parts, topics: list[str] | None = None, columns: list[str] | None = None,
                max_pos: int | None = None, use_threads: bool = False, footers: dict | None = None) -> pa.Table:
     """Rows of run parts [(run, part path, row groups, or None for all)] as one Arrow table: a `run`
@@ -943,8 +959,8 @@ def read_parts(parts, topics: list[str] | None = None, columns: list[str] | None
     def load(job) -> pa.Table:
         run, path, rgs = job
         try:
-            pf = pq.ParquetFile(path, metadata=(footers or {}).get(str(path)), read_dictionary=["topic"],
-                                page_checksum_verification=True)
+            md = (footers or {}).get(str(path)) or _footer(str(path))
+            pf = pq.ParquetFile(path, metadata=md, read_dictionary=["topic"], page_checksum_verification=True)
             inner = use_threads and not many
             t = (pf.read(columns=read_cols, use_threads=inner) if rgs is None
                  else pf.read_row_groups(list(rgs), columns=read_cols, use_threads=inner))
