@@ -42,11 +42,27 @@ def lookup_rel(q_tcode, q_dcode, q_grade, t_code, r_dcode, n_topics, n_docs) -> 
     return rel
 
 
+def _merged(chunks: list, rows: int) -> list:
+    """Consecutive chunks concatenated into arrays of about `rows` rows (at least one chunk each)."""
+    out, cur, n = [], [], 0
+    for ch in chunks:
+        cur.append(ch)
+        n += len(ch)
+        if n >= rows:
+            out.append(pa.concat_arrays(cur) if len(cur) > 1 else cur[0])
+            cur, n = [], 0
+    if cur:
+        out.append(pa.concat_arrays(cur) if len(cur) > 1 else cur[0])
+    return out
+
+
 def dict_codes(col, values: list[str]) -> np.ndarray:
     """Per row of a (chunked, possibly dictionary-encoded) string column: its index in `values`, -1 if
     absent. Dictionary chunks are looked up once per distinct value."""
     vs = pa.array(values, pa.string())
     chunks = col.chunks if isinstance(col, pa.ChunkedArray) else [col]
+    if len(chunks) > 1 and not any(pa.types.is_dictionary(ch.type) for ch in chunks):
+        chunks = _merged(chunks, 1 << 20)          # index_in hashes `values` once per call, not per chunk
     out = []
     for ch in chunks:
         if pa.types.is_dictionary(ch.type):
