@@ -54,6 +54,7 @@ class PeakRSS:
 
     def __enter__(self):
         self.t0 = time.perf_counter()
+        self._cpu0 = _cpu_tree()
         self._th = threading.Thread(target=self._run, daemon=True)
         self._th.start()
         return self
@@ -63,6 +64,13 @@ class PeakRSS:
         self._th.join()
         self.peak = max(self.peak, tree_rss(self.root or os.getpid()))
         self.seconds = time.perf_counter() - self.t0
+        self.cpu = _cpu_tree() - self._cpu0          # this process and its reaped workers
+        self.load = os.getloadavg()[0]
+
+
+def _cpu_tree() -> float:
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
 
 
 @dataclass

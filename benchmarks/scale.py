@@ -74,15 +74,16 @@ def main(argv=None) -> int:
                       progress=lambda d, n: print(f"\r  ingested {d}/{n} files", end="", flush=True))
     print()
     store_bytes = sum(p.stat().st_size for p in store_dir(root).rglob("*.parquet"))
-    out["ingest"] = {"seconds": round(m.seconds, 1), "peak_gb": round(m.peak / 2**30, 2), "rows": rep.rows,
+    out["ingest"] = {"seconds": round(m.seconds, 1), "cpu_s": round(m.cpu, 1), "load": round(m.load, 1),
+                     "peak_gb": round(m.peak / 2**30, 2), "rows": rep.rows,
                      "text_gb": round(text_bytes / 1e9, 2), "store_gb": round(store_bytes / 1e9, 2)}
-    print(f"ingest:   {m.seconds:7.1f} s  peak {m.peak / 2**30:5.2f} GB  {rep.rows:,} rows "
-          f"({rep.rows / m.seconds / 1e6:.1f} M rows/s); store {store_bytes / 1e9:.2f} GB")
+    print(f"ingest:   {m.seconds:7.1f} s  {m.cpu:6.1f} s CPU  peak {m.peak / 2**30:5.2f} GB  {rep.rows:,} rows "
+          f"({rep.rows / m.seconds / 1e6:.1f} M rows/s); store {store_bytes / 1e9:.2f} GB  (load {m.load:.1f})")
 
     with PeakRSS() as m:
         rep2 = RunStore(root).sync(files)
     out["resync_s"] = round(m.seconds, 3)
-    print(f"re-sync:  {m.seconds:7.3f} s  ({len(rep2.reused)} files unchanged)")
+    print(f"re-sync:  {m.seconds:7.3f} s  ({len(rep2.reused)} files unchanged)  (load {m.load:.1f})")
 
     qrels = read_qrels(root / "judgments" / "qrels.txt")
     st = RunStore(root)
@@ -91,11 +92,12 @@ def main(argv=None) -> int:
                             progress=lambda d, n: print(f"\r  evaluated {d}/{n} topic blocks", end="", flush=True))
     print()
     n_topics = qrels["topic"].nunique()
-    out["evaluate"] = {"seconds": round(m.seconds, 1), "peak_gb": round(m.peak / 2**30, 2),
+    out["evaluate"] = {"seconds": round(m.seconds, 1), "cpu_s": round(m.cpu, 1), "load": round(m.load, 1),
+                       "peak_gb": round(m.peak / 2**30, 2),
                        "judged_topics": int(n_topics), "values": int(len(df)),
                        "measures": int(df["measure"].nunique())}
-    print(f"evaluate: {m.seconds:7.1f} s  peak {m.peak / 2**30:5.2f} GB  {n_topics:,} judged topics, "
-          f"{df['measure'].nunique()} measures, {len(df):,} values")
+    print(f"evaluate: {m.seconds:7.1f} s  {m.cpu:6.1f} s CPU  peak {m.peak / 2**30:5.2f} GB  {n_topics:,} judged "
+          f"topics, {df['measure'].nunique()} measures, {len(df):,} values  (load {m.load:.1f})")
     mean_map = df[df["measure"] == "map"].groupby("run", observed=True)["value"].mean()
     print(f"          MAP of the runs {mean_map.min():.4f} .. {mean_map.max():.4f}")
 
@@ -107,7 +109,7 @@ def main(argv=None) -> int:
         run = st.read(runs=[st.runs[0]], columns=["topic", "doc", "score"])
     out["read_run_s"] = round(m.seconds, 2)
     print(f"reads:    one topic of every run {out['read_topic_s']:.3f} s ({len(one):,} rows); "
-          f"one whole run {out['read_run_s']:.2f} s ({len(run):,} rows)")
+          f"one whole run {out['read_run_s']:.2f} s ({len(run):,} rows)  (load {m.load:.1f})")
     del run, one
     with PeakRSS() as m:
         cand = pool_candidates_store(st, 100, workers=args.workers)
@@ -134,8 +136,11 @@ def cli_figures(root: Path) -> dict:
     got = {}
     for name, cmd in cmds.items():
         m = run_measured(cmd, env)
-        got[name] = {"seconds": round(m.wall, 1), "cpu_s": round(m.cpu, 1), "peak_gb": round(m.peak_mb / 1024, 2)}
-        print(f"cli:      {name:<36} {m.wall:7.1f} s  {m.cpu:7.1f} s CPU  peak {m.peak_mb / 1024:5.2f} GB")
+        load = os.getloadavg()[0]
+        got[name] = {"seconds": round(m.wall, 1), "cpu_s": round(m.cpu, 1), "peak_gb": round(m.peak_mb / 1024, 2),
+                     "load": round(load, 1)}
+        print(f"cli:      {name:<36} {m.wall:7.1f} s  {m.cpu:7.1f} s CPU  peak {m.peak_mb / 1024:5.2f} GB  "
+              f"(load {load:.1f})")
     return got
 
 

@@ -80,6 +80,66 @@ def test_row_groups_hold_whole_topics(tmp_path):
     assert len(meta["topics"]) == 39 and sum(meta["topic_rows"]) == 39 * 30
 
 
+def test_streamed_ingest_equals_whole_file_ingest(tmp_path, monkeypatch):
+    """A clean file with topics in byte order is ingested in text chunks (here a few lines each, so
+    topics, row groups and repeated documents straddle chunk boundaries); its part, index entry and
+    warnings equal those of the whole-file ingest, and a file whose topics are not in byte order is
+    ingested whole with the same result for the same lines."""
+    from engine.evaluation import store as store_mod
+    rng = np.random.default_rng(5)
+    rows = []
+    for t in range(100, 140):                             # byte order = numeric order here
+        k = int(rng.integers(1, 60))
+        docs = [f"d{int(x)}" for x in rng.integers(0, 80, k)]      # repeats within and across topics
+        scores = np.round(rng.normal(size=k), 1)            # ties; lines not in score order
+        rows += [(str(t), d, float(s)) for d, s in zip(docs, scores)]
+    f = write(tmp_path / "runs" / "r.txt", run_lines("r", rows))
+    whole_w = Warnings()
+    whole = store_mod._ingest_whole(str(f), tmp_path / "whole.parquet", 50, whole_w, f.read_bytes())
+    real_whole = store_mod._ingest_whole
+    monkeypatch.setattr(store_mod, "CHUNK_BYTES", 200)
+    monkeypatch.setattr(store_mod, "_ingest_whole", lambda *a: pytest.fail("not streamed"))
+    got = store_mod.ingest_file(str(f), str(tmp_path / "stream.parquet"), group_rows=50)
+    assert got["warnings"] == [(p.path, p.line, p.message) for p in whole_w]
+    assert sum("retrieved twice" in m for _, _, m in got["warnings"]) == 50 and got["warnings"][-1][2].endswith(
+        "more repeated documents ignored by the same rule")
+    for k in ("sha256", "tag", "rows", "topics", "topic_rows", "topic_rg"):
+        assert got[k] == whole[k], k
+    a, b = pq.ParquetFile(tmp_path / "whole.parquet"), pq.ParquetFile(tmp_path / "stream.parquet")
+    assert a.read().equals(b.read()) and a.num_row_groups == b.num_row_groups > 5
+    assert b.metadata.metadata[b"cranfield.sha256"].decode() == got["sha256"] == __import__("hashlib").sha256(
+        f.read_bytes()).hexdigest()
+    assert b.metadata.metadata[b"cranfield.rows"] == str(got["rows"]).encode()
+    # topics listed 2 before 10 (not byte order): read whole, the same stored rows as the sorted listing
+    monkeypatch.setattr(store_mod, "_ingest_whole", real_whole)
+    g = write(tmp_path / "runs" / "s.txt", run_lines("s", [("2", "a", 1.0), ("10", "b", 2.0), ("10", "c", 2.0)]))
+    h = write(tmp_path / "runs" / "t.txt", run_lines("s", [("10", "c", 2.0), ("10", "b", 2.0), ("2", "a", 1.0)]))
+    ea = store_mod.ingest_file(str(g), str(tmp_path / "g.parquet"))
+    eb = store_mod.ingest_file(str(h), str(tmp_path / "h.parquet"))
+    assert ea["topics"] == eb["topics"] == ["10", "2"]
+    ta, tb = pq.read_table(tmp_path / "g.parquet"), pq.read_table(tmp_path / "h.parquet")
+    assert ta.select(["topic", "doc", "pos"]).equals(tb.select(["topic", "doc", "pos"]))
+    assert ta.column("doc").to_pylist() == ["c", "b", "a"]
+
+
+def test_manifest_packs_topic_lists_and_a_damaged_one_is_rebuilt(small):
+    import json
+    root, files = small
+    RunStore(root).sync(files)
+    mp = store_dir(root) / "manifest.json"
+    m = json.loads(mp.read_text())
+    e = next(x for x in m["files"].values() if x["tag"] == "a")
+    assert e["topics"] == "10 2" and isinstance(e["topic_rows"], str)     # packed, not JSON lists
+    assert RunStore(root).index.query("run == 'a'")[["topic", "rows"]].values.tolist() == [["10", 2], ["2", 3]]
+    # packed lists whose sizes disagree: the manifest is damaged, every file is ingested again
+    e["topics"] = "10 2 3"
+    mp.write_text(json.dumps(m))
+    w = Warnings()
+    rep = RunStore(root).sync(files, w)
+    assert len(rep.ingested) == 2 and any("damaged or from another version" in str(x) for x in w)
+    assert RunStore(root).read(topics=["2"]).column("doc").to_pylist() == ["d3", "d2", "d1", "d9"]
+
+
 def test_incremental_sync(small):
     root, files = small
     st = RunStore(root)

@@ -198,16 +198,28 @@ def evaluate_store(store: RunStore, qrels: pd.DataFrame, measures=None, *, optio
 
 
 def join_blocks(frames: list[pd.DataFrame], run_order: list[str], notes: dict | None = None) -> pd.DataFrame:
-    """Long tables of consecutive topic blocks joined in the in-memory order (measure, run, topic)."""
+    """Long tables (run, topic, measure, value) of consecutive topic blocks joined in the in-memory order
+    (measure, run, topic). Run and measure codes are mapped through each block's categories (no string
+    per row is hashed again)."""
     measures = list(frames[0]["measure"].cat.categories)
     present = {r for f in frames for r in f["run"].cat.categories}
     runs = [r for r in run_order if r in present]
-    df = pd.concat([f.assign(run=f["run"].astype(object), measure=f["measure"].astype(object)) for f in frames],
-                   ignore_index=True)
-    df["run"] = pd.Categorical(df["run"], categories=runs)
-    df["measure"] = pd.Categorical(df["measure"], categories=measures)
-    key = df["measure"].cat.codes.to_numpy(np.int64) * (len(runs) + 1) + df["run"].cat.codes.to_numpy(np.int64)
-    df = df.iloc[np.argsort(key, kind="stable")].reset_index(drop=True)
+    r_index = {r: i for i, r in enumerate(runs)}
+    m_index = {m: i for i, m in enumerate(measures)}
+
+    def recode(col: pd.Series, index: dict) -> np.ndarray:
+        lut = np.asarray([index.get(x, -1) for x in col.cat.categories] + [-1], np.int64)
+        return lut[col.cat.codes.to_numpy(np.int64)]           # code -1 (missing) -> the trailing -1
+
+    rc = np.concatenate([recode(f["run"], r_index) for f in frames])
+    mc = np.concatenate([recode(f["measure"], m_index) for f in frames])
+    topic = np.concatenate([f["topic"].to_numpy(object) for f in frames])
+    value = np.concatenate([f["value"].to_numpy(np.float64) for f in frames])
+    order = np.argsort(mc * (len(runs) + 1) + rc, kind="stable")
+    df = pd.DataFrame({"run": pd.Categorical.from_codes(rc[order], categories=runs),
+                       "topic": topic[order],
+                       "measure": pd.Categorical.from_codes(mc[order], categories=measures),
+                       "value": value[order]})
     df.attrs["aggregates"] = dict(frames[0].attrs.get("aggregates", {}))
     if notes:
         df.attrs["notes"] = notes

@@ -48,7 +48,7 @@ from ..ranking.order import arrow_run_order
 from ..ranking.join import dict_codes
 
 STORE_DIR = ".cranfield-store"
-FORMAT = 2
+FORMAT = 3                    # 3: the per-topic lists of a manifest entry packed into strings
 ROW_GROUP_ROWS = 32_768       # rows per Parquet row group (whole topics); topic blocks: blocks.BLOCK_ROWS
 COMPRESSION = "zstd"
 SCHEMA = pa.schema([("topic", pa.string()), ("doc", pa.string()), ("score", pa.float64()),
@@ -69,18 +69,32 @@ def _order(tab: pa.Table) -> np.ndarray | None:
     return arrow_run_order(tab.column("topic"), tab.column("score"), tab.column("doc"))
 
 
+def _topic_heads(topic: pa.ChunkedArray | pa.Array) -> np.ndarray:
+    """First row of each run of equal topics."""
+    n = len(topic)
+    change = np.ones(n, bool)
+    if n > 1:
+        change[1:] = pc.not_equal(topic.slice(1), topic.slice(0, n - 1)).to_numpy(zero_copy_only=False)
+    return np.flatnonzero(change)
+
+
 def _positions(topic: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, np.ndarray]:
     """(pos, starts): 1-based position within each run of equal topics, and the runs' first rows."""
     n = len(topic)
     if n == 0:
         return np.zeros(0, np.int32), np.zeros(0, np.int64)
-    change = np.ones(n, bool)
-    if n > 1:
-        change[1:] = pc.not_equal(topic.slice(1), topic.slice(0, n - 1)).to_numpy(zero_copy_only=False)
-    starts = np.flatnonzero(change)
+    starts = _topic_heads(topic)
     lens = np.diff(np.append(starts, n))
     pos = (np.arange(n) - np.repeat(starts, lens) + 1).astype(np.int32)
     return pos, starts
+
+
+CHUNK_BYTES = 16 * 2**20     # text parsed at a time by the streaming ingest (bounds a worker's memory)
+
+
+class _NotStreamable(Exception):
+    """The run file cannot be ingested chunk by chunk (not clean Arrow-parsable text in one run, gzip, a
+    byte order mark, or topics not contiguous in byte order): it is ingested whole."""
 
 
 def _parse(path: str, w: Warnings, raw: list[bytes] | None = None) -> tuple[str, pa.Table] | None:
@@ -103,36 +117,91 @@ def _parse(path: str, w: Warnings, raw: list[bytes] | None = None) -> tuple[str,
     del data
     tab = pa.table({"topic": t.column("topic"), "doc": t.column("doc"), "score": t.column("score"),
                     "rank": t.column("rank"), "line": pa.array(np.arange(1, len(t) + 1, dtype=np.int64))})
-    dup = _duplicates(tab)
-    if dup is not None:
-        from ..formats.runs import warn_repeated_docs
-        idx = np.flatnonzero(dup)
-        first = _first_lines(tab, idx[:50])
-        lines, docs, topics = tab.column("line").to_numpy(), tab.column("doc"), tab.column("topic")
-        shown = []
-        for i in idx[:50]:
-            t, d = topics[int(i)].as_py(), docs[int(i)].as_py()
-            shown.append((path, int(lines[i]), d, t, first.get((t, d), "?")))
-        warn_repeated_docs(w, shown, len(idx) - len(shown), path)
-        tab = tab.filter(pa.array(~dup))
+    dups = _Repeats(path)
+    tab = dups.drop(tab)
+    dups.report(w)
     return tag, tab
 
 
-def _duplicates(tab: pa.Table) -> np.ndarray | None:
-    """Rows whose (topic, doc) occurred on an earlier line, or None when there are none: a stable
-    sort by (topic, doc) puts repeats right after their first occurrence."""
+class _Repeats:
+    """Documents retrieved twice for a topic, dropped (the first line kept) table by table and reported
+    once at the end as the text readers report them (the first 50 with their lines, then a count)."""
+
+    def __init__(self, path: str):
+        self.path, self.shown, self.count = path, [], 0
+
+    def drop(self, tab: pa.Table, heads: np.ndarray | None = None) -> pa.Table:
+        """`tab` without its repeated rows (`heads`: see `_duplicates`)."""
+        dup = _duplicates(tab, heads)
+        if dup is None:
+            return tab
+        idx = np.flatnonzero(dup)
+        room = idx[:max(0, 50 - len(self.shown))]
+        if len(room):
+            first = _first_lines(tab, room)
+            lines, docs, topics = tab.column("line").to_numpy(), tab.column("doc"), tab.column("topic")
+            for i in room:
+                t, d = topics[int(i)].as_py(), docs[int(i)].as_py()
+                self.shown.append((self.path, int(lines[i]), d, t, first.get((t, d), "?")))
+        self.count += len(idx)
+        return tab.filter(pa.array(~dup))
+
+    def report(self, w: Warnings) -> None:
+        if self.count:
+            from ..formats.runs import warn_repeated_docs
+            warn_repeated_docs(w, self.shown, self.count - len(self.shown), self.path)
+
+
+DUP_SLICE_ROWS = 32_768       # rows hashed at a time by the repeated-document check (cache-sized)
+
+
+def _duplicates(tab: pa.Table, heads: np.ndarray | None = None) -> np.ndarray | None:
+    """Rows whose (topic, doc) occurred on an earlier line, or None when there are none. `heads`: the
+    first rows of the topics when each topic's rows are contiguous; the check then runs on slices of
+    whole topics of about `DUP_SLICE_ROWS` rows (small hash tables)."""
+    n = len(tab)
+    if heads is not None and n > 2 * DUP_SLICE_ROWS:
+        at = np.searchsorted(heads, np.arange(DUP_SLICE_ROWS, n, DUP_SLICE_ROWS))
+        cuts = np.unique(np.concatenate(([0], heads[at[at < len(heads)]], [n])))
+        dup = None
+        for a, b in zip(cuts[:-1].tolist(), cuts[1:].tolist()):
+            d = _duplicates(tab.slice(a, b - a))
+            if d is not None:
+                if dup is None:
+                    dup = np.zeros(n, bool)
+                dup[a:b] = d
+        return dup
+    return _duplicate_rows(tab)
+
+
+def _duplicate_rows(tab: pa.Table) -> np.ndarray | None:
+    """`_duplicates` on one table: dictionary codes are handed out in order of first appearance, so
+    only rows whose document code is not above every earlier one repeat a document; only the rows of
+    such documents are keyed by (topic, doc)."""
     n = len(tab)
     if n < 2:
         return None
-    tcode = pc.dictionary_encode(tab.column("topic")).combine_chunks().indices
-    doc = tab.column("doc")
-    idx = pc.sort_indices(pa.table({"t": tcode, "d": doc}), sort_keys=[("t", "ascending"), ("d", "ascending")])
-    ts, ds = tcode.take(idx), doc.take(idx)
-    same = pc.and_(pc.equal(ts.slice(1), ts.slice(0, n - 1)), pc.equal(ds.slice(1), ds.slice(0, n - 1)))
-    if not pc.any(same).as_py():
+    enc = pc.dictionary_encode(tab.column("doc"))
+    enc = enc.combine_chunks() if isinstance(enc, pa.ChunkedArray) else enc
+    d = enc.indices.to_numpy()
+    new = np.empty(n, bool)
+    new[0] = True
+    np.greater(d[1:], np.maximum.accumulate(d)[:-1], out=new[1:])
+    if new.all():
+        return None
+    again = np.zeros(len(enc.dictionary), bool)
+    again[d[~new]] = True
+    rows = np.flatnonzero(again[d])                    # every line of a document seen twice
+    tenc = pc.dictionary_encode(tab.column("topic").take(pa.array(rows)))
+    tenc = tenc.combine_chunks() if isinstance(tenc, pa.ChunkedArray) else tenc
+    key = tenc.indices.to_numpy().astype(np.int64) * len(enc.dictionary) + d[rows]
+    order = np.argsort(key, kind="stable")             # a repeat right after its first occurrence
+    ks = key[order]
+    same = ks[1:] == ks[:-1]
+    if not same.any():
         return None
     dup = np.zeros(n, bool)
-    dup[idx.to_numpy()[1:][same.to_numpy(zero_copy_only=False)]] = True
+    dup[rows[order[1:][same]]] = True
     return dup
 
 
@@ -161,66 +230,213 @@ def file_sha256(path: os.PathLike | str) -> str:
         return hashlib.file_digest(fh, "sha256").hexdigest()
 
 
+class _PartWriter:
+    """Writes a part row group by row group from tables of whole topics in trec_eval order: a row group
+    is closed at the first topic start once it holds `group_rows` rows or more; records each topic's
+    rows and row group for the index."""
+
+    def __init__(self, path, tag: str, source: str, group_rows: int):
+        meta = {b"cranfield.run": tag.encode("utf-8"), b"cranfield.source": source.encode("utf-8")}
+        self.wr = pq.ParquetWriter(path, SCHEMA.with_metadata(meta), compression=COMPRESSION,
+                                   use_dictionary=["topic", "rank", "pos"], write_statistics=["topic"],
+                                   write_page_checksum=True)
+        self.group_rows = group_rows
+        self.pending: list[pa.Table] = []
+        self.acc = self.rg = self.rows = 0
+        self.topics: list[str] = []
+        self.topic_rows: list[int] = []
+        self.topic_rg: list[int] = []
+
+    def add(self, tab: pa.Table) -> None:
+        """Append `tab` (topic, doc, score, rank; whole topics, each in trec_eval order)."""
+        topic = tab.column("topic")
+        pos, starts = _positions(topic)
+        n = len(tab)
+        out = pa.table({"topic": topic, "doc": tab.column("doc"), "score": tab.column("score"),
+                        "rank": tab.column("rank"), "pos": pa.array(pos)}, schema=SCHEMA)
+        cut = 0
+        for s in starts.tolist():                       # cut row groups at topic starts
+            if self.acc + s - cut >= self.group_rows:
+                self._flush(out.slice(cut, s - cut))
+                cut = s
+            self.topic_rg.append(self.rg)
+        if n:
+            self.topics.extend(topic.take(pa.array(starts)).to_pylist())
+            self.topic_rows.extend(np.diff(np.append(starts, n)).tolist())
+        if n > cut:
+            self.pending.append(out.slice(cut))
+            self.acc += n - cut
+        self.rows += n
+
+    def _flush(self, last: pa.Table | None = None) -> None:
+        parts = self.pending + ([last] if last is not None and len(last) else [])
+        if parts:
+            t = pa.concat_tables(parts)
+            self.wr.write_table(t, row_group_size=len(t))   # one row group
+            self.rg += 1
+        self.pending, self.acc = [], 0
+
+    def close(self, sha: str) -> None:
+        self._flush()
+        self.wr.add_key_value_metadata({"cranfield.sha256": sha, "cranfield.rows": str(self.rows)})
+        self.wr.close()
+
+    def entry(self) -> dict:
+        return {"rows": int(self.rows), "topics": self.topics, "topic_rows": self.topic_rows,
+                "topic_rg": self.topic_rg}
+
+
+def _in_trec_order(tab: pa.Table, contiguous: bool = False) -> pa.Table:
+    """`tab` in trec_eval order (unchanged when it already is); `contiguous`: its topics already come
+    in byte order, each in one run of rows."""
+    if contiguous:
+        from ..ranking.order import arrow_tie_order, order_rows, trec_order
+        n = len(tab)
+        t_code = np.zeros(n, np.int64)
+        heads = _topic_heads(tab.column("topic")) if n else np.zeros(0, np.int64)
+        t_code[heads[1:]] = 1
+        np.cumsum(t_code, out=t_code)
+        order = trec_order(np.zeros(n, np.int64), t_code, tab.column("score").to_numpy(), len(heads),
+                           arrow_tie_order(tab.column("doc")))
+        order = None if order is None else order_rows(order, n)
+    else:
+        order = _order(tab)
+    return tab if order is None else tab.take(pa.array(order))
+
+
+def _text_chunks(fh, h, size: int):
+    """Pieces of whole lines of about `size` bytes read from `fh`, every byte also fed to hash `h`;
+    the first piece is refused (_NotStreamable) when it starts as gzip data or with a byte order mark."""
+    first = True
+    while True:
+        text = fh.read(size)
+        if first and (text[:2] == b"\x1f\x8b" or text[:3] == b"\xef\xbb\xbf"):
+            raise _NotStreamable
+        first = False
+        if not text:
+            return
+        if text[-1:] != b"\n":
+            text += fh.readline()                      # complete the last line
+        h.update(text)
+        yield text
+
+
+def _ingest_stream(path: str, tmp: Path, group_rows: int, w: Warnings) -> dict:
+    """Ingest a clean run file whose topics come in byte order, one text chunk at a time (memory bounded
+    by `CHUNK_BYTES` and the largest topic): each chunk parsed by the Arrow fast path of the text
+    reader, the rows of its complete topics de-duplicated, put in trec_eval order and written; the
+    content hashed while read. Raises _NotStreamable for any other file."""
+    from ..formats.runs import arrow_run
+    if str(path).endswith(".gz"):
+        raise _NotStreamable
+    h = hashlib.sha256()
+    tag, pw, carry, line0 = None, None, None, 1
+    dups = _Repeats(path)
+
+    def emit(seg: pa.Table) -> None:
+        seg = dups.drop(seg, _topic_heads(seg.column("topic")))
+        pw.add(_in_trec_order(seg, contiguous=True))
+
+    try:
+        with open(path, "rb") as fh:
+            for text in _text_chunks(fh, h, CHUNK_BYTES):
+                fast = arrow_run(path, text)
+                del text
+                if fast is None or (tag is not None and fast[0] != tag):
+                    raise _NotStreamable
+                t = fast[1]
+                if pw is None:
+                    tag = fast[0]
+                    pw = _PartWriter(tmp, tag, str(path), group_rows)
+                cur = pa.table({"topic": t.column("topic"), "doc": t.column("doc"), "score": t.column("score"),
+                                "rank": t.column("rank"),
+                                "line": pa.array(np.arange(line0, line0 + len(t), dtype=np.int64))})
+                line0 += len(t)
+                del t, fast
+                if carry is not None:
+                    cur = pa.concat_tables([carry, cur])
+                heads = _topic_heads(cur.column("topic"))
+                hv = cur.column("topic").take(pa.array(heads))
+                if len(hv) > 1 and not pc.all(pc.less(hv.slice(0, len(hv) - 1), hv.slice(1))).as_py():
+                    raise _NotStreamable                  # topics not contiguous in byte order
+                last = int(heads[-1])
+                carry = cur.slice(last).combine_chunks()
+                if last:
+                    emit(cur.slice(0, last))
+                del cur
+            if pw is None:
+                raise _NotStreamable                      # empty: the text reader words it
+            if carry is not None and len(carry):
+                emit(carry)
+            pw.close(h.hexdigest())
+    except BaseException:
+        if pw is not None:
+            pw.wr.close()
+        raise
+    dups.report(w)
+    return {"sha256": h.hexdigest(), "tag": tag, **pw.entry()}
+
+
+def _ingest_whole(path: str, tmp: Path, group_rows: int, w: Warnings, raw: bytes) -> dict:
+    """Ingest a run file read whole (any file the text readers accept; problems raise FormatError)."""
+    sha = hashlib.sha256(raw).hexdigest()
+    box = [raw]
+    del raw                                        # _parse frees the text once it is parsed
+    parsed = _parse(path, w, box)
+    if parsed is None:
+        return {"sha256": sha, "tag": None, "rows": 0}
+    tag, tab = parsed
+    pw = _PartWriter(tmp, tag, str(path), group_rows)
+    try:
+        pw.add(_in_trec_order(tab))
+        del tab
+        pw.close(sha)
+    except BaseException:
+        pw.wr.close()
+        raise
+    return {"sha256": sha, "tag": tag, **pw.entry()}
+
+
 def ingest_file(path: str, part: str, group_rows: int = ROW_GROUP_ROWS) -> dict:
     """Parse one run file and write it as a Parquet part in trec_eval order. Returns its manifest entry
     (sha256 and stat of the source, tag, rows, topics, warnings, seconds) or {"problems": [...],
-    "hint": ...} when the file is bad."""
+    "hint": ...} when the file is bad. Clean files with topics in byte order are streamed
+    (`_ingest_stream`), others read whole."""
     t0 = time.perf_counter()
-    w = Warnings()
     from engine.formats.files import regular_file
-    try:
-        st = regular_file(path)
-        raw = Path(path).read_bytes()
-    except FormatError as exc:
-        return {"problems": [(p.path, p.line, p.message) for p in exc.problems], "hint": exc.hint}
-    except OSError as exc:
+    from ..util.atomic import atomic_path
+
+    def failed(exc: Exception) -> dict:
+        if isinstance(exc, FormatError):
+            return {"problems": [(p.path, p.line, p.message) for p in exc.problems], "hint": exc.hint}
         return {"problems": [(str(path), None, f"cannot be read ({exc.strerror or exc})")],
                 "hint": "check that the file exists and is readable"}
-    sha = hashlib.sha256(raw).hexdigest()
-    src = {"sha256": sha, "stat": _stat_key(st)}
-    box = [raw]
-    del raw                                        # _parse frees the text once it is parsed
     try:
-        parsed = _parse(path, w, box)
-    except FormatError as exc:
-        return {"problems": [(p.path, p.line, p.message) for p in exc.problems], "hint": exc.hint}
-    if parsed is None:
+        st = regular_file(path)
+    except (FormatError, OSError) as exc:
+        return failed(exc)
+    w = Warnings()
+    try:
+        try:
+            with atomic_path(part) as tmp:
+                got = _ingest_stream(path, tmp, group_rows, w)
+        except _NotStreamable:
+            w = Warnings()
+            raw = Path(path).read_bytes()
+            with atomic_path(part) as tmp:
+                got = _ingest_whole(path, tmp, group_rows, w, raw)
+                if got["tag"] is None:
+                    raise _NotStreamable                 # nothing to store
+    except _NotStreamable:
+        pass
+    except (FormatError, OSError) as exc:
+        return failed(exc)
+    src = {"sha256": got["sha256"], "stat": _stat_key(st)}
+    if got["tag"] is None:
         return {**src, "tag": None, "rows": 0, "warnings": [(p.path, p.line, p.message) for p in w]}
-    tag, tab = parsed
-    order = _order(tab)
-    take = None if order is None else pa.array(order)
-    topic = tab.column("topic") if take is None else tab.column("topic").take(take)
-    pos, starts = _positions(topic)
-    n = len(topic)
-    bounds = [0]
-    for s in starts:                                   # cut row groups at topic starts
-        if s - bounds[-1] >= group_rows:
-            bounds.append(int(s))
-    bounds.append(n)
-    from ..util.atomic import atomic_path
-    meta = {b"cranfield.run": tag.encode("utf-8"), b"cranfield.source": str(path).encode("utf-8"),
-            b"cranfield.sha256": sha.encode("ascii"), b"cranfield.rows": str(n).encode("ascii")}
-    with atomic_path(part) as tmp:
-        with pq.ParquetWriter(tmp, SCHEMA.with_metadata(meta), compression=COMPRESSION,
-                              use_dictionary=["topic", "rank", "pos"], write_statistics=["topic"],
-                              write_page_checksum=True) as wr:
-            for a, b in zip(bounds[:-1], bounds[1:]):
-                if b > a:                          # one row group in trec_eval order at a time (bounded memory)
-                    cols = ("doc", "score", "rank")
-                    got = ([tab.column(c).slice(a, b - a) for c in cols] if take is None
-                           else [tab.column(c).take(take.slice(a, b - a)) for c in cols])
-                    wr.write_table(pa.table({"topic": topic.slice(a, b - a), "doc": got[0], "score": got[1],
-                                             "rank": got[2], "pos": pa.array(pos[a:b])}, schema=SCHEMA),
-                                   row_group_size=b - a)
-    del tab
     _step("part")
-    # per-topic rows and row group, for the index
-    tstart = np.asarray(starts, np.int64)
-    topics = topic.take(pa.array(tstart)).to_pylist() if n else []
-    rows = np.diff(np.append(tstart, n)).tolist()
-    rg = (np.searchsorted(np.asarray(bounds[1:]), tstart, side="right")).tolist()
-    return {**src, "tag": tag, "rows": int(n), "part_bytes": os.path.getsize(part),
-            "topics": topics, "topic_rows": rows, "topic_rg": rg,
+    return {**src, "tag": got["tag"], "rows": got["rows"], "part_bytes": os.path.getsize(part),
+            "topics": got["topics"], "topic_rows": got["topic_rows"], "topic_rg": got["topic_rg"],
             "warnings": [(p.path, p.line, p.message) for p in w], "seconds": round(time.perf_counter() - t0, 3)}
 
 
@@ -284,6 +500,30 @@ class _Lock:
         os.close(self.fd)
 
 
+def _pack_topics(e: dict) -> dict:
+    """A manifest entry with its per-topic lists (ingest_file's topics, topic_rows, topic_rg) packed:
+    topics joined by spaces (a topic id holds no whitespace; no JSON escapes, which would make the
+    nesting check scan characters), the integers as base64 of little-endian int64 / int32, so the
+    manifest every command reads parses in milliseconds at any size."""
+    import base64
+    if e.get("tag") is None or isinstance(e.get("topics"), str):
+        return e
+    return {**e, "topics": " ".join(e["topics"]),
+            "topic_rows": base64.b64encode(np.asarray(e["topic_rows"], "<i8").tobytes()).decode("ascii"),
+            "topic_rg": base64.b64encode(np.asarray(e["topic_rg"], "<i4").tobytes()).decode("ascii")}
+
+
+def _unpack_topics(e: dict) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """(topics, rows, row groups) of a packed manifest entry; ValueError when they do not agree."""
+    import base64
+    topics = e["topics"].split(" ") if e["topics"] else []
+    rows = np.frombuffer(base64.b64decode(e["topic_rows"], validate=True), "<i8")
+    rg = np.frombuffer(base64.b64decode(e["topic_rg"], validate=True), "<i4")
+    if not (len(topics) == len(rows) == len(rg)) or int(rows.sum()) != e.get("rows"):
+        raise ValueError("per-topic lists do not agree")
+    return topics, rows.astype(np.int64), rg.astype(np.int32)
+
+
 def _empty_manifest() -> dict:
     return {"format": FORMAT, "files": {}, "index_sha256": None}
 
@@ -294,9 +534,13 @@ def _valid_manifest(m) -> bool:
     for e in m["files"].values():
         if not isinstance(e, dict) or not isinstance(e.get("sha256"), str):
             return False
-        if e.get("tag") is not None and not (isinstance(e.get("part"), str) and isinstance(e.get("rows"), int)
-                                             and isinstance(e.get("topics"), list)):
-            return False
+        if e.get("tag") is not None:
+            if not (isinstance(e.get("part"), str) and isinstance(e.get("rows"), int)
+                    and all(isinstance(e.get(k), str) for k in ("topics", "topic_rows", "topic_rg"))):
+                return False
+            k = e["topics"].count(" ") + 1 if e["topics"] else 0     # sizes only: decoded when the index is built
+            if len(e["topic_rows"]) != 4 * -(-8 * k // 3) or len(e["topic_rg"]) != 4 * -(-4 * k // 3):
+                return False
     return True
 
 
@@ -310,6 +554,7 @@ class RunStore:
         self._manifest: dict | None = None
         self._index: pd.DataFrame | None = None
         self._verified: set[str] = set()
+        self._footers: dict[str, pq.FileMetaData] = {}   # part path -> footer read by check_part
 
     # ------------------------------------------------------------------ manifest
     @property
@@ -417,7 +662,7 @@ class RunStore:
                         if r.get("hint") and r["hint"] not in hints:
                             hints.append(r["hint"])
                         continue
-                    e = r
+                    e = _pack_topics(r)
                 elif key in reuse:
                     e = dict(reuse[key])
                 else:
@@ -492,11 +737,16 @@ class RunStore:
         for e in m["files"].values():
             if e.get("tag") is None:
                 continue
-            k = len(e["topics"])
-            runs.append(np.full(k, e["tag"], dtype=object))
-            topics.append(np.asarray(e["topics"], dtype=object))
-            rows.append(np.asarray(e["topic_rows"], np.int64))
-            rgs.append(np.asarray(e["topic_rg"], np.int32))
+            try:
+                t, r, g = _unpack_topics(e)
+            except (ValueError, TypeError, KeyError):
+                raise StoreDamaged(f"the run store's manifest is damaged (the topics of run {e['tag']!r}); "
+                                   f"run `cranfield ingest --rebuild` on the campaign to ingest every run file "
+                                   f"again") from None
+            runs.append(np.full(len(t), e["tag"], dtype=object))
+            topics.append(np.asarray(t, dtype=object))
+            rows.append(r)
+            rgs.append(g)
         cat = (lambda xs, dt: np.concatenate(xs) if xs else np.zeros(0, dt))
         return pa.table({"run": pa.array(cat(runs, object), pa.string()),
                          "topic": pa.array(cat(topics, object), pa.string()),
@@ -563,6 +813,7 @@ class RunStore:
             return "it was made from other content than the manifest's run file"
         if md.num_rows != e.get("rows"):
             return f"it holds {md.num_rows} rows, the manifest {e.get('rows')}"
+        self._footers[str(path)] = md                  # the checked footer, reused by reads
         return None
 
     def _repair(self, run: str, why: str) -> None:
@@ -570,6 +821,7 @@ class RunStore:
         recorded), with a warning; else raise StoreDamaged naming the part and --rebuild."""
         key, e = self._entry(run)
         part = self.root / e["part"]
+        self._footers.pop(str(part), None)
         src = Path(key)
         try:
             same = src.is_file() and file_sha256(src) == e.get("sha256")
@@ -588,8 +840,8 @@ class RunStore:
             final.parent.mkdir(parents=True, exist_ok=True)
             os.replace(tmp, final)
             m = json.loads(json.dumps(self.manifest))
-            m["files"][key] = {**e, **{k: v for k, v in r.items() if k != "warnings"},
-                               "part": str(final.relative_to(self.root))}
+            m["files"][key] = _pack_topics({**e, **{k: v for k, v in r.items() if k != "warnings"},
+                                            "part": str(final.relative_to(self.root))})
             m["index_sha256"] = self._write_index(m)
             self._write_manifest(m)
             self._collect_garbage()
@@ -638,13 +890,13 @@ class RunStore:
         run_list = self.runs if runs is None else list(runs)
         if topics is None:
             return read_parts([(r, str(self.part(r)), None) for r in run_list], None, columns, max_pos,
-                              use_threads=True)
+                              use_threads=True, footers=self._footers)
         tset = sorted(set(map(str, topics)), key=lambda s: s.encode("utf-8"))
         ix = self.index
         ix = ix[ix["topic"].isin(tset)]
         rg_of = ix.groupby("run", sort=False)["row_group"].apply(lambda s: tuple(sorted(set(s.tolist())))).to_dict()
         return read_parts([(r, str(self.part(r)), rg_of.get(r, ())) for r in run_list], tset, columns, max_pos,
-                          use_threads=True)
+                          use_threads=True, footers=self._footers)
 
     def frame(self, runs: list[str] | None = None, topics: Iterable[str] | None = None,
               max_pos: int | None = None) -> pd.DataFrame:
@@ -674,23 +926,44 @@ class RunStore:
         return blocks
 
 
+_FOOTERS: dict[tuple, pq.FileMetaData] = {}
+
+
+def _footer(path: str) -> pq.FileMetaData:
+    """A part's footer, parsed once per process while the file stays the same (size, mtime, inode): a
+    block worker reads the same parts for every topic block."""
+    st = os.stat(path)
+    key = (path, st.st_size, st.st_mtime_ns, st.st_ino)
+    md = _FOOTERS.get(key)
+    if md is None:
+        if len(_FOOTERS) >= 1024:
+            _FOOTERS.clear()
+        md = _FOOTERS[key] = pq.read_metadata(path)
+    return md
+
+
 def read_parts(parts, topics: list[str] | None = None, columns: list[str] | None = None,
-               max_pos: int | None = None, use_threads: bool = False) -> pa.Table:
+               max_pos: int | None = None, use_threads: bool = False, footers: dict | None = None) -> pa.Table:
     """Rows of run parts [(run, part path, row groups, or None for all)] as one Arrow table: a `run`
     dictionary column first, `topic` dictionary-encoded; only `topics` when given and the first
-    `max_pos` documents of each ranking. A run with no row groups to read is left out."""
+    `max_pos` documents of each ranking. A run with no row groups to read is left out. `footers`: part
+    path -> its footer (FileMetaData) already read and checked."""
     cols = columns or ["topic", "doc", "score", "rank", "pos"]
     read_cols = list(dict.fromkeys(cols + (["topic"] if topics is not None else [])
                                    + (["pos"] if max_pos is not None else [])))
     tlist = list(topics) if topics is not None else None
-    tables, names = [], []
-    for run, path, rgs in parts:
-        if rgs is not None and not rgs:
-            continue
+    todo = [(run, path, rgs) for run, path, rgs in parts if rgs is None or rgs]
+    cores = os.cpu_count() or 1
+    many = use_threads and len(todo) > 1 and cores > 1      # parts read side by side, one thread each
+
+    def load(job) -> pa.Table:
+        run, path, rgs = job
         try:
-            pf = pq.ParquetFile(path, read_dictionary=["topic"], page_checksum_verification=True)
-            t = (pf.read(columns=read_cols, use_threads=use_threads) if rgs is None
-                 else pf.read_row_groups(list(rgs), columns=read_cols, use_threads=use_threads))
+            md = (footers or {}).get(str(path)) or _footer(str(path))
+            pf = pq.ParquetFile(path, metadata=md, read_dictionary=["topic"], page_checksum_verification=True)
+            inner = use_threads and not many
+            t = (pf.read(columns=read_cols, use_threads=inner) if rgs is None
+                 else pf.read_row_groups(list(rgs), columns=read_cols, use_threads=inner))
         except (OSError, pa.ArrowException, ValueError) as exc:
             err = StoreDamaged(f"{path}: run store part of run {run!r} cannot be read "
                                f"({str(exc).splitlines()[0][:100]}); run `cranfield ingest --rebuild` on the "
@@ -704,8 +977,15 @@ def read_parts(parts, topics: list[str] | None = None, columns: list[str] | None
             mask &= t.column("pos").to_numpy() <= max_pos
         if not mask.all():
             t = t.filter(pa.array(mask))
-        tables.append(t.select(cols))
-        names.append((run, len(t)))
+        return t.select(cols)
+
+    if many:
+        from concurrent.futures import ThreadPoolExecutor
+        with ThreadPoolExecutor(min(cores, len(todo))) as ex:
+            tables = list(ex.map(load, todo))
+    else:
+        tables = [load(j) for j in todo]
+    names = [(run, len(t)) for (run, _, _), t in zip(todo, tables)]
     if not tables:
         return pa.schema([("run", pa.dictionary(pa.int32(), pa.string()))]
                          + [SCHEMA.field(c) for c in cols]).empty_table()
