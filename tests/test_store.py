@@ -136,7 +136,7 @@ def test_manifest_packs_topic_lists_and_a_damaged_one_is_rebuilt(small):
     mp.write_text(json.dumps(m))
     w = Warnings()
     rep = RunStore(root).sync(files, w)
-    assert len(rep.ingested) == 2 and any("damaged or from another version" in str(x) for x in w)
+    assert len(rep.ingested) == 2 and any("manifest is damaged" in str(x) for x in w)
     assert RunStore(root).read(topics=["2"]).column("doc").to_pylist() == ["d3", "d2", "d1", "d9"]
 
 
@@ -325,3 +325,26 @@ def test_medium_pool_bias_streamed_equal_in_memory(medium):
         np.testing.assert_allclose(s2.drop(columns="measure").to_numpy(float),
                                    s1.drop(columns="measure").to_numpy(float), rtol=1e-9, atol=1e-12)
         assert d1["rank_change"].abs().sum() > 0           # leaving runs out does move them
+
+
+def test_a_store_from_an_earlier_format_is_rebuilt_with_a_note_not_called_damaged(small):
+    """A manifest of an earlier store format (here 2, before the per-topic lists were packed) is not
+    damaged: the user is told the store is from an earlier version and is rebuilt; a damaged one still
+    says damaged."""
+    import json
+    root, files = small
+    RunStore(root).sync(files)
+    mp = store_dir(root) / "manifest.json"
+    m = json.loads(mp.read_text())
+    for e in m["files"].values():                  # format 2 kept the per-topic lists as JSON lists
+        if e.get("tag") is not None:
+            e["topics"] = e["topics"].split(" ")
+    m["format"] = 2
+    mp.write_text(json.dumps(m))
+    w = Warnings()
+    rep = RunStore(root).sync(files, w)
+    said = [str(x) for x in w]
+    assert len(rep.ingested) == 2
+    assert any("earlier version" in s and "ingested again" in s for s in said), said
+    assert not any("damaged" in s for s in said), said
+    assert RunStore(root).read(topics=["2"]).column("doc").to_pylist() == ["d3", "d2", "d1", "d9"]

@@ -544,6 +544,17 @@ def _valid_manifest(m) -> bool:
     return True
 
 
+def _manifest_refused(m) -> str:
+    """Why a manifest `_valid_manifest` refused is not used: from an earlier or later store format
+    (not damaged), or damaged; every run file is ingested again either way."""
+    f = m.get("format") if isinstance(m, dict) else None
+    if isinstance(f, int) and not isinstance(f, bool) and f != FORMAT:
+        when = "an earlier" if f < FORMAT else "a later"
+        return (f"the run store is from {when} version of cranfield (store format {f}, this version reads "
+                f"{FORMAT}); every run file is ingested again to rebuild it")
+    return "the run store's manifest is damaged; every run file is ingested again"
+
+
 class RunStore:
     """The Parquet run store of one campaign directory (see the module docstring)."""
 
@@ -566,9 +577,7 @@ class RunStore:
             except (OSError, ValueError):
                 m = None
             if m is not None and not _valid_manifest(m):
-                self.warnings.add(str(self.dir / "manifest.json"), None,
-                                  "the run store's manifest is damaged or from another version; every run file "
-                                  "is ingested again")
+                self.warnings.add(str(self.dir / "manifest.json"), None, _manifest_refused(m))
                 m = None
             self._manifest = m if m is not None else _empty_manifest()
         return self._manifest
