@@ -55,3 +55,35 @@ def test_a_pair_twice_gives_none_and_a_key_collision_takes_another_seed():
     assert pg.seed == 0
     assert pg.grades(np.asarray([0]), np.asarray([b"a"])).tolist() == [1]
     assert pg.seed == 1
+
+
+def test_rows_and_grades_equal_a_dict_lookup_on_generated_ids():
+    """Generated judgments and run rows (ids empty, 1 to 70 bytes, at and around word boundaries, non-ASCII
+    bytes, padded wider than needed): `rows` is the last judgment of each pair, `grades` its grade, and None
+    exactly when the run holds a pair twice."""
+    from hypothesis import given, settings, strategies as st
+    ids = st.one_of(st.sampled_from([b"", b"a", b"a" * 8, b"a" * 9, b"a" * 16, b"\xff" * 8, b"\xc3\xa9", b"x" * 65]),
+                    st.binary(max_size=70).map(lambda b: b.replace(b"\0", b"\1")))
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.lists(st.tuples(st.integers(0, 3), ids, st.integers(-2, 3)), max_size=25),
+           st.lists(st.tuples(st.integers(0, 3), ids), max_size=25), st.integers(0, 9))
+    def check(judged, run, pad):
+        width = max([len(d) for _, d, _ in judged] + [1]) + pad
+        pg = PairGrades(np.asarray([t for t, _, _ in judged], np.int64),
+                        np.asarray([d for _, d, _ in judged], dtype=f"S{width}"),
+                        np.asarray([g for _, _, g in judged], np.int64))
+        last = {(t, d): i for i, (t, d, _) in enumerate(judged)}
+        assert pg.distinct == (len(last) == len(judged))
+        r_t = np.asarray([t for t, _ in run], np.int64)
+        r_d = np.asarray([d for _, d in run], dtype="S") if run else np.zeros(0, "S1")
+        want = [last.get(p, -1) for p in run]
+        assert pg.rows(r_t, r_d, repeats=True).tolist() == want
+        got = pg.grades(r_t, r_d)
+        if len(set(run)) < len(run):
+            assert got is None
+        else:
+            assert got.tolist() == [RELVALUE_NONPOOL if i < 0 else RELVALUE_UNJUDGED if judged[i][2] < 0
+                                    else judged[i][2] for i in want]
+
+    check()

@@ -128,3 +128,30 @@ def test_small_evaluations_keep_freed_memory_for_reuse():
     import platform
     expected = sys.platform.startswith("linux") and platform.libc_ver()[0] == "glibc"
     assert out.stdout.strip() == str(expected)
+
+
+def test_eval_fast_args_equal_the_parser_on_generated_command_lines():
+    """Command lines drawn from files, measures, the flags it reads and forms it must leave alone (`-qc`,
+    `-mmap`, `--`, `-`, an empty word, -M N, --campaign): whatever `fast_args` reads, the parser reads the same
+    way (and accepts)."""
+    import contextlib
+    import io
+
+    from hypothesis import given, settings, strategies as st
+
+    from cranfield.cli import build_parser
+    from cranfield.cli.cmd_eval import fast_args
+    parser = build_parser("eval")
+    words = st.sampled_from(["q", "r", "r2", "-m", "map", "P.10", "-q", "-c", "-J", "-n", "-", "--", "-qc",
+                             "-mmap", "", "-1", "a b", "-M", "5", "--campaign", "-h"])
+
+    @settings(max_examples=400, deadline=None)
+    @given(st.lists(words, max_size=7))
+    def check(argv):
+        got = fast_args(argv)
+        if got is not None:
+            with contextlib.redirect_stderr(io.StringIO()):
+                want = parser.parse_args(["eval", *argv])
+            assert vars(got) == vars(want), argv
+
+    check()

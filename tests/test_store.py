@@ -136,7 +136,7 @@ def test_manifest_packs_topic_lists_and_a_damaged_one_is_rebuilt(small):
     mp.write_text(json.dumps(m))
     w = Warnings()
     rep = RunStore(root).sync(files, w)
-    assert len(rep.ingested) == 2 and any("damaged or from another version" in str(x) for x in w)
+    assert len(rep.ingested) == 2 and any("manifest is damaged" in str(x) for x in w)
     assert RunStore(root).read(topics=["2"]).column("doc").to_pylist() == ["d3", "d2", "d1", "d9"]
 
 
@@ -325,3 +325,51 @@ def test_medium_pool_bias_streamed_equal_in_memory(medium):
         np.testing.assert_allclose(s2.drop(columns="measure").to_numpy(float),
                                    s1.drop(columns="measure").to_numpy(float), rtol=1e-9, atol=1e-12)
         assert d1["rank_change"].abs().sum() > 0           # leaving runs out does move them
+
+
+def test_a_store_from_an_earlier_format_is_rebuilt_with_a_note_not_called_damaged(small):
+    """A manifest of an earlier store format (here 2, before the per-topic lists were packed) is not
+    damaged: the user is told the store is from an earlier version and is rebuilt; a damaged one still
+    says damaged."""
+    import json
+    root, files = small
+    RunStore(root).sync(files)
+    mp = store_dir(root) / "manifest.json"
+    m = json.loads(mp.read_text())
+    for e in m["files"].values():                  # format 2 kept the per-topic lists as JSON lists
+        if e.get("tag") is not None:
+            e["topics"] = e["topics"].split(" ")
+    m["format"] = 2
+    mp.write_text(json.dumps(m))
+    w = Warnings()
+    rep = RunStore(root).sync(files, w)
+    said = [str(x) for x in w]
+    assert len(rep.ingested) == 2
+    assert any("earlier version" in s and "ingested again" in s for s in said), said
+    assert not any("damaged" in s for s in said), said
+    assert RunStore(root).read(topics=["2"]).column("doc").to_pylist() == ["d3", "d2", "d1", "d9"]
+
+
+def test_streamed_ingest_of_a_topic_spanning_many_pieces_scans_each_row_a_bounded_number_of_times(tmp_path,
+                                                                                                 monkeypatch):
+    """A topic longer than many text pieces is carried from piece to piece without being copied and
+    scanned again with each piece (that was quadratic in the topic's length); the part equals the one
+    the whole-file ingest writes."""
+    import engine.evaluation.store as store_mod
+    lines = [f"7 Q0 d{i % 997} {i + 1} {1.0 / (i + 1):.6f} s" for i in range(3000)]     # one topic, repeats
+    lines += [f"8 Q0 d{i} {i + 1} 1.0 s" for i in range(10)]
+    run = write(tmp_path / "r.txt", "\n".join(lines) + "\n")
+    monkeypatch.setattr(store_mod, "CHUNK_BYTES", 512)          # about 60 pieces
+    scanned = []
+    real = store_mod._topic_heads
+    monkeypatch.setattr(store_mod, "_topic_heads", lambda col: scanned.append(len(col)) or real(col))
+    streamed = store_mod.ingest_file(str(run), str(tmp_path / "a.parquet"), 500)
+    assert sum(scanned) <= 4 * len(lines), sum(scanned)          # quadratic: ~30 times the rows
+    monkeypatch.setattr(store_mod, "_ingest_stream", lambda *a: (_ for _ in ()).throw(store_mod._NotStreamable))
+    whole = store_mod.ingest_file(str(run), str(tmp_path / "b.parquet"), 500)
+    for e in (streamed, whole):
+        e.pop("seconds")
+    assert streamed == whole and any("retrieved twice" in x[2] for x in whole["warnings"])
+    a, b = pq.read_table(tmp_path / "a.parquet"), pq.read_table(tmp_path / "b.parquet")
+    assert a.equals(b) and a.num_rows == 997 + 10
+    assert pq.read_metadata(tmp_path / "a.parquet").num_row_groups == pq.read_metadata(tmp_path / "b.parquet").num_row_groups

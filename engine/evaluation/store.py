@@ -330,7 +330,9 @@ def _ingest_stream(path: str, tmp: Path, group_rows: int, w: Warnings) -> dict:
     if str(path).endswith(".gz"):
         raise _NotStreamable
     h = hashlib.sha256()
-    tag, pw, carry, line0 = None, None, None, 1
+    tag, pw, line0 = None, None, 1
+    carry: list[pa.Table] = []                            # the rows of the last topic so far, not copied
+    carry_topic: str | None = None
     dups = _Repeats(path)
 
     def emit(seg: pa.Table) -> None:
@@ -353,21 +355,28 @@ def _ingest_stream(path: str, tmp: Path, group_rows: int, w: Warnings) -> dict:
                                 "line": pa.array(np.arange(line0, line0 + len(t), dtype=np.int64))})
                 line0 += len(t)
                 del t, fast
-                if carry is not None:
-                    cur = pa.concat_tables([carry, cur])
-                heads = _topic_heads(cur.column("topic"))
+                heads = _topic_heads(cur.column("topic"))    # of this piece alone: each row scanned once
                 hv = cur.column("topic").take(pa.array(heads))
                 if len(hv) > 1 and not pc.all(pc.less(hv.slice(0, len(hv) - 1), hv.slice(1))).as_py():
                     raise _NotStreamable                  # topics not contiguous in byte order
+                first = hv[0].as_py()
+                same = first == carry_topic               # the piece goes on with the carried topic
+                if carry_topic is not None and not same and first < carry_topic:
+                    raise _NotStreamable                  # (str order is UTF-8 byte order)
                 last = int(heads[-1])
-                carry = cur.slice(last).combine_chunks()
-                if last:
-                    emit(cur.slice(0, last))
+                if same and last == 0:
+                    carry.append(cur)                     # still the carried topic: kept, not concatenated
+                else:
+                    seg = pa.concat_tables([*carry, cur.slice(0, last)])
+                    if len(seg):
+                        emit(seg)
+                    carry, carry_topic = [cur.slice(last)], hv[-1].as_py()
+                    del seg
                 del cur
             if pw is None:
                 raise _NotStreamable                      # empty: the text reader words it
-            if carry is not None and len(carry):
-                emit(carry)
+            if carry:
+                emit(pa.concat_tables(carry))
             pw.close(h.hexdigest())
     except BaseException:
         if pw is not None:
@@ -544,6 +553,17 @@ def _valid_manifest(m) -> bool:
     return True
 
 
+def _manifest_refused(m) -> str:
+    """Why a manifest `_valid_manifest` refused is not used: from an earlier or later store format
+    (not damaged), or damaged; every run file is ingested again either way."""
+    f = m.get("format") if isinstance(m, dict) else None
+    if isinstance(f, int) and not isinstance(f, bool) and f != FORMAT:
+        when = "an earlier" if f < FORMAT else "a later"
+        return (f"the run store is from {when} version of cranfield (store format {f}, this version reads "
+                f"{FORMAT}); every run file is ingested again to rebuild it")
+    return "the run store's manifest is damaged; every run file is ingested again"
+
+
 class RunStore:
     """The Parquet run store of one campaign directory (see the module docstring)."""
 
@@ -566,9 +586,7 @@ class RunStore:
             except (OSError, ValueError):
                 m = None
             if m is not None and not _valid_manifest(m):
-                self.warnings.add(str(self.dir / "manifest.json"), None,
-                                  "the run store's manifest is damaged or from another version; every run file "
-                                  "is ingested again")
+                self.warnings.add(str(self.dir / "manifest.json"), None, _manifest_refused(m))
                 m = None
             self._manifest = m if m is not None else _empty_manifest()
         return self._manifest
