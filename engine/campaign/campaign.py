@@ -20,6 +20,7 @@ from ..formats.files import PathLike, str_series
 from ..formats.detect import read_judgments
 from ..formats.qrels import read_qrels
 from ..formats.runs import read_runs, warn_unknown_topics
+from ..util.confine import real_paths
 from ..judgments.log import LOG_COLUMNS, LOG_NAME, log_judgments, merge_judgments, read_judgment_log  # noqa: F401
 
 
@@ -122,7 +123,6 @@ class Campaign:
               real: dict[Path, Path] | None = None) -> list[Path]:
         """The files of `folder` with a name ending in `suffixes` (others warned about), each confined;
         `real` receives each file's resolved path."""
-        from ..util.confine import real_paths
         out = []
         found = [p for p in _visible_files(self.path(folder)) if p.name not in skip]
         for p, rp in zip(found, real_paths(found)):      # the folder resolved once, not per file
@@ -143,7 +143,6 @@ class Campaign:
 
     def run_files(self) -> list[Path]:
         """Run files: everything in runs/ plus files named by runs.<tag>.file."""
-        from ..util.confine import real_paths
         real: dict[Path, Path] = {}
         files = self._scan("runs", RUN_SUFFIXES, "a run", real=real)
         seen = {real[q] for q in files}     # once: resolving inside the loop was cubic in runs
@@ -235,7 +234,6 @@ class Campaign:
         return self._cached("renames", files, lambda: self._run_renames(files))
 
     def _run_renames(self, files: list[Path]) -> dict[str, str]:
-        from ..util.confine import real_paths
         named = [(tag, self.root / m["file"]) for tag, m in self.config["runs"].items() if m.get("file")]
         by_file = dict(zip(real_paths([p for _, p in named]), (tag for tag, _ in named)))
         rename = {}
@@ -360,7 +358,6 @@ class Campaign:
             tags = list(dict.fromkeys(runs["run"].tolist())) if len(runs) else []
         files = self.run_files()
         file_of = {}
-        from ..util.confine import real_paths
         for p, rp in zip(files, real_paths(files)):
             t = self._tag_of(p, st, rp)
             if t is not None:
