@@ -150,3 +150,54 @@ def test_the_tui_export_folder_is_confined(tmp_path):
         CranfieldApp.export_folder(app)
     os.unlink(c / "exports")
     assert CranfieldApp.export_folder(app) == c / "exports"
+
+
+def test_real_paths_resolve_as_path_resolve_does(tmp_path):
+    """`real_paths` (each folder resolved once) gives what `Path.resolve` gives for every kind of entry."""
+    from engine.util.confine import real_paths
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "secret.txt").write_text("x")
+    d = tmp_path / "c" / "runs"
+    d.mkdir(parents=True)
+    (d / "plain.txt").write_text("x")
+    (d / "to_out.txt").symlink_to(out / "secret.txt")           # a file linked outside
+    (d / "sub").symlink_to(out)                                   # a folder linked outside
+    (d / "loop").symlink_to(d / "loop")                           # a link to itself
+    (d / "dangling").symlink_to(tmp_path / "nowhere")
+    paths = [d / "plain.txt", d / "to_out.txt", d / "sub" / "secret.txt", d / "missing.txt", d / "dangling",
+             d / ".." / "runs" / "plain.txt", d / "sub" / ".." / "c", tmp_path / "c" / "runs", d / "loop" / "x"]
+    got = real_paths(paths)
+    for p, r in zip(paths, got):
+        try:
+            want = p.resolve()
+        except (OSError, RuntimeError):
+            want = None
+        assert r == want, (p, r, want)
+    assert got[1] == out / "secret.txt" and got[2] == out / "secret.txt"
+    rel = os.path.relpath(d / "to_out.txt")                       # relative to the working directory
+    assert real_paths([rel]) == [Path(rel).resolve()]
+
+
+@pytest.mark.parametrize("how", ["file", "folder", "named"])
+def test_a_run_linked_outside_is_refused_among_many(tmp_path, how):
+    """Among many run files (the folder resolved once), one linked outside is still refused, by `eval
+    --campaign`, whether the file, a folder on the way or the campaign.yaml entry leads out."""
+    c = demo_copy(tmp_path / "c")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    src = next(iter(sorted((c / "runs").glob("*.txt"))))
+    shutil.copy(src, outside / "linked.txt")
+    if how == "file":
+        (c / "runs" / "linked.txt").symlink_to(outside / "linked.txt")
+    elif how == "folder":
+        (c / "runs" / "more").symlink_to(outside)
+        cfg = (c / "campaign.yaml").read_text()
+        (c / "campaign.yaml").write_text(cfg.replace("runs:\n", "runs:\n  linkedX:\n    file: runs/more/linked.txt\n", 1))
+    else:
+        cfg = (c / "campaign.yaml").read_text()
+        (c / "campaign.yaml").write_text(cfg.replace("runs:\n", f"runs:\n  linkedX:\n    file: {outside}/linked.txt\n", 1))
+    before = hashlib.sha256((outside / "linked.txt").read_bytes()).hexdigest()
+    r = cli("eval", "--campaign", str(c))
+    assert_clean_refusal(r, "outside the campaign directory", "linked.txt")
+    assert hashlib.sha256((outside / "linked.txt").read_bytes()).hexdigest() == before

@@ -143,6 +143,10 @@ def _run(args) -> int:
             with dask_executor(None if args.dask == "local" else args.dask) as ex:
                 ev = evaluate_campaign(camp, measures, options=flags, strings=strings, executor=ex, qrels=qrels)
         else:   # no ranked lists needed: a large enough store is read by topic blocks across the cores
+            from engine.evaluation.seam import is_large
+            if not is_large(camp):            # blocks of whole runs in threads, here: no page faults twice
+                from engine.util.memory import keep_freed_memory
+                keep_freed_memory()
             ev = evaluate_campaign(camp, measures, options=flags, strings=strings, qrels=qrels, ranked=False)
         df, text, notes, run_names = ev.table, ev.strings, ev.notes, None
         n_groups = len(df) + (len(text) if text is not None else 0)

@@ -20,6 +20,7 @@ from ..formats.files import PathLike, str_series
 from ..formats.detect import read_judgments
 from ..formats.qrels import read_qrels
 from ..formats.runs import read_runs, warn_unknown_topics
+from ..util.confine import real_paths
 from ..judgments.log import LOG_COLUMNS, LOG_NAME, log_judgments, merge_judgments, read_judgment_log  # noqa: F401
 
 
@@ -102,12 +103,13 @@ class Campaign:
         return dict(self.config["topics"]["targets"])
 
     # ------------------------------------------------------------------ files
-    def _confine(self, path: Path, source: str, what: str) -> None:
-        """Refuse (without reading it) a file that resolves outside the campaign (engine.util.confine)."""
+    def _confine(self, path: Path, source: str, what: str, real: Path | None = None) -> None:
+        """Refuse (without reading it) a file that resolves outside the campaign (engine.util.confine);
+        `real`: the path already resolved (`real_paths`)."""
         from ..util.confine import allowed_roots, refuse_outside
         if "roots" not in self.__dict__:
             self.roots = allowed_roots(self.root, self.config)
-        refuse_outside(path, self.roots, source, what)
+        refuse_outside(path, self.roots, source, what, real)
 
     def path(self, name: str, *parts: str) -> Path:
         """A campaign path of engine.util.confine.CAMPAIGN_PATHS, refused when a link takes it outside the campaign."""
@@ -117,12 +119,16 @@ class Campaign:
             self.roots = allowed_roots(self.root, self.config)
         return campaign_path(self.root, name, *parts, roots=self.roots)
 
-    def _scan(self, folder: str, suffixes: set[str], what: str, skip: set[str] = frozenset()) -> list[Path]:
+    def _scan(self, folder: str, suffixes: set[str], what: str, skip: set[str] = frozenset(),
+              real: dict[Path, Path] | None = None) -> list[Path]:
+        """The files of `folder` with a name ending in `suffixes` (others warned about), each confined;
+        `real` receives each file's resolved path."""
         out = []
-        for p in _visible_files(self.path(folder)):
-            if p.name in skip:
-                continue
-            self._confine(p, str(self.root / folder), p.name)
+        found = [p for p in _visible_files(self.path(folder)) if p.name not in skip]
+        for p, rp in zip(found, real_paths(found)):      # the folder resolved once, not per file
+            self._confine(p, str(self.root / folder), p.name, rp)
+            if real is not None:
+                real[p] = rp
             if _base_suffix(p) in suffixes:
                 out.append(p)
             elif p.name.lower() not in IGNORED_NAMES and not p.name.lower().endswith(".md"):
@@ -137,35 +143,34 @@ class Campaign:
 
     def run_files(self) -> list[Path]:
         """Run files: everything in runs/ plus files named by runs.<tag>.file."""
-        files = self._scan("runs", RUN_SUFFIXES, "a run")
-        seen = {q.resolve() for q in files}     # once: resolving inside the loop was cubic in runs
+        real: dict[Path, Path] = {}
+        files = self._scan("runs", RUN_SUFFIXES, "a run", real=real)
+        seen = {real[q] for q in files}     # once: resolving inside the loop was cubic in runs
         skip = getattr(self, "skip_runs", None)   # files set aside (a UI keeps opening without them)
         if skip:
-            files = [q for q in files if q.resolve() not in skip]
+            files = [q for q in files if real[q] not in skip]
             seen |= set(skip)
         named: dict[Path, str] = {}
-        for tag, meta in self.config["runs"].items():
-            f = meta.get("file")
-            if f:
-                p = (self.root / f)
-                self._confine(p, str(self.config_path), f"runs.{tag}.file")
-                if p.is_dir():
-                    raise FormatError(Problem(str(self.config_path), None,
-                                              f"runs.{tag}.file: {f} is a directory, expected a run file"),
-                                      hint="name the run file itself, e.g. runs/" + f"{tag}.txt")
-                if not p.exists():
-                    raise FormatError(Problem(str(self.config_path), None,
-                                              f"runs.{tag}.file: {f} does not exist"),
-                                      hint="fix the path (relative to the campaign directory) or remove the key")
-                rp = p.resolve()
-                if rp in named:
-                    raise FormatError(Problem(str(self.config_path), None,
-                                              f"runs.{named[rp]}.file and runs.{tag}.file both name {f}"),
-                                      hint="each run needs its own file: fix one of the two entries")
-                named[rp] = tag
-                if rp not in seen:
-                    seen.add(rp)
-                    files.append(p)
+        entries = [(tag, meta.get("file")) for tag, meta in self.config["runs"].items() if meta.get("file")]
+        paths = [self.root / f for _, f in entries]
+        for (tag, f), p, rp in zip(entries, paths, real_paths(paths)):
+            self._confine(p, str(self.config_path), f"runs.{tag}.file", rp)
+            if p.is_dir():
+                raise FormatError(Problem(str(self.config_path), None,
+                                          f"runs.{tag}.file: {f} is a directory, expected a run file"),
+                                  hint="name the run file itself, e.g. runs/" + f"{tag}.txt")
+            if not p.exists():
+                raise FormatError(Problem(str(self.config_path), None,
+                                          f"runs.{tag}.file: {f} does not exist"),
+                                  hint="fix the path (relative to the campaign directory) or remove the key")
+            if rp in named:
+                raise FormatError(Problem(str(self.config_path), None,
+                                          f"runs.{named[rp]}.file and runs.{tag}.file both name {f}"),
+                                  hint="each run needs its own file: fix one of the two entries")
+            named[rp] = tag
+            if rp not in seen:
+                seen.add(rp)
+                files.append(p)
         return files
 
     def judgment_files(self) -> list[Path]:
@@ -229,26 +234,27 @@ class Campaign:
         return self._cached("renames", files, lambda: self._run_renames(files))
 
     def _run_renames(self, files: list[Path]) -> dict[str, str]:
-        by_file = {(self.root / m["file"]).resolve(): tag for tag, m in self.config["runs"].items() if m.get("file")}
+        named = [(tag, self.root / m["file"]) for tag, m in self.config["runs"].items() if m.get("file")]
+        by_file = dict(zip(real_paths([p for _, p in named]), (tag for tag, _ in named)))
         rename = {}
         st = self.store() if by_file else None      # once: per file it re-scanned runs/ (quadratic)
-        for p in files:
-            want = by_file.get(p.resolve())
+        for p, rp in zip(files, real_paths(files) if by_file else ()):
+            want = by_file.get(rp)
             if want is None:
                 continue
-            got = self._tag_of(p, st)
+            got = self._tag_of(p, st, rp)
             if got is not None and got != want:
                 rename[got] = want
                 self._warn_once(str(p), None, f"run tag {got!r} differs from its campaign.yaml entry "
                                               f"runs.{want}; evaluated as run {want!r}")
         return rename
 
-    def _tag_of(self, path: Path, st=None) -> str | None:
+    def _tag_of(self, path: Path, st=None, real: Path | None = None) -> str | None:
         """A run file's tag: from the run store's manifest (`st`, else the campaign's) when it holds the
-        file, else its first line."""
+        file, else its first line (`real`: the path resolved, when known)."""
         st = st if st is not None else self.store()
         if st is not None:
-            e = st.manifest["files"].get(str(Path(path).resolve()))
+            e = st.manifest["files"].get(str(real if real is not None else Path(path).resolve()))
             if e is not None:
                 return e.get("tag")
         return _first_tag(path)
@@ -352,8 +358,8 @@ class Campaign:
             tags = list(dict.fromkeys(runs["run"].tolist())) if len(runs) else []
         files = self.run_files()
         file_of = {}
-        for p in files:
-            t = self._tag_of(p, st)
+        for p, rp in zip(files, real_paths(files)):
+            t = self._tag_of(p, st, rp)
             if t is not None:
                 file_of.setdefault(t, p)
         rows = []
@@ -449,6 +455,7 @@ def load_campaign(path: PathLike, warnings: Warnings | None = None) -> Campaign:
                              f"create one with `cranfield init {p}`")
     w = warnings if warnings is not None else Warnings()
     from engine.util.confine import campaign_path
-    campaign_path(p, "config")
+    # the directory alone: campaign.yaml's own allow_outside roots are not trusted for itself (confine.campaign_roots)
+    campaign_path(p, "config", roots=[p.resolve()])
     cfg = read_config(cfg_path)
     return Campaign(p, cfg, w)
