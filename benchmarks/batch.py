@@ -13,8 +13,9 @@ trec_eval, ...), so a change of load on a shared machine falls on all alike; med
 CPU seconds (the process and its workers) and peak memory (summed resident set of the process tree, sampled
 every 20 ms). Python runs with its bytecode compiled and cached first, as an installed tool does. The
 store path's store is built (ingested) before timing: it measures what a campaign pays on every later
-`eval --campaign`. `cranfield eval`'s output is compared with trec_eval's, byte for
-byte (the runs' outputs concatenated in file order).
+`eval --campaign DIR -m official` (trec_eval's default measures, the work the file path does).
+`cranfield eval`'s output is compared with trec_eval's, byte for byte (the runs' outputs concatenated in
+file order), and the store path's with the file path's.
 
 Targets (issue 28): CPU <= 0.5x trec_eval's (one file after another), wall <= trec_eval two at a time
 (`xargs -P 2`), peak <= 300 MB, store path <= file path.
@@ -95,7 +96,7 @@ def main(argv: list[str] | None = None) -> dict:
                    stdout=subprocess.DEVNULL)
     cmds = {
         "cranfield": lambda: run_measured([*cli, "eval", str(qrels), *map(str, runs)], env),
-        "store": lambda: run_measured([*cli, "eval", "--campaign", str(root)], env),
+        "store": lambda: run_measured([*cli, "eval", "--campaign", str(root), "-m", "official"], env),
         "trec_eval": lambda: run_group([[args.trec_eval, str(qrels), str(r)] for r in runs]),
         "trec_eval_P2": lambda: run_measured(
             f"printf '%s\\n' {' '.join(map(str, runs))} | xargs -P 2 -n 1 {args.trec_eval} {qrels} > /dev/null",
@@ -113,6 +114,9 @@ def main(argv: list[str] | None = None) -> dict:
     same = None
     if "cranfield" in med and "trec_eval" in med:
         same = med["cranfield"].stdout == med["trec_eval"].stdout
+    store_same = None                 # the same work: trec_eval's default measures, the same bytes
+    if "cranfield" in med and "store" in med:
+        store_same = med["cranfield"].stdout == med["store"].stdout
     print(f"{args.runs} runs x {args.topics} topics x {args.depth} docs = {lines:,} lines; {machine()}; "
           f"median of {args.reps}; load {min(load_seen):.1f}-{max(load_seen):.1f}")
     print(f"{'tool':<14} {'wall s':>8} {'CPU s':>8} {'peak MB':>8} {'wall/cranfield':>15} "
@@ -125,6 +129,8 @@ def main(argv: list[str] | None = None) -> dict:
     if same is not None:
         n = med["trec_eval"].stdout.count(b"\n")
         print(f"cranfield output {'==' if same else '!='} trec_eval output ({n:,} lines, byte for byte)")
+    if store_same is not None:
+        print(f"store path output {'==' if store_same else '!='} file path output (byte for byte)")
     for t, v in got.items():
         print(f"{t:<14} turns: " + ", ".join(f"{m.wall:.2f} s / {m.cpu:.2f} s CPU" for m in v))
     store_wins = None
@@ -133,7 +139,7 @@ def main(argv: list[str] | None = None) -> dict:
         print(f"store path <= file path (wall and CPU) in {store_wins} of {args.reps} turns")
     out = {"params": {"runs": args.runs, "topics": args.topics, "depth": args.depth, "lines": lines,
                       "reps": args.reps},
-           "machine": machine(), "load": [min(load_seen), max(load_seen)], "identical": same,
+           "machine": machine(), "load": [min(load_seen), max(load_seen)], "identical": same, "store_identical": store_same,
            "store_not_slower_turns": store_wins,
            "turns": {t: [{"wall": round(m.wall, 3), "cpu": round(m.cpu, 3)} for m in v] for t, v in got.items()},
            "tools": {t: {"wall": round(m.wall, 3), "cpu": round(m.cpu, 3), "peak_mb": round(m.peak_mb, 1)}
