@@ -71,7 +71,7 @@ def run_async(fn):
 
 
 def private_copy(campaign, dst=None, skip: tuple = ()):
-    """A copy of `campaign` (without its caches and the names in `skip`) in `dst`, else in a temporary folder removed at exit:
+    """A copy of `campaign` (without its cache, its run store and the names in `skip`) in `dst`, else in a temporary folder removed at exit:
     tests open the copy, so the campaign itself (e.g. campaigns/demo) is never written."""
     import atexit
     import shutil
@@ -81,7 +81,7 @@ def private_copy(campaign, dst=None, skip: tuple = ()):
         tmp = Path(tempfile.mkdtemp(prefix="cranfield-copy-"))
         atexit.register(shutil.rmtree, tmp, True)
         dst = tmp / Path(campaign).name
-    shutil.copytree(campaign, dst, ignore=shutil.ignore_patterns(".cranfield-cache", "exports", *skip))
+    shutil.copytree(campaign, dst, ignore=shutil.ignore_patterns(".cranfield-cache", ".cranfield-store", "exports", *skip))
     return Path(dst)
 
 
