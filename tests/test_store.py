@@ -361,8 +361,8 @@ def test_streamed_ingest_of_a_topic_spanning_many_pieces_scans_each_row_a_bounde
     run = write(tmp_path / "r.txt", "\n".join(lines) + "\n")
     monkeypatch.setattr(store_mod, "CHUNK_BYTES", 512)          # about 60 pieces
     scanned = []
-    real = store_mod._topic_heads
-    monkeypatch.setattr(store_mod, "_topic_heads", lambda col: scanned.append(len(col)) or real(col))
+    real = store_mod.run_heads
+    monkeypatch.setattr(store_mod, "run_heads", lambda col: scanned.append(len(col)) or real(col))
     streamed = store_mod.ingest_file(str(run), str(tmp_path / "a.parquet"), 500)
     assert sum(scanned) <= 4 * len(lines), sum(scanned)          # quadratic: ~30 times the rows
     monkeypatch.setattr(store_mod, "_ingest_stream", lambda *a: (_ for _ in ()).throw(store_mod._NotStreamable))

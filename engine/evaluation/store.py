@@ -46,6 +46,7 @@ import pyarrow.parquet as pq
 from ..errors import CranfieldError, FormatError, Problem, Warnings
 from ..ranking.order import arrow_run_order
 from ..ranking.join import dict_codes
+from ..formats.runs import run_heads
 
 STORE_DIR = ".cranfield-store"
 FORMAT = 3                    # 3: the per-topic lists of a manifest entry packed into strings
@@ -69,21 +70,12 @@ def _order(tab: pa.Table) -> np.ndarray | None:
     return arrow_run_order(tab.column("topic"), tab.column("score"), tab.column("doc"))
 
 
-def _topic_heads(topic: pa.ChunkedArray | pa.Array) -> np.ndarray:
-    """First row of each run of equal topics."""
-    n = len(topic)
-    change = np.ones(n, bool)
-    if n > 1:
-        change[1:] = pc.not_equal(topic.slice(1), topic.slice(0, n - 1)).to_numpy(zero_copy_only=False)
-    return np.flatnonzero(change)
-
-
 def _positions(topic: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, np.ndarray]:
     """(pos, starts): 1-based position within each run of equal topics, and the runs' first rows."""
     n = len(topic)
     if n == 0:
         return np.zeros(0, np.int32), np.zeros(0, np.int64)
-    starts = _topic_heads(topic)
+    starts = run_heads(topic)
     lens = np.diff(np.append(starts, n))
     pos = (np.arange(n) - np.repeat(starts, lens) + 1).astype(np.int32)
     return pos, starts
@@ -293,7 +285,7 @@ def _in_trec_order(tab: pa.Table, contiguous: bool = False) -> pa.Table:
         from ..ranking.order import arrow_tie_order, order_rows, trec_order
         n = len(tab)
         t_code = np.zeros(n, np.int64)
-        heads = _topic_heads(tab.column("topic")) if n else np.zeros(0, np.int64)
+        heads = run_heads(tab.column("topic")) if n else np.zeros(0, np.int64)
         t_code[heads[1:]] = 1
         np.cumsum(t_code, out=t_code)
         order = trec_order(np.zeros(n, np.int64), t_code, tab.column("score").to_numpy(), len(heads),
@@ -336,7 +328,7 @@ def _ingest_stream(path: str, tmp: Path, group_rows: int, w: Warnings) -> dict:
     dups = _Repeats(path)
 
     def emit(seg: pa.Table) -> None:
-        seg = dups.drop(seg, _topic_heads(seg.column("topic")))
+        seg = dups.drop(seg, run_heads(seg.column("topic")))
         pw.add(_in_trec_order(seg, contiguous=True))
 
     try:
@@ -355,7 +347,7 @@ def _ingest_stream(path: str, tmp: Path, group_rows: int, w: Warnings) -> dict:
                                 "line": pa.array(np.arange(line0, line0 + len(t), dtype=np.int64))})
                 line0 += len(t)
                 del t, fast
-                heads = _topic_heads(cur.column("topic"))    # of this piece alone: each row scanned once
+                heads = run_heads(cur.column("topic"))    # of this piece alone: each row scanned once
                 hv = cur.column("topic").take(pa.array(heads))
                 if len(hv) > 1 and not pc.all(pc.less(hv.slice(0, len(hv) - 1), hv.slice(1))).as_py():
                     raise _NotStreamable                  # topics not contiguous in byte order

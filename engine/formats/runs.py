@@ -153,19 +153,28 @@ def sorted_categorical(chunked) -> pd.Categorical:
     return pd.Categorical.from_codes(codes, categories=pd.Index(cats, dtype=object), validate=False)
 
 
+def run_heads(values) -> np.ndarray:
+    """First row of each run of equal values of an Arrow array or chunked array (topic ids in run
+    files come topic by topic)."""
+    import pyarrow.compute as pc
+
+    n = len(values)
+    change = np.ones(n, bool)
+    if n > 1:
+        change[1:] = pc.not_equal(values.slice(1), values.slice(0, n - 1)).to_numpy(zero_copy_only=False)
+    return np.flatnonzero(change)
+
+
 def grouped_categorical(chunked) -> pd.Categorical:
     """Like sorted_categorical for a column made of long runs of equal values (topic ids in run
     files): only the first value of each run of equal values is hashed."""
     import pyarrow as pa
-    import pyarrow.compute as pc
 
     arr = chunked.combine_chunks() if isinstance(chunked, pa.ChunkedArray) else chunked
     n = len(arr)
     if n == 0:
         return sorted_categorical(arr)
-    change = np.ones(n, bool)
-    change[1:] = pc.not_equal(arr.slice(1), arr.slice(0, n - 1)).to_numpy(zero_copy_only=False)
-    heads = np.flatnonzero(change)
+    heads = run_heads(arr)
     cat = sorted_categorical(arr.take(pa.array(heads)))
     codes = np.repeat(np.asarray(cat.codes), np.diff(np.append(heads, n)))
     return pd.Categorical.from_codes(codes, dtype=cat.dtype, validate=False)
