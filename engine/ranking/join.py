@@ -83,11 +83,49 @@ class _Keys(NamedTuple):
     t: np.ndarray            # per key: its topic code
     words: np.ndarray        # per key: its document id's words (one row per word position)
     rel: np.ndarray          # per key: its grade, RELVALUE_UNJUDGED below 0
+    shift: np.uint64         # a key's home slot: its top bits (key >> shift)
+    slot_key: np.ndarray     # the probe table: per slot its key (slots of keys in ascending order)
+    slot_pos: np.ndarray     # per slot: the key's position in `key`, -1 for an empty slot
+
+
+def _probe_table(key: np.ndarray) -> tuple[np.uint64, np.ndarray, np.ndarray]:
+    """Sorted distinct keys in an open-addressing table (at most a quarter full; a key's home slot is its
+    top bits, so home slots ascend with the keys): each key sits at the first free slot from its home
+    and the occupied slots hold the keys in ascending order, with a free slot after the last."""
+    n = len(key)
+    bits = max(int(4 * n - 1).bit_length(), 4)
+    home = (key >> np.uint64(64 - bits)).astype(np.int64)
+    at = np.maximum.accumulate(home - np.arange(n)) + np.arange(n) if n else home
+    size = (1 << bits) + n + 1
+    slot_key = np.zeros(size, np.uint64)
+    slot_pos = np.full(size, -1, np.int64)
+    slot_key[at] = key
+    slot_pos[at] = np.arange(n)
+    return np.uint64(64 - bits), slot_key, slot_pos
+
+
+def _probe(keys: _Keys, ks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(indices into `ks` of the keys present, their positions in keys.key): each looks from its home
+    slot on past occupied slots with smaller keys (a free slot or a larger key ends the search)."""
+    slot = (ks >> keys.shift).astype(np.int64)
+    idx = np.arange(len(ks))
+    found_i, found_p = [], []
+    while len(idx):
+        pos = keys.slot_pos[slot]
+        sk = keys.slot_key[slot]
+        hit = sk == ks
+        hit &= pos >= 0
+        h = np.flatnonzero(hit)
+        found_i.append(idx[h])
+        found_p.append(pos[h])
+        more = np.flatnonzero((sk < ks) & (pos >= 0))       # an occupied slot with a smaller key
+        idx, slot, ks = idx[more], slot[more] + 1, ks[more]
+    return np.concatenate(found_i), np.concatenate(found_p)
 
 
 class PairGrades:
     """Judgments as sorted 64-bit keys of their (topic code, document id) pairs, built once for many
-    runs: a run's rows are joined by one sort and a binary search of the sorted keys, every hit checked
+    runs: a run's rows are joined by probing a hash table of the keys, every hit checked
     byte for byte (no per-run hash table of strings, no shared document vocabulary). A pair judged
     twice keeps its last row (`distinct` tells). Safe to share between threads: a new seed after a key
     collision replaces the keys in one step."""
@@ -116,7 +154,8 @@ class PairGrades:
                 self.distinct = False
                 order, key = order[last], key[last]
             rel = np.where(grade < 0, RELVALUE_UNJUDGED, grade).astype(np.int64)[order]
-            return _Keys(seed, key, order, t[order], np.ascontiguousarray(words[:, order]), rel)
+            return _Keys(seed, key, order, t[order], np.ascontiguousarray(words[:, order]), rel,
+                         *_probe_table(key))
         raise RuntimeError("PairGrades: no collision-free key seed")   # never reached in practice
 
     def _join(self, t_code: np.ndarray, ids: np.ndarray, repeats: bool
@@ -129,22 +168,20 @@ class PairGrades:
         k = self.keys
         for _ in range(8):
             key = pair_keys(t_code, words, k.seed)
-            order = np.argsort(key)
-            ks = key[order]
-            eq = np.flatnonzero(ks[1:] == ks[:-1]) if not repeats else ()
-            if len(eq):
-                a, b = order[eq], order[eq + 1]
-                if _same_pairs(t_code[a], words, a, t_code[b], words, b).any():
-                    return None                               # a pair twice
-            elif len(k.key) == 0:
+            if not repeats and len(key) > 1:
+                ks = np.sort(key)
+                if (ks[1:] == ks[:-1]).any():                 # equal keys: the same pair twice?
+                    order = np.argsort(key)
+                    ks = key[order]
+                    eq = np.flatnonzero(ks[1:] == ks[:-1])
+                    a, b = order[eq], order[eq + 1]
+                    if _same_pairs(t_code[a], words, a, t_code[b], words, b).any():
+                        return None                           # a pair twice
+            if len(k.key) == 0:
                 return np.zeros(0, np.int64), np.zeros(0, np.int64), k
-            else:
-                pos = np.searchsorted(k.key, ks)              # the run's keys sorted: a merge-like walk
-                np.minimum(pos, len(k.key) - 1, out=pos)
-                hit = np.flatnonzero(k.key[pos] == ks)
-                rows, qpos = order[hit], pos[hit]
-                if _same_pairs(t_code[rows], words, rows, k.t[qpos], k.words, qpos).all():
-                    return rows, qpos, k
+            rows, qpos = _probe(k, key)
+            if _same_pairs(t_code[rows], words, rows, k.t[qpos], k.words, qpos).all():
+                return rows, qpos, k
             k = self.keys = self._make(k.seed + 1)            # a collision: another seed, both sides
         raise RuntimeError("PairGrades: no collision-free key seed")   # never reached in practice
 
