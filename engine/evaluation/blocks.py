@@ -135,9 +135,10 @@ def sorted_topics(topics) -> list[str]:
 
 def block_rows_of(plan: list, topics: pd.Series) -> list[np.ndarray]:
     """Per block of `plan`: the positions of the rows whose topic is in it (e.g. a qrels' rows)."""
-    t = topics.astype(str).to_numpy(object)
+    codes, names = pd.factorize(topics)
     block_of = {x: i for i, (b, _) in enumerate(plan) for x in b}
-    qb = pd.Series(t).map(block_of).fillna(-1).to_numpy(np.int64)
+    lut = np.asarray([block_of.get(str(x), -1) for x in names] + [-1], np.int64)
+    qb = lut[codes]                                          # (code -1, a missing topic: the trailing -1)
     order = np.argsort(qb, kind="stable")
     bounds = np.searchsorted(qb[order], np.arange(len(plan) + 1))
     return [order[bounds[i]:bounds[i + 1]] for i in range(len(plan))]
@@ -163,8 +164,7 @@ def evaluate_store(store: RunStore, qrels: pd.DataFrame, measures=None, *, optio
     extra = {"gains": dict(gains)} if gains else None
     run_order = list(store.runs if runs is None else runs)
     q = qrels
-    qt = q["topic"].astype(str).to_numpy(object)
-    topics = sorted_topics(qt)
+    topics = sorted_topics(pd.unique(q["topic"]))
     tasks = []
     if by_runs:
         from ..ranking.build import ArrowJudgments
