@@ -49,9 +49,9 @@ _MIX2 = np.uint64(0xBF58476D1CE4E5B9)
 _S31 = np.uint64(31)
 
 
-def _mix(x: np.ndarray) -> np.ndarray:
-    """A 64-bit mixer with mix(0) == 0 (wrapping arithmetic; a fresh array)."""
-    x = x * _MIX
+def _mix(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """A 64-bit mixer with mix(0) == 0 (wrapping arithmetic; into `out`, else a fresh array)."""
+    x = np.multiply(x, _MIX, out=out)
     x ^= x >> _S31
     return x
 
@@ -70,10 +70,17 @@ def pair_keys(t_code: np.ndarray, words: np.ndarray, seed: int = 0) -> np.ndarra
     words add nothing): equal pairs have equal keys; unequal pairs almost never do (callers check hits
     and take another `seed` after a collision)."""
     step = np.uint64((0x9E3779B97F4A7C16 * seed) % 2**64)
-    acc = (t_code.astype(np.uint64) + np.uint64(1 + seed)) * _MIX2
+    acc = t_code.astype(np.uint64)
+    acc += np.uint64(1 + seed)
+    acc *= _MIX2
+    tmp = np.empty_like(acc)
     for k, row in enumerate(words):
-        acc += _mix(row) * (np.uint64(2 * k + 3) + step)
-    return _mix(acc ^ (acc >> np.uint64(29)))
+        _mix(row, out=tmp)
+        tmp *= np.uint64(2 * k + 3) + step
+        acc += tmp
+    np.right_shift(acc, np.uint64(29), out=tmp)
+    acc ^= tmp
+    return _mix(acc, out=acc)
 
 
 class _Keys(NamedTuple):
@@ -90,14 +97,15 @@ class _Keys(NamedTuple):
 
 def _probe_table(key: np.ndarray) -> tuple[np.uint64, np.ndarray, np.ndarray]:
     """Sorted distinct keys in an open-addressing table (at most a quarter full; a key's home slot is its
-    top bits, so home slots ascend with the keys): each key sits at the first free slot from its home
-    and the occupied slots hold the keys in ascending order, with a free slot after the last."""
+    top bits, so home slots ascend with the keys): each key sits at the first free slot from its home,
+    the occupied slots hold the keys in ascending order, a free slot (key 2**64-1, position -1) follows
+    the last."""
     n = len(key)
     bits = max(int(4 * n - 1).bit_length(), 4)
     home = (key >> np.uint64(64 - bits)).astype(np.int64)
     at = np.maximum.accumulate(home - np.arange(n)) + np.arange(n) if n else home
     size = (1 << bits) + n + 1
-    slot_key = np.zeros(size, np.uint64)
+    slot_key = np.full(size, np.iinfo(np.uint64).max, np.uint64)
     slot_pos = np.full(size, -1, np.int64)
     slot_key[at] = key
     slot_pos[at] = np.arange(n)
@@ -106,20 +114,20 @@ def _probe_table(key: np.ndarray) -> tuple[np.uint64, np.ndarray, np.ndarray]:
 
 def _probe(keys: _Keys, ks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(indices into `ks` of the keys present, their positions in keys.key): each looks from its home
-    slot on past occupied slots with smaller keys (a free slot or a larger key ends the search)."""
-    slot = (ks >> keys.shift).astype(np.int64)
-    idx = np.arange(len(ks))
+    slot on past slots with smaller keys (a free slot's key is the largest: the search ends there)."""
+    slot = (ks >> keys.shift).view(np.int64)
+    idx = None
     found_i, found_p = [], []
-    while len(idx):
-        pos = keys.slot_pos[slot]
+    while len(slot):
         sk = keys.slot_key[slot]
-        hit = sk == ks
-        hit &= pos >= 0
-        h = np.flatnonzero(hit)
-        found_i.append(idx[h])
-        found_p.append(pos[h])
-        more = np.flatnonzero((sk < ks) & (pos >= 0))       # an occupied slot with a smaller key
-        idx, slot, ks = idx[more], slot[more] + 1, ks[more]
+        h = np.flatnonzero(sk == ks)
+        pos = keys.slot_pos[slot[h]]
+        real = pos >= 0                                    # (a key 2**64-1 meets a free slot's)
+        found_i.append((h if idx is None else idx[h])[real])
+        found_p.append(pos[real])
+        more = np.flatnonzero(sk < ks)
+        idx = more if idx is None else idx[more]
+        slot, ks = slot[more] + 1, ks[more]
     return np.concatenate(found_i), np.concatenate(found_p)
 
 
