@@ -17,6 +17,8 @@ from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
 from contextlib import contextmanager
 from typing import Callable
 
+from .memory import worker_environment
+
 _SWAP = threading.Lock()
 
 
@@ -68,7 +70,7 @@ class SafeProcessPool(ProcessPoolExecutor):
                 sys.stderr = saved
 
     def submit(self, fn, /, *args, **kwargs):
-        with self._real_stderr():
+        with self._real_stderr(), worker_environment():      # (a submit may start a worker)
             return super().submit(fn, *args, **kwargs)
 
 
