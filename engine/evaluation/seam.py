@@ -7,8 +7,10 @@ import os
 from concurrent.futures import Executor
 from contextlib import ExitStack
 from dataclasses import dataclass, field
-from typing import Callable
-import pandas as pd
+from typing import TYPE_CHECKING, Callable
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 LARGE_ROWS = 20_000_000
@@ -53,6 +55,35 @@ def is_large(campaign) -> bool:
     """Whether `campaign` has more than LARGE_ROWS run rows (its runs are then read per topic block)."""
     st = campaign.store()
     return st is not None and st.rows > LARGE_ROWS
+
+
+def campaign_trec_lines(campaign, measures=None, *, options: dict | None = None, per_query: bool = False
+                        ) -> tuple[list[str], list[str]] | None:
+    """trec_eval's text for the campaign's runs (store order, campaign names) and the runs' topics without
+    judgments, each run read from its run store part and evaluated by the file path's kernel in worker
+    processes (`plain.trec_eval_lines_streamed`); None when the campaign needs `evaluate_campaign` (no
+    store or a large one, judgments other than one plain qrels file, anything the kernel leaves to the
+    full path) or evaluates in memory (fewer than PARALLEL_ROWS rows). The same bytes either way; the
+    same warnings and errors (store checks, run checks)."""
+    from .plain import PartRun, judgment_grades, trec_eval_lines_streamed
+
+    st = campaign.store()
+    if st is None or not PARALLEL_ROWS <= st.rows <= LARGE_ROWS:
+        return None
+    qrels_path = campaign.judgment_file()
+    if qrels_path is None:
+        return None
+    opt = campaign.eval_options(**(options or {}))
+    rename = campaign.run_renames()
+    gains = tuple(sorted(campaign.gains().items()))
+    parts = [PartRun(rename.get(r, r), str(st.part(r)), gains) for r in st.runs]
+    # the run checks (warnings from the store's index and topics/, pandas) run beside the runs
+    got = trec_eval_lines_streamed(qrels_path, parts, measures, opt, per_query=per_query,
+                                   meanwhile=lambda: campaign.check_runs(st))
+    if got is None:
+        return None
+    campaign.check_grades(judgment_grades(qrels_path))
+    return got
 
 
 def evaluate_campaign(campaign, measures=None, *, options=None, extras: bool = False, strings: bool = False,
