@@ -1,5 +1,6 @@
 """The one campaign-level evaluation seam: a campaign's runs and judgments evaluated in memory, or streamed by
-topic blocks over the run store when large.
+topic blocks over the run store when large; trec_eval's text (`cranfield eval --campaign`) run by run from
+the store's parts by the file path's kernel (`campaign_trec_lines`).
 """
 from __future__ import annotations
 
@@ -21,7 +22,8 @@ whole; evaluation, reductions and pool bias stream over the run store by topic b
 PARALLEL_ROWS = 2_000_000
 """From this many run rows, an evaluation that needs no ranked lists (`ranked=False`, e.g. `cranfield eval
 --campaign`) reads the store's parts by blocks of whole runs (up to THREAD_BLOCK_ROWS rows a block, a
-larger run alone) in one thread per core instead of building the whole pandas run table."""
+larger run alone) in one thread per core instead of building the whole pandas run table; trec_eval's text
+is then made run by run in worker processes (`campaign_trec_lines`) when the judgments are one plain file."""
 THREAD_BLOCK_ROWS = 100_000
 
 
