@@ -195,3 +195,18 @@ def test_parts_path_repairs_a_truncated_part_and_refuses_a_damaged_page_as_the_b
     _take("blocks", monkeypatch)
     assert (rc, out, err) == _run(capsys, ["eval", "--campaign", str(root), "-m", "official"])
     assert rc != 0 and str(part) in err and "--rebuild" in err
+
+
+@pytest.mark.parametrize("path", ["parts", "blocks"])
+def test_store_paths_refuse_judgments_linked_outside_the_campaign(tmp_path, capsys, monkeypatch, spy, path):
+    root = _small(tmp_path)
+    assert main(["ingest", str(root)]) == 0
+    q = root / "judgments" / "qrels.txt"
+    outside = tmp_path / "elsewhere.txt"
+    outside.write_bytes(q.read_bytes())
+    q.unlink()
+    q.symlink_to(outside)
+    _take(path, monkeypatch)
+    rc, out, err = _run(capsys, ["eval", "--campaign", str(root), "-m", "official"])
+    assert rc != 0 and out == "" and "outside the campaign directory" in err and "qrels.txt" in err
+    assert spy == []                                          # refused before any run is read
