@@ -121,8 +121,9 @@ def _small(root: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def odd(tmp_path_factory) -> Path:
-    """A campaign whose run file `renamed`'s tag differs from its campaign.yaml key, and whose other run
-    file retrieves a document twice (a warning the store's manifest keeps)."""
+    """A campaign whose run file `renamed`'s tag differs from its campaign.yaml key, whose other run file
+    retrieves a document twice (a warning the store's manifest keeps) and whose judgments use a grade the
+    relevance scale does not list (a warning of the judgments, given before the store's)."""
     import yaml
     root = _small(tmp_path_factory.mktemp("odd"))
     cfg_path = root / "campaign.yaml"
@@ -134,6 +135,8 @@ def odd(tmp_path_factory) -> Path:
     first = other.read_text().split("\n", 1)[0].split()
     with other.open("a") as f:
         f.write(" ".join(first[:3] + ["999", "-5", first[5]]) + "\n")
+    with (root / "judgments" / "qrels.txt").open("a") as f:
+        f.write(f"{first[0]} 0 {first[2]}-not-retrieved 5\n")
     assert main(["ingest", str(root)]) == 0
     return root
 
@@ -143,13 +146,16 @@ def test_parts_path_applies_renames_gains_and_reports_the_manifests_warnings(odd
                                                                              measures):
     ms = [x for m in measures for x in ("-m", m)]
     monkeypatch.setattr(seam, "PARALLEL_ROWS", 10 ** 12)
-    mem = _cli(capsys, ["eval", "--campaign", str(odd), *ms, "-q"])
+    with monkeypatch.context() as m:           # the in-memory path alone: its warnings in its order
+        m.setattr(seam, "campaign_trec_lines", lambda *a, **k: None)
+        mem = _cli(capsys, ["eval", "--campaign", str(odd), *ms, "-q"])
     _take("parts", monkeypatch)
     got = _cli(capsys, ["eval", "--campaign", str(odd), *ms, "-q"])
     assert parts[-1] is True and spy == []
     assert got == mem
     assert "runid                 \tall\trenamed" in got[0]
     assert "evaluated as run 'renamed'" in got[1] and "retrieved twice" in got[1]
+    assert "judgments use grade(s) [5]" in got[1]
     if "Q" in measures:      # the campaign's gains (0, 1, 3) reach Q and ndcgx: not the grades as gains
         qrels = str(odd / "judgments" / "qrels.txt")
         files = _cli(capsys, ["eval", *ms, "-q", qrels, *map(str, sorted((odd / "runs").glob("*")))])[0]

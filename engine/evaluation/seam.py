@@ -73,19 +73,17 @@ def campaign_trec_lines(campaign, measures=None, *, options: dict | None = None,
     if st is None or not PARALLEL_ROWS <= st.rows <= LARGE_ROWS:
         return None
     qrels_path = campaign.judgment_file()
-    if qrels_path is None:
+    grades = judgment_grades(qrels_path) if qrels_path is not None else None
+    if grades is None:
         return None
+    campaign.check_grades(grades)     # the warnings in the order of the other paths: store, judgments, runs
     opt = campaign.eval_options(**(options or {}))
     rename = campaign.run_renames()
     gains = tuple(sorted(campaign.gains().items()))
     parts = [PartRun(rename.get(r, r), str(st.part(r)), gains) for r in st.runs]
     # the run checks (warnings from the store's index and topics/, pandas) run beside the runs
-    got = trec_eval_lines_streamed(qrels_path, parts, measures, opt, per_query=per_query,
-                                   meanwhile=lambda: campaign.check_runs(st))
-    if got is None:
-        return None
-    campaign.check_grades(judgment_grades(qrels_path))
-    return got
+    return trec_eval_lines_streamed(qrels_path, parts, measures, opt, per_query=per_query,
+                                    meanwhile=lambda: campaign.check_runs(st))
 
 
 def evaluate_campaign(campaign, measures=None, *, options=None, extras: bool = False, strings: bool = False,
