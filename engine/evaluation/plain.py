@@ -310,7 +310,8 @@ def _part_rows(run: PartRun, tindex: dict):
         topics.update(names)
         codes.append(np.asarray([tindex.get(t, -1) for t in names], np.int64)[arrow_numpy(ch.indices)])
     t_code = np.concatenate(codes) if codes else np.zeros(0, np.int64)
-    return run.name, t_code, sorted(topics), tab.column("doc"), arrow_numpy(tab.column("score")).astype(np.float64), None
+    score = arrow_numpy(tab.column("score")).astype(np.float64)
+    return run.name, t_code, sorted(topics), tab.column("doc"), score, None
 
 
 def _stream_one(task) -> tuple[str, list[str], list[str]] | None:
