@@ -216,3 +216,27 @@ def test_store_paths_refuse_judgments_linked_outside_the_campaign(tmp_path, caps
     rc, out, err = _run(capsys, ["eval", "--campaign", str(root), "-m", "official"])
     assert rc != 0 and out == "" and "outside the campaign directory" in err and "qrels.txt" in err
     assert spy == []                                          # refused before any run is read
+
+
+def test_parts_path_applies_the_campaigns_options(tmp_path, capsys, monkeypatch, spy, parts):
+    """campaign.yaml's evaluation.depth (-M) and binary_threshold (-l), and a command line flag over them."""
+    import yaml
+    root = _small(tmp_path)
+    cfg = yaml.safe_load((root / "campaign.yaml").read_text())
+    cfg["evaluation"]["depth"] = 30
+    cfg["relevance"]["binary_threshold"] = 2
+    (root / "campaign.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
+    assert main(["ingest", str(root)]) == 0
+    qrels = str(root / "judgments" / "qrels.txt")
+    runs = [str(p) for p in sorted((root / "runs").glob("*"))]
+    for flags, same_as in (([], ["-M", "30", "-l", "2"]), (["-M", "5"], ["-M", "5", "-l", "2"])):
+        monkeypatch.setattr(seam, "PARALLEL_ROWS", 10 ** 12)
+        with monkeypatch.context() as m:
+            m.setattr(seam, "campaign_trec_lines", lambda *a, **k: None)
+            mem = _cli(capsys, ["eval", "--campaign", str(root), "-m", "official", *flags])
+        _take("parts", monkeypatch)
+        got = _cli(capsys, ["eval", "--campaign", str(root), "-m", "official", *flags])
+        assert parts[-1] is True and got == mem
+        files = _cli(capsys, ["eval", "-m", "runid", "-m", "official", *same_as, qrels, *runs])[0]
+        plain = _cli(capsys, ["eval", "-m", "runid", "-m", "official", qrels, *runs])[0]
+        assert got[0] == files != plain
