@@ -138,6 +138,15 @@ def _run(args) -> int:
         if args.format == "trec" and not _names_runid(measures):
             measures = ["runid", *(measures or ["official"])]   # a campaign's runs are told apart by their ids
         strings = args.format == "trec"
+        if strings and not args.dask and qrels is None and not _special(args):
+            # run by run from the store's parts in worker processes, as the file path (the engine says when)
+            from engine.evaluation.seam import campaign_trec_lines
+            got = campaign_trec_lines(camp, measures, options=flags, per_query=args.per_query)
+            if got is not None:
+                for p in w:
+                    print(f"warning: {p}", file=sys.stderr)
+                _note_unjudged(got[1])
+                return _write_lines(got[0], args)
         if args.dask:
             from engine.evaluation.distributed import dask_executor
             with dask_executor(None if args.dask == "local" else args.dask) as ex:

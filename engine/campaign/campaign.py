@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
-import pandas as pd
 
 from ..errors import CranfieldError, FormatError, Problem, Warnings
 from .config import CONFIG_NAME, read_config, validate_config  # noqa: F401  (validate_config: public here too)
@@ -20,8 +19,22 @@ from ..formats.files import PathLike, str_series
 from ..formats.detect import read_judgments
 from ..formats.qrels import read_qrels
 from ..formats.runs import read_runs, warn_unknown_topics
-from ..util.confine import real_paths
-from ..judgments.log import LOG_COLUMNS, LOG_NAME, log_judgments, merge_judgments, read_judgment_log  # noqa: F401
+from ..util.confine import CAMPAIGN_PATHS, real_paths
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+LOG_FILE = Path(CAMPAIGN_PATHS["log"]).name     # the assessor log in judgments/ (not an imported file)
+_LOG_NAMES = ("LOG_COLUMNS", "LOG_NAME", "log_judgments", "merge_judgments", "read_judgment_log")
+
+
+def __getattr__(name: str):
+    """The assessor log's names (engine.judgments.log), public here too, imported on first use: that
+    module imports pandas, which `cranfield eval --campaign` on the run store does not need."""
+    if name in _LOG_NAMES:
+        from ..judgments import log
+        return getattr(log, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 RUN_SUFFIXES = {".txt", ".run", ".res", ".trec", ".runs", ""}
@@ -175,7 +188,7 @@ class Campaign:
 
     def judgment_files(self) -> list[Path]:
         """Imported judgment files in judgments/ (not the log)."""
-        return self._scan("judgments", JUDGMENT_SUFFIXES, "judgments", skip={LOG_NAME})
+        return self._scan("judgments", JUDGMENT_SUFFIXES, "judgments", skip={LOG_FILE})
 
     def log_path(self) -> Path:
         return self.path("log")
@@ -301,6 +314,7 @@ class Campaign:
         p = self.log_path()
         if not p.is_file():
             return None
+        from ..judgments.log import read_judgment_log
         return self._cached("log", [p], lambda: read_judgment_log(p, self.warnings))
 
     def qrels(self) -> pd.DataFrame:
@@ -310,6 +324,7 @@ class Campaign:
         return self._cached("qrels", files + [p, self.config_path], lambda: self._read_qrels(files))
 
     def _read_qrels(self, files: list[Path]) -> pd.DataFrame:
+        from ..judgments.log import log_judgments, merge_judgments
         rule = self.conflict_rule()
         frames = []
         problems: list[Problem] = []
@@ -327,13 +342,22 @@ class Campaign:
             frames.append(log_judgments(log, str(self.log_path()), self.warnings))
         q = merge_judgments(frames, rule, self.warnings, str(self.root / "judgments"),
                             resolved=not from_log)        # the readers resolved each file by `rule`
-        self._check_grades(q)
+        self.check_grades(q["grade"].to_numpy())
         return q
 
-    def _check_grades(self, q: pd.DataFrame) -> None:
-        if not len(q):
+    def judgment_file(self) -> Path | None:
+        """The one file the campaign's judgments are, as it stands (one qrels file in judgments/, no
+        assessor log: `qrels()` merges nothing), else None."""
+        files = self.judgment_files()
+        if len(files) != 1 or self.log_path().is_file():
+            return None
+        return files[0] if _declared_kind(files[0], self.config["judgments"].get("format")) in (None, "qrels") else None
+
+    def check_grades(self, grades: np.ndarray) -> None:
+        """Warn about judgment grades the relevance scale does not list."""
+        if not len(grades):
             return
-        grades = set(np.unique(q["grade"].to_numpy()).tolist())
+        grades = set(np.unique(grades).tolist())
         unknown = sorted(g for g in grades if g >= 0 and g not in self.scale())
         if unknown:
             self._warn_once(str(self.config_path), None,
@@ -370,6 +394,7 @@ class Campaign:
             f = m.get("file") or (os.path.relpath(file_of[tag], self.root) if tag in file_of else "")
             rows.append((tag, str(m.get("group", tag)), str(m.get("type", "automatic")),
                          bool(m.get("pooled", True)), str(f)))
+        import pandas as pd
         return pd.DataFrame(rows, columns=["run", "group", "type", "pooled", "file"]).astype(
             {"run": object, "group": object, "type": object, "pooled": bool, "file": object})
 
@@ -417,6 +442,7 @@ def _first_tag(path: Path) -> str | None:
 
 
 def _read_topic_files(files: list[Path]) -> pd.DataFrame:
+    import pandas as pd
     from ..formats.topics import empty_topics, read_topics
     frames, problems = [], []
     seen: dict[str, str] = {}

@@ -17,6 +17,9 @@ fallback to the full path (tests/test_streamed_eval.py).
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Callable
+
 import numpy as np
 
 from ..errors import CranfieldError
@@ -136,13 +139,15 @@ _JUDGMENTS: dict = {}      # per process: the prepared judgments of the last jud
 
 
 def trec_eval_lines_streamed(qrels_path, run_paths: list, measures=None, options: EvalOptions | None = None,
-                             per_query: bool = False, workers: int | None = None
-                             ) -> tuple[list[str], list[str]] | None:
+                             per_query: bool = False, workers: int | None = None,
+                             meanwhile: Callable[[], None] | None = None) -> tuple[list[str], list[str]] | None:
     """trec_eval's text for judgment and run files and the runs' topics without judgments (left out, for
     the caller to note), each run file read and evaluated alone in a worker process (one run in memory
     per core: peak memory follows the largest run, not the number of runs); None when a file or a
     measure needs the full path (`evaluate.evaluate_files`, which words every problem and warning), as
-    `trec_eval_lines_plain`. The output is the same, byte for byte."""
+    `trec_eval_lines_plain`. The output is the same, byte for byte. A run given as a `PartRun` is read
+    from its run store part (a campaign's store path: `seam.campaign_trec_lines`). `meanwhile`: the
+    caller's work beside the runs' (`util.parallel.map_tasks`)."""
     import os
 
     from ..measures import resolve
@@ -150,7 +155,7 @@ def trec_eval_lines_streamed(qrels_path, run_paths: list, measures=None, options
     from ..util.parallel import map_tasks
 
     opt = options or EvalOptions()
-    paths = [str(p) for p in run_paths]
+    paths = [p if isinstance(p, PartRun) else str(p) for p in run_paths]
     if opt.rel_level < 0 or (opt.max_depth is not None and opt.max_depth < 0) or not paths:
         return None
     try:
@@ -164,9 +169,9 @@ def trec_eval_lines_streamed(qrels_path, run_paths: list, measures=None, options
             return None                      # the full reader words what is wrong with the judgments
     except (OSError, CranfieldError):
         return None
-    _warm()                                  # forked workers start with the judgments and the imports
+    _warm(any(isinstance(p, PartRun) for p in paths))     # forked workers start with the judgments and the imports
     tasks = [(str(qrels_path), p, measures, opt, per_query) for p in paths]
-    results = map_tasks(_stream_one, tasks, workers, here=True)
+    results = map_tasks(_stream_one, tasks, workers, here=True, meanwhile=meanwhile)
     if any(r is None for r in results) or len({r[0] for r in results}) < len(results):
         return None                          # a file to report on, or two runs with one tag
     return [ln for r in results for ln in r[1]], sorted({t for r in results for t in r[2]})
@@ -205,10 +210,22 @@ def _judgments(qrels_path: str):
     return prepared
 
 
-def _warm() -> None:
-    """Import what `_stream_one` uses (before worker processes are forked from this one)."""
+def judgment_grades(qrels_path) -> np.ndarray | None:
+    """The grades of a judgment file as the streamed path reads it (None when it needs the full reader)."""
+    try:
+        judg = _judgments(str(qrels_path))
+    except (OSError, CranfieldError):
+        return None
+    return None if judg is None else judg[3]
+
+
+def _warm(parts: bool = False) -> None:
+    """Import what `_stream_one` uses (before worker processes are forked from this one); `parts`: for
+    run store parts."""
     import pyarrow.compute  # noqa: F401
     import pyarrow.csv  # noqa: F401
+    if parts:
+        import pyarrow.parquet  # noqa: F401
 
     from ..formats import runs  # noqa: F401
     from ..ranking import build, order  # noqa: F401
@@ -241,46 +258,87 @@ def _system_pool() -> None:
         pa.set_memory_pool(pa.system_memory_pool())
 
 
-def _stream_one(task) -> tuple[str, list[str], list[str]] | None:
-    """One run file's trec_eval text: (tag, lines, its topics without judgments), or None when it needs
-    the full path."""
-    import pyarrow.compute as pc
+@dataclass(frozen=True)
+class PartRun:
+    """A run read from a campaign's run store (`engine.evaluation.store`): its verified Parquet part (rows
+    in trec_eval order), the name it is evaluated under (campaign.yaml's key for a renamed run) and the
+    campaign's gains (grade -> gain), for `trec_eval_lines_streamed`."""
 
+    name: str
+    part: str
+    gains: tuple[tuple[int, float], ...] | None = None
+
+
+def _text_rows(path: str, tindex: dict):
+    """A run file's rows: (tag, per row its topic code in `tindex` (-1: not judged), the file's topics,
+    documents (Arrow), scores, documents as numpy bytes or None); None when it needs the full path."""
     from ..formats.files import read_bytes
     from ..formats.plain import plain_run
     from ..formats.runs import arrow_run
+    from ..util.arrowbuf import arrow_numpy, bytes_arrow
+
+    data = read_bytes(path)
+    fast = arrow_run(path, data)
+    if fast is not None:                     # a clean file: Arrow's parser
+        tag, tab = fast
+        t_code, topics = _topic_codes(tab.column("topic"), tindex)
+        return tag, t_code, topics, tab.column("doc"), arrow_numpy(tab.column("score")).astype(np.float64), None
+    plain = plain_run(path, data)            # tabs, runs of blanks, comments: the plain reader
+    if plain is None:
+        return None                          # a file to report on: the full path words it
+    tag, (heads, topics), ids, score = plain
+    t_code = _per_line([tindex.get(t, -1) for t in topics], heads, len(ids))
+    return tag, t_code, topics, bytes_arrow(ids), score, ids
+
+
+def _part_rows(run: PartRun, tindex: dict):
+    """A store part's rows, as `_text_rows` gives them (the part's rows are in trec_eval order); None
+    when the part cannot be read (the caller's full path repairs it or words the error)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from ..util.arrowbuf import arrow_numpy
+
+    try:
+        pf = pq.ParquetFile(run.part, read_dictionary=["topic"], page_checksum_verification=True)
+        tab = pf.read(columns=["topic", "doc", "score"], use_threads=False)
+    except (OSError, pa.ArrowException, ValueError):
+        return None
+    codes, topics = [], set()
+    for ch in tab.column("topic").chunks:            # dictionary chunks: each topic looked up once
+        names = ch.dictionary.to_pylist()
+        topics.update(names)
+        codes.append(np.asarray([tindex.get(t, -1) for t in names], np.int64)[arrow_numpy(ch.indices)])
+    t_code = np.concatenate(codes) if codes else np.zeros(0, np.int64)
+    score = arrow_numpy(tab.column("score")).astype(np.float64)
+    return run.name, t_code, sorted(topics), tab.column("doc"), score, None
+
+
+def _stream_one(task) -> tuple[str, list[str], list[str]] | None:
+    """One run's trec_eval text (a run file, or a `PartRun` of the run store): (tag, lines, its topics
+    without judgments), or None when it needs the full path."""
     from ..measures import resolve
     from ..ranking.build import ranked_from_codes
     from ..ranking.order import arrow_tie_order
     from ..ranking.ranked import BOGUS_DOCNO
-    from ..util.arrowbuf import arrow_bytes, arrow_numpy, bytes_arrow, numpy_arrow
+    from ..util.arrowbuf import arrow_bytes, numpy_arrow
     from .evaluate import trec_eval_text
 
-    qrels_path, path, measures, opt, per_query = task
+    qrels_path, source, measures, opt, per_query = task
     _system_pool()
     try:
         judg = _judgments(qrels_path)
         if judg is None:
             return None
-        data = read_bytes(path)
         requests = resolve(measures)
+        topic_names, tindex, q_tcode, q_grade, pairs, topic_arrays, q_bogus = judg
+        stored = isinstance(source, PartRun)
+        got = _part_rows(source, tindex) if stored else _text_rows(source, tindex)
     except (OSError, CranfieldError):
         return None
-    topic_names, tindex, q_tcode, q_grade, pairs, topic_arrays, q_bogus = judg
-    fast = arrow_run(path, data)
-    if fast is not None:                     # a clean file: Arrow's parser
-        tag, tab = fast
-        t_code, topics = _topic_codes(tab.column("topic"), tindex)
-        doc, score = tab.column("doc"), arrow_numpy(tab.column("score")).astype(np.float64)
-        ids = None
-    else:                                    # tabs, runs of blanks, comments: the plain reader
-        plain = plain_run(path, data)
-        if plain is None:
-            return None                      # a file to report on: the full path words it
-        tag, (heads, topics), ids, score = plain
-        t_code = _per_line([tindex.get(t, -1) for t in topics], heads, len(ids))
-        doc = bytes_arrow(ids)
-    del data
+    if got is None:
+        return None
+    tag, t_code, topics, doc, score, ids = got
     unjudged: list[str] = []
     if (t_code < 0).any():                   # topics without judgments: left out, and noted
         keep = np.flatnonzero(t_code >= 0)
@@ -304,10 +362,13 @@ def _stream_one(task) -> tuple[str, list[str], list[str]] | None:
         names, bogus = np.append(ids, [b"", BOGUS_DOCNO.encode()]), n + 1
         q_dcode = np.where(q_bogus, bogus, n)
     ranked = ranked_from_codes(opt, [tag], topic_names, np.zeros(n, np.int64), t_code, score, np.arange(n),
-                               names, q_tcode, q_dcode, q_grade, {}, tie_order=arrow_tie_order(doc),
+                               names, q_tcode, q_dcode, q_grade, {}, presorted=stored,
+                               tie_order=None if stored else arrow_tie_order(doc),
                                topic_arrays=topic_arrays, bogus=bogus, rel=rel)
     if ranked.n_groups == 0:
         return None
+    if stored and source.gains:
+        ranked.extra = {"gains": dict(source.gains)}
     kinds = {n: req for req in requests for n in req.names}
     by: dict = {}
     sby: dict = {}

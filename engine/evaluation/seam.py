@@ -1,5 +1,6 @@
 """The one campaign-level evaluation seam: a campaign's runs and judgments evaluated in memory, or streamed by
-topic blocks over the run store when large.
+topic blocks over the run store when large; trec_eval's text (`cranfield eval --campaign`) run by run from
+the store's parts by the file path's kernel (`campaign_trec_lines`).
 """
 from __future__ import annotations
 
@@ -7,8 +8,10 @@ import os
 from concurrent.futures import Executor
 from contextlib import ExitStack
 from dataclasses import dataclass, field
-from typing import Callable
-import pandas as pd
+from typing import TYPE_CHECKING, Callable
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 LARGE_ROWS = 20_000_000
@@ -19,7 +22,8 @@ whole; evaluation, reductions and pool bias stream over the run store by topic b
 PARALLEL_ROWS = 2_000_000
 """From this many run rows, an evaluation that needs no ranked lists (`ranked=False`, e.g. `cranfield eval
 --campaign`) reads the store's parts by blocks of whole runs (up to THREAD_BLOCK_ROWS rows a block, a
-larger run alone) in one thread per core instead of building the whole pandas run table."""
+larger run alone) in one thread per core instead of building the whole pandas run table; trec_eval's text
+is then made run by run in worker processes (`campaign_trec_lines`) when the judgments are one plain file."""
 THREAD_BLOCK_ROWS = 100_000
 
 
@@ -53,6 +57,33 @@ def is_large(campaign) -> bool:
     """Whether `campaign` has more than LARGE_ROWS run rows (its runs are then read per topic block)."""
     st = campaign.store()
     return st is not None and st.rows > LARGE_ROWS
+
+
+def campaign_trec_lines(campaign, measures=None, *, options: dict | None = None, per_query: bool = False
+                        ) -> tuple[list[str], list[str]] | None:
+    """trec_eval's text for the campaign's runs (store order, campaign names) and the runs' topics without
+    judgments, each run read from its run store part and evaluated by the file path's kernel in worker
+    processes (`plain.trec_eval_lines_streamed`); None when the campaign needs `evaluate_campaign` (no
+    store or a large one, judgments other than one plain qrels file, anything the kernel leaves to the
+    full path) or evaluates in memory (fewer than PARALLEL_ROWS rows). The same bytes either way; the
+    same warnings and errors (store checks, run checks)."""
+    from .plain import PartRun, judgment_grades, trec_eval_lines_streamed
+
+    st = campaign.store()
+    if st is None or not PARALLEL_ROWS <= st.rows <= LARGE_ROWS:
+        return None
+    qrels_path = campaign.judgment_file()
+    grades = judgment_grades(qrels_path) if qrels_path is not None else None
+    if grades is None:
+        return None
+    campaign.check_grades(grades)     # the warnings in the order of the other paths: store, judgments, runs
+    opt = campaign.eval_options(**(options or {}))
+    rename = campaign.run_renames()
+    gains = tuple(sorted(campaign.gains().items()))
+    parts = [PartRun(rename.get(r, r), str(st.part(r)), gains) for r in st.runs]
+    # the run checks (warnings from the store's index and topics/, pandas) run beside the runs
+    return trec_eval_lines_streamed(qrels_path, parts, measures, opt, per_query=per_query,
+                                    meanwhile=lambda: campaign.check_runs(st))
 
 
 def evaluate_campaign(campaign, measures=None, *, options=None, extras: bool = False, strings: bool = False,

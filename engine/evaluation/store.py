@@ -35,10 +35,9 @@ import urllib.parse
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import TYPE_CHECKING, Callable, Iterable
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -47,6 +46,9 @@ from ..errors import CranfieldError, FormatError, Problem, Warnings
 from ..ranking.order import arrow_run_order
 from ..ranking.join import dict_codes
 from ..formats.runs import run_heads
+
+if TYPE_CHECKING:
+    import pandas as pd             # imported where a table is made: `eval --campaign` reads parts without it
 
 STORE_DIR = ".cranfield-store"
 FORMAT = 3                    # 3: the per-topic lists of a manifest entry packed into strings
@@ -1022,6 +1024,8 @@ def read_parts(parts, topics: list[str] | None = None, columns: list[str] | None
 def to_frame(tab: pa.Table) -> pd.DataFrame:
     """An Arrow run table as a pandas run table: run categorical (store order), topic and doc
     categorical with byte-ordered categories (as formats.read_runs gives), other columns as arrays."""
+    import pandas as pd
+
     from ..formats.runs import grouped_categorical, sorted_categorical
     data = {}
     for name in tab.column_names:

@@ -92,7 +92,8 @@ def ranked_from_codes(opt: EvalOptions, run_names: list[str], topic_names: list[
     has one (e.g. `arrow_tie_order` of the rows' document column; `vocab`'s ids are then distinct). The
     arrays may be reordered in place. `topic_arrays`: `topic_judgments` of these judgments, when the
     caller keeps them (one judgment file, many runs). `rel`: the rows' grades when the caller joined them
-    (`join.PairGrades`); `q_dcode` then serves only -c's stand-in rows."""
+    (`join.PairGrades`); `q_dcode` then serves only -c's stand-in rows, and `vocab` may hold a string
+    twice (e.g. one entry per row)."""
     n_topics = len(topic_names)
     missing = np.zeros(0, np.int64)
     if opt.complete and n_topics and run_names:
@@ -108,8 +109,8 @@ def ranked_from_codes(opt: EvalOptions, run_names: list[str], topic_names: list[
             d_code = np.concatenate((d_code, np.full(len(missing), bogus, np.int64)))
             r_score = np.concatenate((r_score, np.ones(len(missing))))
             notes["topics_filled_by_c"] = int(len(missing))
-    # BOGUS_DOCNO may also be a real document: equal strings get one code
-    if d_rank is None and tie_order is None and len(vocab) != len(set(vocab.tolist())):
+    # BOGUS_DOCNO may also be a real document: equal strings get one code (for the join: not with `rel`)
+    if d_rank is None and tie_order is None and rel is None and len(vocab) != len(set(vocab.tolist())):
         vc, vu = pd.factorize(vocab)
         r_dcode = vc[d_code] if len(d_code) else d_code
         q_dcode = vc[q_dcode] if len(q_dcode) else q_dcode

@@ -75,14 +75,21 @@ class SafeProcessPool(ProcessPoolExecutor):
 
 
 def map_tasks(fn, tasks: list, workers: int | None = None, executor: Executor | None = None,
-              progress: Callable[[int, int], None] | None = None, here: bool = False) -> list:
+              progress: Callable[[int, int], None] | None = None, here: bool = False,
+              meanwhile: Callable[[], None] | None = None) -> list:
     """fn over tasks, results in task order: on `executor`, else a local `SafeProcessPool` of
     min(workers or cores, tasks) processes, or in this process when that is one. `here`: this process
     is one of the workers and the others are forked from it when it runs one Python thread (for a caller that
-    would only wait and has imported and prepared what `fn` needs). `progress(done, total)` is called
+    would only wait and has imported and prepared what `fn` needs); `meanwhile`: work of this process the
+    tasks do not depend on (e.g. checks that only warn or raise), run in a thread of it once the workers
+    are forked (else first), its exception raised after the tasks. `progress(done, total)` is called
     as tasks finish."""
     n = len(tasks)
     k = min(workers or os.cpu_count() or 1, n)
+    if executor is None and here and k >= 2:
+        return _map_here(fn, tasks, k - 1, progress, meanwhile)
+    if meanwhile is not None:
+        meanwhile()
     if executor is None and k < 2:
         out = []
         for i, t in enumerate(tasks):
@@ -90,8 +97,6 @@ def map_tasks(fn, tasks: list, workers: int | None = None, executor: Executor | 
             if progress:
                 progress(i + 1, n)
         return out
-    if executor is None and here:
-        return _map_here(fn, tasks, k - 1, progress)
     own = executor is None
     ex = executor or SafeProcessPool(k)
     try:
@@ -107,16 +112,20 @@ def map_tasks(fn, tasks: list, workers: int | None = None, executor: Executor | 
             ex.shutdown(cancel_futures=True)
 
 
-def _map_here(fn, tasks: list, k: int, progress: Callable[[int, int], None] | None) -> list:
+def _map_here(fn, tasks: list, k: int, progress: Callable[[int, int], None] | None,
+              meanwhile: Callable[[], None] | None = None) -> list:
     """`map_tasks` with this process taking tasks in turn with `k` worker processes: tasks go out in
     order, each worker kept two ahead (so it never waits for this process), the rest run here. The
-    workers are forked when this process runs one Python thread."""
+    workers are forked when this process runs one Python thread; `meanwhile` then runs in a thread."""
+    from concurrent.futures import ThreadPoolExecutor
+
     n = len(tasks)
     out: list = [None] * n
     done = 0
     ahead: dict = {}
     nxt = 0
     ex = SafeProcessPool(k, fork=True)
+    side = None
 
     def finished(f) -> None:
         nonlocal done
@@ -132,6 +141,9 @@ def _map_here(fn, tasks: list, k: int, progress: Callable[[int, int], None] | No
             while len(ahead) < 2 * k and nxt < n:
                 ahead[ex.submit(fn, tasks[nxt])] = nxt
                 nxt += 1
+            if meanwhile is not None and side is None:      # the workers are forked (at the first submit)
+                side = ThreadPoolExecutor(1)
+                side_job = side.submit(meanwhile)
             if nxt < n:
                 out[nxt] = fn(tasks[nxt])
                 nxt += 1
@@ -140,6 +152,10 @@ def _map_here(fn, tasks: list, k: int, progress: Callable[[int, int], None] | No
                     progress(done, n)
         for f in as_completed(list(ahead)):
             finished(f)
+        if side is not None:
+            side_job.result()
         return out
     finally:
         ex.shutdown(cancel_futures=True)
+        if side is not None:
+            side.shutdown()
