@@ -47,6 +47,7 @@ from ..errors import CranfieldError, FormatError, Problem, Warnings
 from ..ranking.order import arrow_run_order
 from ..ranking.join import dict_codes
 from ..formats.runs import run_heads
+from ..util.arrowbuf import arrow_numpy, numpy_arrow
 
 STORE_DIR = ".cranfield-store"
 FORMAT = 3                    # 3: the per-topic lists of a manifest entry packed into strings
@@ -70,15 +71,13 @@ def _order(tab: pa.Table) -> np.ndarray | None:
     return arrow_run_order(tab.column("topic"), tab.column("score"), tab.column("doc"))
 
 
-def _positions(topic: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, np.ndarray]:
-    """(pos, starts): 1-based position within each run of equal topics, and the runs' first rows."""
-    n = len(topic)
+def _positions(n: int, starts: np.ndarray) -> np.ndarray:
+    """1-based position of each of `n` rows within its topic (`starts`: the topics' first rows)."""
     if n == 0:
-        return np.zeros(0, np.int32), np.zeros(0, np.int64)
-    starts = run_heads(topic)
-    lens = np.diff(np.append(starts, n))
-    pos = (np.arange(n) - np.repeat(starts, lens) + 1).astype(np.int32)
-    return pos, starts
+        return np.zeros(0, np.int32)
+    pos = np.ones(n, np.int32)
+    pos[starts[1:]] = (1 - np.diff(starts)).astype(np.int32)
+    return np.cumsum(pos, dtype=np.int32)
 
 
 CHUNK_BYTES = 16 * 2**20     # text parsed at a time by the streaming ingest (bounds a worker's memory)
@@ -110,7 +109,7 @@ def _parse(path: str, w: Warnings, raw: list[bytes] | None = None) -> tuple[str,
     tab = pa.table({"topic": t.column("topic"), "doc": t.column("doc"), "score": t.column("score"),
                     "rank": t.column("rank"), "line": pa.array(np.arange(1, len(t) + 1, dtype=np.int64))})
     dups = _Repeats(path)
-    tab = dups.drop(tab)
+    tab = dups.drop(tab)[0]
     dups.report(w)
     return tag, tab
 
@@ -122,21 +121,26 @@ class _Repeats:
     def __init__(self, path: str):
         self.path, self.shown, self.count = path, [], 0
 
-    def drop(self, tab: pa.Table, heads: np.ndarray | None = None) -> pa.Table:
-        """`tab` without its repeated rows (`heads`: see `_duplicates`)."""
+    def drop(self, tab: pa.Table, heads: np.ndarray | None = None, line0: int | None = None
+             ) -> tuple[pa.Table, np.ndarray | None]:
+        """(`tab` without its repeated rows, the mask of the rows dropped or None). `heads`: see
+        `_duplicates`; `line0`: the line of the first row when the rows are consecutive lines (else
+        `tab` has a `line` column)."""
         dup = _duplicates(tab, heads)
         if dup is None:
-            return tab
+            return tab, None
         idx = np.flatnonzero(dup)
         room = idx[:max(0, 50 - len(self.shown))]
         if len(room):
-            first = _first_lines(tab, room)
-            lines, docs, topics = tab.column("line").to_numpy(), tab.column("doc"), tab.column("topic")
+            lines = (tab.column("line").to_numpy() if line0 is None
+                     else np.arange(line0, line0 + len(tab), dtype=np.int64))
+            first = _first_lines(tab, room, lines)
+            docs, topics = tab.column("doc"), tab.column("topic")
             for i in room:
                 t, d = topics[int(i)].as_py(), docs[int(i)].as_py()
                 self.shown.append((self.path, int(lines[i]), d, t, first.get((t, d), "?")))
         self.count += len(idx)
-        return tab.filter(pa.array(~dup))
+        return tab.filter(pa.array(~dup)), dup
 
     def report(self, w: Warnings) -> None:
         if self.count:
@@ -145,13 +149,25 @@ class _Repeats:
 
 
 DUP_SLICE_ROWS = 32_768       # rows hashed at a time by the repeated-document check (cache-sized)
+_WORD_BYTES = 32              # document ids up to this long are compared as 64-bit words (`_id_words`)
 
 
 def _duplicates(tab: pa.Table, heads: np.ndarray | None = None) -> np.ndarray | None:
     """Rows whose (topic, doc) occurred on an earlier line, or None when there are none. `heads`: the
-    first rows of the topics when each topic's rows are contiguous; the check then runs on slices of
-    whole topics of about `DUP_SLICE_ROWS` rows (small hash tables)."""
+    first rows of the topics when each topic's rows are contiguous (and document ids hold no space, as
+    the text readers parse them); then only rows whose (topic, id words) hash repeats are checked
+    (`_repeat_candidates`), or, for longer ids, slices of whole topics of about `DUP_SLICE_ROWS` rows
+    (small hash tables)."""
     n = len(tab)
+    if heads is not None and n > 1:
+        cand = _repeat_candidates(tab.column("doc"), heads)
+        if cand is not None:
+            d = _duplicate_rows(tab.take(numpy_arrow(cand))) if len(cand) else None
+            if d is None:
+                return None
+            dup = np.zeros(n, bool)
+            dup[cand[d]] = True
+            return dup
     if heads is not None and n > 2 * DUP_SLICE_ROWS:
         at = np.searchsorted(heads, np.arange(DUP_SLICE_ROWS, n, DUP_SLICE_ROWS))
         cuts = np.unique(np.concatenate(([0], heads[at[at < len(heads)]], [n])))
@@ -164,6 +180,49 @@ def _duplicates(tab: pa.Table, heads: np.ndarray | None = None) -> np.ndarray | 
                 dup[a:b] = d
         return dup
     return _duplicate_rows(tab)
+
+
+def _id_words(doc: pa.Array | pa.ChunkedArray) -> np.ndarray | None:
+    """Each document id as a row of 64-bit words, padded with spaces to a common multiple of 8 bytes
+    (equal rows for equal ids, as no id holds a space), or None when an id is longer than
+    `_WORD_BYTES`."""
+    doc = doc.combine_chunks() if isinstance(doc, pa.ChunkedArray) else doc
+    n = len(doc)
+    off = np.frombuffer(doc.buffers()[1], np.int32, n + 1, doc.offset * 4)
+    lens = np.diff(off)
+    lo, hi = int(lens.min()), int(lens.max())
+    width = -(-max(hi, 1) // 8) * 8
+    if width > _WORD_BYTES:
+        return None
+    if lo != width or hi != width:
+        doc = pc.ascii_rpad(doc, width=width, padding=" ")     # pads bytes, whatever the encoding
+        off = np.frombuffer(doc.buffers()[1], np.int32, n + 1, doc.offset * 4)
+        if int(off[-1]) - int(off[0]) != n * width:
+            return None
+    return np.frombuffer(doc.buffers()[2], np.uint8, n * width, int(off[0])).view("<u8").reshape(n, width // 8)
+
+
+def _repeat_candidates(doc: pa.ChunkedArray | pa.Array, heads: np.ndarray) -> np.ndarray | None:
+    """Rows whose (topic, document) 64-bit hash occurs more than once (`heads`: the first rows of the
+    topics, each topic's rows contiguous): a superset of the repeated documents and every earlier line
+    of theirs, usually empty. None when the ids are too long to hash this way (`_id_words`)."""
+    words = _id_words(doc)
+    if words is None:
+        return None
+    h = np.zeros(len(words), np.uint64)
+    h[heads[1:]] = 1
+    np.cumsum(h, out=h)                                    # the topic's number
+    with np.errstate(over="ignore"):
+        h *= np.uint64(0x94D049BB133111EB)
+        for k in range(words.shape[1]):
+            h ^= words[:, k]
+            h *= np.uint64(0x9E3779B97F4A7C15)
+            h ^= h >> np.uint64(31)
+    s = np.sort(h)
+    same = s[1:] == s[:-1]
+    if not same.any():
+        return np.zeros(0, np.int64)
+    return np.flatnonzero(np.isin(h, s[1:][same]))
 
 
 def _duplicate_rows(tab: pa.Table) -> np.ndarray | None:
@@ -197,15 +256,16 @@ def _duplicate_rows(tab: pa.Table) -> np.ndarray | None:
     return dup
 
 
-def _first_lines(tab: pa.Table, idx: np.ndarray) -> dict:
-    """(topic, doc) -> line of its first occurrence, for the repeated rows `idx`."""
+def _first_lines(tab: pa.Table, idx: np.ndarray, lines: np.ndarray) -> dict:
+    """(topic, doc) -> line of its first occurrence, for the repeated rows `idx` (`lines`: each row's
+    line)."""
     want = {(tab.column("topic")[int(i)].as_py(), tab.column("doc")[int(i)].as_py()) for i in idx}
     docs = pa.array(sorted({d for _, d in want}), pa.string())
     m = pc.is_in(tab.column("doc"), value_set=docs).to_numpy(zero_copy_only=False)
     out: dict = {}
     sub = tab.filter(pa.array(m))
     for t, d, ln in zip(sub.column("topic").to_pylist(), sub.column("doc").to_pylist(),
-                        sub.column("line").to_pylist()):
+                        lines[m].tolist()):
         if (t, d) in want and (t, d) not in out:
             out[(t, d)] = ln
     return out
@@ -239,13 +299,15 @@ class _PartWriter:
         self.topic_rows: list[int] = []
         self.topic_rg: list[int] = []
 
-    def add(self, tab: pa.Table) -> None:
-        """Append `tab` (topic, doc, score, rank; whole topics, each in trec_eval order)."""
+    def add(self, tab: pa.Table, starts: np.ndarray | None = None) -> None:
+        """Append `tab` (topic, doc, score, rank; whole topics, each in trec_eval order; `starts`: the
+        topics' first rows when known)."""
         topic = tab.column("topic")
-        pos, starts = _positions(topic)
         n = len(tab)
+        if starts is None:
+            starts = run_heads(topic) if n else np.zeros(0, np.int64)
         out = pa.table({"topic": topic, "doc": tab.column("doc"), "score": tab.column("score"),
-                        "rank": tab.column("rank"), "pos": pa.array(pos)}, schema=SCHEMA)
+                        "rank": tab.column("rank"), "pos": numpy_arrow(_positions(n, starts))}, schema=SCHEMA)
         cut = 0
         for s in starts.tolist():                       # cut row groups at topic starts
             if self.acc + s - cut >= self.group_rows:
@@ -278,22 +340,26 @@ class _PartWriter:
                 "topic_rg": self.topic_rg}
 
 
-def _in_trec_order(tab: pa.Table, contiguous: bool = False) -> pa.Table:
-    """`tab` in trec_eval order (unchanged when it already is); `contiguous`: its topics already come
-    in byte order, each in one run of rows."""
-    if contiguous:
-        from ..ranking.order import arrow_tie_order, order_rows, trec_order
-        n = len(tab)
-        t_code = np.zeros(n, np.int64)
-        heads = run_heads(tab.column("topic")) if n else np.zeros(0, np.int64)
-        t_code[heads[1:]] = 1
-        np.cumsum(t_code, out=t_code)
-        order = trec_order(np.zeros(n, np.int64), t_code, tab.column("score").to_numpy(), len(heads),
-                           arrow_tie_order(tab.column("doc")))
-        order = None if order is None else order_rows(order, n)
-    else:
+def _in_trec_order(tab: pa.Table, heads: np.ndarray | None = None) -> pa.Table:
+    """`tab` in trec_eval order (unchanged when it already is); `heads`: the first rows of its topics
+    when they already come in byte order, each in one run of rows."""
+    if heads is None:
         order = _order(tab)
-    return tab if order is None else tab.take(pa.array(order))
+        return tab if order is None else tab.take(numpy_arrow(order))
+    from ..ranking.order import arrow_tie_order, order_rows, trec_order
+    n = len(tab)
+    t_code = np.zeros(n, np.int64)
+    t_code[heads[1:]] = 1
+    np.cumsum(t_code, out=t_code)
+    order = trec_order(np.zeros(n, np.int64), t_code, arrow_numpy(tab.column("score")), len(heads),
+                       arrow_tie_order(tab.column("doc")))
+    if order is None:
+        return tab
+    perm = numpy_arrow(order_rows(order, n))
+    if isinstance(order, tuple):         # only rows tied on score moved, within their topic
+        return tab.set_column(tab.schema.get_field_index("doc"), "doc", tab.column("doc").take(perm)) \
+                  .set_column(tab.schema.get_field_index("rank"), "rank", tab.column("rank").take(perm))
+    return tab.take(perm)
 
 
 def _text_chunks(fh, h, size: int):
@@ -313,42 +379,53 @@ def _text_chunks(fh, h, size: int):
         yield text
 
 
-def _ingest_stream(path: str, tmp: Path, group_rows: int, w: Warnings) -> dict:
-    """Ingest a clean run file whose topics come in byte order, one text chunk at a time (memory bounded
-    by `CHUNK_BYTES` and the largest topic): each chunk parsed by the Arrow fast path of the text
-    reader, the rows of its complete topics de-duplicated, put in trec_eval order and written; the
-    content hashed while read. Raises _NotStreamable for any other file."""
+def _parsed_pieces(path: str, fh, h, size: int):
+    """(tag, table) of each text piece of `fh` (`_text_chunks`), parsed by the Arrow fast path of the
+    text reader; _NotStreamable for a piece it does not take."""
     from ..formats.runs import arrow_run
+    for text in _text_chunks(fh, h, size):
+        fast = arrow_run(path, text)
+        del text
+        if fast is None:
+            raise _NotStreamable
+        yield fast
+
+
+def _ingest_stream(path: str, tmp: Path, group_rows: int, w: Warnings) -> dict:
+    """Ingest a clean run file whose topics come in byte order, one text piece at a time (memory bounded
+    by `CHUNK_BYTES` and the largest topic): each piece read, hashed and parsed by the Arrow fast path
+    of the text reader (in a thread, one piece ahead), the rows of its complete topics de-duplicated,
+    put in trec_eval order and written. Raises _NotStreamable for any other file."""
+    from contextlib import closing
+    from ..util.parallel import produced_ahead
     if str(path).endswith(".gz"):
         raise _NotStreamable
     h = hashlib.sha256()
     tag, pw, line0 = None, None, 1
     carry: list[pa.Table] = []                            # the rows of the last topic so far, not copied
     carry_topic: str | None = None
+    carry_rows, carry_line0 = 0, 1
     dups = _Repeats(path)
 
-    def emit(seg: pa.Table) -> None:
-        seg = dups.drop(seg, run_heads(seg.column("topic")))
-        pw.add(_in_trec_order(seg, contiguous=True))
+    def emit(seg: pa.Table, heads: np.ndarray, first_line: int) -> None:
+        seg, dropped = dups.drop(seg, heads, first_line)
+        if dropped is not None:                           # a topic's first row is never a repeat
+            heads = (np.cumsum(~dropped) - 1)[heads]
+        pw.add(_in_trec_order(seg, heads), heads)
 
     try:
-        with open(path, "rb") as fh:
-            for text in _text_chunks(fh, h, CHUNK_BYTES):
-                fast = arrow_run(path, text)
-                del text
-                if fast is None or (tag is not None and fast[0] != tag):
+        with open(path, "rb") as fh, closing(produced_ahead(_parsed_pieces(path, fh, h, CHUNK_BYTES))) as pieces:
+            for ptag, t in pieces:
+                if tag is not None and ptag != tag:
                     raise _NotStreamable
-                t = fast[1]
                 if pw is None:
-                    tag = fast[0]
+                    tag = ptag
                     pw = _PartWriter(tmp, tag, str(path), group_rows)
-                cur = pa.table({"topic": t.column("topic"), "doc": t.column("doc"), "score": t.column("score"),
-                                "rank": t.column("rank"),
-                                "line": pa.array(np.arange(line0, line0 + len(t), dtype=np.int64))})
-                line0 += len(t)
-                del t, fast
+                n = len(t)
+                cur = t.select(["topic", "doc", "score", "rank"])
+                del t
                 heads = run_heads(cur.column("topic"))    # of this piece alone: each row scanned once
-                hv = cur.column("topic").take(pa.array(heads))
+                hv = cur.column("topic").take(numpy_arrow(heads))
                 if len(hv) > 1 and not pc.all(pc.less(hv.slice(0, len(hv) - 1), hv.slice(1))).as_py():
                     raise _NotStreamable                  # topics not contiguous in byte order
                 first = hv[0].as_py()
@@ -358,17 +435,22 @@ def _ingest_stream(path: str, tmp: Path, group_rows: int, w: Warnings) -> dict:
                 last = int(heads[-1])
                 if same and last == 0:
                     carry.append(cur)                     # still the carried topic: kept, not concatenated
-                else:
+                    carry_rows += n
+                else:                                     # the carried topic and this piece's complete ones
+                    seg_heads = (np.concatenate(([0], carry_rows + heads[1 if same else 0:-1])) if carry_rows
+                                 else heads[:-1])
                     seg = pa.concat_tables([*carry, cur.slice(0, last)])
                     if len(seg):
-                        emit(seg)
+                        emit(seg, seg_heads, carry_line0)
                     carry, carry_topic = [cur.slice(last)], hv[-1].as_py()
+                    carry_rows, carry_line0 = n - last, line0 + last
                     del seg
+                line0 += n
                 del cur
             if pw is None:
                 raise _NotStreamable                      # empty: the text reader words it
             if carry:
-                emit(pa.concat_tables(carry))
+                emit(pa.concat_tables(carry), np.zeros(1, np.int64), carry_line0)
             pw.close(h.hexdigest())
     except BaseException:
         if pw is not None:

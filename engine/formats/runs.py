@@ -1,7 +1,6 @@
 """TREC run files: `read_run`, `read_runs` (many files, multi-core Arrow path), `write_run`."""
 from __future__ import annotations
 
-import io
 import os
 import numpy as np
 
@@ -121,14 +120,14 @@ def _clean_for_arrow(data: bytes) -> bool:
 
 def _arrow_table(data: bytes):
     """A clean run file parsed by Arrow (6 columns per line enforced; the Q0 column, which trec_eval
-    ignores, is not converted)."""
+    ignores, is not converted; `data` is read in place, not copied block by block)."""
     import pyarrow as pa
     import pyarrow.csv as pacsv
 
     names = ["topic", "q0", "doc", "rank", "score", "tag"]
     types = {"topic": pa.string(), "q0": pa.string(), "doc": pa.string(), "rank": pa.int64(),
              "score": pa.float64(), "tag": pa.string()}
-    return pacsv.read_csv(io.BytesIO(data),
+    return pacsv.read_csv(pa.BufferReader(pa.py_buffer(data)),
                           read_options=pacsv.ReadOptions(column_names=names, use_threads=False),
                           parse_options=pacsv.ParseOptions(delimiter=" ", quote_char=False, double_quote=False,
                                                            ignore_empty_lines=False),
