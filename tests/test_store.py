@@ -126,7 +126,8 @@ def test_streamed_ingest_equals_whole_file_ingest(tmp_path, monkeypatch):
     [f"d{i}" for i in range(60)],                                # 2-3 bytes: padded to one word
     [f"GX{i:06d}" for i in range(60)] + [f"GX{i:014d}" for i in range(40)],      # exactly 8 and 16 bytes
     [f"é{i}ü" for i in range(60)] + ["d1", "d10", "d100"],        # non-ASCII, prefixes of each other
-    [f"clueweb12-{i:04d}-" + "x" * 30 for i in range(60)] + ["a"],          # over 32 bytes: exact slices
+    [f"clueweb12-{i:04d}-" + "x" * 30 for i in range(60)] + ["a"],          # 45 bytes
+    [f"clueweb12-{i:04d}-" + "x" * 60 for i in range(60)] + ["a"],          # over 64 bytes: exact slices
 ])
 def test_repeated_documents_by_hash_equal_the_exact_check(ids, monkeypatch):
     """The streamed ingest finds repeated (topic, document) rows from a hash of the id's words and
@@ -142,7 +143,7 @@ def test_repeated_documents_by_hash_equal_the_exact_check(ids, monkeypatch):
     heads = run_heads(tab.column("topic"))
     want = pd.DataFrame({"t": topics, "d": docs}).duplicated().to_numpy()
     assert 20 < want.sum() < len(want) - 20
-    assert (store_mod._id_words(tab.column("doc")) is None) == (max(len(x.encode()) for x in ids) > 32)
+    assert (store_mod._repeat_candidates(tab.column("doc"), heads) is None) == (max(len(x.encode()) for x in ids) > 64)
     got = store_mod._duplicates(tab, heads)
     assert got is not None and (got == want).all()
     assert store_mod._duplicates(tab.slice(0, 0), np.zeros(0, np.int64)) is None

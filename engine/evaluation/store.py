@@ -151,13 +151,13 @@ class _Repeats:
 
 
 DUP_SLICE_ROWS = 32_768       # rows hashed at a time by the repeated-document check (cache-sized)
-_WORD_BYTES = 32              # document ids up to this long are compared as 64-bit words (`_id_words`)
+_WORD_BYTES = 64              # document ids up to this long are keyed by their 64-bit words (`_repeat_candidates`)
 
 
 def _duplicates(tab: pa.Table, heads: np.ndarray | None = None) -> np.ndarray | None:
     """Rows whose (topic, doc) occurred on an earlier line, or None when there are none. `heads`: the
-    first rows of the topics when each topic's rows are contiguous (and document ids hold no space, as
-    the text readers parse them); then only rows whose (topic, id words) hash repeats are checked
+    first rows of the topics when each topic's rows are contiguous (and document ids hold no NUL byte,
+    as the text readers ensure); then only rows whose (topic, id) key repeats are checked
     (`_repeat_candidates`), or, for longer ids, slices of whole topics of about `DUP_SLICE_ROWS` rows
     (small hash tables)."""
     n = len(tab)
@@ -184,47 +184,24 @@ def _duplicates(tab: pa.Table, heads: np.ndarray | None = None) -> np.ndarray | 
     return _duplicate_rows(tab)
 
 
-def _id_words(doc: pa.Array | pa.ChunkedArray) -> np.ndarray | None:
-    """Each document id as a row of 64-bit words, padded with spaces to a common multiple of 8 bytes
-    (equal rows for equal ids, as no id holds a space), or None when an id is longer than
-    `_WORD_BYTES`."""
-    doc = doc.combine_chunks() if isinstance(doc, pa.ChunkedArray) else doc
-    n = len(doc)
-    off = np.frombuffer(doc.buffers()[1], np.int32, n + 1, doc.offset * 4)
-    lens = np.diff(off)
-    lo, hi = int(lens.min()), int(lens.max())
-    width = -(-max(hi, 1) // 8) * 8
-    if width > _WORD_BYTES:
-        return None
-    if lo != width or hi != width:
-        doc = pc.ascii_rpad(doc, width=width, padding=" ")     # pads bytes, whatever the encoding
-        off = np.frombuffer(doc.buffers()[1], np.int32, n + 1, doc.offset * 4)
-        if int(off[-1]) - int(off[0]) != n * width:
-            return None
-    return np.frombuffer(doc.buffers()[2], np.uint8, n * width, int(off[0])).view("<u8").reshape(n, width // 8)
-
-
 def _repeat_candidates(doc: pa.ChunkedArray | pa.Array, heads: np.ndarray) -> np.ndarray | None:
-    """Rows whose (topic, document) 64-bit hash occurs more than once (`heads`: the first rows of the
-    topics, each topic's rows contiguous): a superset of the repeated documents and every earlier line
-    of theirs, usually empty. None when the ids are too long to hash this way (`_id_words`)."""
-    words = _id_words(doc)
-    if words is None:
+    """Rows whose (topic, document) 64-bit key (`ranking.join.pair_keys` of the ids' words) occurs more
+    than once (`heads`: the first rows of the topics, each topic's rows contiguous): a superset of the
+    repeated documents and their earlier lines, usually empty. None when an id is longer than
+    `_WORD_BYTES` (the padded ids would take too much memory)."""
+    from ..ranking.join import id_words, pair_keys
+    from ..util.arrowbuf import arrow_bytes
+    if pc.max(pc.binary_length(doc)).as_py() > _WORD_BYTES:
         return None
-    h = np.zeros(len(words), np.uint64)
-    h[heads[1:]] = 1
-    np.cumsum(h, out=h)                                    # the topic's number
-    with np.errstate(over="ignore"):
-        h *= np.uint64(0x94D049BB133111EB)
-        for k in range(words.shape[1]):
-            h ^= words[:, k]
-            h *= np.uint64(0x9E3779B97F4A7C15)
-            h ^= h >> np.uint64(31)
-    s = np.sort(h)
+    t_code = np.zeros(len(doc), np.int64)
+    t_code[heads[1:]] = 1
+    np.cumsum(t_code, out=t_code)
+    key = pair_keys(t_code, id_words(arrow_bytes(doc, multiple=8, copy=False)))
+    s = np.sort(key)
     same = s[1:] == s[:-1]
     if not same.any():
         return np.zeros(0, np.int64)
-    return np.flatnonzero(np.isin(h, s[1:][same]))
+    return np.flatnonzero(np.isin(key, s[1:][same]))
 
 
 def _duplicate_rows(tab: pa.Table) -> np.ndarray | None:
