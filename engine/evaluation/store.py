@@ -358,11 +358,11 @@ def _text_chunks(fh, h, size: int):
         yield text
 
 
-def _parsed_pieces(path: str, fh, h, size: int):
-    """(tag, table) of each text piece of `fh` (`_text_chunks`), parsed by the Arrow fast path of the
-    text reader; _NotStreamable for a piece it does not take."""
+def _parsed_pieces(path: str, texts):
+    """(tag, table) of each text piece, parsed by the Arrow fast path of the text reader; _NotStreamable
+    for a piece it does not take."""
     from ..formats.runs import arrow_run
-    for text in _text_chunks(fh, h, size):
+    for text in texts:
         fast = arrow_run(path, text)
         del text
         if fast is None:
@@ -372,8 +372,8 @@ def _parsed_pieces(path: str, fh, h, size: int):
 
 def _ingest_stream(path: str, tmp: Path, group_rows: int, w: Warnings) -> dict:
     """Ingest a clean run file whose topics come in byte order, one text piece at a time (memory bounded
-    by `CHUNK_BYTES` and the largest topic): each piece read, hashed and parsed by the Arrow fast path
-    of the text reader (in a thread, one piece ahead), the rows of its complete topics de-duplicated,
+    by `CHUNK_BYTES` and the largest topic): each piece read and hashed (in a thread, one piece ahead),
+    parsed by the Arrow fast path of the text reader, the rows of its complete topics de-duplicated,
     put in trec_eval order and written. Raises _NotStreamable for any other file."""
     from contextlib import closing
     from ..util.parallel import produced_ahead
@@ -393,8 +393,8 @@ def _ingest_stream(path: str, tmp: Path, group_rows: int, w: Warnings) -> dict:
         pw.add(_in_trec_order(seg, heads), heads)
 
     try:
-        with open(path, "rb") as fh, closing(produced_ahead(_parsed_pieces(path, fh, h, CHUNK_BYTES))) as pieces:
-            for ptag, t in pieces:
+        with open(path, "rb") as fh, closing(produced_ahead(_text_chunks(fh, h, CHUNK_BYTES))) as texts:
+            for ptag, t in _parsed_pieces(path, texts):
                 if tag is not None and ptag != tag:
                     raise _NotStreamable
                 if pw is None:
