@@ -6,6 +6,7 @@ a process passes stderr's descriptor to the child: the spawn fails ("bad value(s
 terminal stream of its own (a TUI owns the screen), points the workers' descriptor 2 at /dev/null so
 nothing they print can garble the display (their errors still reach the parent as exceptions).
 A pool may fork its workers instead (`fork=True`) when the process runs a single Python thread.
+`produced_ahead` runs a generator one item ahead in a thread (reading and hashing beside the parse).
 """
 from __future__ import annotations
 
