@@ -87,3 +87,29 @@ def test_rows_and_grades_equal_a_dict_lookup_on_generated_ids():
                                     else judged[i][2] for i in want]
 
     check()
+
+
+def test_probe_table_finds_exactly_the_keys_present_even_in_long_clusters():
+    """The hash probe of the judgment keys: keys crowded into a few home slots (long probe runs), key 0
+    (an empty slot's stored value) and the largest key, looked up among near misses, equal the sorted
+    search it replaced."""
+    from engine.ranking.join import _Keys, _probe, _probe_table
+    rng = np.random.default_rng(5)
+    top = np.uint64(1) << np.uint64(60)
+    crowd = (rng.integers(0, 3, 300).astype(np.uint64) * top) + rng.integers(0, 1000, 300).astype(np.uint64)
+    spread = rng.integers(0, 2**63, 300, dtype=np.int64).astype(np.uint64) * np.uint64(2)
+    key = np.unique(np.concatenate((crowd, spread, np.asarray([0, 2**64 - 1], np.uint64))))
+    shift, slot_key, slot_pos = _probe_table(key)
+    assert (slot_pos >= 0).sum() == len(key) and slot_pos[-1] == -1
+    keys = _Keys(0, key, np.arange(len(key)), np.zeros(len(key)), np.zeros((0, len(key))), np.zeros(len(key)),
+                 shift, slot_key, slot_pos)
+    ask = np.concatenate((key, key + np.uint64(1), key - np.uint64(1), rng.permutation(key),
+                          rng.integers(0, 2**63, 500, dtype=np.int64).astype(np.uint64)))
+    rows, pos = _probe(keys, ask)
+    want = np.searchsorted(key, ask)
+    hit = (want < len(key)) & (key[np.minimum(want, len(key) - 1)] == ask)
+    order = np.argsort(rows)
+    assert np.array_equal(rows[order], np.flatnonzero(hit))
+    assert np.array_equal(pos[order], want[hit])
+    empty = _probe_table(np.zeros(0, np.uint64))
+    assert _probe(_Keys(0, np.zeros(0, np.uint64), *[np.zeros(0)] * 4, *empty), ask)[0].size == 0

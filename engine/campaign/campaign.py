@@ -322,9 +322,11 @@ class Campaign:
         if problems:
             raise FormatError(problems, hint="fix the judgment files named above")
         log = self.log()
-        if log is not None and len(log):
+        from_log = log is not None and len(log)
+        if from_log:
             frames.append(log_judgments(log, str(self.log_path()), self.warnings))
-        q = merge_judgments(frames, rule, self.warnings, str(self.root / "judgments"))
+        q = merge_judgments(frames, rule, self.warnings, str(self.root / "judgments"),
+                            resolved=not from_log)        # the readers resolved each file by `rule`
         self._check_grades(q)
         return q
 

@@ -14,6 +14,7 @@ parts sit on storage every worker sees.
 """
 from __future__ import annotations
 
+import multiprocessing as mp
 from concurrent.futures import Executor
 from dataclasses import dataclass
 from typing import Callable
@@ -27,7 +28,7 @@ from ..ranking.join import judged_at
 from ..util.parallel import map_tasks
 from .store import RunStore, read_parts, to_frame
 
-BLOCK_ROWS = 1_500_000   # run rows per topic block (a task): 3M gave the same speed and 2.42 GB peak at MQ scale, 1.5M 1.80 GB; the store's Parquet row groups: store.ROW_GROUP_ROWS
+BLOCK_ROWS = 1_500_000   # run rows per topic block (a task), cut where row groups end (RunStore.topic_blocks): at MQ size 0.83M-row blocks, 1.35 GB peak (2M: 1.65M-row blocks, same speed, 1.93 GB); the Parquet row groups: store.ROW_GROUP_ROWS
 
 
 @dataclass(frozen=True)
@@ -52,17 +53,22 @@ def read_block(task: BlockTask, columns: list[str] | None = None) -> pd.DataFram
     return to_frame(read_block_table(task, columns))
 
 
-def read_block_table(task: BlockTask, columns: list[str] | None = None) -> pa.Table:
+def read_block_table(task: BlockTask, columns: list[str] | None = None, others: bool = False) -> pa.Table:
     """The block's run rows as an Arrow table (run dictionary column first, topic dictionary-encoded),
-    runs in `run_order`."""
-    return read_parts(task.runs, task.topics, columns or ["topic", "doc", "score"], task.max_pos)
+    runs in `run_order`. `others`: also the rows of other topics in the row groups read (for a caller
+    that drops the topics not in its judgments anyway)."""
+    return read_parts(task.runs, None if others else task.topics, columns or ["topic", "doc", "score"],
+                      task.max_pos)
 
 
 def evaluate_block(task: BlockTask) -> tuple[pd.DataFrame, dict, pd.DataFrame | None]:
     """Evaluate one block: (long table run, topic, measure, value; notes; text-valued measures)."""
     from .evaluate import compute, to_long, to_long_str
+    from ..util.memory import keep_freed_memory
 
-    runs = read_block_table(task)
+    if mp.parent_process() is not None:
+        keep_freed_memory()    # a worker process evaluates block after block: freed memory reused, not faulted in again
+    runs = read_block_table(task, others=True)      # the join leaves out topics the block's judgments lack
     c = compute(task.qrels, runs, task.measures, task.options, run_order=list(task.run_order), extra=task.extra,
                 judged=task.judged)
     if task.extras:
@@ -129,9 +135,10 @@ def sorted_topics(topics) -> list[str]:
 
 def block_rows_of(plan: list, topics: pd.Series) -> list[np.ndarray]:
     """Per block of `plan`: the positions of the rows whose topic is in it (e.g. a qrels' rows)."""
-    t = topics.astype(str).to_numpy(object)
+    codes, names = pd.factorize(topics)
     block_of = {x: i for i, (b, _) in enumerate(plan) for x in b}
-    qb = pd.Series(t).map(block_of).fillna(-1).to_numpy(np.int64)
+    lut = np.asarray([block_of.get(str(x), -1) for x in names] + [-1], np.int64)
+    qb = lut[codes]                                          # (code -1, a missing topic: the trailing -1)
     order = np.argsort(qb, kind="stable")
     bounds = np.searchsorted(qb[order], np.arange(len(plan) + 1))
     return [order[bounds[i]:bounds[i + 1]] for i in range(len(plan))]
@@ -157,8 +164,7 @@ def evaluate_store(store: RunStore, qrels: pd.DataFrame, measures=None, *, optio
     extra = {"gains": dict(gains)} if gains else None
     run_order = list(store.runs if runs is None else runs)
     q = qrels
-    qt = q["topic"].astype(str).to_numpy(object)
-    topics = sorted_topics(qt)
+    topics = sorted_topics(pd.unique(q["topic"]))
     tasks = []
     if by_runs:
         from ..ranking.build import ArrowJudgments
@@ -213,11 +219,17 @@ def join_blocks(frames: list[pd.DataFrame], run_order: list[str], notes: dict | 
 
     rc = np.concatenate([recode(f["run"], r_index) for f in frames])
     mc = np.concatenate([recode(f["measure"], m_index) for f in frames])
-    topic = np.concatenate([f["topic"].to_numpy(object) for f in frames])
     value = np.concatenate([f["value"].to_numpy(np.float64) for f in frames])
     order = np.argsort(mc * (len(runs) + 1) + rc, kind="stable")
+    tdt = frames[0]["topic"].dtype
+    if all(f["topic"].dtype == tdt for f in frames) and isinstance(tdt, pd.StringDtype):
+        # Arrow-backed text: joined and reordered in Arrow, no Python string per value
+        topic = pd.array(pa.concat_arrays([pa.array(f["topic"]) for f in frames]).take(pa.array(order)),
+                         dtype=tdt)
+    else:
+        topic = np.concatenate([f["topic"].to_numpy(object) for f in frames])[order]
     df = pd.DataFrame({"run": pd.Categorical.from_codes(rc[order], categories=runs),
-                       "topic": topic[order],
+                       "topic": topic,
                        "measure": pd.Categorical.from_codes(mc[order], categories=measures),
                        "value": value[order]})
     df.attrs["aggregates"] = dict(frames[0].attrs.get("aggregates", {}))

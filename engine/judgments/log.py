@@ -349,8 +349,10 @@ def log_judgments(log: pd.DataFrame, path: str = LOG_NAME, warnings: Warnings | 
     return out
 
 
-def merge_judgments(frames: list[pd.DataFrame], rule: str, warnings: Warnings, source: str) -> pd.DataFrame:
-    """Merge judgment tables given oldest first; repeated (topic, doc) resolve by `rule`.
+def merge_judgments(frames: list[pd.DataFrame], rule: str, warnings: Warnings, source: str,
+                    resolved: bool = False) -> pd.DataFrame:
+    """Merge judgment tables given oldest first; repeated (topic, doc) resolve by `rule` (`resolved`: each
+    table was already resolved by `rule` on its own, as the judgment readers do; one table then stands).
 
     Differences between sources are summarized in one warning stating the rule. Extra columns
     present in some source only are filled: stratum -1 (none), prob 1.0 (judged with certainty, as
@@ -378,7 +380,10 @@ def merge_judgments(frames: list[pd.DataFrame], rule: str, warnings: Warnings, s
         parts.append(g[cols])
     df = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
     n_before = len(df)
-    merged = resolve_duplicate_judgments(df, source, Warnings(), rule)  # reported below, in one line
+    if resolved and len(parts) == 1:
+        merged = df
+    else:
+        merged = resolve_duplicate_judgments(df, source, Warnings(), rule)  # reported below, in one line
     if len(merged) < n_before:
         conf = _count_conflicts(df)
         if conf:

@@ -7,6 +7,4 @@ from .registry import measure
 @measure("gm_map", order=6, aggregate="gmean", per_topic=False, nicknames={"official", "all_trec"})
 def gm_map(r, params=()):
     """Average precision per topic, summarized by its geometric mean (values floored at 1e-5)."""
-    prec = np.where(r.is_rel, r.cum_rel / r.rank, 0.0)
-    s = r.seg_sum(prec)
-    return np.divide(s, r.num_rel, out=np.zeros(r.n_groups), where=r.num_rel_ret > 0)
+    return np.divide(r.rel_precision_sum, r.num_rel, out=np.zeros(r.n_groups), where=r.num_rel_ret > 0)

@@ -7,9 +7,7 @@ from .registry import contributes, measure
 @measure("map", order=5, nicknames={"official", "all_trec"})
 def map_(r, params=()):
     """Average precision: sum over relevant retrieved of precision at its rank, divided by num_rel."""
-    prec = np.where(r.is_rel, r.cum_rel / r.rank, 0.0)
-    s = r.seg_sum(prec)
-    return np.divide(s, r.num_rel, out=np.zeros(r.n_groups), where=r.num_rel_ret > 0)
+    return np.divide(r.rel_precision_sum, r.num_rel, out=np.zeros(r.n_groups), where=r.num_rel_ret > 0)
 
 
 @contributes("map")

@@ -7,5 +7,5 @@ from .registry import measure
 @measure("yaap", order=53)
 def yaap(r, params=()):
     """log((1 + S) / (1 + R - S)) with S the sum of precision at each relevant retrieved document."""
-    s = r.seg_sum(np.where(r.is_rel, r.cum_rel / r.rank, 0.0))
+    s = r.rel_precision_sum
     return np.log((1.0 + s) / (1.0 + r.num_rel.astype(np.float64) - s))

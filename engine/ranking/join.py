@@ -49,9 +49,9 @@ _MIX2 = np.uint64(0xBF58476D1CE4E5B9)
 _S31 = np.uint64(31)
 
 
-def _mix(x: np.ndarray) -> np.ndarray:
-    """A 64-bit mixer with mix(0) == 0 (wrapping arithmetic; a fresh array)."""
-    x = x * _MIX
+def _mix(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """A 64-bit mixer with mix(0) == 0 (wrapping arithmetic; into `out`, else a fresh array)."""
+    x = np.multiply(x, _MIX, out=out)
     x ^= x >> _S31
     return x
 
@@ -70,10 +70,17 @@ def pair_keys(t_code: np.ndarray, words: np.ndarray, seed: int = 0) -> np.ndarra
     words add nothing): equal pairs have equal keys; unequal pairs almost never do (callers check hits
     and take another `seed` after a collision)."""
     step = np.uint64((0x9E3779B97F4A7C16 * seed) % 2**64)
-    acc = (t_code.astype(np.uint64) + np.uint64(1 + seed)) * _MIX2
+    acc = t_code.astype(np.uint64)
+    acc += np.uint64(1 + seed)
+    acc *= _MIX2
+    tmp = np.empty_like(acc)
     for k, row in enumerate(words):
-        acc += _mix(row) * (np.uint64(2 * k + 3) + step)
-    return _mix(acc ^ (acc >> np.uint64(29)))
+        _mix(row, out=tmp)
+        tmp *= np.uint64(2 * k + 3) + step
+        acc += tmp
+    np.right_shift(acc, np.uint64(29), out=tmp)
+    acc ^= tmp
+    return _mix(acc, out=acc)
 
 
 class _Keys(NamedTuple):
@@ -83,11 +90,50 @@ class _Keys(NamedTuple):
     t: np.ndarray            # per key: its topic code
     words: np.ndarray        # per key: its document id's words (one row per word position)
     rel: np.ndarray          # per key: its grade, RELVALUE_UNJUDGED below 0
+    shift: np.uint64         # a key's home slot: its top bits (key >> shift)
+    slot_key: np.ndarray     # the probe table: per slot its key (slots of keys in ascending order)
+    slot_pos: np.ndarray     # per slot: the key's position in `key`, -1 for an empty slot
+
+
+def _probe_table(key: np.ndarray) -> tuple[np.uint64, np.ndarray, np.ndarray]:
+    """Sorted distinct keys in an open-addressing table (at most a quarter full; a key's home slot is its
+    top bits, so home slots ascend with the keys): each key sits at the first free slot from its home,
+    the occupied slots hold the keys in ascending order, a free slot (key 2**64-1, position -1) follows
+    the last."""
+    n = len(key)
+    bits = max(int(4 * n - 1).bit_length(), 4)
+    home = (key >> np.uint64(64 - bits)).astype(np.int64)
+    at = np.maximum.accumulate(home - np.arange(n)) + np.arange(n) if n else home
+    size = (1 << bits) + n + 1
+    slot_key = np.full(size, np.iinfo(np.uint64).max, np.uint64)
+    slot_pos = np.full(size, -1, np.int64)
+    slot_key[at] = key
+    slot_pos[at] = np.arange(n)
+    return np.uint64(64 - bits), slot_key, slot_pos
+
+
+def _probe(keys: _Keys, ks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(indices into `ks` of the keys present, their positions in keys.key): each looks from its home
+    slot on past slots with smaller keys (a free slot's key is the largest: the search ends there)."""
+    slot = (ks >> keys.shift).view(np.int64)
+    idx = None
+    found_i, found_p = [], []
+    while len(slot):
+        sk = keys.slot_key[slot]
+        h = np.flatnonzero(sk == ks)
+        pos = keys.slot_pos[slot[h]]
+        real = pos >= 0                                    # (a key 2**64-1 meets a free slot's)
+        found_i.append((h if idx is None else idx[h])[real])
+        found_p.append(pos[real])
+        more = np.flatnonzero(sk < ks)
+        idx = more if idx is None else idx[more]
+        slot, ks = slot[more] + 1, ks[more]
+    return np.concatenate(found_i), np.concatenate(found_p)
 
 
 class PairGrades:
     """Judgments as sorted 64-bit keys of their (topic code, document id) pairs, built once for many
-    runs: a run's rows are joined by one sort and a binary search of the sorted keys, every hit checked
+    runs: a run's rows are joined by probing a hash table of the keys, every hit checked
     byte for byte (no per-run hash table of strings, no shared document vocabulary). A pair judged
     twice keeps its last row (`distinct` tells). Safe to share between threads: a new seed after a key
     collision replaces the keys in one step."""
@@ -116,7 +162,8 @@ class PairGrades:
                 self.distinct = False
                 order, key = order[last], key[last]
             rel = np.where(grade < 0, RELVALUE_UNJUDGED, grade).astype(np.int64)[order]
-            return _Keys(seed, key, order, t[order], np.ascontiguousarray(words[:, order]), rel)
+            return _Keys(seed, key, order, t[order], np.ascontiguousarray(words[:, order]), rel,
+                         *_probe_table(key))
         raise RuntimeError("PairGrades: no collision-free key seed")   # never reached in practice
 
     def _join(self, t_code: np.ndarray, ids: np.ndarray, repeats: bool
@@ -129,22 +176,20 @@ class PairGrades:
         k = self.keys
         for _ in range(8):
             key = pair_keys(t_code, words, k.seed)
-            order = np.argsort(key)
-            ks = key[order]
-            eq = np.flatnonzero(ks[1:] == ks[:-1]) if not repeats else ()
-            if len(eq):
-                a, b = order[eq], order[eq + 1]
-                if _same_pairs(t_code[a], words, a, t_code[b], words, b).any():
-                    return None                               # a pair twice
-            elif len(k.key) == 0:
+            if not repeats and len(key) > 1:
+                ks = np.sort(key)
+                if (ks[1:] == ks[:-1]).any():                 # equal keys: the same pair twice?
+                    order = np.argsort(key)
+                    ks = key[order]
+                    eq = np.flatnonzero(ks[1:] == ks[:-1])
+                    a, b = order[eq], order[eq + 1]
+                    if _same_pairs(t_code[a], words, a, t_code[b], words, b).any():
+                        return None                           # a pair twice
+            if len(k.key) == 0:
                 return np.zeros(0, np.int64), np.zeros(0, np.int64), k
-            else:
-                pos = np.searchsorted(k.key, ks)              # the run's keys sorted: a merge-like walk
-                np.minimum(pos, len(k.key) - 1, out=pos)
-                hit = np.flatnonzero(k.key[pos] == ks)
-                rows, qpos = order[hit], pos[hit]
-                if _same_pairs(t_code[rows], words, rows, k.t[qpos], k.words, qpos).all():
-                    return rows, qpos, k
+            rows, qpos = _probe(k, key)
+            if _same_pairs(t_code[rows], words, rows, k.t[qpos], k.words, qpos).all():
+                return rows, qpos, k
             k = self.keys = self._make(k.seed + 1)            # a collision: another seed, both sides
         raise RuntimeError("PairGrades: no collision-free key seed")   # never reached in practice
 

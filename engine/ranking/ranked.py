@@ -224,10 +224,12 @@ class Ranked:
     def seg_cumsum(self, values: np.ndarray) -> np.ndarray:
         """Per row cumulative sum restarting at every group."""
         v = np.asarray(values)
-        if v.dtype == bool:
-            v = v.astype(np.int64)
         if self.n_rows == 0:
-            return v.copy()
+            return v.astype(np.int64) if v.dtype == bool else v.copy()
+        if v.dtype == bool:
+            c = np.cumsum(v, dtype=np.int64)
+            c -= np.repeat(np.concatenate(([0], c))[self.offsets[:-1]], self.num_ret)
+            return c
         if v.dtype.kind == "f":
             # summed within the group only (as trec_eval's per-topic loop): exact whatever else is in the
             # table, so results do not depend on how runs and topics are batched
@@ -247,6 +249,18 @@ class Ranked:
     def rel_idx(self) -> np.ndarray:
         """Row indices of the relevant retrieved documents (rank order within each group)."""
         return np.flatnonzero(self.is_rel)
+
+    @cached_property
+    def rel_precision(self) -> np.ndarray:
+        """Per relevant retrieved row (the rows of `rel_idx`): precision at its rank."""
+        idx = self.rel_idx
+        return self.cum_rel[idx] / self.rank[idx]
+
+    @cached_property
+    def rel_precision_sum(self) -> np.ndarray:
+        """Per group: precision at each relevant retrieved rank, summed in rank order (AP's numerator;
+        the same sum, bit for bit, as over every row with 0 for the others)."""
+        return np.bincount(self.row_group[self.rel_idx], weights=self.rel_precision, minlength=self.n_groups)
 
     @cached_property
     def cum_rel(self) -> np.ndarray:
@@ -302,8 +316,8 @@ class Ranked:
         values[starts[g] + L - 1] is the highest precision at or below the rank of group g's L-th
         relevant document (trec_eval's interpolation), for 1 <= L <= num_rel_ret[g].
         """
-        idx = np.flatnonzero(self.is_rel)
-        prec = self.cum_rel[idx] / self.rank[idx]
+        idx = self.rel_idx
+        prec = self.rel_precision
         grp = self.row_group[idx]
         n_rel = np.bincount(grp, minlength=self.n_groups)
         starts = np.concatenate(([0], np.cumsum(n_rel)))[:-1].astype(np.int64)

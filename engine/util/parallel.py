@@ -20,6 +20,8 @@ from typing import Callable, Iterable, Iterator, TypeVar
 
 T = TypeVar("T")
 
+from .memory import worker_environment
+
 _SWAP = threading.Lock()
 
 
@@ -71,7 +73,7 @@ class SafeProcessPool(ProcessPoolExecutor):
                 sys.stderr = saved
 
     def submit(self, fn, /, *args, **kwargs):
-        with self._real_stderr():
+        with self._real_stderr(), worker_environment():      # (a submit may start a worker)
             return super().submit(fn, *args, **kwargs)
 
 

@@ -1,0 +1,69 @@
+"""Topic blocks of the run store cut where row groups end: no row group is read by two blocks when the
+runs' row groups allow it, blocks stay within their size, topics keep their order, and the streamed
+evaluation is the in-memory one."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from engine.evaluation import store as store_mod
+from engine.evaluation.blocks import evaluate_store, plan_blocks, sorted_topics
+from engine.evaluation.evaluate import evaluate
+from engine.formats.qrels import read_qrels
+from engine.formats.runs import read_runs
+from engine.evaluation.store import RunStore
+
+
+def _campaign(root: Path, depth_of) -> list[Path]:
+    rng = np.random.default_rng(11)
+    files = []
+    for r in range(3):
+        lines = [f"{t:03d} Q0 d{t}-{i} {i + 1} {100 - i + rng.random():.4f} r{r}\n"
+                 for t in range(1, 41) for i in range(depth_of(r, t))]
+        f = root / "runs" / f"r{r}.txt"
+        f.parent.mkdir(parents=True, exist_ok=True)
+        f.write_text("".join(lines))
+        files.append(f)
+    q = root / "judgments" / "qrels.txt"
+    q.parent.mkdir(parents=True, exist_ok=True)
+    q.write_text("".join(f"{t:03d} 0 d{t}-{i} {int(rng.integers(0, 3))}\n" for t in range(1, 41) for i in range(0, 60, 3)))
+    return files
+
+
+def _row_groups_read(st: RunStore, plan) -> list[tuple[str, int]]:
+    return [(r, g) for _, parts in plan for r, _, gs in parts for g in gs]
+
+
+def test_blocks_are_cut_where_every_run_starts_a_row_group(tmp_path, monkeypatch):
+    monkeypatch.setattr(store_mod.ingest_file, "__defaults__", (250,))    # row groups of 5 topics x 50 rows
+    files = _campaign(tmp_path, lambda r, t: 50)
+    st = RunStore(tmp_path)
+    st.sync(files, workers=1)
+    topics = sorted_topics(st.topics())
+    for max_rows in (800, 1000, 1700, 2500):
+        blocks = st.topic_blocks(topics, max_rows)
+        assert [t for b in blocks for t in b] == topics
+        assert all(len(b) * 50 * 3 <= max_rows for b in blocks)
+        plan = plan_blocks(st, topics, st.runs, max_rows)
+        read = _row_groups_read(st, plan)
+        assert len(read) == len(set(read)) == len(st.index.groupby(["run", "row_group"]))   # each once
+    # a block filled up to 1000 rows (6 topics) would split a row group: cut after 5
+    assert [len(b) for b in st.topic_blocks(topics, 1000)] == [5] * 8
+
+
+def test_uneven_runs_cut_where_fewest_row_groups_are_split_and_streaming_is_exact(tmp_path, monkeypatch):
+    monkeypatch.setattr(store_mod.ingest_file, "__defaults__", (200,))
+    files = _campaign(tmp_path, lambda r, t: 20 + (7 * r + 3 * t) % 45)      # runs' row groups end apart
+    st = RunStore(tmp_path)
+    st.sync(files, workers=1)
+    topics = sorted_topics(st.topics())
+    blocks = st.topic_blocks(topics, 900)
+    assert [t for b in blocks for t in b] == topics and len(blocks) > 3
+    rows = st.index.groupby("topic")["rows"].sum()
+    assert all(rows[b].sum() <= 900 or len(b) == 1 for b in blocks)
+    qrels = read_qrels(tmp_path / "judgments" / "qrels.txt")
+    want = evaluate(qrels, read_runs(files), ["map", "P.5", "ndcg", "bpref"])
+    got = evaluate_store(st, qrels, ["map", "P.5", "ndcg", "bpref"], block_rows=900, workers=1)
+    pd.testing.assert_frame_equal(got.reset_index(drop=True), want.reset_index(drop=True), check_exact=True)
