@@ -48,6 +48,10 @@ def test_arrow_buffers_round_trip():
     for arr, want in ((ascii_, [b"ab", b"c", b"def"]), (a, list(s))):         # padded to whole 64-bit words
         got = arrow_bytes(arr, multiple=8, copy=False)
         assert got.dtype.itemsize % 8 == 0 and list(got) == want
+    fixed = pa.array(["GX000-00-0000001", "GX000-00-0000002", "GX999-99-9999999é"[:16]])    # 16 bytes each
+    for arr in (fixed, fixed.slice(1), pa.chunked_array([fixed.slice(0, 1), fixed.slice(2)])):
+        got = arrow_bytes(arr, multiple=8, copy=False)          # Arrow's buffer as it is, not padded again
+        assert got.dtype == np.dtype("S16") and [x.decode() for x in got] == pa.chunked_array([arr]).to_pylist()
     v = np.arange(10, dtype=np.int64) * 3
     assert (arrow_numpy(numpy_arrow(v)) == v).all()
     assert (arrow_numpy(numpy_arrow(v).slice(4, 3)) == v[4:7]).all()

@@ -122,6 +122,36 @@ def test_streamed_ingest_equals_whole_file_ingest(tmp_path, monkeypatch):
     assert ta.column("doc").to_pylist() == ["c", "b", "a"]
 
 
+@pytest.mark.parametrize("ids", [
+    [f"d{i}" for i in range(60)],                                # 2-3 bytes: padded to one word
+    [f"GX{i:06d}" for i in range(60)] + [f"GX{i:014d}" for i in range(40)],      # exactly 8 and 16 bytes
+    [f"é{i}ü" for i in range(60)] + ["d1", "d10", "d100"],        # non-ASCII, prefixes of each other
+    [f"clueweb12-{i:04d}-" + "x" * 30 for i in range(60)] + ["a"],          # 45 bytes
+    [f"clueweb12-{i:04d}-" + "x" * 60 for i in range(60)] + ["a"],          # over 64 bytes: exact slices
+])
+def test_repeated_documents_by_hash_equal_the_exact_check(ids, monkeypatch):
+    """The streamed ingest finds repeated (topic, document) rows from a hash of the id's words and
+    checks only the candidates exactly: the same rows as pandas' duplicated, for ids of every length
+    and encoding, repeats across topics not counted; and exact when every hash collides."""
+    import pyarrow as pa
+    from engine.evaluation import store as store_mod
+    from engine.formats.runs import run_heads
+    rng = np.random.default_rng(len(ids))
+    topics = np.repeat([f"t{k:03d}" for k in range(40)], rng.integers(1, 50, 40))
+    docs = np.asarray(ids, dtype=object)[rng.integers(0, len(ids), len(topics))]
+    tab = pa.table({"topic": pa.array(topics.tolist()), "doc": pa.array(docs.tolist())})
+    heads = run_heads(tab.column("topic"))
+    want = pd.DataFrame({"t": topics, "d": docs}).duplicated().to_numpy()
+    assert 20 < want.sum() < len(want) - 20
+    assert (store_mod._repeat_candidates(tab.column("doc"), heads) is None) == (max(len(x.encode()) for x in ids) > 64)
+    got = store_mod._duplicates(tab, heads)
+    assert got is not None and (got == want).all()
+    assert store_mod._duplicates(tab.slice(0, 0), np.zeros(0, np.int64)) is None
+    assert store_mod._duplicates(tab.filter(pa.array(~want)), run_heads(tab.filter(pa.array(~want)).column("topic"))) is None
+    monkeypatch.setattr(store_mod, "_repeat_candidates", lambda doc, h: np.arange(len(doc)))   # all collide
+    assert (store_mod._duplicates(tab, heads) == want).all()
+
+
 def test_manifest_packs_topic_lists_and_a_damaged_one_is_rebuilt(small):
     import json
     root, files = small

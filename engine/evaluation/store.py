@@ -46,14 +46,17 @@ from ..errors import CranfieldError, FormatError, Problem, Warnings
 from ..ranking.order import arrow_run_order
 from ..ranking.join import dict_codes
 from ..formats.runs import run_heads
+from ..util.arrowbuf import arrow_numpy, numpy_arrow
 
 if TYPE_CHECKING:
     import pandas as pd             # imported where a table is made: `eval --campaign` reads parts without it
 
 STORE_DIR = ".cranfield-store"
-FORMAT = 3                    # 3: the per-topic lists of a manifest entry packed into strings
+FORMAT = 4                    # 3: the per-topic lists of a manifest entry packed into strings;
+                              # 4: parts' rank and pos columns delta-encoded (were dictionary-encoded)
 ROW_GROUP_ROWS = 32_768       # rows per Parquet row group (whole topics); topic blocks: blocks.BLOCK_ROWS
 COMPRESSION = "zstd"
+_ENCODING = {"rank": "DELTA_BINARY_PACKED", "pos": "DELTA_BINARY_PACKED"}   # runs of +1 steps: ~0 bytes, fast
 SCHEMA = pa.schema([("topic", pa.string()), ("doc", pa.string()), ("score", pa.float64()),
                     ("rank", pa.int64()), ("pos", pa.int32())])
 
@@ -72,15 +75,13 @@ def _order(tab: pa.Table) -> np.ndarray | None:
     return arrow_run_order(tab.column("topic"), tab.column("score"), tab.column("doc"))
 
 
-def _positions(topic: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, np.ndarray]:
-    """(pos, starts): 1-based position within each run of equal topics, and the runs' first rows."""
-    n = len(topic)
+def _positions(n: int, starts: np.ndarray) -> np.ndarray:
+    """1-based position of each of `n` rows within its topic (`starts`: the topics' first rows)."""
     if n == 0:
-        return np.zeros(0, np.int32), np.zeros(0, np.int64)
-    starts = run_heads(topic)
-    lens = np.diff(np.append(starts, n))
-    pos = (np.arange(n) - np.repeat(starts, lens) + 1).astype(np.int32)
-    return pos, starts
+        return np.zeros(0, np.int32)
+    pos = np.ones(n, np.int32)
+    pos[starts[1:]] = (1 - np.diff(starts)).astype(np.int32)
+    return np.cumsum(pos, dtype=np.int32)
 
 
 CHUNK_BYTES = 16 * 2**20     # text parsed at a time by the streaming ingest (bounds a worker's memory)
@@ -112,7 +113,7 @@ def _parse(path: str, w: Warnings, raw: list[bytes] | None = None) -> tuple[str,
     tab = pa.table({"topic": t.column("topic"), "doc": t.column("doc"), "score": t.column("score"),
                     "rank": t.column("rank"), "line": pa.array(np.arange(1, len(t) + 1, dtype=np.int64))})
     dups = _Repeats(path)
-    tab = dups.drop(tab)
+    tab = dups.drop(tab)[0]
     dups.report(w)
     return tag, tab
 
@@ -124,21 +125,26 @@ class _Repeats:
     def __init__(self, path: str):
         self.path, self.shown, self.count = path, [], 0
 
-    def drop(self, tab: pa.Table, heads: np.ndarray | None = None) -> pa.Table:
-        """`tab` without its repeated rows (`heads`: see `_duplicates`)."""
+    def drop(self, tab: pa.Table, heads: np.ndarray | None = None, line0: int | None = None
+             ) -> tuple[pa.Table, np.ndarray | None]:
+        """(`tab` without its repeated rows, the mask of the rows dropped or None). `heads`: see
+        `_duplicates`; `line0`: the line of the first row when the rows are consecutive lines (else
+        `tab` has a `line` column)."""
         dup = _duplicates(tab, heads)
         if dup is None:
-            return tab
+            return tab, None
         idx = np.flatnonzero(dup)
         room = idx[:max(0, 50 - len(self.shown))]
         if len(room):
-            first = _first_lines(tab, room)
-            lines, docs, topics = tab.column("line").to_numpy(), tab.column("doc"), tab.column("topic")
+            lines = (tab.column("line").to_numpy() if line0 is None
+                     else np.arange(line0, line0 + len(tab), dtype=np.int64))
+            first = _first_lines(tab, room, lines)
+            docs, topics = tab.column("doc"), tab.column("topic")
             for i in room:
                 t, d = topics[int(i)].as_py(), docs[int(i)].as_py()
                 self.shown.append((self.path, int(lines[i]), d, t, first.get((t, d), "?")))
         self.count += len(idx)
-        return tab.filter(pa.array(~dup))
+        return tab.filter(pa.array(~dup)), dup
 
     def report(self, w: Warnings) -> None:
         if self.count:
@@ -147,13 +153,25 @@ class _Repeats:
 
 
 DUP_SLICE_ROWS = 32_768       # rows hashed at a time by the repeated-document check (cache-sized)
+_WORD_BYTES = 64              # document ids up to this long are keyed by their 64-bit words (`_repeat_candidates`)
 
 
 def _duplicates(tab: pa.Table, heads: np.ndarray | None = None) -> np.ndarray | None:
     """Rows whose (topic, doc) occurred on an earlier line, or None when there are none. `heads`: the
-    first rows of the topics when each topic's rows are contiguous; the check then runs on slices of
-    whole topics of about `DUP_SLICE_ROWS` rows (small hash tables)."""
+    first rows of the topics when each topic's rows are contiguous (and document ids hold no NUL byte,
+    as the text readers ensure); then only rows whose (topic, id) key repeats are checked
+    (`_repeat_candidates`), or, for longer ids, slices of whole topics of about `DUP_SLICE_ROWS` rows
+    (small hash tables)."""
     n = len(tab)
+    if heads is not None and n > 1:
+        cand = _repeat_candidates(tab.column("doc"), heads)
+        if cand is not None:
+            d = _duplicate_rows(tab.take(numpy_arrow(cand))) if len(cand) else None
+            if d is None:
+                return None
+            dup = np.zeros(n, bool)
+            dup[cand[d]] = True
+            return dup
     if heads is not None and n > 2 * DUP_SLICE_ROWS:
         at = np.searchsorted(heads, np.arange(DUP_SLICE_ROWS, n, DUP_SLICE_ROWS))
         cuts = np.unique(np.concatenate(([0], heads[at[at < len(heads)]], [n])))
@@ -166,6 +184,26 @@ def _duplicates(tab: pa.Table, heads: np.ndarray | None = None) -> np.ndarray | 
                 dup[a:b] = d
         return dup
     return _duplicate_rows(tab)
+
+
+def _repeat_candidates(doc: pa.ChunkedArray | pa.Array, heads: np.ndarray) -> np.ndarray | None:
+    """Rows whose (topic, document) 64-bit key (`ranking.join.pair_keys` of the ids' words) occurs more
+    than once (`heads`: the first rows of the topics, each topic's rows contiguous): a superset of the
+    repeated documents and their earlier lines, usually empty. None when an id is longer than
+    `_WORD_BYTES` (the padded ids would take too much memory)."""
+    from ..ranking.join import id_words, pair_keys
+    from ..util.arrowbuf import arrow_bytes
+    if pc.max(pc.binary_length(doc)).as_py() > _WORD_BYTES:
+        return None
+    t_code = np.zeros(len(doc), np.int64)
+    t_code[heads[1:]] = 1
+    np.cumsum(t_code, out=t_code)
+    key = pair_keys(t_code, id_words(arrow_bytes(doc, multiple=8, copy=False)))
+    s = np.sort(key)
+    same = s[1:] == s[:-1]
+    if not same.any():
+        return np.zeros(0, np.int64)
+    return np.flatnonzero(np.isin(key, s[1:][same]))
 
 
 def _duplicate_rows(tab: pa.Table) -> np.ndarray | None:
@@ -199,15 +237,16 @@ def _duplicate_rows(tab: pa.Table) -> np.ndarray | None:
     return dup
 
 
-def _first_lines(tab: pa.Table, idx: np.ndarray) -> dict:
-    """(topic, doc) -> line of its first occurrence, for the repeated rows `idx`."""
+def _first_lines(tab: pa.Table, idx: np.ndarray, lines: np.ndarray) -> dict:
+    """(topic, doc) -> line of its first occurrence, for the repeated rows `idx` (`lines`: each row's
+    line)."""
     want = {(tab.column("topic")[int(i)].as_py(), tab.column("doc")[int(i)].as_py()) for i in idx}
     docs = pa.array(sorted({d for _, d in want}), pa.string())
     m = pc.is_in(tab.column("doc"), value_set=docs).to_numpy(zero_copy_only=False)
     out: dict = {}
     sub = tab.filter(pa.array(m))
     for t, d, ln in zip(sub.column("topic").to_pylist(), sub.column("doc").to_pylist(),
-                        sub.column("line").to_pylist()):
+                        lines[m].tolist()):
         if (t, d) in want and (t, d) not in out:
             out[(t, d)] = ln
     return out
@@ -232,8 +271,8 @@ class _PartWriter:
     def __init__(self, path, tag: str, source: str, group_rows: int):
         meta = {b"cranfield.run": tag.encode("utf-8"), b"cranfield.source": source.encode("utf-8")}
         self.wr = pq.ParquetWriter(path, SCHEMA.with_metadata(meta), compression=COMPRESSION,
-                                   use_dictionary=["topic", "rank", "pos"], write_statistics=["topic"],
-                                   write_page_checksum=True)
+                                   use_dictionary=["topic"], column_encoding=_ENCODING,
+                                   write_statistics=["topic"], write_page_checksum=True)
         self.group_rows = group_rows
         self.pending: list[pa.Table] = []
         self.acc = self.rg = self.rows = 0
@@ -241,13 +280,15 @@ class _PartWriter:
         self.topic_rows: list[int] = []
         self.topic_rg: list[int] = []
 
-    def add(self, tab: pa.Table) -> None:
-        """Append `tab` (topic, doc, score, rank; whole topics, each in trec_eval order)."""
+    def add(self, tab: pa.Table, starts: np.ndarray | None = None) -> None:
+        """Append `tab` (topic, doc, score, rank; whole topics, each in trec_eval order; `starts`: the
+        topics' first rows when known)."""
         topic = tab.column("topic")
-        pos, starts = _positions(topic)
         n = len(tab)
+        if starts is None:
+            starts = run_heads(topic) if n else np.zeros(0, np.int64)
         out = pa.table({"topic": topic, "doc": tab.column("doc"), "score": tab.column("score"),
-                        "rank": tab.column("rank"), "pos": pa.array(pos)}, schema=SCHEMA)
+                        "rank": tab.column("rank"), "pos": numpy_arrow(_positions(n, starts))}, schema=SCHEMA)
         cut = 0
         for s in starts.tolist():                       # cut row groups at topic starts
             if self.acc + s - cut >= self.group_rows:
@@ -280,22 +321,26 @@ class _PartWriter:
                 "topic_rg": self.topic_rg}
 
 
-def _in_trec_order(tab: pa.Table, contiguous: bool = False) -> pa.Table:
-    """`tab` in trec_eval order (unchanged when it already is); `contiguous`: its topics already come
-    in byte order, each in one run of rows."""
-    if contiguous:
-        from ..ranking.order import arrow_tie_order, order_rows, trec_order
-        n = len(tab)
-        t_code = np.zeros(n, np.int64)
-        heads = run_heads(tab.column("topic")) if n else np.zeros(0, np.int64)
-        t_code[heads[1:]] = 1
-        np.cumsum(t_code, out=t_code)
-        order = trec_order(np.zeros(n, np.int64), t_code, tab.column("score").to_numpy(), len(heads),
-                           arrow_tie_order(tab.column("doc")))
-        order = None if order is None else order_rows(order, n)
-    else:
+def _in_trec_order(tab: pa.Table, heads: np.ndarray | None = None) -> pa.Table:
+    """`tab` in trec_eval order (unchanged when it already is); `heads`: the first rows of its topics
+    when they already come in byte order, each in one run of rows."""
+    if heads is None:
         order = _order(tab)
-    return tab if order is None else tab.take(pa.array(order))
+        return tab if order is None else tab.take(numpy_arrow(order))
+    from ..ranking.order import arrow_tie_order, order_rows, trec_order
+    n = len(tab)
+    t_code = np.zeros(n, np.int64)
+    t_code[heads[1:]] = 1
+    np.cumsum(t_code, out=t_code)
+    order = trec_order(np.zeros(n, np.int64), t_code, arrow_numpy(tab.column("score")), len(heads),
+                       arrow_tie_order(tab.column("doc")))
+    if order is None:
+        return tab
+    perm = numpy_arrow(order_rows(order, n))
+    if isinstance(order, tuple):         # only rows tied on score moved, within their topic
+        return tab.set_column(tab.schema.get_field_index("doc"), "doc", tab.column("doc").take(perm)) \
+                  .set_column(tab.schema.get_field_index("rank"), "rank", tab.column("rank").take(perm))
+    return tab.take(perm)
 
 
 def _text_chunks(fh, h, size: int):
@@ -315,42 +360,53 @@ def _text_chunks(fh, h, size: int):
         yield text
 
 
-def _ingest_stream(path: str, tmp: Path, group_rows: int, w: Warnings) -> dict:
-    """Ingest a clean run file whose topics come in byte order, one text chunk at a time (memory bounded
-    by `CHUNK_BYTES` and the largest topic): each chunk parsed by the Arrow fast path of the text
-    reader, the rows of its complete topics de-duplicated, put in trec_eval order and written; the
-    content hashed while read. Raises _NotStreamable for any other file."""
+def _parsed_pieces(path: str, texts):
+    """(tag, table) of each text piece, parsed by the Arrow fast path of the text reader; _NotStreamable
+    for a piece it does not take."""
     from ..formats.runs import arrow_run
+    for text in texts:
+        fast = arrow_run(path, text)
+        del text
+        if fast is None:
+            raise _NotStreamable
+        yield fast
+
+
+def _ingest_stream(path: str, tmp: Path, group_rows: int, w: Warnings) -> dict:
+    """Ingest a clean run file whose topics come in byte order, one text piece at a time (memory bounded
+    by `CHUNK_BYTES` and the largest topic): each piece read and hashed (in a thread, one piece ahead),
+    parsed by the Arrow fast path of the text reader, the rows of its complete topics de-duplicated,
+    put in trec_eval order and written. Raises _NotStreamable for any other file."""
+    from contextlib import closing
+    from ..util.parallel import produced_ahead
     if str(path).endswith(".gz"):
         raise _NotStreamable
     h = hashlib.sha256()
     tag, pw, line0 = None, None, 1
     carry: list[pa.Table] = []                            # the rows of the last topic so far, not copied
     carry_topic: str | None = None
+    carry_rows, carry_line0 = 0, 1
     dups = _Repeats(path)
 
-    def emit(seg: pa.Table) -> None:
-        seg = dups.drop(seg, run_heads(seg.column("topic")))
-        pw.add(_in_trec_order(seg, contiguous=True))
+    def emit(seg: pa.Table, heads: np.ndarray, first_line: int) -> None:
+        seg, dropped = dups.drop(seg, heads, first_line)
+        if dropped is not None:                           # a topic's first row is never a repeat
+            heads = (np.cumsum(~dropped) - 1)[heads]
+        pw.add(_in_trec_order(seg, heads), heads)
 
     try:
-        with open(path, "rb") as fh:
-            for text in _text_chunks(fh, h, CHUNK_BYTES):
-                fast = arrow_run(path, text)
-                del text
-                if fast is None or (tag is not None and fast[0] != tag):
+        with open(path, "rb") as fh, closing(produced_ahead(_text_chunks(fh, h, CHUNK_BYTES))) as texts:
+            for ptag, t in _parsed_pieces(path, texts):
+                if tag is not None and ptag != tag:
                     raise _NotStreamable
-                t = fast[1]
                 if pw is None:
-                    tag = fast[0]
+                    tag = ptag
                     pw = _PartWriter(tmp, tag, str(path), group_rows)
-                cur = pa.table({"topic": t.column("topic"), "doc": t.column("doc"), "score": t.column("score"),
-                                "rank": t.column("rank"),
-                                "line": pa.array(np.arange(line0, line0 + len(t), dtype=np.int64))})
-                line0 += len(t)
-                del t, fast
+                n = len(t)
+                cur = t.select(["topic", "doc", "score", "rank"])
+                del t
                 heads = run_heads(cur.column("topic"))    # of this piece alone: each row scanned once
-                hv = cur.column("topic").take(pa.array(heads))
+                hv = cur.column("topic").take(numpy_arrow(heads))
                 if len(hv) > 1 and not pc.all(pc.less(hv.slice(0, len(hv) - 1), hv.slice(1))).as_py():
                     raise _NotStreamable                  # topics not contiguous in byte order
                 first = hv[0].as_py()
@@ -360,17 +416,22 @@ def _ingest_stream(path: str, tmp: Path, group_rows: int, w: Warnings) -> dict:
                 last = int(heads[-1])
                 if same and last == 0:
                     carry.append(cur)                     # still the carried topic: kept, not concatenated
-                else:
+                    carry_rows += n
+                else:                                     # the carried topic and this piece's complete ones
+                    seg_heads = (np.concatenate(([0], carry_rows + heads[1 if same else 0:-1])) if carry_rows
+                                 else heads[:-1])
                     seg = pa.concat_tables([*carry, cur.slice(0, last)])
                     if len(seg):
-                        emit(seg)
+                        emit(seg, seg_heads, carry_line0)
                     carry, carry_topic = [cur.slice(last)], hv[-1].as_py()
+                    carry_rows, carry_line0 = n - last, line0 + last
                     del seg
+                line0 += n
                 del cur
             if pw is None:
                 raise _NotStreamable                      # empty: the text reader words it
             if carry:
-                emit(pa.concat_tables(carry))
+                emit(pa.concat_tables(carry), np.zeros(1, np.int64), carry_line0)
             pw.close(h.hexdigest())
     except BaseException:
         if pw is not None:

@@ -106,8 +106,14 @@ def arrow_tie_order(doc):
     from ..util.arrowbuf import arrow_numpy, numpy_arrow
 
     def order(rows: np.ndarray, seg: np.ndarray) -> np.ndarray:
-        t = pa.table({"s": numpy_arrow(np.asarray(seg, np.int64)),
-                      "d": doc.take(numpy_arrow(np.asarray(rows, np.int64)))})
+        seg = np.asarray(seg, np.int64)
+        d = doc.take(numpy_arrow(np.asarray(rows, np.int64)))
+        n = len(d)
+        if n > 1 and np.all(seg[1:] >= seg[:-1]):     # already in order (run files usually are): no sort
+            up = arrow_numpy(pc.indices_nonzero(pc.less(d.slice(0, n - 1), d.slice(1))))
+            if np.all(seg[up.astype(np.int64) + 1] != seg[up]):
+                return np.arange(n, dtype=np.int64)
+        t = pa.table({"s": numpy_arrow(seg), "d": d})
         return arrow_numpy(pc.sort_indices(t, sort_keys=[("s", "ascending"), ("d", "descending")])).astype(np.int64)
     return order
 

@@ -67,9 +67,11 @@ def arrow_bytes(arr, multiple: int = 1, copy: bool = True) -> np.ndarray:
     n = len(a)
     if n == 0:
         return np.zeros(0, f"S{multiple}")
-    w = max(int(pc.max(pc.binary_length(a)).as_py()), 1)
+    span = pc.min_max(pc.binary_length(a))
+    w = max(int(span["max"].as_py()), 1)
     w = -(-w // multiple) * multiple
-    p = pc.utf8_rpad(a, width=w, padding="\x00")
+    # every value already w bytes long (fixed-width ids): Arrow's buffer as it is, else padded by Arrow
+    p = a if int(span["min"].as_py()) == w else pc.utf8_rpad(a, width=w, padding="\x00")
     large = str(p.type) == "large_string"
     width = 8 if large else 4
     off = np.frombuffer(p.buffers()[1], f"i{width}", count=n + 1, offset=p.offset * width)

@@ -6,6 +6,7 @@ a process passes stderr's descriptor to the child: the spawn fails ("bad value(s
 terminal stream of its own (a TUI owns the screen), points the workers' descriptor 2 at /dev/null so
 nothing they print can garble the display (their errors still reach the parent as exceptions).
 A pool may fork its workers instead (`fork=True`) when the process runs a single Python thread.
+`produced_ahead` runs a generator one item ahead in a thread (reading and hashing beside the parse).
 """
 from __future__ import annotations
 
@@ -15,7 +16,9 @@ import sys
 import threading
 from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
 from contextlib import contextmanager
-from typing import Callable
+from typing import Callable, Iterable, Iterator, TypeVar
+
+T = TypeVar("T")
 
 from .memory import worker_environment
 
@@ -159,3 +162,51 @@ def _map_here(fn, tasks: list, k: int, progress: Callable[[int, int], None] | No
         ex.shutdown(cancel_futures=True)
         if side is not None:
             side.shutdown()
+
+
+def produced_ahead(items: Iterable[T], depth: int = 1) -> Iterator[T]:
+    """The items of `items`, made by a background thread that keeps up to `depth` of them ready while
+    the caller works on the current one (for steps that release the GIL: reading, hashing, parsing).
+    An exception of the producer is raised here in its place. Close the iterator (`contextlib.closing`)
+    to stop the producer early: closing returns once the producer has stopped and `items` is closed."""
+    import queue
+    q: queue.Queue = queue.Queue(maxsize=max(1, depth))
+    stop = threading.Event()
+    end = object()
+
+    def put(x) -> bool:
+        while not stop.is_set():
+            try:
+                q.put(x, timeout=0.05)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def produce() -> None:
+        it = iter(items)
+        try:
+            for x in it:
+                if not put((True, x)):
+                    return
+            put((True, end))
+        except BaseException as exc:            # handed to the consumer, raised there
+            put((False, exc))
+        finally:
+            close = getattr(it, "close", None)
+            if close is not None:
+                close()
+
+    th = threading.Thread(target=produce, name="produced_ahead", daemon=True)
+    th.start()
+    try:
+        while True:
+            ok, x = q.get()
+            if not ok:
+                raise x
+            if x is end:
+                return
+            yield x
+    finally:
+        stop.set()
+        th.join()
