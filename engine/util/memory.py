@@ -1,7 +1,8 @@
 """Process settings for a short command (`cranfield eval`): no idle BLAS threads, no start-up garbage
-collections, no collection at exit over what the command built, and the C library's allocator keeping
-freed memory for reuse, from huge pages where the kernel offers them, on small inputs. Each is for a process that runs one command and exits, set by the
-command line's entry point (never by a library call, whose process is the caller's)."""
+collections, no collection at exit over what the command built, and on small inputs the C library's
+allocator keeping freed memory for reuse, from huge pages where the kernel offers them. Each is for a
+process that runs one command and exits, set by the command line's entry point (never by a library call,
+whose process is the caller's)."""
 from __future__ import annotations
 
 import gc
