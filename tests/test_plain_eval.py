@@ -308,3 +308,20 @@ def test_evaluator_dict_path_fills_missing_topics_with_complete():
     assert {(t, m): v for t, m, v in zip(long["topic"], long["measure"], long["value"])} == \
         {(t, m): v for t, vs in got.items() for m, v in vs.items()}
     assert Evaluator(qrels, ["map"]).evaluate(run).keys() == {"T1", "T3"}      # without -c: only T1, T3
+
+
+def test_per_topic_text_by_topic_then_measure_in_trec_eval_format():
+    """The -q writer (`evaluate.trec_eval_text`): topic after topic in the order of the first numeric
+    measure, each measure's value found by topic whatever its own order; floats as %6.4f, NaN with its
+    sign as trec_eval's printf prints it, integers as integers, text measures in their format."""
+    from engine.evaluation.evaluate import trec_eval_text
+    from engine.measures import resolve
+    kinds = {n: r for r in resolve(["runid", "num_ret", "map", "relstring"]) for n in r.names}
+    by = {("num_ret", 0): (["a", "b"], np.array([3.0, 12.0])),
+          ("map", 0): (["b", "a"], np.array([-np.nan, 0.123456]))}
+    sby = {("relstring", "r1"): {"a": "10", "b": ""}}
+    lines = trec_eval_text(["r1"], kinds, by, sby, per_query=True)
+    assert lines[:6] == ["num_ret               \ta\t3", "map                   \ta\t0.1235",
+                         "relstring             \ta\t'10'", "num_ret               \tb\t12",
+                         "map                   \tb\t  -nan", "relstring             \tb\t''"]
+    assert lines[6:8] == ["runid                 \tall\tr1", "num_ret               \tall\t15"]

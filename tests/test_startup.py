@@ -130,6 +130,54 @@ def test_small_evaluations_keep_freed_memory_for_reuse():
     assert out.stdout.strip() == str(expected)
 
 
+def test_small_evaluations_take_heap_memory_in_huge_pages_where_the_kernel_offers_them():
+    """After `keep_freed_memory`, 16 MB of numpy arrays (1 MB each, from the heap) cost a few faults of 2 MB
+    pages, not 4,096 of 4 KB, where transparent huge pages are on (`always` or `madvise`)."""
+    thp = Path("/sys/kernel/mm/transparent_hugepage/enabled")
+    mode = thp.read_text() if thp.is_file() else ""
+    code = ("import resource, numpy as np\nfrom engine.util.memory import keep_freed_memory\n"
+            "ok = keep_freed_memory()\nf0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt\n"
+            "arrays = [np.ones(1 << 17) for _ in range(16)]\n"
+            "print(ok, resource.getrusage(resource.RUSAGE_SELF).ru_minflt - f0)")
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    ok, faults = out.stdout.split()
+    if ok == "True" and ("[always]" in mode or "[madvise]" in mode):
+        assert int(faults) < 2048, faults             # 4 KB pages alone: 4,096 faults
+
+
+def test_eval_as_a_process_tunes_it_and_in_process_calls_change_nothing():
+    """`cranfield eval` run as the program (main() reading sys.argv): one BLAS thread unless the user chose a
+    number (the process then runs on its main thread alone), the start-up collection threshold, and every
+    object frozen once the output is written; the same main() called with arguments, as a library caller's
+    process calls it, leaves the environment, the collector and the threads as they were."""
+    demo = ROOT / "campaigns" / "demo"
+    files = [str(demo / "judgments" / "qrels.txt"), str(demo / "runs" / "asterA1.txt")]
+    probe = ("import contextlib, gc, io, json, os, sys\nfrom cranfield.cli import main\n"
+             "with contextlib.redirect_stdout(io.StringIO()) as out:\n"
+             "    try:\n        rc = main({args})\n    except SystemExit as exc:\n        rc = exc.code\n"
+             "tasks = len(os.listdir('/proc/self/task')) if os.path.isdir('/proc/self/task') else None\n"
+             "print(json.dumps([rc, 'map' in out.getvalue(), os.environ.get('OPENBLAS_NUM_THREADS'), "
+             "gc.get_threshold()[0], gc.get_freeze_count() > 0, tasks]))")
+
+    def run(args: str, argv: list[str], **extra) -> list:
+        env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+        env.update(PYTHONPATH=str(ROOT), **extra)
+        code = f"import sys\nsys.argv = {['cranfield', *argv]!r}\n" + probe.format(args=args)
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+        return json.loads(out.stdout.strip().splitlines()[-1])
+
+    from engine.util.memory import START_GC_THRESHOLD
+    rc, printed, blas, threshold, frozen, tasks = run("", ["eval", "-m", "map", *files])
+    assert (rc, printed, blas, threshold, frozen) == (0, True, "1", START_GC_THRESHOLD, True)
+    assert tasks in (1, None)                      # no BLAS thread waiting beside the main one
+    assert run("", ["eval", "-m", "map", *files], OPENBLAS_NUM_THREADS="2")[2] == "2"     # the user's choice
+    rc, printed, blas, threshold, frozen, _ = run(repr(["eval", "-m", "map", *files]), ["x"])
+    assert (rc, printed, blas, threshold, frozen) == (0, True, None, 700, False)
+    rc, printed, blas, threshold, frozen, _ = run("", ["--help"])      # another command: not tuned
+    assert (rc, blas, threshold, frozen) == (0, None, 700, False)
+
+
 def test_eval_fast_args_equal_the_parser_on_generated_command_lines():
     """Command lines drawn from files, measures, the flags it reads and forms it must leave alone (`-qc`,
     `-mmap`, `--`, `-`, an empty word, -M N, --campaign): whatever `fast_args` reads, the parser reads the same

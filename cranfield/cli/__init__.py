@@ -75,7 +75,9 @@ def take_max_read(argv: list[str]) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the `cranfield` console script."""
+    """Entry point of the `cranfield` console script (`argv` None: the process's own arguments, and the
+    process is this command's to tune: `engine.util.memory.start_short_command` for `eval`)."""
+    program = argv is None
     argv = list(sys.argv[1:] if argv is None else argv)
     if any(a == "--max-read" or a.startswith("--max-read=") for a in argv):
         try:
@@ -86,6 +88,10 @@ def main(argv: list[str] | None = None) -> int:
     if not argv or (len(argv) == 1 and not argv[0].startswith("-") and Path(argv[0]).is_dir()):
         argv = ["tui", *argv]
     args = None
+    short = program and argv[0] == "eval"
+    if short:
+        from engine.util.memory import start_short_command
+        start_short_command()
     if argv[0] == "eval":
         from .cmd_eval import fast_args
         args = fast_args(argv[1:])
@@ -98,6 +104,9 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_USAGE
     try:
         rc = args.func(args)
+        if short:
+            from engine.util.memory import end_short_command
+            end_short_command()
     except CranfieldError as exc:
         print(f"cranfield: {exc}", file=sys.stderr)
         return EXIT_INPUT

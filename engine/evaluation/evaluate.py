@@ -305,17 +305,21 @@ def trec_eval_text(runs: list[str], kinds: dict, by: dict, sby: dict, per_query:
         else:
             continue
         if per_query:
-            vals_of = {n: dict(zip(by[(n, ri)][0], np.asarray(by[(n, ri)][1]).tolist())) for n in numeric_names}
-            for t in run_topics:
-                for n, req in kinds.items():
-                    m = req.measure
-                    if not m.per_topic:
-                        continue
-                    if m.value_kind == "str":
-                        v = sby.get((n, run), {}).get(t, "")
-                    else:
-                        v = vals_of[n][t]
-                    lines.append(f"{n:<22}\t{t}\t{_fmt(m.value_kind, v, m.text_format)}")
+            heads, columns = [], []          # per measure printed per topic: its line head, its texts by topic
+            for n, req in kinds.items():
+                m = req.measure
+                if not m.per_topic:
+                    continue
+                if m.value_kind == "str":
+                    got = sby.get((n, run), {})
+                    values = [got.get(t, "") for t in run_topics]
+                else:
+                    got = dict(zip(by[(n, ri)][0], np.asarray(by[(n, ri)][1]).tolist()))
+                    values = [got[t] for t in run_topics]
+                heads.append(f"{n:<22}\t")
+                columns.append(_fmt_column(m.value_kind, values, m.text_format))
+            for j, t in enumerate(run_topics):
+                lines += [f"{head}{t}\t{texts[j]}" for head, texts in zip(heads, columns)]
         for n, req in kinds.items():
             m = req.measure
             if not m.summary:
@@ -402,6 +406,15 @@ def _fmt(kind: str, value, text_format: str = "{}") -> str:
     if v != v:  # NaN: printf prints the sign bit, as trec_eval does for its 0/0 cases
         return ("-nan" if np.signbit(v) else "nan").rjust(6)
     return f"{v:6.4f}"
+
+
+def _fmt_column(kind: str, values: list, text_format: str = "{}") -> list[str]:
+    """`_fmt` of each value (a measure's per-topic column)."""
+    if kind == "float":
+        return [f"{v:6.4f}" if v == v else _fmt(kind, v) for v in map(float, values)]
+    if kind == "long":
+        return [str(v) for v in map(int, values)]
+    return [_fmt(kind, v, text_format) for v in values]
 
 
 def trec_eval_lines(c, per_query: bool = False) -> list[str]:
