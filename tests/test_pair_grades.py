@@ -113,3 +113,26 @@ def test_probe_table_finds_exactly_the_keys_present_even_in_long_clusters():
     assert np.array_equal(pos[order], want[hit])
     empty = _probe_table(np.zeros(0, np.uint64))
     assert _probe(_Keys(0, np.zeros(0, np.uint64), *[np.zeros(0)] * 4, *empty), ask)[0].size == 0
+
+
+def test_a_repeat_hidden_behind_a_key_collision_in_the_run_is_still_found(monkeypatch):
+    """Run rows (0, x), (2, y), (0, x) whose keys all collide under seed 0: the pair repeated is not next
+    to itself among the equal keys, so the repeat must not pass as a collision of different pairs; the
+    keys are made again and the repeat is found (None), under crowded home slots too."""
+    from engine.ranking import join
+
+    real = join.pair_keys
+
+    def weak(t, words, seed=0):         # seed 0: keys of 2 bits (collisions, one home slot); others exact
+        k = real(t, words, seed)
+        return k >> np.uint64(62) if seed == 0 else k
+
+    monkeypatch.setattr(join, "pair_keys", weak)
+    q_t, q_d = np.asarray([1], np.int64), np.asarray([b"zz"])
+    r_t = np.asarray([0, 2, 0], np.int64)
+    r_d = np.asarray([b"a" * 9, b"a", b"a" * 9])
+    assert len(set(weak(r_t, id_words(r_d)).tolist())) == 1           # the three keys collide
+    assert PairGrades(q_t, q_d, np.asarray([1])).grades(r_t, r_d) is None
+    assert PairGrades(q_t[:0], q_d[:0], np.zeros(0, np.int64)).grades(r_t, r_d) is None
+    ok = PairGrades(q_t, q_d, np.asarray([1])).grades(r_t[:2], r_d[:2])
+    assert ok is not None and ok.tolist() == [RELVALUE_NONPOOL, RELVALUE_NONPOOL]

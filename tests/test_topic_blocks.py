@@ -67,3 +67,31 @@ def test_uneven_runs_cut_where_fewest_row_groups_are_split_and_streaming_is_exac
     want = evaluate(qrels, read_runs(files), ["map", "P.5", "ndcg", "bpref"])
     got = evaluate_store(st, qrels, ["map", "P.5", "ndcg", "bpref"], block_rows=900, workers=1)
     pd.testing.assert_frame_equal(got.reset_index(drop=True), want.reset_index(drop=True), check_exact=True)
+
+
+def test_no_block_of_several_topics_outgrows_its_size_whatever_the_row_groups():
+    """A cut made before the topic that overflows the block leaves the topics after it to be cut again:
+    a block of several topics never holds more than `max_rows` rows (generated indexes: uneven topics,
+    empty ones, row groups of one or several topics, several runs)."""
+    from hypothesis import given, settings, strategies as st
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.lists(st.lists(st.tuples(st.integers(0, 12), st.booleans()), min_size=1, max_size=9),
+                    min_size=1, max_size=3), st.integers(1, 20))
+    def check(runs, max_rows):
+        n = max(len(r) for r in runs)
+        topics = [f"t{i:02d}" for i in range(n)]
+        rows = []
+        for k, per in enumerate(runs):
+            rg = 0
+            for i, (c, new_group) in enumerate(per):
+                rg += bool(new_group and i)
+                rows.append((f"r{k}", topics[i], c, rg))
+        fake = type("Index", (), {})()
+        fake.index = pd.DataFrame(rows, columns=["run", "topic", "rows", "row_group"])
+        blocks = RunStore.topic_blocks(fake, topics, max_rows)
+        assert [t for b in blocks for t in b] == topics
+        per_topic = fake.index.groupby("topic")["rows"].sum().reindex(topics, fill_value=0)
+        assert all(len(b) == 1 or per_topic[b].sum() <= max_rows for b in blocks), blocks
+
+    check()

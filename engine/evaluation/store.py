@@ -1001,7 +1001,7 @@ class RunStore:
         blocks: list[list[str]] = []
         start = 0
         for i in range(n):
-            if i > start and before[i + 1] - before[start] > max_rows:
+            while i > start and before[i + 1] - before[start] > max_rows:   # (topics[j:i + 1] may still be)
                 # cut at j in (start, i]: rows of the block >= max_rows / 2, fewest row groups split, latest
                 lo = start + 1 + int(np.searchsorted(before[start + 1:i + 1] - before[start], max_rows / 2))
                 lo = min(lo, i)

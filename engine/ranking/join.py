@@ -183,8 +183,12 @@ class PairGrades:
                     ks = key[order]
                     eq = np.flatnonzero(ks[1:] == ks[:-1])
                     a, b = order[eq], order[eq + 1]
-                    if _same_pairs(t_code[a], words, a, t_code[b], words, b).any():
+                    same = _same_pairs(t_code[a], words, a, t_code[b], words, b)
+                    if same.any():
                         return None                           # a pair twice
+                    # different pairs, one key: a pair may repeat with another between its rows
+                    k = self.keys = self._make(k.seed + 1)
+                    continue
             if len(k.key) == 0:
                 return np.zeros(0, np.int64), np.zeros(0, np.int64), k
             rows, qpos = _probe(k, key)

@@ -15,7 +15,7 @@ import os
 import sys
 import threading
 from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from typing import Callable, Iterable, Iterator, TypeVar
 
 T = TypeVar("T")
@@ -73,7 +73,10 @@ class SafeProcessPool(ProcessPoolExecutor):
                 sys.stderr = saved
 
     def submit(self, fn, /, *args, **kwargs):
-        with self._real_stderr(), worker_environment():      # (a submit may start a worker)
+        # the environment only while a worker may start: once all run, later submissions (e.g. beside
+        # `map_tasks`' `meanwhile` thread) leave it alone (setenv races with native code reading it)
+        starting = len(getattr(self, "_processes", None) or ()) < self._max_workers
+        with self._real_stderr(), (worker_environment() if starting else nullcontext()):
             return super().submit(fn, *args, **kwargs)
 
 
