@@ -75,6 +75,13 @@ def _order(tab: pa.Table) -> np.ndarray | None:
     return arrow_run_order(tab.column("topic"), tab.column("score"), tab.column("doc"))
 
 
+def _topic_index(n: int, starts: np.ndarray) -> np.ndarray:
+    """0-based index of each of `n` rows' topic (`starts`: the topics' first rows, the first at 0)."""
+    t_code = np.zeros(n, np.int64)
+    t_code[starts[1:]] = 1
+    return np.cumsum(t_code, out=t_code)
+
+
 def _positions(n: int, starts: np.ndarray) -> np.ndarray:
     """1-based position of each of `n` rows within its topic (`starts`: the topics' first rows)."""
     if n == 0:
@@ -195,10 +202,7 @@ def _repeat_candidates(doc: pa.ChunkedArray | pa.Array, heads: np.ndarray) -> np
     from ..util.arrowbuf import arrow_bytes
     if pc.max(pc.binary_length(doc)).as_py() > _WORD_BYTES:
         return None
-    t_code = np.zeros(len(doc), np.int64)
-    t_code[heads[1:]] = 1
-    np.cumsum(t_code, out=t_code)
-    key = pair_keys(t_code, id_words(arrow_bytes(doc, multiple=8, copy=False)))
+    key = pair_keys(_topic_index(len(doc), heads), id_words(arrow_bytes(doc, multiple=8, copy=False)))
     s = np.sort(key)
     same = s[1:] == s[:-1]
     if not same.any():
@@ -329,10 +333,7 @@ def _in_trec_order(tab: pa.Table, heads: np.ndarray | None = None) -> pa.Table:
         return tab if order is None else tab.take(numpy_arrow(order))
     from ..ranking.order import arrow_tie_order, order_rows, trec_order
     n = len(tab)
-    t_code = np.zeros(n, np.int64)
-    t_code[heads[1:]] = 1
-    np.cumsum(t_code, out=t_code)
-    order = trec_order(np.zeros(n, np.int64), t_code, arrow_numpy(tab.column("score")), len(heads),
+    order = trec_order(np.zeros(n, np.int64), _topic_index(n, heads), arrow_numpy(tab.column("score")), len(heads),
                        arrow_tie_order(tab.column("doc")))
     if order is None:
         return tab
