@@ -226,18 +226,14 @@ class Ranked:
         v = np.asarray(values)
         if self.n_rows == 0:
             return v.astype(np.int64) if v.dtype == bool else v.copy()
-        if v.dtype == bool:
-            c = np.cumsum(v, dtype=np.int64)
-            c -= np.repeat(np.concatenate(([0], c))[self.offsets[:-1]], self.num_ret)
-            return c
         if v.dtype.kind == "f":
             # summed within the group only (as trec_eval's per-topic loop): exact whatever else is in the
             # table, so results do not depend on how runs and topics are batched
             from .gains import seg_cumsum_float
             return seg_cumsum_float(v, self.offsets)
-        c = np.cumsum(v)
-        base = np.concatenate(([0], c))[self.offsets[:-1]]
-        return c - np.repeat(base, self.num_ret)
+        c = np.cumsum(v, dtype=np.int64) if v.dtype == bool else np.cumsum(v)
+        c -= np.repeat(np.concatenate(([0], c))[self.offsets[:-1]], self.num_ret)
+        return c
 
     def seg_cumsum_at(self, mask: np.ndarray, idx: np.ndarray) -> np.ndarray:
         """Count of `mask` rows at or above each row in `idx`, within its group."""
