@@ -18,9 +18,9 @@ from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
 from contextlib import contextmanager, nullcontext
 from typing import Callable, Iterable, Iterator, TypeVar
 
-T = TypeVar("T")
-
 from .memory import worker_environment
+
+T = TypeVar("T")
 
 _SWAP = threading.Lock()
 
