@@ -1,4 +1,4 @@
-"""Shared fixtures: paths to ../shared reference data (tests skip when it is absent)."""
+"""Shared fixtures: paths to the reference data kept in tests/data/reference (provenance in its PROVENANCE.md)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -6,14 +6,13 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED = ROOT.parent / "shared" / "data"
+REFERENCE = ROOT / "tests" / "data" / "reference"
 
 
 def shared_path(*parts: str) -> Path:
-    """A file under ../shared/data, or skip the test with the reason."""
-    p = SHARED.joinpath(*parts)
-    if not p.exists():
-        pytest.skip(f"reference data {p} is not present (../shared is beside the checkout in CI)")
+    """A file of the reference data in tests/data/reference (a missing file fails the test)."""
+    p = REFERENCE.joinpath(*parts)
+    assert p.exists(), f"reference data {p} is missing from the repository"
     return p
 
 

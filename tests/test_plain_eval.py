@@ -113,9 +113,8 @@ def _messy(tmp: Path) -> tuple[Path, list[Path]]:
 def _datasets(tmp: Path) -> dict[str, tuple[Path, list[Path]]]:
     sets = {"demo": (DEMO / "judgments" / "qrels.txt", sorted((DEMO / "runs").glob("*.txt"))[:4]),
             "simulated": _simulated(tmp), "messy": _messy(tmp)}
-    te = ROOT.parent / "shared" / "data" / "trec_eval"
-    if te.exists():
-        sets["trec_eval"] = (te / "qrels.test", [te / "results.test"])
+    te = ROOT / "tests" / "data" / "reference" / "trec_eval"
+    sets["trec_eval"] = (te / "qrels.test", [te / "results.test"])
     return sets
 
 
@@ -126,8 +125,6 @@ def datasets(tmp_path_factory):
 
 @pytest.mark.parametrize("name", ["trec_eval", "demo", "simulated", "messy"])
 def test_plain_path_prints_what_the_full_path_prints(datasets, name):
-    if name not in datasets:
-        pytest.skip("../shared/data/trec_eval is not present")
     qrels, runs = datasets[name]
     for flags in FLAGS:
         _same([*flags, str(qrels), *map(str, runs)])

@@ -1,22 +1,17 @@
 """trec_eval's -R prefs / qrels_prefs / qrels_jg, -Z, parameter parsing and --strict-trec-eval."""
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
-from conftest import SHARED
+from conftest import shared_path
 from cranfield.cli import main
 
 
 def ref(name: str) -> Path:
-    """A trec_eval conformance file (../shared/data/trec_eval, or $CRANFIELD_SHARED_DATA/trec_eval)."""
-    for base in (SHARED, Path(os.environ.get("CRANFIELD_SHARED_DATA", SHARED))):
-        p = base / "trec_eval" / name
-        if p.exists():
-            return p
-    pytest.skip(f"reference data {name} is not present (../shared is beside the checkout in CI)")
+    """A trec_eval conformance file (tests/data/reference/trec_eval)."""
+    return shared_path("trec_eval", name)
 
 
 def run_cli(capsys, *argv) -> tuple[int, list[str], str]:
