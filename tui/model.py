@@ -21,6 +21,8 @@ from engine.measures import load_all, resolve
 from engine.measures.registry import REGISTRY
 from engine.ranking.ranked import EvalOptions
 from engine.ranking.join import rename_runs
+from engine.stability.significance import adjacent_paired_p, t_interval
+from engine.util.names import natural_key
 
 from .source import Opened, load_docs, open_campaign
 
@@ -360,7 +362,7 @@ class CampaignModel:
         if sm is not None and len(df) > 1:
             p[1:] = adjacent_paired_p(s.matrix[sm][df.index.to_numpy()])
         df["p_above"] = p
-        df["same_as_above"] = p >= alpha
+        df["same_as_above"] = ~(p < alpha)           # NaN (identical runs, no test): not different
         df.attrs["sig_measure"] = sm
         return df
 
@@ -374,7 +376,7 @@ class CampaignModel:
                 "type": meta["type"].fillna("automatic").to_numpy(),
                 "pooled": meta["pooled"].fillna(False).astype(bool).to_numpy()}
         for n in s.measures:
-            _, half = mean_ci(s.matrix[n])
+            _, half = t_interval(s.matrix[n])
             cols[n] = s.means[n].reindex(s.runs).to_numpy(np.float64)
             cols[n + " ±"] = half
         cols["judged@10"] = s.judged10
@@ -592,7 +594,7 @@ class CampaignModel:
         """Per topic: judged, pooled-but-unjudged, target (campaign target, else the pool size), share done."""
         q = self.qrels
         now = self.judging.judged()            # the judgments as they are now (the log read again)
-        topics = sorted(set(self.topics["topic"]) | set(q["topic"]), key=_topic_key)
+        topics = sorted(set(self.topics["topic"]) | set(q["topic"]), key=natural_key)
         judged = now.groupby("topic").size().reindex(topics).fillna(0).astype(np.int64)
         left = q[q["grade"] < 0][["topic", "doc"]].merge(now[["topic", "doc"]], how="left", indicator=True)
         waiting = left[left["_merge"] == "left_only"].groupby("topic").size().reindex(topics).fillna(0).astype(np.int64)
@@ -794,37 +796,6 @@ class _quiet:
         self._w.__exit__(*exc)
 
 
-def _topic_key(t: str):
-    return (0, int(t), t) if str(t).isdigit() else (1, 0, str(t))
-
-
-def mean_ci(m: np.ndarray, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
-    """Per row (run): mean over present topics and the half-width of the t interval of the mean."""
-    from scipy import stats
-    n = np.sum(~np.isnan(m), axis=1)
-    with _quiet():
-        mean = np.nanmean(m, axis=1)
-        sd = np.nanstd(m, axis=1, ddof=1)
-        tq = stats.t.ppf(0.5 + level / 2, np.maximum(n - 1, 1))
-    half = np.where(n > 1, tq * sd / np.sqrt(np.maximum(n, 1)), np.nan)
-    return mean, half
-
-
-def adjacent_paired_p(m: np.ndarray) -> np.ndarray:
-    """Two-sided paired t-test p-values of each row (run) against the row before it, over the topics
-    both have; 1.0 when the differences are all zero."""
-    from scipy import stats
-    d = m[1:] - m[:-1]
-    n = np.sum(~np.isnan(d), axis=1)
-    with _quiet():
-        mean = np.nanmean(d, axis=1)
-        sd = np.nanstd(d, axis=1, ddof=1)
-        t = mean / (sd / np.sqrt(n))
-        p = 2 * stats.t.sf(np.abs(t), np.maximum(n - 1, 1))
-    p = np.where(sd > 0, p, np.where(np.abs(np.nan_to_num(mean)) > 0, 0.0, 1.0))
-    return np.where(n > 1, p, np.nan)
-
-
 def filter_mask(df: pd.DataFrame, filt: tuple[str, str]) -> np.ndarray:
     kind, value = filt
     if kind == "pooled":
@@ -849,7 +820,7 @@ def pool_preview(model: "CampaignModel", table: pd.DataFrame) -> pd.DataFrame:
     from engine.pooling import judged_in_pool
     sel = table[table["order"] > 0]
     sel = sel.assign(known=judged_in_pool(table, model.qrels).to_numpy())
-    topics = sorted(table["topic"].astype(str).unique(), key=_topic_key)
+    topics = sorted(table["topic"].astype(str).unique(), key=natural_key)
     frame = table.groupby("topic").size().reindex(topics).fillna(0).astype(np.int64)
     g = sel.groupby("topic")
     n_sel = g.size().reindex(topics).fillna(0).astype(np.int64)

@@ -5,6 +5,8 @@ cited passages). A small app of its own (`cranfield nuggets tui DIR`) over engin
 goes to the append-only stores the command line uses, so the same numbers come out everywhere."""
 from __future__ import annotations
 
+from engine.util.names import natural_key
+
 import time
 from pathlib import Path
 
@@ -30,7 +32,7 @@ class NuggetData:
         self.root, self.source, self.assessor = root, source, assessor
         self.answers = campaign_answers(root)
         nug = current_nuggets(root)
-        tt = sorted({a.topic for a in self.answers} | set(nug["topic"]), key=_natural)
+        tt = sorted({a.topic for a in self.answers} | set(nug["topic"]), key=natural_key)
         self.topics = tt
         self.reload()
 
@@ -58,11 +60,6 @@ def _changed(app) -> None:
     hook = getattr(app, "campaign_changed", None)
     if hook is not None:
         hook()
-
-
-def _natural(s: str):
-    import re
-    return [int(p) if p.isdigit() else p for p in re.split(r"(\d+)", s)]
 
 
 class NuggetsScreen(Screen):

@@ -52,6 +52,56 @@ def paired_t(d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return t, p
 
 
+def paired_p(d: np.ndarray) -> np.ndarray:
+    """Two-sided paired t-test p-value per column of d (topics x pairs of differences), over the topics
+    present in that column (NaN rows left out). The one rule of every face: identical runs (all
+    differences zero) give NaN, as scipy's ttest_rel and pt.Experiment; a constant non-zero difference
+    gives 0; fewer than two topics give NaN."""
+    d = np.asarray(d, float)
+    if d.ndim == 1:
+        d = d[:, None]
+    ok = ~np.isnan(d)
+    n = ok.sum(axis=0)
+    if ok.all():
+        _, p = paired_t(d) if d.shape[0] > 1 else (None, np.full(d.shape[1], np.nan))
+        return np.where(n > 1, p, np.nan)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        nn = np.maximum(n, 1)
+        mean = np.where(ok, d, 0.0).sum(axis=0) / nn
+        dev = np.where(ok, d - mean, 0.0)
+        sd = np.sqrt((dev * dev).sum(axis=0) / np.maximum(n - 1, 1))
+        t = np.where(sd > 0, mean / (sd / np.sqrt(nn)), np.where(mean == 0, np.nan, np.copysign(np.inf, mean)))
+    from scipy import special
+    p = 2 * special.stdtr(np.maximum(n - 1, 1), -np.abs(t))
+    return np.where(n > 1, p, np.nan)
+
+
+def adjacent_paired_p(m: np.ndarray) -> np.ndarray:
+    """Paired t-test p-value of each row (run) of a runs x topics matrix against the row before it
+    (len(m) - 1 values; `paired_p`'s rule for identical runs)."""
+    m = np.asarray(m, float)
+    if len(m) < 2:
+        return np.empty(0)
+    return paired_p((m[1:] - m[:-1]).T)
+
+
+def t_interval(m: np.ndarray, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+    """Per row of a runs x topics matrix: the mean over the topics present and the half-width of its
+    Student-t interval at `level` (NaN with fewer than two topics)."""
+    m = np.atleast_2d(np.asarray(m, float))
+    ok = ~np.isnan(m)
+    n = ok.sum(axis=1)
+    nn = np.maximum(n, 1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mean = np.where(ok, m, 0.0).sum(axis=1) / nn
+        dev = np.where(ok, m - mean[:, None], 0.0)
+        sd = np.sqrt((dev * dev).sum(axis=1) / np.maximum(n - 1, 1))
+    from scipy import special
+    tq = special.stdtrit(np.maximum(n - 1, 1), 0.5 + level / 2)
+    half = np.where(n > 1, tq * sd / np.sqrt(nn), np.nan)
+    return np.where(n > 0, mean, np.nan), half
+
+
 def wilcoxon_p(d: np.ndarray) -> np.ndarray:
     """Two-sided Wilcoxon signed-rank p-values (normal approximation with tie correction, zero
     differences dropped as Wilcoxon's method) per column of d; one sort per column."""

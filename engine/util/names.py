@@ -20,3 +20,16 @@ DESIGNS: dict[str, tuple[str, str]] = {
     "AP@mtc": ("mtc", "map"),
 }
 DEFAULT_DESIGNS = ("xinfAP@stratified", "infAP@uniform", "AP@uniform", "statAP@statap", "AP@depth", "AP@mtc")
+
+
+def natural_key(topic: object) -> tuple:
+    """Sort key of the natural topic order used by every face: digit runs compare as numbers, the rest
+    as text ("2" < "10", "q2" < "q10", numeric ids before named ones); any Unicode text is a valid id."""
+    import re
+    parts = re.split(r"(\d+)", str(topic))            # even places text, odd places decimal digit runs
+    return tuple((int(c), c) if i % 2 else c for i, c in enumerate(parts))
+
+
+def natural_sorted(topics) -> list:
+    """The topics (any iterable of ids) in natural order."""
+    return sorted(topics, key=natural_key)

@@ -1,6 +1,8 @@
 """Per-topic matrix: topics x runs heat map of one measure, with R, judged depth and topic difficulty."""
 from __future__ import annotations
 
+from engine.util.names import natural_key
+
 import numpy as np
 import pandas as pd
 from rich.text import Text
@@ -72,7 +74,7 @@ R = relevant documents; depth = deepest rank to which every run's list is judged
         if self.query_text:
             q = self.query_text.lower()
             df = df[df["topic"].str.lower().str.contains(q, regex=False) | df["_title"].str.contains(q, regex=False)]
-        key = (lambda c: c.map(lambda t: f"{int(t):012d}" if str(t).isdigit() else str(t))) if self.sort_col == "topic" else None
+        key = (lambda c: c.map(natural_key)) if self.sort_col == "topic" else None
         if self.sort_col in df.columns:
             df = df.sort_values(self.sort_col, ascending=not self.desc, kind="mergesort", key=key, na_position="last")
         self.frame = df.drop(columns=["_title"])

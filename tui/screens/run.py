@@ -1,6 +1,8 @@
 """One run: its value on every topic for each measure, against the topic median."""
 from __future__ import annotations
 
+from engine.util.names import natural_key
+
 import numpy as np
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -50,7 +52,7 @@ class RunScreen(CranfieldScreen):
 
     def draw(self) -> None:
         df = self.frame.sort_values(self.sort_col, ascending=not self.desc, kind="mergesort",
-                                    key=(lambda c: c.map(_tkey)) if self.sort_col == "topic" else None)
+                                    key=(lambda c: c.map(natural_key)) if self.sort_col == "topic" else None)
         t = self.query_one("#run-table", DataTable)
         t.clear(columns=True)
         for c in df.columns:
@@ -82,6 +84,3 @@ class RunScreen(CranfieldScreen):
     def export_table(self):
         return (f"run-{self.run}", self.frame) if self.frame is not None else None
 
-
-def _tkey(t: str):
-    return f"{int(t):012d}" if str(t).isdigit() else str(t)
