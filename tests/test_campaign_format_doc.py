@@ -23,7 +23,7 @@ def test_committed_doc_is_the_generators_output():
 
 def test_every_key_of_the_schema_has_a_row():
     text = DOC.read_text()
-    listed = re.findall(r"^\| `([^`]+)` \|", text, flags=re.M)
+    listed = re.findall(r"^\| `([^`]+)` \|", text, flags=re.MULTILINE)
     top = [k for k in listed if "." not in k]
     assert top == list(SCHEMA["keys"]) == TOP_KEYS          # all 14, in the schema's order
     assert {"relevance.scale.GRADE.gain", "runs.TAG.group", "topics.targets", "answers.max_words"} <= set(listed)
@@ -35,7 +35,7 @@ def test_every_key_of_the_schema_has_a_row():
 
 
 def test_the_example_is_a_valid_campaign_yaml():
-    example = re.search(r"```yaml\n(.*?)```", DOC.read_text(), flags=re.S).group(1)
+    example = re.search(r"```yaml\n(.*?)```", DOC.read_text(), flags=re.DOTALL).group(1)
     data = yaml.safe_load(example)
     assert list(data) == TOP_KEYS                # the example shows every top-level key
     cfg = validate_config(data)                  # and the schema accepts it
@@ -45,7 +45,7 @@ def test_the_example_is_a_valid_campaign_yaml():
 def test_the_module_writes_the_doc_as_a_process():
     import subprocess
     import sys
-    p = subprocess.run([sys.executable, "-m", "engine.campaign.schema_doc"], cwd=ROOT, capture_output=True,
+    p = subprocess.run([sys.executable, "-m", "engine.campaign.schema_doc"], check=False, cwd=ROOT, capture_output=True,
                        text=True, timeout=60, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
     assert p.returncode == 0, p.stderr
     assert p.stdout == DOC.read_text()
