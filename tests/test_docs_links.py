@@ -119,3 +119,26 @@ def test_every_doc_is_in_the_readme_index():
 ])
 def test_slug_is_githubs(heading, anchor):
     assert slug(heading) == anchor
+
+
+# Where the sections of the README before issue 35 went (each page is in the README's index, checked above)
+MOVED = {
+    "cli.md": ["Commands", "Every official TREC evaluator", "Running the campaign"],
+    "library.md": ["Python library"],
+    "tui.md": ["In brief", "Keys everywhere", "Screens"],
+    "features.md": ["Measures", "Pools and judgments", "Judgment sources, automatic judges and agreement",
+                    "Generated answers: nugget evaluation (TREC RAG)",
+                    "Predicted relevance: completing biased judgments", "Training collections", "Stability",
+                    "Cost-benefit planning"],
+    "reliability.md": ["Reliability"],
+    "figures.md": ["Measured figures"],
+    "layout.md": ["Layout and design"],
+    "limits.md": ["Known limits"],
+}
+
+
+@pytest.mark.parametrize("page", sorted(MOVED))
+def test_the_readmes_former_sections_are_in_docs(page):
+    have = anchors(ROOT / "docs" / page)
+    missing = [h for h in MOVED[page] if slug(h) not in have]
+    assert not missing, f"docs/{page} lacks {missing}"
