@@ -19,10 +19,13 @@ def test_eval_on_answer_runs_names_the_nugget_commands(tmp_path):
         assert "cranfield nuggets auto" in r.err and "cranfield nuggets assign" in r.err, r.err
 
 
-def test_eval_without_answer_runs_keeps_the_plain_message(tmp_path):
-    camp = tmp_path / "empty"
-    (camp / "runs").mkdir(parents=True)
-    (camp / "campaign.yaml").write_text("name: empty\n")
+def test_retrieval_runs_without_judgments_keep_the_plain_message(tmp_path):
+    """Answer runs beside a retrieval run: the retrieval run is what eval scores, so no nugget hint."""
+    camp = tmp_path / "rag"
+    assert cli("simulate", "--rag", "--out", camp, "--runs", "2", "--topics", "3", "--seed", "1").rc == 0
+    (camp / "runs").mkdir()
+    (camp / "runs" / "bm25.txt").write_text("".join(f"{t} Q0 d{t}-{i} {i + 1} {9 - i} bm25\n"
+                                                    for t in ("q1", "q2") for i in range(3)))
     r = cli("eval", "--campaign", camp)
-    assert r.rc != 0 and "Traceback" not in r.text
-    assert "nuggets" not in r.err, r.err
+    assert r.rc == 3 and "Traceback" not in r.text, r.text
+    assert "cranfield: no topics with both results and judgments\n" in r.err and "nuggets" not in r.err, r.err
