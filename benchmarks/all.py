@@ -1,23 +1,23 @@
-"""Every README figure's benchmark, in one run: the README's "Measured figures" table is this output.
+"""Every measured figure's benchmark, in one run: docs/figures.md's generated table is this output.
 
     python3 benchmarks/all.py --quick                 # CI scale: every benchmark at a small size (minutes)
-    python3 benchmarks/all.py                         # the README's sizes (hours; MQ scale needs ~15 GB of disk)
+    python3 benchmarks/all.py                         # full sizes (hours; MQ scale needs ~15 GB of disk)
     python3 benchmarks/all.py --only batch,startup --trec-eval /tmp/trec_eval/trec_eval --out figures.md
     python3 benchmarks/all.py --list                  # the registry: figure, script, full and quick arguments
-    python3 benchmarks/all.py --only batch,startup --merge --readme   # rerun two, keep the other rows, update README
+    python3 benchmarks/all.py --only batch,startup --merge --docs   # rerun two, keep the others, update docs/figures.md
 
 Each figure's script runs as its own process, one after another (never two at once: the figures are
 timings). Scripts that write `--json` give structured figures (Cranfield beside each peer, with the
 ratio); the others give the last lines of their own summary. The table is written to --out (default
 benchmarks/results/all-<quick|full>.md) with the date, the machine, the load average before and after
-each script and its wall time, and printed. A test (tests/test_readme_figures.py) fails when a README
-figure names no script, or names one that is not registered here.
+each script and its wall time, and printed. A test (tests/test_readme_figures.py) fails when a figure of
+docs/figures.md names no script, or names one that is not registered here.
 
 With --merge, the figures not rerun keep their row from the previous table of the same size (the rows are
 also kept as JSON beside it, `all-<size>.json`); every row carries the date it was measured. With
---readme, the README's generated table (between the `all.py` markers in "Measured figures") is replaced
-by the table written, so the README shows exactly this output (tests/test_readme_figures.py checks that
-the two are equal).
+--docs (or its old name --readme), docs/figures.md's generated table (between the `all.py` markers) is
+replaced by the table written, so the page shows exactly this output (tests/test_readme_figures.py checks
+that the two are equal).
 """
 from __future__ import annotations
 
@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+FIGURES_DOC = ROOT / "docs" / "figures.md"      # the page whose generated table --docs replaces
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from _measure import load, machine  # noqa: E402
@@ -40,7 +41,7 @@ from _measure import load, machine  # noqa: E402
 
 @dataclass(frozen=True)
 class Figure:
-    """One README figure: its benchmark script with the README's arguments (`full`) and CI-scale ones."""
+    """One measured figure: its benchmark script with the full-size arguments (`full`) and CI-scale ones."""
 
     key: str
     script: str
@@ -203,18 +204,18 @@ def merged(rows: list[dict], previous: list[dict]) -> list[dict]:
     return [by_key[f.key] for f in FIGURES if f.key in by_key]
 
 
-def readme_block(readme: str) -> str | None:
-    """The README's generated table (between the markers), or None when it has none."""
-    if BEGIN not in readme or END not in readme:
+def doc_block(page: str) -> str | None:
+    """The generated table of a page (between the markers), or None when it has none."""
+    if BEGIN not in page or END not in page:
         return None
-    return readme.split(BEGIN, 1)[1].split(END, 1)[0].strip("\n") + "\n"
+    return page.split(BEGIN, 1)[1].split(END, 1)[0].strip("\n") + "\n"
 
 
-def with_block(readme: str, text: str) -> str:
-    """The README with its generated table replaced by `text`."""
-    if readme_block(readme) is None:
-        raise SystemExit(f"README.md has no {BEGIN} ... {END} block to replace")
-    before, rest = readme.split(BEGIN, 1)
+def with_block(page: str, text: str) -> str:
+    """The page with its generated table replaced by `text`."""
+    if doc_block(page) is None:
+        raise SystemExit(f"{FIGURES_DOC.relative_to(ROOT)} has no {BEGIN} ... {END} block to replace")
+    before, rest = page.split(BEGIN, 1)
     return before + BEGIN + "\n" + text + END + rest.split(END, 1)[1]
 
 
@@ -226,7 +227,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", default=None, help="where the Markdown table goes")
     ap.add_argument("--list", action="store_true", help="print the registry and exit")
     ap.add_argument("--merge", action="store_true", help="keep the previous rows of figures not rerun")
-    ap.add_argument("--readme", action="store_true", help="put the table into README.md's generated block")
+    ap.add_argument("--docs", "--readme", dest="docs", action="store_true",
+                    help="put the table into docs/figures.md's generated block (--readme: the old name)")
     args = ap.parse_args(argv)
     reg = registry()
     if args.list:
@@ -252,9 +254,8 @@ def main(argv: list[str] | None = None) -> int:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(text)
     store.write_text(json.dumps(rows, indent=1) + "\n")
-    if args.readme:
-        readme = ROOT / "README.md"
-        readme.write_text(with_block(readme.read_text(), text))
+    if args.docs:
+        FIGURES_DOC.write_text(with_block(FIGURES_DOC.read_text(), text))
     print(text)
     return 0 if all(r["ok"] for r in rows) else 1
 

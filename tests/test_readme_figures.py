@@ -1,5 +1,6 @@
-"""Figures that cannot go stale: every README figure names the script (or test) that measures it, and
-every benchmark script the README names is one `benchmarks/all.py` runs."""
+"""Figures that cannot go stale: every figure of docs/figures.md (the README's "Measured figures" until
+issue 35) names the script (or test) that measures it, and every benchmark script it names is one
+`benchmarks/all.py` runs."""
 from __future__ import annotations
 
 import importlib.util
@@ -10,6 +11,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+FIGURES = ROOT / "docs" / "figures.md"
 SCRIPT = re.compile(r"benchmarks/([A-Za-z0-9_]+\.py)")
 TEST = re.compile(r"tests/(test_[A-Za-z0-9_]+\.py)")
 
@@ -23,9 +25,9 @@ def _all_module():
 
 
 def figures_section(text: str) -> str:
-    """The README's "Measured figures" section (up to the next level-2 heading)."""
-    m = re.search(r"^## Measured figures\n(.*?)(?=^## )", text, flags=re.S | re.M)
-    assert m, "README has no '## Measured figures' section"
+    """docs/figures.md below its "# Measured figures" title."""
+    m = re.search(r"^# Measured figures\n(.*)", text, flags=re.S | re.M)
+    assert m, "docs/figures.md has no '# Measured figures' title"
     return m.group(1)
 
 
@@ -58,13 +60,13 @@ def missing_sources(section: str, registered: set[str]) -> list[str]:
                 bad.append(f"{what!r} names tests/{t}, which does not exist")
     for s in sorted(set(SCRIPT.findall(section)) - {"all.py"}):       # all.py: the runner itself
         if s not in registered:
-            bad.append(f"benchmarks/{s} is named by the README but not run by benchmarks/all.py")
+            bad.append(f"benchmarks/{s} is named by docs/figures.md but not run by benchmarks/all.py")
     return bad
 
 
-def test_every_readme_figure_names_its_script():
+def test_every_figure_names_its_script():
     registered = {f.script for f in _all_module().FIGURES}
-    bad = missing_sources(figures_section((ROOT / "README.md").read_text()), registered)
+    bad = missing_sources(figures_section(FIGURES.read_text()), registered)
     assert not bad, "\n".join(bad)
 
 
@@ -94,22 +96,25 @@ def test_the_check_itself(row, ok):
     assert (missing_sources(section, {"batch.py"}) == []) is ok
 
 
-def test_readme_table_is_all_py_output():
-    """The README's generated table is, byte for byte, the last full table `benchmarks/all.py` wrote."""
+def test_figures_table_is_all_py_output():
+    """docs/figures.md's generated table is, byte for byte, the last full table `benchmarks/all.py` wrote,
+    and all.py's --docs writes into that page (the README keeps no figures table)."""
     mod = _all_module()
-    block = mod.readme_block((ROOT / "README.md").read_text())
-    assert block is not None, f"README.md has no {mod.BEGIN} ... {mod.END} block"
+    assert mod.FIGURES_DOC == FIGURES
+    block = mod.doc_block(FIGURES.read_text())
+    assert block is not None, f"docs/figures.md has no {mod.BEGIN} ... {mod.END} block"
     written = (ROOT / "benchmarks" / "results" / "all-full.md").read_text()
-    assert block == written, "README's table differs from benchmarks/results/all-full.md: run all.py --readme"
+    assert block == written, "docs/figures.md's table differs from benchmarks/results/all-full.md: run all.py --docs"
+    assert mod.doc_block((ROOT / "README.md").read_text()) is None
 
 
-def test_merge_keeps_rows_not_rerun_and_the_readme_block_is_replaced():
+def test_merge_keeps_rows_not_rerun_and_the_block_is_replaced():
     mod = _all_module()
     old = [{"key": "batch", "v": 1}, {"key": "startup", "v": 1}, {"key": "gone", "v": 1}]
     rows = mod.merged([{"key": "startup", "v": 2}], old)
     assert rows == [{"key": "batch", "v": 1}, {"key": "startup", "v": 2}]     # registry order, unknown dropped
-    readme = f"a\n{mod.BEGIN}\nold\n{mod.END}\nb\n"
-    new = mod.with_block(readme, "| t |\n")
-    assert new == f"a\n{mod.BEGIN}\n| t |\n{mod.END}\nb\n" and mod.readme_block(new) == "| t |\n"
+    page = f"a\n{mod.BEGIN}\nold\n{mod.END}\nb\n"
+    new = mod.with_block(page, "| t |\n")
+    assert new == f"a\n{mod.BEGIN}\n| t |\n{mod.END}\nb\n" and mod.doc_block(new) == "| t |\n"
     with pytest.raises(SystemExit):
         mod.with_block("no markers", "x")

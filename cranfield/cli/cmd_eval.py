@@ -203,7 +203,7 @@ def _run(args) -> int:
             return EXIT_EVAL
     _note_unjudged(notes.get("topics_without_judgments"))
     if n_groups == 0:
-        raise CranfieldError("no topics with both results and judgments")
+        raise _nothing_evaluated(args)
     if args.format == "trec":
         if c is not None:
             from engine.official.trec_extras import special_lines
@@ -225,6 +225,25 @@ def _run(args) -> int:
         table.columns.name = None
     out.write(format_table(table, args.format, ".4f"))
     return 0
+
+
+def _nothing_evaluated(args) -> CranfieldError:
+    """The error when no topic has both results and judgments; a campaign of answer runs only (TREC RAG)
+    is told which commands evaluate answers."""
+    msg = "no topics with both results and judgments"
+    if args.campaign:
+        from engine.campaign.campaign import load_campaign
+        from engine.nuggets.campaign import answer_files
+        answers = answer_files(args.campaign)
+        if answers and not load_campaign(args.campaign).run_files():
+            d = args.campaign
+            return CranfieldError(
+                f"{msg}: {d} has {len(answers)} answer runs and no retrieval runs (eval scores ranked lists "
+                f"against judgments; answers are scored with nuggets): cranfield nuggets scores {d} for each "
+                f"run's nugget scores, after cranfield nuggets assign {d} RUN TOPIC NUGGET s|p|n (by hand), "
+                f"cranfield nuggets auto {d} --endpoint URL --model M (an LLM) or cranfield nuggets tui {d}; "
+                f"see docs/rag.md")
+    return CranfieldError(msg)
 
 
 def _note_unjudged(topics: list[str] | None) -> None:
@@ -256,7 +275,7 @@ def _run_named(args, flags: dict, w: Warnings) -> int:
     for p in w:
         print(f"warning: {p}", file=sys.stderr)
     if len(df) == 0:
-        raise CranfieldError("no topics with both results and judgments")
+        raise _nothing_evaluated(args)
     if args.format == "trec":
         return _write_lines(trec_eval_lines(df, per_query=args.per_query), args)
     if args.per_query:

@@ -22,10 +22,10 @@ CONFIG_NAME = "campaign.yaml"
 
 _RUN_ENTRY = {"kind": "map", "keys": {
     "group": {"kind": "str", "doc": "the participating group that submitted the run"},
-    "type": {"kind": "enum", "values": ["automatic", "manual"]},
+    "type": {"kind": "enum", "values": ["automatic", "manual"], "doc": "how the run was made (M on the leaderboard)"},
     "pooled": {"kind": "bool", "doc": "whether the run contributed to the pool"},
     "file": {"kind": "str", "doc": "path of the run file, relative to the campaign directory"},
-    "description": {"kind": "str"},
+    "description": {"kind": "str", "doc": "free text about the run"},
     "priority": {"kind": "int", "doc": "pooling priority given at submission (cranfield submit)"},
     "submitted": {"kind": "str", "doc": "submission time (ISO 8601), written by cranfield submit"},
     "checksum": {"kind": "str", "doc": "sha256 of the submitted file, written by cranfield submit"},
@@ -34,40 +34,57 @@ _RUN_ENTRY = {"kind": "map", "keys": {
 }}
 
 SCHEMA: dict = {"kind": "map", "required": ["name"], "keys": {
-    "name": {"kind": "str", "nonempty": True, "example": "name: My track 2026"},
-    "description": {"kind": "str", "default": ""},
-    "relevance": {"kind": "map", "default": {}, "keys": {
+    "name": {"kind": "str", "nonempty": True, "example": "name: My track 2026",
+             "doc": "the campaign's name, shown in every title"},
+    "description": {"kind": "str", "default": "", "doc": "free text about the campaign"},
+    "relevance": {"kind": "map", "default": {}, "doc": "the grades assessors give and what they are worth", "keys": {
         "scale": {"kind": "dict", "key": "grade", "values": {"kind": "map", "required": ["gain"], "keys": {
-            "label": {"kind": "str"},
-            "gain": {"kind": "number", "example": "gain: 3"},
+            "label": {"kind": "str", "doc": "the grade's name on the judging screen"},
+            "gain": {"kind": "number", "example": "gain: 3", "doc": "the gain nDCG-style measures give the grade"},
         }}, "default": {0: {"label": "not relevant", "gain": 0}, 1: {"label": "relevant", "gain": 1},
-                        2: {"label": "highly relevant", "gain": 2}}},
-        "binary_threshold": {"kind": "int", "min": 0, "default": 1},
+                        2: {"label": "highly relevant", "gain": 2}},
+                  "doc": "grade (an integer >= 0; grade 0 required) -> label and gain"},
+        "binary_threshold": {"kind": "int", "min": 0, "default": 1,
+                             "doc": "grades from this one up count as relevant (trec_eval -l); at most the top grade"},
     }},
-    "evaluation": {"kind": "map", "default": {}, "keys": {
-        "depth": {"kind": "int", "min": 1, "default": 1000},
+    "evaluation": {"kind": "map", "default": {}, "doc": "how runs are scored", "keys": {
+        "depth": {"kind": "int", "min": 1, "default": 1000, "doc": "documents per topic evaluated (trec_eval -M)"},
         "measures": {"kind": "list", "items": {"kind": "str"}, "measures": True,
-                     "default": ["map", "P.10", "ndcg_cut.10", "bpref"]},
+                     "default": ["map", "P.10", "ndcg_cut.10", "bpref"],
+                     "doc": "measures shown by default (leaderboard columns, eval --campaign); names are checked"},
     }},
-    "judgments": {"kind": "map", "default": {}, "keys": {
-        "conflict_rule": {"kind": "enum", "values": list(CONFLICT_RULES), "default": "last"},
+    "judgments": {"kind": "map", "default": {}, "doc": "how judgments/ is read and merged", "keys": {
+        "conflict_rule": {"kind": "enum", "values": list(CONFLICT_RULES), "default": "last",
+                          "doc": "how repeated judgments of a document resolve (latest, highest, most frequent)"},
         "format": {"kind": "enum", "values": ["auto", "qrels", "prels", "sample"], "default": "auto",
                    "doc": "how to read judgments/ files whose name does not say (.qrels/.prels/.sample)"},
     }},
-    "runs": {"kind": "dict", "key": "str", "values": _RUN_ENTRY, "default": {}},
-    "topics": {"kind": "map", "default": {}, "keys": {
-        "categories": {"kind": "dict", "key": "topic", "values": {"kind": "str"}, "default": {}},
-        "targets": {"kind": "dict", "key": "topic", "values": {"kind": "int", "min": 1}, "default": {}},
+    "runs": {"kind": "dict", "key": "str", "values": _RUN_ENTRY, "default": {},
+             "doc": "run tag -> metadata (a run in runs/ without an entry: group = its tag, automatic, pooled)"},
+    "topics": {"kind": "map", "default": {}, "doc": "per-topic settings (topic ids: 801 = '801')", "keys": {
+        "categories": {"kind": "dict", "key": "topic", "values": {"kind": "str"}, "default": {},
+                       "doc": "topic id -> query category (stratified designs, cost by category)"},
+        "targets": {"kind": "dict", "key": "topic", "values": {"kind": "int", "min": 1}, "default": {},
+                    "doc": "topic id -> judgments to collect for the topic (Million Query targets)"},
     }},
-    "pool": {"kind": "any", "default": {}, "doc": "written by `cranfield pool`"},
-    "cost": {"kind": "any", "default": {}, "doc": "checked by engine.planning.cost"},
-    "submission": {"kind": "any", "default": {}, "doc": "intake settings, checked by engine.campaign.intake"},
-    "sources": {"kind": "any", "default": {}, "doc": "judgment sources, checked by engine.judgments.sources"},
-    "judging": {"kind": "any", "default": {}, "doc": "judging-screen options, checked by engine.judging.sessions"},
+    "pool": {"kind": "any", "default": {}, "doc": "the last pool strategy used (strategy, depth, ...), written by "
+             "`cranfield pool`"},
+    "cost": {"kind": "any", "default": {}, "doc": "overrides of the assessor-time model (docs/cost.md): default "
+             "(a category), by_target, categories: {NAME: {refresh, view, lastview, topic, judgment: {TARGET: "
+             "seconds}, judgment_avg}}; checked by engine.planning.cost"},
+    "submission": {"kind": "any", "default": {}, "doc": "intake settings for `cranfield submit`: deadline (ISO 8601), "
+                   "max_runs_per_group, max_depth (default evaluation.depth), missing_topics: allow, doclist (a "
+                   "file of the collection's document ids); checked by engine.campaign.intake"},
+    "sources": {"kind": "any", "default": {}, "doc": "judgment sources (docs/judgment-sources.md): official (default "
+                "human), combine (official, fill, majority, precedence), fill (a source), precedence (a list "
+                "of sources); checked by engine.judgments.sources"},
+    "judging": {"kind": "any", "default": {}, "doc": "judging options: guidelines (a file shown beside the "
+                "document), random_order, double_fraction (0-1), lease_seconds (default 900), auto_source; "
+                "checked by engine.judging.sessions"},
     "answers": {"kind": "map", "default": {}, "doc": "answer-run limits, checked at intake (engine.nuggets)", "keys": {
-        "max_words": {"kind": "int", "min": 1},
-        "max_sentences": {"kind": "int", "min": 1},
-        "max_references": {"kind": "int", "min": 1},
+        "max_words": {"kind": "int", "min": 1, "doc": "most words in one answer"},
+        "max_sentences": {"kind": "int", "min": 1, "doc": "most sentences in one answer"},
+        "max_references": {"kind": "int", "min": 1, "doc": "most cited passages in one answer"},
     }},
     "allow_outside": {"kind": "list", "items": {"kind": "str"}, "default": [],
                       "doc": "folders outside the campaign directory that its files may lie in (engine.util.confine)"},
