@@ -157,7 +157,7 @@ def test_every_problem_of_a_line_is_reported(tmp_path):
     assert all(pr.line == 1 for pr in ei.value.problems)
     assert msgs == ['missing "topic" (the question text)',
                     "reference 'd1' is listed twice (positions 0 and 1); list each once",
-                    "reference 2 must be a string, found float",
+                    "reference 2 must be a string, found 5.5",
                     'sentence 0: "text" is empty',
                     "sentence 0: citation 7 points outside the references (indices 0..2)",
                     'sentence 1: expected {"text": ..., "citations": [...]}, found \'x\''], msgs
