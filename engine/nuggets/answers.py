@@ -57,7 +57,7 @@ class Answer:
     def words(self) -> int:
         """Words in the answer: white-space separated tokens of every sentence after NFKC normalization
         (NIST's RAG24 checker's count)."""
-        return sum(len(unicodedata.normalize("NFKC", s.text).split()) for s in self.sentences)
+        return count_words(s.text for s in self.sentences)
 
     @property
     def text(self) -> str:
@@ -115,10 +115,14 @@ def _ident(v, what: str) -> tuple[str | None, str | None]:
     return s, None
 
 
-def parse_answer(obj, path: str, line: int, warnings: Warnings) -> tuple[Answer | None, list[str]]:
+def parse_answer(obj, path: str, line: int, warnings: Warnings,
+                 rules: dict | None = None) -> tuple[Answer | None, list[str]]:
     """One decoded line as an Answer, or (None, every problem of the line). Warnings (as NIST's RAG24
     checker warns): a citation repeated in a sentence (kept once), a `response_length` that differs
-    from the counted words, unknown keys."""
+    from the counted words, unknown keys. `rules`: a track's reference rules, `reference_pattern` (a
+    compiled regex every reference id must match), `max_references`, `topics` (id -> question; an
+    unknown topic and another question text are errors) and `max_words` (over it: warnings).
+    Warnings are given for lines with errors too."""
     if not isinstance(obj, dict):
         return None, [f"expected a JSON object, found {type_name(obj)}"]
     errs: list[str] = []
@@ -167,7 +171,13 @@ def parse_answer(obj, path: str, line: int, warnings: Warnings) -> tuple[Answer 
                 errs.append(f"reference {rid!r} is listed twice (positions {seen[rid]} and {i}); list each once")
             else:
                 seen[rid] = i
+            pat = (rules or {}).get("reference_pattern")
+            if rid and pat is not None and not pat.match(rid):
+                errs.append(f"reference {rid!r} is not a valid passage id here (pattern {pat.pattern})")
             refs.append(rid or "")
+        most = (rules or {}).get("max_references")
+        if most is not None and n_refs > most:
+            errs.append(f"{n_refs} references (at most {most})")
     ans_v = obj.get("answer")
     sents: list[Sentence] = []
     if ans_v is None:
@@ -187,18 +197,37 @@ def parse_answer(obj, path: str, line: int, warnings: Warnings) -> tuple[Answer 
     q = obj.get("topic", meta.get("narrative", meta.get("topic", "")))
     if not isinstance(q, str):
         errs.append(f'"topic" (the question text) must be a string, found {type_name(q)}')
-    if errs:
-        return None, errs
-    a = Answer(run, topic, refs, sents, line, q, rl, path)
+    topics = (rules or {}).get("topics")
+    if topics is not None and topic is not None:
+        if topic not in topics:
+            errs.append(f"topic {topic} is not one of the track's topics")
+        elif topics[topic] and isinstance(q, str) and q and q != topics[topic]:
+            errs.append(f"the question text differs from topic {topic}'s {topics[topic]!r}")
+    texts = [x.get("text") for x in (ans_v if isinstance(ans_v, list) else []) if isinstance(x, dict)]
+    words = count_words(t for t in texts if isinstance(t, str))
     for n in notes:
         warnings.add(path, line, n)
     unknown = sorted(set(obj) - _KNOWN) + sorted(f"metadata.{k}" for k in set(meta) - _META_KNOWN)
     if unknown:
         warnings.add(path, line, f"unknown key(s) {', '.join(unknown)} ignored")
-    if rl is not None and rl != a.words:
-        warnings.add(path, line, f'"response_length" {rl} differs from the {a.words} words counted in the answer; '
+    if isinstance(rl, int) and not isinstance(rl, bool) and rl != words:
+        warnings.add(path, line, f'"response_length" {rl} differs from the {words} words counted in the answer; '
                                  f"the counted words are used")
-    return a, []
+    most = (rules or {}).get("max_words")
+    if most is not None:
+        if isinstance(rl, int) and rl > most:
+            warnings.add(path, line, f'"response_length" {rl} is over {most}')
+        if words > most:
+            warnings.add(path, line, f"the answer has {words} words (over {most}); NIST's checker drops its last "
+                                     f"sentences to fit")
+    if errs:
+        return None, errs
+    return Answer(run, topic, refs, sents, line, q, rl, path), []
+
+
+def count_words(texts) -> int:
+    """White-space separated tokens of the texts after NFKC normalization (NIST's RAG24 count)."""
+    return sum(len(unicodedata.normalize("NFKC", t).split()) for t in texts)
 
 
 def _sentence(i: int, s, n_refs: int, have_refs: bool, errs: list[str], notes: list[str]) -> Sentence | None:
@@ -247,7 +276,19 @@ def _sentence(i: int, s, n_refs: int, have_refs: bool, errs: list[str], notes: l
 
 def read_answers(path: PathLike, warnings: Warnings | None = None, data: bytes | None = None) -> AnswerRun:
     """Every answer of a TREC RAG answer file (JSON lines, .gz too). Raises FormatError naming every
-    malformed line (file:line: what is wrong) and every repeated (run, topic)."""
+    malformed line (file:line: every problem of it) and every repeated (run, topic)."""
+    run, problems = scan_answers(path, warnings, data)
+    if problems:
+        raise FormatError(problems, hint=HINT)
+    if not run.answers:
+        raise FormatError(Problem(str(path), None, "holds no answers"), hint=HINT)
+    return run
+
+
+def scan_answers(path: PathLike, warnings: Warnings | None = None, data: bytes | None = None,
+                 rules: dict | None = None) -> tuple[AnswerRun, list[Problem]]:
+    """The answers of the well-formed lines and the Problems of the others (a checker's full report);
+    `rules` as parse_answer's."""
     w = warnings if warnings is not None else Warnings()
     spath = str(path)
     raw = read_bytes(path) if data is None else data
@@ -272,7 +313,7 @@ def read_answers(path: PathLike, warnings: Warnings | None = None, data: bytes |
         except ValueError as exc:
             problems.append(Problem(spath, ln, f"is not valid JSON ({getattr(exc, 'msg', exc)})"))
             continue
-        a, errs = parse_answer(obj, spath, ln, w)
+        a, errs = parse_answer(obj, spath, ln, w, rules)
         if errs:
             problems.extend(Problem(spath, ln, e) for e in errs)
             continue
@@ -285,11 +326,7 @@ def read_answers(path: PathLike, warnings: Warnings | None = None, data: bytes |
         out.answers.append(a)
         if len(problems) > 1000:
             break
-    if problems:
-        raise FormatError(problems, hint=HINT)
-    if not out.answers:
-        raise FormatError(Problem(spath, None, "holds no answers"), hint=HINT)
-    return out
+    return out, problems
 
 
 def check_limits(run: AnswerRun, limits: dict, topics: set[str] | None = None) -> list[Problem]:
