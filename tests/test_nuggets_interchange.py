@@ -65,7 +65,8 @@ def test_nuggetizer_files_round_trip_and_score_as_nuggetizer(camp, tmp_path):
     again = cli("nuggets", "import", camp, nf, af)
     assert again.rc == 0 and again.out.count("nothing new") == 2, again.text
     # scores per answer: nuggetizer's own calculate_nugget_scores on the same records
-    r = cli("nuggets", "scores", camp, "--source", "nuggetizer", "--per-topic", "--format", "json")
+    r = cli("nuggets", "scores", camp, "--source", "nuggetizer", "--per-topic", "--format", "json",
+            in_process=True)
     assert r.rc == 0, r.text
     ours = {(x["run"], x["topic"]): x for x in json.loads(r.out)}      # printed to 10 decimals
     assert len(ours) == len(recs) == 9
@@ -80,7 +81,7 @@ def test_nuggetizer_files_round_trip_and_score_as_nuggetizer(camp, tmp_path):
         e = exact.loc[(rec["run_id"], rec["qid"])]
         assert (e["strict_vital"], e["strict_all"], e["vital"], e["all"]) == pytest.approx(want, abs=1e-15)
     # run means: nuggetizer's calculate_global_metrics over each run's records
-    r = cli("nuggets", "scores", camp, "--source", "nuggetizer", "--format", "json")
+    r = cli("nuggets", "scores", camp, "--source", "nuggetizer", "--format", "json", in_process=True)
     board = {x["run"]: x for x in json.loads(r.out)}
     for run in board:
         g = nuggetizer_metrics.calculate_global_metrics([x for x in recs if x["run_id"] == run])
@@ -95,7 +96,7 @@ def test_nuggetizer_files_round_trip_and_score_as_nuggetizer(camp, tmp_path):
     r = cli("nuggets", "export", camp, "--format", "nuggetizer-assignments", "--source", "nuggetizer")
     assert r.rc == 0 and r.out.encode() == af.read_bytes()
     # provenance: each nugget names its file, format, line and position
-    r = cli("nuggets", "list", camp, "--format", "json")
+    r = cli("nuggets", "list", camp, "--format", "json", in_process=True)
     assert {x["provenance"] for x in json.loads(r.out)} == {"imported"}
     from engine.nuggets.store import fold_nuggets, nugget_log
     o = next(iter(fold_nuggets(nugget_log(camp)).values()))["origin"]
@@ -115,7 +116,7 @@ def test_trec_files_scores_by_nists_rules_and_round_trip(camp, tmp_path):
     r = cli("nuggets", "import", camp, nf, af, "--source", "nist")
     assert r.rc == 0, r.text
     assert "3 nuggets imported" in r.out and "6 assignments imported into source nist" in r.out
-    r = cli("nuggets", "scores", camp, "--source", "nist", "--per-topic", "--format", "json")
+    r = cli("nuggets", "scores", camp, "--source", "nist", "--per-topic", "--format", "json", in_process=True)
     got = {(x["run"], x["topic"]): x for x in json.loads(r.out)}
     # rag01: full, partial, none -> All (1 + .5 + 0)/3, Vital (1 + 0)/2, strict All 1/3, strict Vital 1/2
     a = got[("rag01", "q1")]
@@ -126,8 +127,21 @@ def test_trec_files_scores_by_nists_rules_and_round_trip(camp, tmp_path):
     assert got[("rag03", "q1")]["all"] == 0 and got[("rag03", "q1")]["unassigned"] == 3
     assert cli("nuggets", "export", camp, "--format", "trec-nuggets").out == NIST_NUGGETS
     assert cli("nuggets", "export", camp, "--format", "trec-assignments", "--source", "nist").out == NIST_ASSIGN
-    r = cli("nuggets", "import", camp, af, "--source", "nist")
+    r = cli("nuggets", "import", camp, af, "--source", "nist", in_process=True)
     assert "nothing new into source nist; all 6 assignments are already in the store" in r.out
+    # the same assignments written as nuggetizer's file (answer text and length from the campaign's answers)
+    # score the same under nuggetizer's own scoring
+    r = cli("nuggets", "export", camp, "--format", "nuggetizer-assignments", "--source", "nist", in_process=True)
+    recs = [json.loads(x) for x in r.out.splitlines()]
+    assert [(x["run_id"], x["qid"]) for x in recs] == [("rag01", "q1"), ("rag02", "q1")]
+    answers = {(a.run, a.topic): a for a in _answers(camp)}
+    for x in recs:
+        a = answers[(x["run_id"], x["qid"])]
+        assert x["answer_text"] == a.text and x["response_length"] == a.response_length and x["query"] == a.query
+        m = nuggetizer_metrics.calculate_nugget_scores(x["qid"], x["nuggets"])
+        g = got[(x["run_id"], x["qid"])]
+        assert (m.all_score, m.vital_score, m.strict_all_score) == pytest.approx((g["all"], g["vital"],
+                                                                                 g["strict_all"]), abs=1e-10)
 
 
 def test_ambiguous_and_bad_files_refused_with_file_line(camp, tmp_path):
@@ -135,14 +149,14 @@ def test_ambiguous_and_bad_files_refused_with_file_line(camp, tmp_path):
     both.write_text("q1\tn1\tvital\tsupport\n")          # a nugget whose text is "support", or an assignment?
     r = cli("nuggets", "import", camp, both)
     assert r.rc == 3 and "reads both as a nugget" in r.err and "--format" in r.err and "Traceback" not in r.text
-    assert cli("nuggets", "list", camp).out.startswith("no nuggets")
-    r = cli("nuggets", "import", camp, both, "--format", "trec-nuggets")
+    assert cli("nuggets", "list", camp, in_process=True).out.startswith("no nuggets")
+    r = cli("nuggets", "import", camp, both, "--format", "trec-nuggets", in_process=True)
     assert r.rc == 0 and "1 nuggets imported" in r.out
     mixed = tmp_path / "mixed.jsonl"
     mixed.write_text('{"qid": "q1", "nuggets": [{"text": "a", "importance": "vital"}]}\n'
                      '{"qid": "q1", "run_id": "rag01", "nuggets": [{"text": "a", "importance": "vital", '
                      '"assignment": "support"}]}\n')
-    r = cli("nuggets", "import", camp, mixed)
+    r = cli("nuggets", "import", camp, mixed, in_process=True)
     assert r.rc == 3 and "line 1 reads as a nugget file, line 2 as an assignment file" in r.err
     bad = tmp_path / "bad.tsv"
     bad.write_text("q1\tn7\tvital\tfine\nq1\tn8\tcrucial\tbad importance\n")
@@ -150,7 +164,7 @@ def test_ambiguous_and_bad_files_refused_with_file_line(camp, tmp_path):
     assert r.rc == 3 and f"{bad}:2: importance 'crucial': use vital or okay" in r.err and "Traceback" not in r.text
     unknown = tmp_path / "unknown.tsv"
     unknown.write_text("rag01\tq1\tn1\t2\nrag01\tq1\tZZ\t1\n")
-    r = cli("nuggets", "import", camp, unknown)
+    r = cli("nuggets", "import", camp, unknown, in_process=True)
     assert r.rc == 3 and f"{unknown}:2: topic q1 has no nugget ZZ in force; import the nugget file first" in r.err
     assert "nothing was imported" in r.err
     changed = tmp_path / "changed.tsv"
@@ -160,7 +174,7 @@ def test_ambiguous_and_bad_files_refused_with_file_line(camp, tmp_path):
                          f"change it" in r.err
     j = tmp_path / "n.jsonl"
     j.write_text('{"qid": "q2", "nuggets": [{"text": "x", "importance": "big"}]}\n{"qid": "q3"\n')
-    r = cli("nuggets", "import", camp, j, "--format", "nuggetizer-nuggets")
+    r = cli("nuggets", "import", camp, j, "--format", "nuggetizer-nuggets", in_process=True)
     assert r.rc == 3 and f"{j}:1: nugget 0: \"importance\" must be vital or okay, found 'big'" in r.err
     assert f"{j}:2: is not valid JSON" in r.err
 
