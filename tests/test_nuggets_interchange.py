@@ -8,7 +8,6 @@ import json
 import random
 
 import pytest
-
 from _cli import cli
 
 nuggetizer_metrics = pytest.importorskip("nuggetizer.core.metrics")

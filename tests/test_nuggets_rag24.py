@@ -9,7 +9,6 @@ import re
 from pathlib import Path
 
 import pytest
-
 from _cli import cli
 
 CASES = json.loads((Path(__file__).parent / "data" / "rag24_checker_cases.json").read_text())["cases"]

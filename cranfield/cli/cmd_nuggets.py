@@ -170,7 +170,7 @@ def register(sub) -> None:
     co.add_argument("--source", default="human", help="the source to project (default human)")
     co.set_defaults(func=run_cost)
 
-    from .cmd_nuggets_io import register_io
+    from .nuggets_io import register_io
     register_io(ns)
 
     p.set_defaults(func=lambda args: (p.print_help(), 2)[1])

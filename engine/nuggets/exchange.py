@@ -131,50 +131,51 @@ def _create(topic: str, nid: str, it: Item, by: str) -> dict:
 
 
 def _import_assignments(root, spath: str, fmt: str, items: list[Item], source: str, by: str) -> Imported:
-    cur = fold_nuggets(nugget_log(root))
-    active: dict[str, list[dict]] = {}
-    for v in cur.values():
-        if v["active"]:
-            active.setdefault(v["topic"], []).append(v)
-    p = assign_path(root, source)
-    standing = {(r["run"], r["topic"], r["nugget"]): r["label"]
-                for r in _standing(read_records(p, _check_assign), ("run", "topic", "nugget"), "assign", str(p),
-                                   _Quiet())}
-    probs: list[Problem] = []
-    recs, already, replaced = [], 0, 0
-    used: dict[tuple, int] = {}
-    for it in items:
-        topic = it.topic
-        if fmt == "trec-assignments":
-            nid = it.nugget_id
-            if not any(v["nugget"] == nid for v in active.get(topic, [])):
-                probs.append(Problem(*_where(spath, it), f"topic {topic} has no nugget {nid} in force; import "
-                                                         f"the nugget file first"))
+    with _id_lock(root):      # one importer at a time: the check and the append see the same store
+        cur = fold_nuggets(nugget_log(root))
+        active: dict[str, list[dict]] = {}
+        for v in cur.values():
+            if v["active"]:
+                active.setdefault(v["topic"], []).append(v)
+        p = assign_path(root, source)
+        standing = {(r["run"], r["topic"], r["nugget"]): r["label"]
+                    for r in _standing(read_records(p, _check_assign), ("run", "topic", "nugget"), "assign", str(p),
+                                       _Quiet())}
+        probs: list[Problem] = []
+        recs, already, replaced = [], 0, 0
+        used: dict[tuple, int] = {}
+        for it in items:
+            topic = it.topic
+            if fmt == "trec-assignments":
+                nid = it.nugget_id
+                if not any(v["nugget"] == nid for v in active.get(topic, [])):
+                    probs.append(Problem(*_where(spath, it), f"topic {topic} has no nugget {nid} in force; import "
+                                                             f"the nugget file first"))
+                    continue
+            else:
+                nid = _by_text(active.get(topic, []), it, used)
+                if nid is None:
+                    probs.append(Problem(*_where(spath, it), f"topic {topic} has no nugget in force with the text "
+                                                             f"{it.text!r} ({it.importance}); import the nugget file "
+                                                             f"first"))
+                    continue
+                if isinstance(nid, Problem):
+                    probs.append(Problem(spath, it.origin["line"], nid.message))
+                    continue
+            was = standing.get((it.run, topic, nid))
+            if was == it.label:
+                already += 1
                 continue
-        else:
-            nid = _by_text(active.get(topic, []), it, used)
-            if nid is None:
-                probs.append(Problem(*_where(spath, it), f"topic {topic} has no nugget in force with the text "
-                                                         f"{it.text!r} ({it.importance}); import the nugget file "
-                                                         f"first"))
-                continue
-            if isinstance(nid, Problem):
-                probs.append(Problem(spath, it.origin["line"], nid.message))
-                continue
-        was = standing.get((it.run, topic, nid))
-        if was == it.label:
-            already += 1
-            continue
-        replaced += was is not None
-        recs.append({"op": "assign", "run": it.run, "topic": topic, "nugget": nid, "label": it.label,
-                     "assessor": by or source, "kind": "imported", "ts": now_ts(), "seconds": None,
-                     "origin": it.origin})
-    if probs:
-        raise FormatError(probs, hint="nothing was imported")
-    if recs:
-        append_records(p, recs)
-    return Imported(spath, fmt, "assignments", len(recs), already, len({r["topic"] for r in recs}), source,
-                    replaced)
+            replaced += was is not None
+            recs.append({"op": "assign", "run": it.run, "topic": topic, "nugget": nid, "label": it.label,
+                         "assessor": by or source, "kind": "imported", "ts": now_ts(), "seconds": None,
+                         "origin": it.origin})
+        if probs:
+            raise FormatError(probs, hint="nothing was imported")
+        if recs:
+            append_records(p, recs)
+        return Imported(spath, fmt, "assignments", len(recs), already, len({r["topic"] for r in recs}), source,
+                        replaced)
 
 
 class _Quiet:

@@ -1,5 +1,6 @@
-"""`cranfield nuggets import|export`: nuggetizer's and TREC's nugget and assignment files in and out
-of a campaign's nugget store (docs/rag.md, "Nugget interchange")."""
+"""`cranfield nuggets import|export`: nuggetizer's and TREC's nugget and assignment files in and out of a
+campaign's nugget store (docs/rag.md, "Nugget interchange"). Added to `cranfield nuggets` by cmd_nuggets;
+not a cmd_ module (the parser registers every cmd_ module as a top-level command)."""
 from __future__ import annotations
 
 import sys
