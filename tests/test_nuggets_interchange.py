@@ -181,3 +181,15 @@ def test_ambiguous_and_bad_files_refused_with_file_line(camp, tmp_path):
 def test_export_needs_a_source_for_assignments(camp):
     r = cli("nuggets", "export", camp, "--format", "trec-assignments")
     assert r.rc == 3 and "name the assignment source (--source)" in r.err
+
+
+def test_import_notes_assignments_without_answers_and_history_names_the_origin(camp, tmp_path):
+    nf, af = tmp_path / "nuggets.tsv", tmp_path / "assign.tsv"
+    nf.write_text(NIST_NUGGETS)
+    af.write_text("rag01\tq1\tN-1\t2\nragX\tq1\tN-2\t1\n")
+    r = cli("nuggets", "import", camp, nf, af, in_process=True)
+    assert r.rc == 0, r.text
+    assert f"warning: {af}: 1 (run, topic) pair(s) have no answer in the campaign's answers/" in r.err
+    assert "(first: ragX/q1)" in r.err
+    r = cli("nuggets", "history", camp, "q1", "N-2")
+    assert r.rc == 0 and f"[imported] importance okay: The second fact (from {nf.resolve()}:2, trec-nuggets)" in r.out

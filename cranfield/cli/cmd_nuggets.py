@@ -295,8 +295,10 @@ def run_history(args) -> int:
     for r in nugget_history(_root(args.campaign), args.topic, args.nugget):
         what = r.get("text") or ", ".join(r.get("texts") or [])
         extra = f" importance {r['importance']}" if "importance" in r else ""
+        o = r.get("origin") or {}
+        src = f" (from {o.get('file')}:{o.get('line')}, {o.get('format')})" if o else ""
         print(f"{r.get('ts', '')}  {r['op']:<6} {r.get('nugget')} by {r.get('by') or '-'}"
-              f" [{r.get('provenance', '')}]{extra}: {what}")
+              f" [{r.get('provenance', '')}]{extra}: {what}{src}")
     return 0
 
 

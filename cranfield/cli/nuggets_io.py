@@ -51,6 +51,8 @@ def run_import(args) -> int:
     for f in args.files:
         res = import_file(root, f, args.format, args.source, by=_who(args))
         print(res.summary())
+        for n in res.notes:
+            print(f"warning: {n}", file=sys.stderr)
     return 0
 
 

@@ -11,7 +11,7 @@ importance for a nugget id, another nugget list for a topic) is refused naming f
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import CranfieldError, FormatError, Problem
@@ -50,6 +50,7 @@ class Imported:
     topics: int
     source: str | None = None
     replaced: int = 0       # assignments that replace another standing label of the source
+    notes: list[str] = field(default_factory=list)     # warnings for the user
 
     def summary(self) -> str:
         where = f" into source {self.source}" if self.source else ""
@@ -174,8 +175,21 @@ def _import_assignments(root, spath: str, fmt: str, items: list[Item], source: s
             raise FormatError(probs, hint="nothing was imported")
         if recs:
             append_records(p, recs)
-        return Imported(spath, fmt, "assignments", len(recs), already, len({r["topic"] for r in recs}), source,
-                        replaced)
+    notes = _unanswered(root, spath, {(it.run, it.topic) for it in items})
+    return Imported(spath, fmt, "assignments", len(recs), already, len({r["topic"] for r in recs}), source,
+                    replaced, notes)
+
+
+def _unanswered(root, spath: str, pairs: set[tuple[str, str]]) -> list[str]:
+    """A note when assignments name (run, topic) pairs the campaign has no answer for (not scored)."""
+    from .campaign import campaign_answers
+    have = {(a.run, a.topic) for a in campaign_answers(root)}
+    miss = sorted(pairs - have)
+    if not miss:
+        return []
+    first = ", ".join(f"{r}/{t}" for r, t in miss[:5])
+    return [f"{spath}: {len(miss)} (run, topic) pair(s) have no answer in the campaign's answers/ and are not "
+            f"scored until those answer runs are submitted (first: {first})"]
 
 
 class _Quiet:
