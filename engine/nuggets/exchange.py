@@ -188,8 +188,9 @@ def _unanswered(root, spath: str, pairs: set[tuple[str, str]]) -> list[str]:
     if not miss:
         return []
     first = ", ".join(f"{r}/{t}" for r, t in miss[:5])
-    return [f"{spath}: {len(miss)} (run, topic) pair(s) have no answer in the campaign's answers/ and are not "
-            f"scored until those answer runs are submitted (first: {first})"]
+    msg = (f"{spath}: {len(miss)} (run, topic) pair(s) have no answer in the campaign's answers/ and are not "
+           f"scored until those answer runs are submitted (first: {first})")
+    return [msg]
 
 
 class _Quiet:
