@@ -191,5 +191,10 @@ def test_import_notes_assignments_without_answers_and_history_names_the_origin(c
     assert r.rc == 0, r.text
     assert f"warning: {af}: 1 (run, topic) pair(s) have no answer in the campaign's answers/" in r.err
     assert "(first: ragX/q1)" in r.err
+    tr = tmp_path / "trace.jsonl"
+    tr.write_text(json.dumps({"query": "q?", "qid": "q2", "nuggets": [{"text": "t", "importance": "okay"}],
+                              "trace": {"prompt": "p"}}) + "\n")
+    r = cli("nuggets", "import", camp, tr, in_process=True)
+    assert r.rc == 0 and f"warning: {tr}: key(s) trace are not kept (first at line 1)" in r.err, r.text
     r = cli("nuggets", "history", camp, "q1", "N-2")
     assert r.rc == 0 and f"[imported] importance okay: The second fact (from {nf.resolve()}:2, trec-nuggets)" in r.out

@@ -64,14 +64,16 @@ class Imported:
 
 def import_file(root, path, fmt: str | None = None, source: str | None = None, by: str = "") -> Imported:
     """Import one nugget or assignment file (format detected unless given)."""
-    fmt, items, data = read_interchange(path, fmt)
+    fmt, items, data, notes = read_interchange(path, fmt)
     base = {"file": str(Path(path).resolve()), "sha256": hashlib.sha256(data).hexdigest()}
     for it in items:
         it.origin = {**base, **it.origin}
     if fmt.endswith("nuggets"):
-        return _import_nuggets(root, str(path), fmt, items, by)
-    src = source or DEFAULT_SOURCE[fmt]
-    return _import_assignments(root, str(path), fmt, items, src, by)
+        res = _import_nuggets(root, str(path), fmt, items, by)
+    else:
+        res = _import_assignments(root, str(path), fmt, items, source or DEFAULT_SOURCE[fmt], by)
+    res.notes = notes + res.notes
+    return res
 
 
 def _where(spath: str, it: Item) -> tuple[str, int]:

@@ -124,8 +124,9 @@ def detect_format(spath: str, text: str) -> str:
     raise FormatError(Problem(spath, None, f"line {a} reads as a nugget, line {b} as an assignment"), hint=_HINT)
 
 
-def read_interchange(path, fmt: str | None = None) -> tuple[str, list[Item], bytes]:
-    """(format, items in file order, the file's bytes); every malformed line a Problem naming file:line."""
+def read_interchange(path, fmt: str | None = None) -> tuple[str, list[Item], bytes, list[str]]:
+    """(format, items in file order, the file's bytes, notes on what is not kept); every malformed line a
+    Problem naming file:line."""
     spath = str(path)
     data = read_bytes(path)
     check_text(spath, data)
@@ -141,8 +142,32 @@ def read_interchange(path, fmt: str | None = None) -> tuple[str, list[Item], byt
     if probs:
         raise FormatError(probs, hint=f"the file was read as {fmt}; " + _HINT)
     if not items:
-        raise FormatError(Problem(spath, None, f"holds no {fmt.split('-')[1]}"), hint=_HINT)
-    return fmt, items, data
+        raise FormatError(Problem(spath, None, f"holds no {fmt.split('-')[1]}"))
+    notes = []
+    if fmt.startswith("nuggetizer"):
+        extra = _extra_keys(text, fmt)
+        if extra:
+            notes.append(f"{spath}: key(s) {', '.join(sorted(extra))} are not kept (first at line "
+                         f"{min(extra.values())}); an export will not write them back")
+    return fmt, items, data, notes
+
+
+_KEEP = {"nuggetizer-nuggets": ({"query", "qid", "nuggets"}, {"text", "importance"}),
+         "nuggetizer-assignments": ({"query", "qid", "nuggets", "answer_text", "response_length", "run_id"},
+                                    {"text", "importance", "assignment"})}
+
+
+def _extra_keys(text: str, fmt: str) -> dict[str, int]:
+    top, per = _KEEP[fmt]
+    out: dict[str, int] = {}
+    for ln, obj in _json_records("", text)[0]:
+        for k in set(obj) - top:
+            out.setdefault(k, ln)
+        for n in obj.get("nuggets") or []:
+            if isinstance(n, dict):
+                for k in set(n) - per:
+                    out.setdefault(f"nuggets[].{k}", ln)
+    return out
 
 
 def _nugget_text(t, where: str) -> tuple[str | None, str | None]:
