@@ -4,9 +4,11 @@ Each line is one JSON object:
   {"run_id": "R1", "topic_id": "2024-1", "topic": "...", "references": ["seg1", "seg2"],
    "response_length": 12, "answer": [{"text": "One sentence.", "citations": [0, 1]}, ...]}
 The 2025 layout, with the ids under "metadata" ({"metadata": {"run_id": ..., "narrative_id" or
-"topic_id": ...}}), is read too. Every malformed line is an error naming file:line and what is wrong;
-unknown keys and a `response_length` that differs from the counted words are warnings (nothing is
-dropped silently). Limits bound every part, so no file makes the reader hang or exhaust memory.
+"topic_id": ...}}), is read too (the 2024 layout needs "topic" and "response_length", as NIST's checker).
+Every problem of every malformed line is an error naming file:line and what is wrong; unknown keys, a
+citation repeated in a sentence (counted once) and a `response_length` that differs from the counted
+words are warnings, as NIST's RAG24 checker gives them (nothing is dropped silently). Limits bound every
+part, so no file makes the reader hang or exhaust memory.
 """
 from __future__ import annotations
 
