@@ -20,8 +20,14 @@ def register(sub) -> None:
                                    "citation support and agreement. See docs/rag.md.")
     ns = p.add_subparsers(dest="nuggets_command", metavar="ACTION")
 
-    c = ns.add_parser("check", help="check TREC RAG answer files (every problem as file:line)")
+    c = ns.add_parser("check", help="check TREC RAG answer files (every problem as file:line, errors and warnings "
+                                    "as NIST's RAG24 checker gives them)")
     c.add_argument("files", nargs="+")
+    c.add_argument("--topics", default=None, metavar="FILE",
+                   help="the track's topics (TOPIC<TAB>question lines): unknown topics and other question texts "
+                        "are errors, unanswered topics warnings")
+    c.add_argument("--profile", choices=["rag24"], default=None,
+                   help="rag24: MS MARCO v2.1 segment references, at most 20, 400 words (NIST's rules)")
     c.set_defaults(func=run_check)
 
     ls = ns.add_parser("list", help="the nuggets in force, with importance and provenance")
@@ -164,6 +170,9 @@ def register(sub) -> None:
     co.add_argument("--source", default="human", help="the source to project (default human)")
     co.set_defaults(func=run_cost)
 
+    from .nuggets_io import register_io
+    register_io(ns)
+
     p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
 
 
@@ -198,15 +207,29 @@ def _root(path):
 
 
 def run_check(args) -> int:
-    from engine.nuggets.answers import read_answers
-    w = Warnings()
+    from engine.nuggets.answers import scan_answers
+    from engine.nuggets.rag24 import check_run, read_topic_file, reader_rules
+    topics = read_topic_file(args.topics) if args.topics else None
+    n_err = 0
     for f in args.files:
-        run = read_answers(f, w)
+        w = Warnings()
+        run, problems = scan_answers(f, w, rules=reader_rules(args.profile, topics))
+        problems += check_run(run, w, topics)
+        problems.sort(key=lambda p: (p.line or 0))
+        for p in problems:
+            print(f"error: {p}", file=sys.stderr)
+        _warn(w)
+        n_err += len(problems)
+        if not run.answers and not problems:
+            print(f"error: {f}: holds no answers", file=sys.stderr)
+            n_err += 1
+            continue
         n_s = sum(len(a.sentences) for a in run.answers)
         n_c = sum(len(s.citations) for a in run.answers for s in a.sentences)
-        print(f"ok: {f}: run(s) {', '.join(run.runs)}; {len(run.answers)} answers, {n_s} sentences, {n_c} citations")
-    _warn(w)
-    return 0
+        verdict = "ok" if not problems else f"{len(problems)} error(s)"
+        print(f"{verdict}: {f}: run(s) {', '.join(run.runs) or '-'}; {len(run.answers)} answers read, {n_s} sentences, "
+              f"{n_c} citations; {len(w)} warning(s)")
+    return 3 if n_err else 0
 
 
 def run_list(args) -> int:
@@ -272,8 +295,10 @@ def run_history(args) -> int:
     for r in nugget_history(_root(args.campaign), args.topic, args.nugget):
         what = r.get("text") or ", ".join(r.get("texts") or [])
         extra = f" importance {r['importance']}" if "importance" in r else ""
+        o = r.get("origin") or {}
+        src = f" (from {o.get('file')}:{o.get('line')}, {o.get('format')})" if o else ""
         print(f"{r.get('ts', '')}  {r['op']:<6} {r.get('nugget')} by {r.get('by') or '-'}"
-              f" [{r.get('provenance', '')}]{extra}: {what}")
+              f" [{r.get('provenance', '')}]{extra}: {what}{src}")
     return 0
 
 

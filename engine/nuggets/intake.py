@@ -1,7 +1,7 @@
 """Intake of answer runs (`cranfield submit` with TREC RAG answer files): read with the answer reader,
 check campaign.yaml's `answers:` limits (max_words, max_sentences, max_references), the campaign's
-topics and run names; all pass: each file is written atomically to answers/RUN.jsonl; any fails:
-every problem as file:line and nothing is written."""
+topics and run names (a topic without an answer is a warning); all pass: each file is written
+atomically to answers/RUN.jsonl; any fails: every problem as file:line and nothing is written."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -12,6 +12,7 @@ from ..formats.files import read_bytes, read_head
 from ..util.atomic import atomic_write
 from ..util.confine import allowed_roots, refuse_outside
 from .answers import answers_dir, check_limits, read_answers
+from .rag24 import unanswered_warning
 
 
 @dataclass
@@ -53,6 +54,8 @@ def submit_answers(root, files: list, warnings: Warnings | None = None, dry_run:
             problems.extend(exc.problems)
             continue
         problems.extend(check_limits(run, limits, topics))
+        if topics is not None:
+            unanswered_warning(str(f), topics, {a.topic for a in run.answers}, w)
         if len(run.runs) != 1:
             problems.append(Problem(str(f), None, f"holds runs {', '.join(run.runs[:5])}; submit one run per file"))
             continue

@@ -2,7 +2,8 @@
 
 - `nuggets/nuggets.jsonl`: every nugget operation (create, edit, merge, split, retire) with who made it;
   the nuggets in force and each nugget's edit history are folded from it. Provenance: `person`, `llm`
-  (with model and prompt version) or `post-edited` (an LLM nugget a person changed, merged or split).
+  (with model and prompt version), `post-edited` (an LLM or imported nugget a person changed, merged
+  or split) or `imported` (read from another tool's file: `origin` names the file, format, line, id).
 - `nuggets/assign/SOURCE.jsonl`: one file per assignment source (a person, an endpoint's model), kept
   apart like judgment sources; lines `assign` (run, topic, nugget, label) and `undo`.
 - `nuggets/support/SOURCE.jsonl`: citation-support labels (run, topic, sentence, doc, label) per source.
@@ -24,7 +25,7 @@ from ..judgments.sources import check_name
 from .scores import IMPORTANCE, LABELS
 
 NUGGETS_DIR = "nuggets"
-PROVENANCE = ("person", "llm", "post-edited")
+PROVENANCE = ("person", "llm", "post-edited", "imported")
 NUGGET_OPS = ("create", "edit", "merge", "split", "retire")
 MAX_NUGGET_CHARS = 2000
 
@@ -157,7 +158,8 @@ def fold_nuggets(records: list[dict]) -> dict[tuple[str, str], dict]:
     def new(t, n, text, imp, prov, r, hist):
         cur[(t, n)] = {"topic": t, "nugget": n, "text": text, "importance": imp, "provenance": prov,
                        "model": r.get("model"), "prompt_version": r.get("prompt_version"),
-                       "created_by": r.get("by", ""), "edits": 0, "active": True, "history": hist}
+                       "created_by": r.get("by", ""), "edits": 0, "active": True, "history": hist,
+                       "origin": r.get("origin")}
 
     def edited(prov: str) -> str:
         return "person" if prov == "person" else "post-edited"
