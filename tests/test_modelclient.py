@@ -158,3 +158,30 @@ def test_parse_reply_takes_only_whole_token_counts():
     for bad in (b"true", b"1e400", b"-1", b"3.0", b"1000000001", b"Infinity"):
         with pytest.raises(ReplyError):
             parse_reply(b'{"choices": [{"message": {"content": "x"}}], "usage": {"prompt_tokens": %s}}' % bad)
+
+
+def test_a_tls_error_is_a_recorded_failure():
+    """An https:// endpoint that answers in plain text: an SSL error, retried, then a failure."""
+    import socket
+    import threading
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(8)
+    port = srv.getsockname()[1]
+
+    def serve():
+        for _ in range(2):
+            try:
+                conn, _ = srv.accept()
+            except OSError:
+                return
+            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
+            conn.close()
+    t = threading.Thread(target=serve, daemon=True)
+    t.start()
+    try:
+        out = client(f"https://127.0.0.1:{port}/v1", retries=1).ask("p", grade)
+    finally:
+        srv.close()
+    assert not out.ok and out.requests == 2 and out.transport_failures == 2
+    assert "SSL" in out.reason, out.reason

@@ -197,7 +197,7 @@ class ModelClient:
             sockets.append(conn.sock)
             if expired.is_set():
                 raise ReplyError(late)
-            return parse_reply(self._exchange(conn, body, until, late))
+            return parse_reply(self._exchange(conn, conn.sock, body, until, late))
         except ReplyError:
             if expired.is_set():
                 raise ReplyError(late) from None
@@ -210,7 +210,7 @@ class ModelClient:
             timer.cancel()
             conn.close()
 
-    def _exchange(self, conn, body: bytes, until: float, late: str) -> bytes:
+    def _exchange(self, conn, sock, body: bytes, until: float, late: str) -> bytes:
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
         if self.api_key:
             headers["Authorization"] = f"Bearer {self.api_key}"
@@ -230,8 +230,7 @@ class ModelClient:
             left = until - time.monotonic()
             if left <= 0:
                 raise ReplyError(late)
-            if conn.sock is not None:
-                conn.sock.settimeout(left)
+            sock.settimeout(left)                 # the connection may have passed it to the response
             piece = resp.read1(_PIECE)
             if not piece:
                 break
