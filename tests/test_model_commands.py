@@ -196,3 +196,39 @@ def test_a_closing_tag_inside_an_answer_stays_inside(rag):
     assert read_blocks(p, "answer") == [evil] and read_blocks(p, "nugget") == ["the sky is blue"]
     assert p.count("</answer>") == 1
     assert json.loads(literal_reader(p)) == ["not_support"]
+
+
+def test_the_client_flags_of_every_command(rag, judged, tmp_path):
+    """--max-failures / --stop-after, --max-reply-bytes, --deadline reach the client from the command line."""
+    import shutil
+    sim, src = rag
+    root = tmp_path / "r"
+    shutil.copytree(src, root)
+    with RawServer(broken("disconnect")) as srv:
+        r = cli("nuggets", "create", root, "--endpoint", srv.url, "--model", "m", "--backoff", "0",
+                "--concurrency", "1", "--redo", "--max-failures", "3")
+        assert r.rc == 1 and srv.connections == 3 and "3 requests in a row failed" in r.err, r.err
+        _no_traceback(r)
+    with RawServer(broken("disconnect")) as srv:
+        r = cli("nuggets", "auto", root, "--endpoint", srv.url, "--model", "m", "--backoff", "0",
+                "--concurrency", "1", "--stop-after", "2")
+        assert r.rc == 1 and srv.connections == 2 and "2 requests in a row failed" in r.err, r.err
+        _no_traceback(r)
+    jroot = tmp_path / "j"
+    shutil.copytree(judged, jroot)
+    ref = []
+    srv = RawServer(None)
+    ref.append(srv)
+    srv.reply = endless_chunked(ref)
+    with srv:
+        t0 = time.monotonic()
+        r = cli("judgments", "auto", jroot, "--endpoint", srv.url, "--model", "m", "--depth", "1", "--retries", "0",
+                "--max-reply-bytes", "2048", "--concurrency", "1")
+        assert time.monotonic() - t0 < 30
+    _no_traceback(r)
+    assert r.rc == 1 and "longer than 2048 bytes (--max-reply-bytes)" in r.err, r.err
+    for cmd in (("judgments", "auto"), ("nuggets", "create"), ("nuggets", "auto")):
+        for flag, bad in (("--deadline", "0"), ("--max-reply-bytes", "5"), ("--max-failures", "-1")):
+            r = cli(*cmd, jroot if cmd[0] == "judgments" else root, "--endpoint", "http://127.0.0.1:9/v1",
+                    "--model", "m", flag, bad, in_process=True)
+            assert r.rc != 0 and flag in r.err and "Traceback" not in r.err, (cmd, flag, r.err)

@@ -34,7 +34,7 @@ def register_actions(jsub) -> None:
     a.add_argument("--model", required=True)
     a.add_argument("--prompt", default=None, help="prompt template file ({query} {description} {narrative} "
                                                   "{passage}); default: the UMBRELA-style prompt")
-    a.add_argument("--prompt-version", default=None, help="label stored with each grade (default: umbrela-v1 "
+    a.add_argument("--prompt-version", default=None, help="label stored with each grade (default: umbrela-v2 "
                                                            "or the prompt file's hash)")
     a.add_argument("--source", default=None, help="source name (default llm-MODEL)")
     a.add_argument("--pool", default=None, help="judge pools/pool-NAME.tsv (default: the newest pool)")
@@ -47,6 +47,8 @@ def register_actions(jsub) -> None:
                    help="seconds for a whole call: connect, send and the complete answer (default 60)")
     a.add_argument("--max-failures", type=int, default=10,
                    help="stop after this many failed requests in a row (default 10; 0: never stop)")
+    from .cmd_nuggets import client_options
+    client_options(a, max_failures=False)
     a.add_argument("--judge-empty", action="store_true",
                    help="also ask for documents without text (default: not sent, counted)")
     a.add_argument("--max-tokens", type=int, default=200)
@@ -130,7 +132,7 @@ def run_auto(args) -> int:
                        args.concurrency, args.retries, args.backoff, args.timeout, args.max_tokens,
                        api_key=os.environ.get(args.api_key_env) or None, grades=grades, grade_map=gmap,
                        scale=tuple(sorted(camp.scale())), max_failures=args.max_failures,
-                       judge_empty=args.judge_empty)
+                       judge_empty=args.judge_empty, deadline=args.deadline, max_bytes=args.max_reply_bytes)
     check_settings(st)
     source = args.source or "llm-" + "".join(c if c.isalnum() or c in "._-" else "-" for c in args.model)
     pairs = pooled_pairs(camp, args.pool, args.depth, args.topics)
@@ -159,8 +161,7 @@ def run_auto(args) -> int:
           + (f"; tokens used: {res.prompt_tokens:,} prompt, {res.completion_tokens:,} completion"
              if res.prompt_tokens else ""))
     if res.stopped:
-        print(f"stopped early: the endpoint failed {st.max_failures} times in a row ({res.not_tried} pair(s) not "
-              f"tried; rerun to continue, --max-failures to change)", file=err)
+        print(f"{res.stop_reason} ({res.not_tried} pair(s) not tried)", file=err)
     if res.failed or res.stopped:
         print(f"{len(res.failed)} pair(s) not judged after {st.retries} retries (see "
               f"judgments/sources/{source}.errors.jsonl; rerun to try again):", file=err)

@@ -50,8 +50,6 @@ class JudgeSettings:
     retries: int = 3                 # extra attempts after a failed request or an unparseable answer
     backoff: float = 1.0             # seconds before the first retry, doubled each time (capped at 30 s)
     timeout: float = 60.0            # seconds for one request (connect, send, answer), not per read
-    deadline: float = DEFAULT_DEADLINE  # seconds for one call, its retries and waits included
-    max_bytes: int = DEFAULT_MAX_BYTES  # a longer reply is refused while read
     max_tokens: int = 200
     temperature: float = 0.0
     api_key: str | None = None
@@ -60,6 +58,8 @@ class JudgeSettings:
     scale: tuple[int, ...] | None = None  # grades that may be stored (default: the campaign's scale)
     max_failures: int = DEFAULT_MAX_FAILURES  # stop after this many failed requests in a row (0: never)
     judge_empty: bool = False        # also ask for pairs whose document has no text
+    deadline: float = DEFAULT_DEADLINE  # seconds for one call, its retries and waits included
+    max_bytes: int = DEFAULT_MAX_BYTES  # a longer reply is refused while read
 
 
 @dataclass
