@@ -126,7 +126,7 @@ def compare_two(table: pd.DataFrame, a: str, b: str, measure: str, *, test: str 
     outcome = np.where(d > threshold, "win", np.where(d < -threshold, "loss", "tie"))
     topics = pd.DataFrame({"topic": m.index.astype(str), "a": m[a].to_numpy(), "b": m[b].to_numpy(), "diff": d,
                            "outcome": outcome})
-    p = float(test_p(d, test, n_perm=n_perm, seed=seed)[0]) if len(d) > 1 else 1.0
+    p = float(test_p(d, test, n_perm=n_perm, seed=seed)[0]) if len(d) > 1 else np.nan
     sd = d.std(ddof=1) if len(d) > 1 else 0.0
     corr = None
     if runs is not None:
