@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import CranfieldError
+from ..util.names import natural_key
 
 RECALL_LEVELS = [f"{x / 10:.2f}" for x in range(11)]
 IPREC = [f"iprec_at_recall_{r}" for r in RECALL_LEVELS]
@@ -28,11 +29,7 @@ def topic_bmw(table: pd.DataFrame, measure: str, runs: list[str] | None = None) 
         raise CranfieldError(f"no values of {measure} for the selected runs")
     g = sub.assign(topic=sub["topic"].astype(str), value=sub["value"].astype(float)).groupby("topic")["value"]
     out = pd.DataFrame({"best": g.max(), "median": g.median(), "worst": g.min(), "n_runs": g.size()})
-    return out.loc[sorted(out.index, key=_topic_key)]
-
-
-def _topic_key(t: str):
-    return (0, int(t), t) if t.isdigit() else (1, 0, t)
+    return out.loc[sorted(out.index, key=natural_key)]
 
 
 @dataclass
