@@ -141,10 +141,11 @@ def run_summary(args) -> int:
                               if not (args.no_topics and k == "topics")}, indent=1, default=str) + "\n")
         return 0
     if args.format == "csv":
+        from engine.formats.text_tables import format_table
         for k, v in s.items():
             if args.no_topics and k == "topics":
                 continue
-            out.write(f"# {k}\n" + v.to_csv(index=False))
+            out.write(f"# {k}\n" + format_table(v, "csv"))
         return 0
     o = s["overall"].iloc[0]
     grades = [c for c in s["overall"].columns if c.startswith("grade_")]

@@ -176,19 +176,25 @@ def to_markdown(rep: RunReport, campaign: str = "") -> str:
     """The run's page as Markdown."""
     out = [f"# Run {rep.run}" + (f" ({campaign})" if campaign else ""), "", _meta_line(rep), "",
            *(["Run file header (as submitted):", "", "```", *rep.header, "```", ""] if rep.header else []),
-           "## Summary", "", "| measure | value | position |", "|:---|---:|---:|"]
-    for m, v in rep.summary.items():
-        pos, n = rep.positions[m]
-        out.append(f"| {m} | {v:.4f} | {pos} of {n} |")
-    out += ["", "## Interpolated recall-precision", "", "| recall | " + " | ".join(RECALL_LEVELS) + " |",
-            "|:---|" + "---:|" * len(RECALL_LEVELS), "| precision | " + " | ".join(_fmt(v) for v in rep.curve) + " |"]
+           "## Summary", ""]
+    summ = [(m, f"{v:.4f}", "{} of {}".format(*rep.positions[m])) for m, v in rep.summary.items()]
+    out.append(_md(summ, ["measure", "value", "position"], "lrr"))
+    curve = [["precision", *(_fmt(v) for v in rep.curve)]]
+    out += ["## Interpolated recall-precision", "", _md(curve, ["recall", *RECALL_LEVELS], "l" + "r" * len(RECALL_LEVELS))]
     for m, df in rep.per_topic.items():
-        out += ["", f"## Per topic: {m} against the best, median and worst of {rep.against}", "",
-                "| topic | run | best | median | worst | vs median |", "|:---|---:|---:|---:|---:|:---|"]
+        rows = []
         for r in df.itertuples(index=False):
             cmp = "" if pd.isna(r.run) else ("above" if r.run > r.median else "below" if r.run < r.median else "equal")
-            out.append(f"| {r.topic} | {_fmt(r.run)} | {r.best:.4f} | {r.median:.4f} | {r.worst:.4f} | {cmp} |")
-    return "\n".join(out) + "\n"
+            rows.append([str(r.topic), _fmt(r.run), f"{r.best:.4f}", f"{r.median:.4f}", f"{r.worst:.4f}", cmp])
+        out += [f"## Per topic: {m} against the best, median and worst of {rep.against}", "",
+                _md(rows, ["topic", "run", "best", "median", "worst", "vs median"], "lrrrrl")]
+    return "\n".join(out)
+
+
+def _md(rows, cols: list[str], align: str) -> str:
+    """A Markdown table (`format_table`: cells escaped)."""
+    from ..formats.text_tables import format_table
+    return format_table(pd.DataFrame(rows, columns=cols, dtype=object), "markdown", align=list(align))
 
 
 _CSS = ("body{font-family:sans-serif;max-width:980px;margin:1em auto;color:#222}"
@@ -247,6 +253,7 @@ def write_reports(camp, out: str | Path, runs: list[str] | None = None, measures
                   against: str = "all") -> list[Path]:
     """Write <run>.md and <run>.html per run and index.md / index.html into `out` (each page atomically);
     returns the paths."""
+    from ..formats.text_tables import Raw, markdown_escape
     from ..util.atomic import atomic_write
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -262,15 +269,16 @@ def write_reports(camp, out: str | Path, runs: list[str] | None = None, measures
             p = out / f"{stem}{suffix}"
             atomic_write(p, text.encode("utf-8"))        # a full disk leaves no half page
             paths.append(p)
-        vals = " | ".join(f"{v:.4f}" for v in rep.summary.values())
-        rows_md.append(f"| {rep.positions[first][0]} | [{rep.run}]({stem}.md) | {rep.meta.get('group', '')} | {vals} |")
+        link = Raw("[" + re.sub(r"([\[\]])", r"\\\1", markdown_escape(rep.run)) + f"]({stem}.md)")
+        rows_md.append([str(rep.positions[first][0]), link, str(rep.meta.get("group", "")),
+                        *(f"{v:.4f}" for v in rep.summary.values())])
         rows_html.append(f"<tr><td class=n>{rep.positions[first][0]}</td><td><a href=\"{html.escape(stem)}.html\">"
                          f"{html.escape(rep.run)}</a></td><td>{html.escape(str(rep.meta.get('group', '')))}</td>"
                          + "".join(f"<td class=n>{v:.4f}</td>" for v in rep.summary.values()) + "</tr>")
     ms = list(reps[0].summary) if reps else []
     md = [f"# Participant reports: {name}", "", f"Runs ordered by {first}.", "",
-          "| position | run | group | " + " | ".join(ms) + " |", "|---:|:---|:---|" + "---:|" * len(ms), *rows_md]
-    atomic_write(out / "index.md", ("\n".join(md) + "\n").encode("utf-8"))
+          _md(rows_md, ["position", "run", "group", *ms], "rll" + "r" * len(ms))]
+    atomic_write(out / "index.md", "\n".join(md).encode("utf-8"))
     page = [f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{html.escape(name)}: runs</title>"
             f"<style>{_CSS}</style></head><body><h1>Participant reports: {html.escape(name)}</h1>"
             f"<p>Runs ordered by {html.escape(str(first))}.</p><table><tr><th>position</th><th>run</th><th>group</th>"

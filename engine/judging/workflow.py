@@ -109,7 +109,8 @@ def export_batch(pool: pd.DataFrame, judged: pd.DataFrame, path, fmt: str | None
     if docs:
         out["title"] = out["doc"].map(lambda d: (docs.get(d) or {}).get("title", ""))
     if fmt == "tsv":
-        write_text(p, out.to_csv(sep="\t", index=False))
+        from ..formats.text_tables import format_table
+        write_text(p, format_table(out, "tsv"))
     else:
         write_text(p, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in out.to_dict("records")))
     return len(out)
