@@ -247,10 +247,9 @@ def run_next(args) -> int:
     from engine.pooling import read_pool, pool_path
     w = Warnings()
     camp = _campaign(args.campaign, w)
-    cfg = camp.config if isinstance(camp.config, dict) else {}
-    pcfg = cfg.get("pool") or {}
-    strategy = args.strategy or pcfg.get("strategy") or "depth"
-    depth = args.depth or int(pcfg.get("depth") or 100)
+    pcfg = camp.pool()
+    strategy = args.strategy or str(pcfg["strategy"])
+    depth = args.depth or int(pcfg["depth"])
     pool = read_pool(pool_path(camp.root, args.pool)) if args.pool else None
     meta = camp.run_meta()
     pooled = None

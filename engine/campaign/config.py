@@ -41,29 +41,48 @@ SCHEMA: dict = {"kind": "map", "required": ["name"], "keys": {
             "label": {"kind": "str"},
             "gain": {"kind": "number", "example": "gain: 3"},
         }}, "default": {0: {"label": "not relevant", "gain": 0}, 1: {"label": "relevant", "gain": 1},
-                        2: {"label": "highly relevant", "gain": 2}}},
-        "binary_threshold": {"kind": "int", "min": 0, "default": 1},
+                        2: {"label": "highly relevant", "gain": 2}},
+                  "doc": "grade -> label and gain (the gain is used by nDCG)"},
+        "binary_threshold": {"kind": "int", "min": 0, "default": 1,
+                             "doc": "grade >= threshold counts as relevant (trec_eval -l)"},
     }},
     "evaluation": {"kind": "map", "default": {}, "keys": {
-        "depth": {"kind": "int", "min": 1, "default": 1000},
+        "depth": {"kind": "int", "min": 1, "default": 1000,
+                  "doc": "documents per topic evaluated (trec_eval -M)"},
         "measures": {"kind": "list", "items": {"kind": "str"}, "measures": True,
-                     "default": ["map", "P.10", "ndcg_cut.10", "bpref"]},
+                     "default": ["map", "P.10", "ndcg_cut.10", "bpref"], "doc": "shown by default"},
     }},
     "judgments": {"kind": "map", "default": {}, "keys": {
-        "conflict_rule": {"kind": "enum", "values": list(CONFLICT_RULES), "default": "last"},
+        "conflict_rule": {"kind": "enum", "values": list(CONFLICT_RULES), "default": "last",
+                          "doc": "how repeated judgments of a document resolve"},
         "format": {"kind": "enum", "values": ["auto", "qrels", "prels", "sample"], "default": "auto",
                    "doc": "how to read judgments/ files whose name does not say (.qrels/.prels/.sample)"},
     }},
-    "runs": {"kind": "dict", "key": "str", "values": _RUN_ENTRY, "default": {}},
+    "runs": {"kind": "dict", "key": "str", "values": _RUN_ENTRY, "default": {},
+             "doc": "metadata per run tag (group, type, pooled, file); runs in runs/ without an entry are allowed"},
     "topics": {"kind": "map", "default": {}, "keys": {
-        "categories": {"kind": "dict", "key": "topic", "values": {"kind": "str"}, "default": {}},
-        "targets": {"kind": "dict", "key": "topic", "values": {"kind": "int", "min": 1}, "default": {}},
+        "categories": {"kind": "dict", "key": "topic", "values": {"kind": "str"}, "default": {},
+                       "doc": "topic id -> query category, e.g. {801: short}"},
+        "targets": {"kind": "dict", "key": "topic", "values": {"kind": "int", "min": 1}, "default": {},
+                    "doc": "topic id -> number of judgments planned, e.g. {801: 32}"},
     }},
-    "pool": {"kind": "any", "default": {}, "doc": "written by `cranfield pool`"},
+    "pool": {"kind": "any", "default": {}, "doc": "written by `cranfield pool`",
+             "defaults": {"strategy": "depth", "depth": 100}},     # read by Campaign.pool()
     "cost": {"kind": "any", "default": {}, "doc": "checked by engine.planning.cost"},
     "submission": {"kind": "any", "default": {}, "doc": "intake settings, checked by engine.campaign.intake"},
     "sources": {"kind": "any", "default": {}, "doc": "judgment sources, checked by engine.judgments.sources"},
-    "judging": {"kind": "any", "default": {}, "doc": "judging-screen options, checked by engine.judging.sessions"},
+    "judging": {"kind": "map", "default": {}, "doc": "judging sessions (engine.judging.sessions)", "keys": {
+        "guidelines": {"kind": "str", "default": None,
+                       "doc": "file shown beside the document, relative to the campaign directory"},
+        "random_order": {"kind": "bool", "default": False,
+                         "doc": "present each topic's documents in a random order (per assessor)"},
+        "double_fraction": {"kind": "number", "min": 0, "max": 1, "default": 0.0,
+                            "doc": "share of pooled documents two assessors judge"},
+        "lease_seconds": {"kind": "number", "min": 1, "default": 900,
+                          "doc": "a document lease not released by then expires"},
+        "auto_source": {"kind": "str", "default": None,
+                        "doc": "automatic labels to show (default: the first automatic source)"},
+    }},
     "answers": {"kind": "map", "default": {}, "doc": "answer-run limits, checked at intake (engine.nuggets)", "keys": {
         "max_words": {"kind": "int", "min": 1},
         "max_sentences": {"kind": "int", "min": 1},
@@ -156,6 +175,8 @@ class _Validator:
                 return value
             if "min" in node and value < node["min"]:
                 self.err(kp, f"must be >= {node['min']}, got {value}")
+            if "max" in node and value > node["max"]:
+                self.err(kp, f"must be <= {node['max']}, got {value}")
             return value
         raise AssertionError(kind)
 
@@ -174,14 +195,15 @@ class _Validator:
                 self.err(kp + (ks,), "unknown key" + (f" (did you mean {close[0]}?)" if close else "")
                          + f"; allowed here: {', '.join(keys)}")
                 continue
-            out[ks] = self.check(keys[ks], v, kp + (ks,))
+            unset = v is None and "default" in keys[ks] and keys[ks]["default"] is None   # `key:` left empty
+            out[ks] = None if unset else self.check(keys[ks], v, kp + (ks,))
         for r in node.get("required", []):
             if r not in value:
                 ex = keys[r].get("example")
                 self.err(kp + (r,), "required key is missing" + (f"; add `{ex}`" if ex else ""))
         for k, sub in keys.items():
-            if k not in out and "default" in sub:
-                out[k] = self.check(sub, _copy(sub["default"]), kp + (k,))  # fills nested defaults
+            if k not in out and "default" in sub:           # fills nested defaults; None: not set
+                out[k] = None if sub["default"] is None else self.check(sub, _copy(sub["default"]), kp + (k,))
         return out
 
     def _dict(self, node: dict, value: Any, kp: tuple) -> dict:
@@ -238,11 +260,21 @@ class _Validator:
                 self.err(kp + (str(i),), f"{exc}")
 
     def _defaults(self, node: dict) -> dict:
-        return {k: self.check(s, _copy(s["default"]), ()) for k, s in node["keys"].items() if "default" in s}
+        return {k: None if s["default"] is None else self.check(s, _copy(s["default"]), ())
+                for k, s in node["keys"].items() if "default" in s}
 
 
 def _copy(v: Any) -> Any:
     return copy.deepcopy(v)
+
+
+def section_defaults(name: str) -> dict:
+    """The schema's defaults of one campaign.yaml section (e.g. "judging"), as a config without that
+    section reads."""
+    node = SCHEMA["keys"][name]
+    if node["kind"] != "map":                       # a free section: the defaults its readers use
+        return _copy(node.get("defaults", {}))
+    return _Validator(CONFIG_NAME, {})._defaults(node)
 
 
 def validate_config(data: Any, path: str = CONFIG_NAME, lines: dict | None = None) -> dict:
