@@ -181,10 +181,9 @@ def _campaign(path, w):
 
 
 def _assessor(args) -> str:
-    """--assessor, else $CRANFIELD_ASSESSOR, else $USER."""
-    import os
-    return args.assessor if args.assessor is not None else (os.environ.get("CRANFIELD_ASSESSOR")
-                                                            or os.environ.get("USER") or "")
+    """--assessor, else $CRANFIELD_ASSESSOR, else $USER (engine.judging.checks.default_assessor)."""
+    from engine.judging.checks import default_assessor
+    return default_assessor(args.assessor)
 
 
 def run_add(args) -> int:
