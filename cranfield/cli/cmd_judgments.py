@@ -108,9 +108,7 @@ def run_summary(args) -> int:
         from engine.campaign.campaign import load_campaign
         camp = load_campaign(src, warnings=w)
         judged = camp.qrels()
-        cfg = camp.config if isinstance(camp.config, dict) else {}
-        tcfg = cfg.get("topics") or {}
-        categories = tcfg.get("categories") or None
+        categories = {str(k): v for k, v in camp.categories().items()} or None
         if categories is None:
             try:
                 t = camp.topics()
@@ -118,15 +116,17 @@ def run_summary(args) -> int:
                     categories = dict(zip(t["topic"].astype(str), t["category"]))
             except Exception:
                 categories = None
-        if args.targets in ("auto", "campaign") and tcfg.get("targets"):
-            targets = {str(k): int(v) for k, v in tcfg["targets"].items()}
+        if args.targets in ("auto", "campaign") and camp.targets():
+            targets = {str(k): int(v) for k, v in camp.targets().items()}
         if rel_level is None:
-            rel_level = int((cfg.get("relevance") or {}).get("binary_threshold", 1))
+            rel_level = camp.binary_threshold()
         is_prels = False
     else:
         judged = read_judgment_file(src, w)
         is_prels = "prob" in judged.columns and "stratum" not in judged.columns
-    rel_level = 1 if rel_level is None else rel_level
+    if rel_level is None:                     # a judgment file alone: the schema's default threshold
+        from engine.campaign.config import section_defaults
+        rel_level = int(section_defaults("relevance")["binary_threshold"])
     if args.targets == "derive" or (args.targets == "auto" and targets is None and is_prels):
         counts = judged[judged["grade"] >= 0].groupby(judged["topic"].astype(str)).size()
         targets = derive_targets(counts, _levels(args.levels))

@@ -1,6 +1,7 @@
 """The campaign.yaml a new campaign starts from (`cranfield init`), written from the schema
 (engine.campaign.config.SCHEMA): every section with its default values, each key's `doc` as a comment,
-keys without a default as commented-out lines. Reading it back gives the schema's defaults."""
+keys without a default and the optional sections as commented-out lines. Reading it back gives the
+schema's defaults."""
 from __future__ import annotations
 
 import json
@@ -13,6 +14,7 @@ HEADER = ("# Cranfield campaign configuration (format: docs/campaign-format.md).
           "# Put run files in runs/, topics in topics/ and imported judgments in judgments/;\n"
           "# assessors' judgments are appended to judgments/log.jsonl.\n")
 _COMMENT_AT = 34            # column of the comments after a value
+OPTIONAL = ("judging", "answers", "allow_outside")   # written commented out: added when needed
 
 
 def _flow(value) -> str:
@@ -61,5 +63,9 @@ def campaign_template(name: str) -> str:
         if node["kind"] == "any":
             out.append(("\n" if not out[-1].lstrip("\n").startswith("# ") else "") + _line(f"# {key}:", node.get("doc")))
             continue
-        out.append("\n" + _section(key, node, ""))
+        text = _section(key, node, "")
+        if key in OPTIONAL:
+            text = "".join("# " + (ln.replace("# ", "", 1) if ln.lstrip().startswith("# ") else
+                                   ln.replace("   # ", " # ", 1)) for ln in text.splitlines(keepends=True))
+        out.append("\n" + text)
     return "".join(out)
