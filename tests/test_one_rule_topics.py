@@ -88,3 +88,11 @@ def test_gd_ndcg_with_a_superscript_cutoff(camp):
     assert "unknown measure 'gd_ndcg@\u00b2'" in r.err
     out = _ok(cli("eval", "--campaign", camp, "-q", "-m", "gd_ndcg@3", "--format", "csv"))
     assert set(pd.read_csv(io.StringIO(out), dtype={"topic": str})["topic"]) == set(IDS.values())
+
+
+def test_superscript_grade_key_is_refused_with_file_and_line(tmp_path):
+    p = tmp_path / "campaign.yaml"
+    p.write_text("name: x\nrelevance:\n  scale:\n    0: {gain: 0}\n    \u00b2: {gain: 1}\n", encoding="utf-8")
+    r = cli("check", tmp_path)
+    assert r.rc != 0 and "Traceback" not in r.text
+    assert "campaign.yaml:5: relevance.scale.\u00b2: a grade must be an integer >= 0" in r.err

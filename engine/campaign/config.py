@@ -222,7 +222,7 @@ class _Validator:
 
     def _key(self, kind: str, k: Any, kp: tuple):
         if kind == "grade":
-            if isinstance(k, bool) or not (isinstance(k, int) or (isinstance(k, str) and k.strip().isdigit())):
+            if isinstance(k, bool) or not (isinstance(k, int) or (isinstance(k, str) and k.strip().isascii() and k.strip().isdigit())):
                 self.err(kp + (str(k),), f"a grade must be an integer >= 0, got {type_name(k)}; "
                                          f"write grades as `2: {{label: highly relevant, gain: 3}}`")
                 return None
