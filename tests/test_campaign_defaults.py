@@ -6,10 +6,15 @@ from __future__ import annotations
 
 import pytest
 import yaml
-
 from _cli import cli
+
 from engine.campaign.campaign import load_campaign
-from engine.campaign.config import SCHEMA, read_config, section_defaults, validate_config
+from engine.campaign.config import (
+    SCHEMA,
+    read_config,
+    section_defaults,
+    validate_config,
+)
 from engine.errors import FormatError
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 
 from _cli import cli
+
 from cranfield.cli.model_options import DEFAULTS
 
 COMMANDS = (("judgments", "auto"), ("nuggets", "create"), ("nuggets", "auto"))

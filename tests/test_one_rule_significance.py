@@ -10,8 +10,8 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
-
 from _cli import cli
+
 from engine.stability.significance import paired_p
 
 
@@ -76,7 +76,7 @@ def test_table_command(twin_campaign):
     got = pd.read_csv(io.StringIO(r.out), dtype={"run": str}).set_index("run")
     assert r.rc == 0, r.text
     for run in got.index:
-        if run.endswith("asterA1") or run.endswith("twin"):
+        if run.endswith(("asterA1", "twin")):
             mark = got.loc[run, "map mark"]
             assert pd.isna(mark) or not set(str(mark)) & {"a", "g"}, (run, mark)
 

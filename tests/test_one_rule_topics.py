@@ -8,8 +8,8 @@ import re
 
 import pandas as pd
 import pytest
-
 from _cli import cli
+
 from engine.util.names import natural_sorted
 
 IDS = {"401": "2", "402": "10", "403": "q2", "404": "q10", "405": "\u00b2", "406": "\u0663"}

@@ -11,8 +11,8 @@ import re
 import pandas as pd
 import pytest
 import yaml
-
 from _cli import cli
+
 from engine.formats.text_tables import Raw, format_table
 
 TRICKY = ["a|b", "c\\d", "x\\|y", "two\nlines", "cr\rx", "tab\there", 'q"uote', "50%_{x}"]
