@@ -40,7 +40,8 @@ def _first_column(text: str, after: str, stop: str | None = None) -> list[str]:
     for ln in lines[i + 1:]:
         if not ln.strip() or (stop and ln.strip().startswith(stop)):
             break
-        out.append(ln.split()[0])
+        if not set(ln.strip()) <= {"-", " "}:           # not a text table's rule line
+            out.append(ln.split()[0])
     return out
 
 
@@ -96,3 +97,8 @@ def test_superscript_grade_key_is_refused_with_file_and_line(tmp_path):
     r = cli("check", tmp_path)
     assert r.rc != 0 and "Traceback" not in r.text
     assert "campaign.yaml:5: relevance.scale.\u00b2: a grade must be an integer >= 0" in r.err
+
+
+def test_compare_per_topic(camp):
+    out = _ok(cli("compare", camp, "asterA1", "asterA3", "-m", "map", "--per-topic"))
+    assert _first_column(out.split("\nper topic:\n", 1)[1], "topic ") == NATURAL
