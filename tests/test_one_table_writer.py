@@ -60,6 +60,9 @@ def test_csv_tsv_quote_tabs_and_line_breaks(fmt, sep):
     rows = list(csv.reader(io.StringIO(format_table(df, fmt), newline=""), delimiter=sep))
     assert rows[0] == ["run", "v"] and all(len(r) == 2 for r in rows)
     assert [r[0] for r in rows[1:]] == [t.replace("\r", "\n") for t in TRICKY]
+    mixed = pd.DataFrame({"n": pd.Series([1, "a\rb"], dtype=object)})        # not every cell a string
+    assert list(csv.reader(io.StringIO(format_table(mixed, fmt), newline=""), delimiter=sep)) == [["n"], ["1"],
+                                                                                             ["a\nb"]]
 
 
 def test_latex_escapes():

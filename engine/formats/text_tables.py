@@ -52,7 +52,10 @@ def _one_line_breaks(df: pd.DataFrame) -> pd.DataFrame:
     out = None
     for i in range(df.shape[1]):
         s = df.iloc[:, i]
-        if (s.dtype == object or pd.api.types.is_string_dtype(s)) and s.str.contains("\r", regex=False, na=False).any():
+        if not (s.dtype == object or pd.api.types.is_string_dtype(s)):
+            continue
+        if s.map(lambda v: isinstance(v, str) and "\r" in v).any() if s.dtype == object else \
+                s.str.contains("\r", regex=False, na=False).any():
             out = df.copy() if out is None else out
             out.isetitem(i, s.map(lambda v: _BREAK.sub("\n", v) if isinstance(v, str) else v))
     return df if out is None else out
