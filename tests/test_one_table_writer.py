@@ -121,3 +121,13 @@ def test_report_pages(camp, tmp_path):
     page = next(p for p in tmp_path.glob("a-b*.md"))
     tables = _check(page.read_text(encoding="utf-8"), 3)
     assert tables[0][1][0] == "map" and [r[0] for r in tables[2][1:]] == ["401", "402", "403", "404"]
+
+
+def test_latex_writers_keep_the_columns(camp):
+    for args in (("eval", "--campaign", camp, "--format", "latex", "-m", "map", "-m", "P.10"),
+                 ("table", camp, "-m", "map", "--baseline", "a|b", "--format", "latex")):
+        out = _ok(cli(*args))
+        spec = re.search(r"\\begin\{tabular\}\{(\w+)\}", out).group(1)
+        rows = [ln for ln in out.splitlines() if ln.endswith(r"\\") and "multicolumn" not in ln]
+        assert len(rows) == 8 and all(ln.count(" & ") == len(spec) - 1 for ln in rows), out
+        assert any(ln.startswith(r"a\textbar{}b") for ln in rows), out
