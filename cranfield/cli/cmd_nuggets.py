@@ -177,14 +177,9 @@ def register(sub) -> None:
 
 
 def _endpoint_options(p) -> None:
-    """The options of a command that calls the endpoint (the automatic judge's settings)."""
-    p.add_argument("--endpoint", required=True, help="base URL, e.g. http://127.0.0.1:8000/v1")
-    p.add_argument("--model", required=True)
-    p.add_argument("--concurrency", type=int, default=4, help="parallel requests (default 4)")
-    p.add_argument("--retries", type=int, default=3)
-    p.add_argument("--backoff", type=float, default=1.0, help="seconds before the first retry (doubles)")
-    p.add_argument("--timeout", type=float, default=60.0)
-    p.add_argument("--api-key-env", default="OPENAI_API_KEY", help="environment variable holding the API key")
+    """The options of a command that calls the endpoint (cranfield/cli/model_options.py)."""
+    from .model_options import add_model_options
+    add_model_options(p)
 
 
 def _settings(args):
