@@ -16,7 +16,7 @@ from engine.judging.workflow import (append_records, apply_undo, export_batch, j
     merged_log, next_documents, read_judgment_file, read_log, record_judgment, resolve_judgments, sample_qrels,
     undo_judgment)
 from engine.pooling import derive_targets
-from tests.conftest import ROOT, shared_path
+from conftest import ROOT, shared_path
 
 
 # ----------------------------------------------------------------------------- published facts

@@ -20,9 +20,22 @@ class JudgingDesk:
 
     # ------------------------------------------------------------------ configuration and pools
     def config(self, fallback: bool = False) -> dict:
-        """campaign.yaml's judging section with defaults (`fallback`: the defaults alone)."""
+        """campaign.yaml's judging section with the schema's defaults (`Campaign.judging`; `fallback`: the
+        defaults alone)."""
         from engine.judging import sessions as assess
+        camp = None if fallback else self.model.o.engine_campaign
+        if camp is not None:
+            return assess.judging_config({"judging": camp.judging()})
         return assess.judging_config({} if fallback else self.model.config)
+
+    def conflict_rule(self) -> str:
+        """How repeated judgments resolve (`Campaign.conflict_rule`; the schema's default without one)."""
+        camp = self.model.o.engine_campaign
+        if camp is not None:
+            return camp.conflict_rule()
+        from engine.campaign.config import section_defaults
+        return str((self.model.config.get("judgments") or {}).get("conflict_rule")
+                   or section_defaults("judgments")["conflict_rule"])
 
     def active_pool(self) -> tuple[str | None, pd.DataFrame | None]:
         """The pool being judged (newest written pool): (name, table), or (None, None)."""
@@ -42,7 +55,7 @@ class JudgingDesk:
     def guidelines(self) -> str:
         """The assessor guidelines text (campaign.yaml judging.guidelines)."""
         from engine.judging.sessions import guidelines_text
-        return guidelines_text(self.root, self.model.config)
+        return guidelines_text(self.root, {"judging": self.config()})
 
     def auto_labels(self, name: str | None) -> tuple[dict, str | None]:
         """Automatic labels for post-editing from source `name`, else the first automatic source:
@@ -70,7 +83,7 @@ class JudgingDesk:
         """Imported judgments plus the log as it is now (other assessors included): topic, doc, grade."""
         from engine.judging import workflow as judging
         m = self.model
-        rule = str((m.config.get("judgments") or {}).get("conflict_rule", "last"))
+        rule = self.conflict_rule()
         base = m.qrels[m.qrels["grade"] >= 0][["topic", "doc", "grade"]]
         lp = judging.log_path(m.root)
         if not lp.exists():

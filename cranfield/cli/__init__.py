@@ -15,8 +15,9 @@ EXIT_INPUT = 3
 
 
 def demo_campaign() -> Path:
-    """The bundled demo campaign directory."""
-    return Path(__file__).resolve().parents[2] / "campaigns" / "demo"
+    """The bundled demo campaign directory (`cmd_demo.bundled_demo`: in a wheel, a checkout or an editable install)."""
+    from .cmd_demo import bundled_demo
+    return bundled_demo()
 
 
 def load_inputs(args, command: str, warnings):

@@ -69,7 +69,8 @@ def run(args) -> int:
         bb = table["run"].astype(str).map(bias).to_numpy(float)
         table = table.assign(bias=bb, centre=table["mean"] - bb, lo=table["lo"] - bb, hi=table["hi"] - bb)
     if args.format == "csv":
-        sys.stdout.write(table.to_csv(index=False))
+        from engine.formats.text_tables import format_table
+        sys.stdout.write(format_table(table, "csv"))
     elif args.format == "json":
         sys.stdout.write(table.to_json(orient="records", indent=1) + "\n")
     else:

@@ -21,6 +21,19 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
+def bundled_demo() -> Path:
+    """The bundled demo campaign: the package data `cranfield/_demo` of an installed wheel (pyproject.toml maps
+    it onto campaigns/demo), else campaigns/demo beside the package (a checkout or an editable install)."""
+    from engine.errors import CranfieldError
+    package = Path(__file__).resolve().parents[1]
+    places = (package / "_demo", package.parent / "campaigns" / "demo")
+    for place in places:
+        if (place / "campaign.yaml").is_file():
+            return place
+    raise CranfieldError(f"the bundled demo campaign is missing (looked in {places[0]} and {places[1]}); "
+                         f"reinstall cranfield, or run it from a checkout of its repository")
+
+
 def data_home() -> Path:
     """$XDG_DATA_HOME when it is an absolute path, else ~/.local/share (the XDG base directory rule)."""
     x = os.environ.get("XDG_DATA_HOME", "")
@@ -30,14 +43,13 @@ def data_home() -> Path:
 def user_demo(reset: bool = False) -> Path:
     """The user's demo campaign folder, copied from the bundled demo when missing (or when `reset`).
     The copy is made beside it and renamed into place (one commit point: never half a demo)."""
-    from . import demo_campaign
     dst = data_home() / "cranfield" / "demo"
     if (dst / "campaign.yaml").is_file() and not reset:
         return dst
     dst.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=".demo-new-", dir=dst.parent))
     try:
-        shutil.copytree(demo_campaign(), tmp / "demo", ignore=shutil.ignore_patterns(*CACHES))
+        shutil.copytree(bundled_demo(), tmp / "demo", ignore=shutil.ignore_patterns(*CACHES))
         old = None
         if dst.exists():
             old = Path(tempfile.mkdtemp(prefix=".demo-old-", dir=dst.parent)) / "demo"

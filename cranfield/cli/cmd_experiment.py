@@ -62,11 +62,12 @@ def run_pools(args) -> int:
             f"depth-{pr['depth']} pool {pr['pool_size']} documents, budget {args.budget} per topic, "
             f"{pr['trials']} trials (mean), seed {pr['seed']}, truth = {pr['truth_scope']}")
     out = sys.stdout
+    from engine.formats.text_tables import format_table
     if args.format == "csv":
-        out.write(t.to_csv(index=False))
+        out.write(format_table(t, "csv"))
         return 0
     if args.format == "markdown":
-        out.write(head + "\n\n" + t.to_markdown(index=False, floatfmt=".4f") + "\n")
+        out.write(head + "\n\n" + format_table(t, "markdown", ".4f"))
         return 0
     fmt = {c: "{:.4f}".format for c in ("rmse", "tau", "rho", "judged_share")}
     fmt["judged"] = "{:.0f}".format

@@ -1,44 +1,10 @@
-"""`cranfield init DIR`: create a campaign skeleton (campaign.yaml with commented defaults, runs/,
-topics/, judgments/). Never overwrites an existing campaign.yaml."""
+"""`cranfield init DIR`: create a campaign skeleton (campaign.yaml with the schema's commented defaults,
+engine.campaign.template; runs/, topics/, judgments/). Never overwrites an existing campaign.yaml."""
 from __future__ import annotations
 
 from pathlib import Path
 
 from engine.errors import CranfieldError
-
-TEMPLATE = """\
-# Cranfield campaign configuration (format: docs/campaign-format.md).
-# Put run files in runs/, topics in topics/ and imported judgments in judgments/;
-# assessors' judgments are appended to judgments/log.jsonl.
-
-name: {name}                      # required
-description: ""
-
-relevance:
-  scale:                          # grade -> label and gain (the gain is used by nDCG)
-    0: {{label: not relevant, gain: 0}}
-    1: {{label: relevant, gain: 1}}
-    2: {{label: highly relevant, gain: 2}}
-  binary_threshold: 1             # grade >= threshold counts as relevant (trec_eval -l)
-
-evaluation:
-  depth: 1000                     # documents per topic evaluated (trec_eval -M)
-  measures: [map, P.10, ndcg_cut.10, bpref]   # shown by default
-
-judgments:
-  conflict_rule: last             # last | max | majority: how repeated judgments of a document resolve
-
-runs: {{}}                          # metadata per run tag; runs in runs/ without an entry are allowed
-#  MYRUN1:
-#    group: mygroup
-#    type: automatic               # automatic | manual
-#    pooled: true                  # contributed to the pool
-#    file: runs/MYRUN1.txt         # optional; default: the file whose lines carry this tag
-
-topics:
-  categories: {{}}                  # optional: topic id -> query category, e.g. {{801: short}}
-  targets: {{}}                     # optional: topic id -> number of judgments planned, e.g. {{801: 32}}
-"""
 
 FOLDERS = ("runs", "topics", "judgments")
 
@@ -68,15 +34,15 @@ def init_campaign(directory, name: str | None = None) -> Path:
     gi = root / ".gitignore"
     if not gi.exists():
         gi.write_text(".cranfield-cache/\n")
-    import json
     import os
 
+    from engine.campaign.template import campaign_template
     from engine.util.atomic import campaign_lock
     with campaign_lock(root):
         tmp = root / f".campaign.yaml.tmp{os.getpid()}"
         try:
             with open(tmp, "w", encoding="utf-8") as fh:
-                fh.write(TEMPLATE.format(name=json.dumps(title, ensure_ascii=False)))
+                fh.write(campaign_template(title))
                 fh.flush()
                 os.fsync(fh.fileno())
             try:

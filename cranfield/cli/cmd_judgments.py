@@ -108,9 +108,7 @@ def run_summary(args) -> int:
         from engine.campaign.campaign import load_campaign
         camp = load_campaign(src, warnings=w)
         judged = camp.qrels()
-        cfg = camp.config if isinstance(camp.config, dict) else {}
-        tcfg = cfg.get("topics") or {}
-        categories = tcfg.get("categories") or None
+        categories = {str(k): v for k, v in camp.categories().items()} or None
         if categories is None:
             try:
                 t = camp.topics()
@@ -118,15 +116,17 @@ def run_summary(args) -> int:
                     categories = dict(zip(t["topic"].astype(str), t["category"]))
             except Exception:
                 categories = None
-        if args.targets in ("auto", "campaign") and tcfg.get("targets"):
-            targets = {str(k): int(v) for k, v in tcfg["targets"].items()}
+        if args.targets in ("auto", "campaign") and camp.targets():
+            targets = {str(k): int(v) for k, v in camp.targets().items()}
         if rel_level is None:
-            rel_level = int((cfg.get("relevance") or {}).get("binary_threshold", 1))
+            rel_level = camp.binary_threshold()
         is_prels = False
     else:
         judged = read_judgment_file(src, w)
         is_prels = "prob" in judged.columns and "stratum" not in judged.columns
-    rel_level = 1 if rel_level is None else rel_level
+    if rel_level is None:                     # a judgment file alone: the schema's default threshold
+        from engine.campaign.config import section_defaults
+        rel_level = int(section_defaults("relevance")["binary_threshold"])
     if args.targets == "derive" or (args.targets == "auto" and targets is None and is_prels):
         counts = judged[judged["grade"] >= 0].groupby(judged["topic"].astype(str)).size()
         targets = derive_targets(counts, _levels(args.levels))
@@ -141,10 +141,11 @@ def run_summary(args) -> int:
                               if not (args.no_topics and k == "topics")}, indent=1, default=str) + "\n")
         return 0
     if args.format == "csv":
+        from engine.formats.text_tables import format_table
         for k, v in s.items():
             if args.no_topics and k == "topics":
                 continue
-            out.write(f"# {k}\n" + v.to_csv(index=False))
+            out.write(f"# {k}\n" + format_table(v, "csv"))
         return 0
     o = s["overall"].iloc[0]
     grades = [c for c in s["overall"].columns if c.startswith("grade_")]
@@ -180,10 +181,9 @@ def _campaign(path, w):
 
 
 def _assessor(args) -> str:
-    """--assessor, else $CRANFIELD_ASSESSOR, else $USER."""
-    import os
-    return args.assessor if args.assessor is not None else (os.environ.get("CRANFIELD_ASSESSOR")
-                                                            or os.environ.get("USER") or "")
+    """--assessor, else $CRANFIELD_ASSESSOR, else $USER (engine.judging.checks.default_assessor)."""
+    from engine.judging.checks import default_assessor
+    return default_assessor(args.assessor)
 
 
 def run_add(args) -> int:
@@ -246,10 +246,9 @@ def run_next(args) -> int:
     from engine.pooling import read_pool, pool_path
     w = Warnings()
     camp = _campaign(args.campaign, w)
-    cfg = camp.config if isinstance(camp.config, dict) else {}
-    pcfg = cfg.get("pool") or {}
-    strategy = args.strategy or pcfg.get("strategy") or "depth"
-    depth = args.depth or int(pcfg.get("depth") or 100)
+    pcfg = camp.pool()
+    strategy = args.strategy or str(pcfg["strategy"])
+    depth = args.depth or int(pcfg["depth"])
     pool = read_pool(pool_path(camp.root, args.pool)) if args.pool else None
     meta = camp.run_meta()
     pooled = None

@@ -178,33 +178,15 @@ def register(sub) -> None:
 
 
 def _endpoint_options(p) -> None:
-    """The options of a command that calls the endpoint (the automatic judge's settings)."""
-    p.add_argument("--endpoint", required=True, help="base URL, e.g. http://127.0.0.1:8000/v1")
-    p.add_argument("--model", required=True)
-    p.add_argument("--concurrency", type=int, default=4, help="parallel requests (default 4)")
-    p.add_argument("--retries", type=int, default=3)
-    p.add_argument("--backoff", type=float, default=1.0, help="seconds before the first retry (doubles)")
-    p.add_argument("--timeout", type=float, default=60.0)
-    p.add_argument("--api-key-env", default="OPENAI_API_KEY", help="environment variable holding the API key")
-    client_options(p)
-
-
-def client_options(p, max_failures: bool = True) -> None:
-    """The model client's limits (engine/util/modelclient.py; docs/reliability.md)."""
-    p.add_argument("--max-reply-bytes", type=int, default=4 * 1024 * 1024,
-                   help="refuse a reply longer than this many bytes (default 4194304)")
-    p.add_argument("--deadline", type=float, default=300.0,
-                   help="seconds for one call with all its retries and waits (default 300)")
-    if max_failures:
-        p.add_argument("--max-failures", type=int, default=10,
-                       help="stop after this many failed requests in a row (default 10; 0: never stop)")
+    """The options of a command that calls the endpoint (cranfield/cli/model_options.py)."""
+    from .model_options import add_model_options
+    add_model_options(p)
 
 
 def _settings(args):
     from engine.judging.auto import JudgeSettings, check_settings
-    st = JudgeSettings(args.endpoint, args.model, concurrency=args.concurrency, retries=args.retries,
-                       backoff=args.backoff, timeout=args.timeout, api_key=os.environ.get(args.api_key_env) or None,
-                       deadline=args.deadline, max_bytes=args.max_reply_bytes, max_failures=args.max_failures)
+    from .model_options import model_settings
+    st = JudgeSettings(**model_settings(args))
     check_settings(st)
     return st
 

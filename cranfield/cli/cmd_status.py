@@ -4,6 +4,7 @@ from __future__ import annotations
 import sys
 
 from engine.errors import Warnings
+from engine.util.names import natural_key
 
 
 def register(sub) -> None:
@@ -14,10 +15,6 @@ def register(sub) -> None:
     p.add_argument("campaign", metavar="DIR", help="campaign directory (--campaign DIR is the same)")
     p.add_argument("--plain", action="store_true", help="plain text even on a terminal")
     p.set_defaults(func=run)
-
-
-def _topic_sort_key(t: str):
-    return (0, int(t), "") if t.isdigit() else (1, 0, t)
 
 
 def status_tables(camp) -> dict:
@@ -32,7 +29,7 @@ def status_tables(camp) -> dict:
     rt = judged_at_depth(runs, qrels, (10, 100))
     run_table = meta[["run", "group", "type", "pooled"]].merge(rt, on="run", how="left")
     topic_ids = sorted(set(topics["topic"].astype(str)) | set(runs["topic"].astype(str).unique())
-                       | set(qrels["topic"].astype(str).unique()), key=_topic_sort_key)
+                       | set(qrels["topic"].astype(str).unique()), key=natural_key)
     per = judgment_counts(qrels, thr, topic_ids, sorted(camp.scale()))
     titles = dict(zip(topics["topic"].astype(str), topics["title"].astype(str)))
     cats, targets = camp.categories(), camp.targets()

@@ -36,7 +36,8 @@ def add_parser(jsub) -> None:
 
 def _emit(df, fmt: str) -> None:
     if fmt == "csv":
-        df.to_csv(sys.stdout, index=False)
+        from engine.formats.text_tables import format_table
+        sys.stdout.write(format_table(df, "csv"))
     elif fmt == "json":
         print(df.to_json(orient="records"))
     else:

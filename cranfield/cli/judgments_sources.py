@@ -1,10 +1,11 @@
 """`cranfield judgments import | auto | sources`: named judgment sources (added to `cranfield judgments`)."""
 from __future__ import annotations
 
-import os
 import sys
 
 from engine.errors import CranfieldError, Warnings
+
+from .model_options import add_model_options, model_settings
 
 
 def register_actions(jsub) -> None:
@@ -30,8 +31,7 @@ def register_actions(jsub) -> None:
                                     "(vLLM, llama.cpp server, Ollama, hosted APIs) and record the grades as a "
                                     "judgment source. Cached by (topic, document, prompt, model); rerun to resume.")
     a.add_argument("campaign")
-    a.add_argument("--endpoint", required=True, help="base URL, e.g. http://127.0.0.1:8000/v1")
-    a.add_argument("--model", required=True)
+    add_model_options(a)
     a.add_argument("--prompt", default=None, help="prompt template file ({query} {description} {narrative} "
                                                   "{passage}); default: the UMBRELA-style prompt")
     a.add_argument("--prompt-version", default=None, help="label stored with each grade (default: umbrela-v2 "
@@ -40,19 +40,9 @@ def register_actions(jsub) -> None:
     a.add_argument("--pool", default=None, help="judge pools/pool-NAME.tsv (default: the newest pool)")
     a.add_argument("--depth", type=int, default=None, help="judge the depth-K pool of the pooled runs")
     a.add_argument("--topic", action="append", dest="topics")
-    a.add_argument("--concurrency", type=int, default=4, help="parallel requests (default 4)")
-    a.add_argument("--retries", type=int, default=3)
-    a.add_argument("--backoff", type=float, default=1.0, help="seconds before the first retry (doubles)")
-    a.add_argument("--timeout", type=float, default=60.0,
-                   help="seconds for a whole call: connect, send and the complete answer (default 60)")
-    a.add_argument("--max-failures", type=int, default=10,
-                   help="stop after this many failed requests in a row (default 10; 0: never stop)")
-    from .cmd_nuggets import client_options
-    client_options(a, max_failures=False)
     a.add_argument("--judge-empty", action="store_true",
                    help="also ask for documents without text (default: not sent, counted)")
     a.add_argument("--max-tokens", type=int, default=200)
-    a.add_argument("--api-key-env", default="OPENAI_API_KEY", help="environment variable holding the API key")
     a.add_argument("--grade-map", default=None, metavar="G=H,...",
                    help="record the model's grade G as H, e.g. 3=2 for a 0-2 campaign scale (the cache keeps "
                         "the model's own grade)")
@@ -128,11 +118,9 @@ def run_auto(args) -> int:
     bad = sorted(set(gmap.values()) - set(camp.scale()))
     if bad:
         raise CranfieldError(f"--grade-map maps to grade(s) {bad} that campaign.yaml relevance.scale does not list")
-    st = JudgeSettings(args.endpoint, args.model, text, prompt_version_of(text, args.prompt_version),
-                       args.concurrency, args.retries, args.backoff, args.timeout, args.max_tokens,
-                       api_key=os.environ.get(args.api_key_env) or None, grades=grades, grade_map=gmap,
-                       scale=tuple(sorted(camp.scale())), max_failures=args.max_failures,
-                       judge_empty=args.judge_empty, deadline=args.deadline, max_bytes=args.max_reply_bytes)
+    st = JudgeSettings(**model_settings(args), prompt=text, prompt_version=prompt_version_of(text, args.prompt_version),
+                       max_tokens=args.max_tokens, grades=grades, grade_map=gmap,
+                       scale=tuple(sorted(camp.scale())), judge_empty=args.judge_empty)
     check_settings(st)
     source = args.source or "llm-" + "".join(c if c.isalnum() or c in "._-" else "-" for c in args.model)
     pairs = pooled_pairs(camp, args.pool, args.depth, args.topics)

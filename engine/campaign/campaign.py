@@ -107,6 +107,21 @@ class Campaign:
     def conflict_rule(self) -> str:
         return self.config["judgments"]["conflict_rule"]
 
+    def judging(self) -> dict:
+        """Judging-session settings (judging: guidelines, random_order, double_fraction, lease_seconds,
+        auto_source), the schema's defaults for what the file leaves out."""
+        from .config import section_defaults
+        return {**section_defaults("judging"), **{k: v for k, v in (self.config.get("judging") or {}).items()
+                                                   if v is not None}}
+
+    def pool(self) -> dict:
+        """The pool: section (strategy, depth, ... as `cranfield pool` / `simulate` write it), the schema's
+        defaults for strategy and depth when it leaves them out."""
+        raw = self.config.get("pool")
+        raw = raw if isinstance(raw, dict) else {}
+        from .config import section_defaults
+        return {**section_defaults("pool"), **{k: v for k, v in raw.items() if v is not None}}
+
     def categories(self) -> dict[str, str]:
         """Topic id -> query category (topics.categories)."""
         return dict(self.config["topics"]["categories"])

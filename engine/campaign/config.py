@@ -67,8 +67,8 @@ SCHEMA: dict = {"kind": "map", "required": ["name"], "keys": {
         "targets": {"kind": "dict", "key": "topic", "values": {"kind": "int", "min": 1}, "default": {},
                     "doc": "topic id -> judgments to collect for the topic (Million Query targets)"},
     }},
-    "pool": {"kind": "any", "default": {}, "doc": "the last pool strategy used (strategy, depth, ...), written by "
-             "`cranfield pool`"},
+    "pool": {"kind": "any", "default": {}, "doc": "the last pool strategy used (strategy, depth, ...), written by `cranfield pool`",
+             "defaults": {"strategy": "depth", "depth": 100}},     # read by Campaign.pool()
     "cost": {"kind": "any", "default": {}, "doc": "overrides of the assessor-time model (docs/cost.md): default "
              "(a category), by_target, categories: {NAME: {refresh, view, lastview, topic, judgment: {TARGET: "
              "seconds}, judgment_avg}}; checked by engine.planning.cost"},
@@ -78,9 +78,18 @@ SCHEMA: dict = {"kind": "map", "required": ["name"], "keys": {
     "sources": {"kind": "any", "default": {}, "doc": "judgment sources (docs/judgment-sources.md): official (default "
                 "human), combine (official, fill, majority, precedence), fill (a source), precedence (a list "
                 "of sources); checked by engine.judgments.sources"},
-    "judging": {"kind": "any", "default": {}, "doc": "judging options: guidelines (a file shown beside the "
-                "document), random_order, double_fraction (0-1), lease_seconds (default 900), auto_source; "
-                "checked by engine.judging.sessions"},
+    "judging": {"kind": "map", "default": {}, "doc": "judging sessions (engine.judging.sessions)", "keys": {
+        "guidelines": {"kind": "str", "default": None,
+                       "doc": "file shown beside the document, relative to the campaign directory"},
+        "random_order": {"kind": "bool", "default": False,
+                         "doc": "present each topic's documents in a random order (per assessor)"},
+        "double_fraction": {"kind": "number", "min": 0, "max": 1, "default": 0.0,
+                            "doc": "share of pooled documents two assessors judge"},
+        "lease_seconds": {"kind": "number", "min": 1, "default": 900,
+                          "doc": "a document lease not released by then expires"},
+        "auto_source": {"kind": "str", "default": None,
+                        "doc": "automatic labels to show (default: the first automatic source)"},
+    }},
     "answers": {"kind": "map", "default": {}, "doc": "answer-run limits, checked at intake (engine.nuggets)", "keys": {
         "max_words": {"kind": "int", "min": 1, "doc": "most words in one answer"},
         "max_sentences": {"kind": "int", "min": 1, "doc": "most sentences in one answer"},
@@ -173,6 +182,8 @@ class _Validator:
                 return value
             if "min" in node and value < node["min"]:
                 self.err(kp, f"must be >= {node['min']}, got {value}")
+            if "max" in node and value > node["max"]:
+                self.err(kp, f"must be <= {node['max']}, got {value}")
             return value
         raise AssertionError(kind)
 
@@ -191,14 +202,15 @@ class _Validator:
                 self.err(kp + (ks,), "unknown key" + (f" (did you mean {close[0]}?)" if close else "")
                          + f"; allowed here: {', '.join(keys)}")
                 continue
-            out[ks] = self.check(keys[ks], v, kp + (ks,))
+            unset = v is None and "default" in keys[ks] and keys[ks]["default"] is None   # `key:` left empty
+            out[ks] = None if unset else self.check(keys[ks], v, kp + (ks,))
         for r in node.get("required", []):
             if r not in value:
                 ex = keys[r].get("example")
                 self.err(kp + (r,), "required key is missing" + (f"; add `{ex}`" if ex else ""))
         for k, sub in keys.items():
-            if k not in out and "default" in sub:
-                out[k] = self.check(sub, _copy(sub["default"]), kp + (k,))  # fills nested defaults
+            if k not in out and "default" in sub:           # fills nested defaults; None: not set
+                out[k] = None if sub["default"] is None else self.check(sub, _copy(sub["default"]), kp + (k,))
         return out
 
     def _dict(self, node: dict, value: Any, kp: tuple) -> dict:
@@ -217,7 +229,7 @@ class _Validator:
 
     def _key(self, kind: str, k: Any, kp: tuple):
         if kind == "grade":
-            if isinstance(k, bool) or not (isinstance(k, int) or (isinstance(k, str) and k.strip().isdigit())):
+            if isinstance(k, bool) or not (isinstance(k, int) or (isinstance(k, str) and k.strip().isascii() and k.strip().isdigit())):
                 self.err(kp + (str(k),), f"a grade must be an integer >= 0, got {type_name(k)}; "
                                          f"write grades as `2: {{label: highly relevant, gain: 3}}`")
                 return None
@@ -255,11 +267,21 @@ class _Validator:
                 self.err(kp + (str(i),), f"{exc}")
 
     def _defaults(self, node: dict) -> dict:
-        return {k: self.check(s, _copy(s["default"]), ()) for k, s in node["keys"].items() if "default" in s}
+        return {k: None if s["default"] is None else self.check(s, _copy(s["default"]), ())
+                for k, s in node["keys"].items() if "default" in s}
 
 
 def _copy(v: Any) -> Any:
     return copy.deepcopy(v)
+
+
+def section_defaults(name: str) -> dict:
+    """The schema's defaults of one campaign.yaml section (e.g. "judging"), as a config without that
+    section reads."""
+    node = SCHEMA["keys"][name]
+    if node["kind"] != "map":                       # a free section: the defaults its readers use
+        return _copy(node.get("defaults", {}))
+    return _Validator(CONFIG_NAME, {})._defaults(node)
 
 
 def validate_config(data: Any, path: str = CONFIG_NAME, lines: dict | None = None) -> dict:

@@ -23,6 +23,7 @@ import yaml
 
 from ..errors import CranfieldError, FormatError, Problem
 from ..util.atomic import atomic_path, atomic_write, campaign_lock
+from ..util.names import natural_sorted
 
 _TAG_OK = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
 
@@ -94,9 +95,9 @@ def campaign_topics(camp) -> list[str]:
     """The campaign's topics: topics/ when present, else the judged topics."""
     t = camp.topics()
     if len(t):
-        return sorted(set(t["topic"].astype(str)))
+        return natural_sorted(set(t["topic"].astype(str)))
     q = camp.qrels()
-    return sorted(set(q["topic"].astype(str))) if len(q) else []
+    return natural_sorted(set(q["topic"].astype(str))) if len(q) else []
 
 
 def check_run(path, camp, *, group: str | None = None, taken: set[str] | None = None,
@@ -194,7 +195,7 @@ def check_run(path, camp, *, group: str | None = None, taken: set[str] | None = 
         err(Problem(spath, None, f"{len(missing)} campaign topic(s) missing: {', '.join(missing[:10])}"
                                  f"{' ...' if len(missing) > 10 else ''} (submit every topic, or set "
                                  f"submission.missing_topics: allow)"))
-    extra = sorted(set(per_topic) - set(want)) if want else []
+    extra = natural_sorted(set(per_topic) - set(want)) if want else []
     if extra:
         sub.notes.append(Problem(spath, None, f"{len(extra)} topic(s) not in the campaign, ignored in evaluation: "
                                               f"{', '.join(extra[:10])}"))

@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import CranfieldError
+from ..util.names import natural_key
 
 RECALL_LEVELS = [f"{x / 10:.2f}" for x in range(11)]
 IPREC = [f"iprec_at_recall_{r}" for r in RECALL_LEVELS]
@@ -28,11 +29,7 @@ def topic_bmw(table: pd.DataFrame, measure: str, runs: list[str] | None = None) 
         raise CranfieldError(f"no values of {measure} for the selected runs")
     g = sub.assign(topic=sub["topic"].astype(str), value=sub["value"].astype(float)).groupby("topic")["value"]
     out = pd.DataFrame({"best": g.max(), "median": g.median(), "worst": g.min(), "n_runs": g.size()})
-    return out.loc[sorted(out.index, key=_topic_key)]
-
-
-def _topic_key(t: str):
-    return (0, int(t), t) if t.isdigit() else (1, 0, t)
+    return out.loc[sorted(out.index, key=natural_key)]
 
 
 @dataclass
@@ -179,19 +176,25 @@ def to_markdown(rep: RunReport, campaign: str = "") -> str:
     """The run's page as Markdown."""
     out = [f"# Run {rep.run}" + (f" ({campaign})" if campaign else ""), "", _meta_line(rep), "",
            *(["Run file header (as submitted):", "", "```", *rep.header, "```", ""] if rep.header else []),
-           "## Summary", "", "| measure | value | position |", "|:---|---:|---:|"]
-    for m, v in rep.summary.items():
-        pos, n = rep.positions[m]
-        out.append(f"| {m} | {v:.4f} | {pos} of {n} |")
-    out += ["", "## Interpolated recall-precision", "", "| recall | " + " | ".join(RECALL_LEVELS) + " |",
-            "|:---|" + "---:|" * len(RECALL_LEVELS), "| precision | " + " | ".join(_fmt(v) for v in rep.curve) + " |"]
+           "## Summary", ""]
+    summ = [(m, f"{v:.4f}", "{} of {}".format(*rep.positions[m])) for m, v in rep.summary.items()]
+    out.append(_md(summ, ["measure", "value", "position"], "lrr"))
+    curve = [["precision", *(_fmt(v) for v in rep.curve)]]
+    out += ["## Interpolated recall-precision", "", _md(curve, ["recall", *RECALL_LEVELS], "l" + "r" * len(RECALL_LEVELS))]
     for m, df in rep.per_topic.items():
-        out += ["", f"## Per topic: {m} against the best, median and worst of {rep.against}", "",
-                "| topic | run | best | median | worst | vs median |", "|:---|---:|---:|---:|---:|:---|"]
+        rows = []
         for r in df.itertuples(index=False):
             cmp = "" if pd.isna(r.run) else ("above" if r.run > r.median else "below" if r.run < r.median else "equal")
-            out.append(f"| {r.topic} | {_fmt(r.run)} | {r.best:.4f} | {r.median:.4f} | {r.worst:.4f} | {cmp} |")
-    return "\n".join(out) + "\n"
+            rows.append([str(r.topic), _fmt(r.run), f"{r.best:.4f}", f"{r.median:.4f}", f"{r.worst:.4f}", cmp])
+        out += [f"## Per topic: {m} against the best, median and worst of {rep.against}", "",
+                _md(rows, ["topic", "run", "best", "median", "worst", "vs median"], "lrrrrl")]
+    return "\n".join(out)
+
+
+def _md(rows, cols: list[str], align: str) -> str:
+    """A Markdown table (`format_table`: cells escaped)."""
+    from ..formats.text_tables import format_table
+    return format_table(pd.DataFrame(rows, columns=cols, dtype=object), "markdown", align=list(align))
 
 
 _CSS = ("body{font-family:sans-serif;max-width:980px;margin:1em auto;color:#222}"
@@ -250,6 +253,7 @@ def write_reports(camp, out: str | Path, runs: list[str] | None = None, measures
                   against: str = "all") -> list[Path]:
     """Write <run>.md and <run>.html per run and index.md / index.html into `out` (each page atomically);
     returns the paths."""
+    from ..formats.text_tables import Raw, markdown_escape
     from ..util.atomic import atomic_write
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -265,15 +269,16 @@ def write_reports(camp, out: str | Path, runs: list[str] | None = None, measures
             p = out / f"{stem}{suffix}"
             atomic_write(p, text.encode("utf-8"))        # a full disk leaves no half page
             paths.append(p)
-        vals = " | ".join(f"{v:.4f}" for v in rep.summary.values())
-        rows_md.append(f"| {rep.positions[first][0]} | [{rep.run}]({stem}.md) | {rep.meta.get('group', '')} | {vals} |")
+        link = Raw("[" + re.sub(r"([\[\]])", r"\\\1", markdown_escape(rep.run)) + f"]({stem}.md)")
+        rows_md.append([str(rep.positions[first][0]), link, str(rep.meta.get("group", "")),
+                        *(f"{v:.4f}" for v in rep.summary.values())])
         rows_html.append(f"<tr><td class=n>{rep.positions[first][0]}</td><td><a href=\"{html.escape(stem)}.html\">"
                          f"{html.escape(rep.run)}</a></td><td>{html.escape(str(rep.meta.get('group', '')))}</td>"
                          + "".join(f"<td class=n>{v:.4f}</td>" for v in rep.summary.values()) + "</tr>")
     ms = list(reps[0].summary) if reps else []
     md = [f"# Participant reports: {name}", "", f"Runs ordered by {first}.", "",
-          "| position | run | group | " + " | ".join(ms) + " |", "|---:|:---|:---|" + "---:|" * len(ms), *rows_md]
-    atomic_write(out / "index.md", ("\n".join(md) + "\n").encode("utf-8"))
+          _md(rows_md, ["position", "run", "group", *ms], "rll" + "r" * len(ms))]
+    atomic_write(out / "index.md", "\n".join(md).encode("utf-8"))
     page = [f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{html.escape(name)}: runs</title>"
             f"<style>{_CSS}</style></head><body><h1>Participant reports: {html.escape(name)}</h1>"
             f"<p>Runs ordered by {html.escape(str(first))}.</p><table><tr><th>position</th><th>run</th><th>group</th>"

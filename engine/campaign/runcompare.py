@@ -11,6 +11,7 @@ import pandas as pd
 from ..stability.correlation import kendall_tau
 from ..errors import CranfieldError
 from ..ranking.join import ranked_doc_lists
+from ..util.names import natural_sorted
 
 UNJUDGED = "?"
 
@@ -121,12 +122,13 @@ def compare_two(table: pd.DataFrame, a: str, b: str, measure: str, *, test: str 
         raise CranfieldError("compare two different runs")
     m = sub.assign(run=sub["run"].astype(str), topic=sub["topic"].astype(str)).pivot_table(
         index="topic", columns="run", values="value", aggfunc="first", observed=True)[[a, b]].dropna()
+    m = m.loc[natural_sorted(m.index)]                 # the natural topic order of every face
     m = m.astype(float)
     d = (m[a] - m[b]).to_numpy()
     outcome = np.where(d > threshold, "win", np.where(d < -threshold, "loss", "tie"))
     topics = pd.DataFrame({"topic": m.index.astype(str), "a": m[a].to_numpy(), "b": m[b].to_numpy(), "diff": d,
                            "outcome": outcome})
-    p = float(test_p(d, test, n_perm=n_perm, seed=seed)[0]) if len(d) > 1 else 1.0
+    p = float(test_p(d, test, n_perm=n_perm, seed=seed)[0]) if len(d) > 1 else np.nan
     sd = d.std(ddof=1) if len(d) > 1 else 0.0
     corr = None
     if runs is not None:

@@ -27,7 +27,7 @@ import pandas as pd
 from ..util.lazy import lazy_module
 
 from ..errors import CranfieldError
-from ..stability.significance import holm, paired_t, randomization_p
+from ..stability.significance import holm, paired_p, randomization_p
 
 stats = lazy_module("scipy.stats")   # the sign and Wilcoxon tests only
 
@@ -68,7 +68,7 @@ def test_p(d: np.ndarray, test: str = "t", *, n_perm: int = 10000, seed: int = 0
     if d.ndim == 1:
         d = d[:, None]
     if test == "t":
-        return paired_t(d)[1] if d.shape[0] > 1 else np.full(d.shape[1], np.nan)
+        return paired_p(d)
     if test == "wilcoxon":
         return wilcoxon_exact(d)
     if test == "randomization":
@@ -211,6 +211,8 @@ class Comparison:
         return f"({self.letters[run]}) {lab}" if self.baseline is None else lab
 
     def _cells(self, fmt: str, floatfmt: str) -> list[list[str]]:
+        """Rows of cells; a mean's cell is `Raw` markup (bold, superscript marks) of `fmt`."""
+        from ..formats.text_tables import Raw
         marks, best, rows = self.marks(), self._best(), []
         t = self.table()
         for i, run in enumerate(self.runs):
@@ -227,7 +229,7 @@ class Comparison:
                     s = f"**{v}**" if bold else v
                     if mk:
                         s += f"<sup>{mk}</sup>"
-                cells.append(s)
+                cells.append(Raw(s))
                 if self.baseline is not None:
                     for c in (f"{m} +", f"{m} -"):
                         x = t[c].iloc[i]
@@ -235,28 +237,30 @@ class Comparison:
             rows.append(cells)
         return rows
 
+    def _frame(self, fmt: str, floatfmt: str) -> tuple[pd.DataFrame, list[str]]:
+        """The rendered cells as a frame for `format_table`, and the column alignment."""
+        cols = self._headers()
+        return pd.DataFrame(self._cells(fmt, floatfmt), columns=cols, dtype=object), ["l"] + ["r"] * (len(cols) - 1)
+
     def to_markdown(self, floatfmt: str = ".4f") -> str:
         """Markdown table (bold best, <sup> marks) and the legend below it."""
-        cols = self._headers()
-        out = ["| " + " | ".join(cols) + " |", "|:---|" + "|".join("---:" for _ in cols[1:]) + "|"]
-        out += ["| " + " | ".join(c.replace("|", "\\|") for c in r) + " |" for r in self._cells("markdown", floatfmt)]
-        return "\n".join(out) + "\n\n" + self.legend() + "\n"
+        from ..formats.text_tables import format_table, markdown_escape
+        frame, align = self._frame("markdown", floatfmt)
+        return format_table(frame, "markdown", align=align) + "\n" + markdown_escape(self.legend()) + "\n"
 
     def to_csv(self) -> str:
         """CSV of `table()` (plain numbers, raw and corrected p-values, marks as text)."""
-        return self.table().to_csv(index=False, float_format="%.6g")
+        from ..formats.text_tables import format_table
+        return format_table(self.table(), "csv", float_format="%.6g")
 
     def to_latex(self, floatfmt: str = ".4f") -> str:
         """A LaTeX tabular with bold best and \\textsuperscript marks, and the legend as a footnote line."""
         from ..formats.text_tables import _latex_escape as esc
-        cols = self._headers()
-        spec = "l" + "r" * (len(cols) - 1)
-        out = [f"\\begin{{tabular}}{{{spec}}}", "\\hline", " & ".join(esc(c) for c in cols) + r" \\", "\\hline"]
-        for r in self._cells("latex", floatfmt):
-            out.append(" & ".join([esc(r[0])] + r[1:]) + r" \\")
+        from ..formats.text_tables import format_table
+        frame, align = self._frame("latex", floatfmt)
+        body = format_table(frame, "latex", align=align).removesuffix("\\end{tabular}\n")
         leg = esc(self.legend()).replace(BETTER, r"\dag{}").replace(WORSE, r"\ddag{}")
-        out += ["\\hline", f"\\multicolumn{{{len(cols)}}}{{l}}{{\\footnotesize {leg}}} \\\\", "\\end{tabular}"]
-        return "\n".join(out) + "\n"
+        return body + f"\\multicolumn{{{frame.shape[1]}}}{{l}}{{\\footnotesize {leg}}} \\\\\n\\end{{tabular}}\n"
 
     def write(self, folder, stem: str) -> list:
         """Write `stem`.md, .csv and .tex into `folder`; returns the paths."""

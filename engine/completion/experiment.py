@@ -13,10 +13,10 @@ from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from ..errors import CranfieldError
 from ..stability import Progress, kendall_tau, rank_positions, report
+from ..stability.significance import paired_p
 from ..stability.poolbias import run_metadata, scenarios, unique_contribution_mask, with_trec_ranks
 from .predict import complete, make_classifier, texts_for, unjudged_within_depth
 from ..documents.text import Background
@@ -133,8 +133,7 @@ def completion_poolbias(qrels: pd.DataFrame, runs: pd.DataFrame, run_meta: pd.Da
                              kendall_tau(a[sel], b[sel]) if sel.sum() > 1 else np.nan))
                 for j in np.flatnonzero(sel):
                     d = new[name][:, j] - full[name][:, j]
-                    p = (stats.ttest_rel(new[name][:, j], full[name][:, j]).pvalue if d.std() > 0
-                         else (1.0 if not d.any() else 0.0))
+                    p = paired_p(d)[0]
                     detail.append({"complete": c, "scenario": label, "measure": name, "run": run_names[j],
                                    "removed": int(rm.sum()), "predicted": n_pred, "predicted_relevant": n_pred_rel,
                                    "old_rank": int(ra[j]), "new_rank": int(rb[j]),

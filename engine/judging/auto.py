@@ -174,7 +174,7 @@ def pooled_pairs(camp, pool: str | None = None, depth: int | None = None, topics
         pairs = t[["topic", "doc"]].astype(str)
     else:
         from ..ranking.join import ranked_rows
-        k = int(depth or (camp.config.get("pool") or {}).get("depth") or 100)
+        k = int(depth or camp.pool()["depth"])
         runs = camp.runs()
         meta = camp.run_meta()
         pooled = set(meta.loc[meta["pooled"], "run"])

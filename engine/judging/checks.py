@@ -8,6 +8,15 @@ from ..errors import CranfieldError
 from ..formats.grammar import GRADE_MAX, GRADE_MIN, parse_int
 
 
+def default_assessor(given: str | None = None) -> str:
+    """The assessor name of every face: `given` (a --assessor / --by option), else $CRANFIELD_ASSESSOR, else
+    $USER, else "" (refused by `check_new_judgment` with what to do)."""
+    import os
+    if given is not None:
+        return given
+    return os.environ.get("CRANFIELD_ASSESSOR") or os.environ.get("USER") or ""
+
+
 def _campaign_facts(root: Path) -> tuple[set[int] | None, set[str] | None]:
     """(grades on the scale, known topics) of the campaign at `root`; (None, None) without campaign.yaml."""
     from ..campaign.campaign import CONFIG_NAME, load_campaign

@@ -29,28 +29,28 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..campaign.config import section_defaults
 from ..errors import CranfieldError
 
 LEASES_NAME = "leases.jsonl"
-DEFAULT_LEASE_SECONDS = 900.0
+DEFAULT_LEASE_SECONDS = float(section_defaults("judging")["lease_seconds"])
 CANNOT_JUDGE_REASONS = ("document unreadable or empty", "not in a language I can judge",
                         "topic statement unclear", "needs expertise I lack", "other")
 
 
 def judging_config(config: dict) -> dict:
-    """campaign.yaml `judging:` with defaults, checked."""
+    """campaign.yaml `judging:` with the schema's defaults (engine.campaign.config), checked; `config` is a
+    campaign's configuration (validated or as read)."""
     raw = config.get("judging") or {}
+    defaults = section_defaults("judging")
     if not isinstance(raw, dict):
-        raise CranfieldError("campaign.yaml: judging: must be a mapping (guidelines, random_order, "
-                             "double_fraction, lease_seconds, auto_source)")
-    known = {"guidelines", "random_order", "double_fraction", "lease_seconds", "auto_source"}
-    bad = set(raw) - known
+        raise CranfieldError(f"campaign.yaml: judging: must be a mapping ({', '.join(defaults)})")
+    bad = set(raw) - set(defaults)
     if bad:
-        raise CranfieldError(f"campaign.yaml: judging.{sorted(bad)[0]}: unknown key; allowed: {', '.join(sorted(known))}")
-    out = {"guidelines": raw.get("guidelines"), "random_order": bool(raw.get("random_order", False)),
-           "double_fraction": float(raw.get("double_fraction") or 0.0),
-           "lease_seconds": float(raw.get("lease_seconds") or DEFAULT_LEASE_SECONDS),
-           "auto_source": raw.get("auto_source")}
+        raise CranfieldError(f"campaign.yaml: judging.{sorted(bad)[0]}: unknown key; allowed: {', '.join(sorted(defaults))}")
+    out = {k: (raw.get(k) if raw.get(k) is not None else v) for k, v in defaults.items()}
+    out.update(random_order=bool(out["random_order"]), double_fraction=float(out["double_fraction"]),
+               lease_seconds=float(out["lease_seconds"]))
     if not 0 <= out["double_fraction"] <= 1:
         raise CranfieldError(f"campaign.yaml: judging.double_fraction must be in [0, 1], got {out['double_fraction']}")
     if out["lease_seconds"] <= 0:

@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import CranfieldError, Warnings
+from ..util.names import natural_key
 from ..judgments.log import (CONFLICT_RULES, LOG_NAME, append_records, apply_undo, judgment_record, log_path,
     merged_log, now_ts, read_log, resolve_judgments, undo_judgment)  # noqa: F401
 
@@ -108,7 +109,8 @@ def export_batch(pool: pd.DataFrame, judged: pd.DataFrame, path, fmt: str | None
     if docs:
         out["title"] = out["doc"].map(lambda d: (docs.get(d) or {}).get("title", ""))
     if fmt == "tsv":
-        write_text(p, out.to_csv(sep="\t", index=False))
+        from ..formats.text_tables import format_table
+        write_text(p, format_table(out, "tsv"))
     else:
         write_text(p, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in out.to_dict("records")))
     return len(out)
@@ -168,7 +170,7 @@ def judgment_summary(judged: pd.DataFrame, rel_level: int = 1, categories: pd.Se
     per = j.pivot_table(index="topic", columns="grade", values="doc", aggfunc="size", fill_value=0)
     per = per.reindex(columns=grades, fill_value=0)
     per.columns = [f"grade_{g}" for g in per.columns]
-    all_topics = pd.Index(sorted(d["topic"].unique(), key=_topic_key), name="topic")
+    all_topics = pd.Index(sorted(d["topic"].unique(), key=natural_key), name="topic")
     per = per.reindex(all_topics, fill_value=0)
     per.insert(0, "judged", per.sum(axis=1).astype(np.int64))
     rel_cols = [f"grade_{g}" for g in grades if g >= rel_level]
@@ -191,10 +193,6 @@ def judgment_summary(judged: pd.DataFrame, rel_level: int = 1, categories: pd.Se
     if "category" in per and "target" in per:
         out["by_category_target"] = _category_target(per)
     return out
-
-
-def _topic_key(t: str):
-    return (0, int(t), "") if t.isdigit() else (1, 0, t)
 
 
 def _group_table(per: pd.DataFrame, by: str | None, grades) -> pd.DataFrame:

@@ -31,7 +31,7 @@ def _err(k):
 def gd_hook(name: str):
     """gd_ndcg@K and gd_err@K for any cut-off K."""
     base, at, k = name.partition("@")
-    if not at or base not in ("gd_ndcg", "gd_err") or not k.isdigit() or int(k) < 1:
+    if not at or base not in ("gd_ndcg", "gd_err") or not (k.isascii() and k.isdigit()) or int(k) < 1:
         return None
     kk = int(k)
     fn = _ndcg(kk) if base == "gd_ndcg" else _err(kk)

@@ -26,6 +26,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ..errors import Warnings
+from ..util.names import natural_key
 from ..measures.diversity import (CUT_MEASURES, DEFAULT_CUTOFFS, NOCUT_MEASURES, TAIL_CUT_MEASURES,  # noqa: F401
                                   TopicJudgments, measure_names, read_diversity_qrels, topic_measures)
 
@@ -56,17 +57,13 @@ def evaluate_diversity(qrels: pd.DataFrame, run: pd.DataFrame, cutoffs=DEFAULT_C
     rows = []
     for rn, rg in run.groupby("run", sort=False):
         ranked = ranked_docs(rg, order)
-        for t in sorted(judg, key=_topic_key):
+        for t in sorted(judg, key=natural_key):
             if t not in ranked:
                 if complete:
                     rows.append({"runid": rn, "topic": t, **{m: 0.0 for m in measure_names(cutoffs)}})
                 continue
             rows.append({"runid": rn, "topic": t, **topic_measures(judg[t], ranked[t], cutoffs, alpha, beta)})
     return pd.DataFrame(rows, columns=["runid", "topic", *measure_names(cutoffs)])
-
-
-def _topic_key(t: str):
-    return (0, int(t), t) if t.isdigit() else (1, 0, t)
 
 
 def ndeval_lines(table: pd.DataFrame, cutoffs=DEFAULT_CUTOFFS) -> list[str]:

@@ -20,6 +20,7 @@ from ..errors import CranfieldError
 from ..ranking.join import judgment_keys, ranked_rows
 from .matrix import Progress, kendall_tau, rank_positions, report
 from .rejudge import Rejudger
+from .significance import paired_p
 
 
 def unique_contribution_mask(qrels: pd.DataFrame, runs: pd.DataFrame, contributors: list[str],
@@ -187,7 +188,6 @@ def pool_bias_store(store, qrels: pd.DataFrame, run_meta: pd.DataFrame, measures
 
 def _tables(mode: str, scen: list, res: list, run_order: list[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(summary, detail) from the `_scenario_results` of every topic block."""
-    from scipy import stats
     names = res[0][2]
     T = sum(r[1] for r in res)
     a_all = sum(r[0] for r in res) / T
@@ -215,8 +215,7 @@ def _tables(mode: str, scen: list, res: list, run_order: list[str]) -> tuple[pd.
                        "rank_change": int(rb[jj] - ra[jj]), "old": float(a[jj]), "new": float(b[jj])}
                 if mode == "group":
                     dj = n_pt[j, :, k] - f_pt[j, :, k]
-                    p = (stats.ttest_rel(n_pt[j, :, k], f_pt[j, :, k]).pvalue if dj.std() > 0
-                         else (1.0 if not dj.any() else 0.0))
+                    p = paired_p(dj)[0]
                     row = {"measure": name, "group": label, "run": run, "removed": removed,
                            **{k2: v for k2, v in row.items() if k2 not in ("measure", "run")}, "p": float(p)}
                 detail.append(row)
@@ -240,11 +239,7 @@ def _effects_means(a: np.ndarray, b: np.ndarray, full_sel: np.ndarray, new_sel: 
     ra, rb = rank_positions(a), rank_positions(b)
     ch = (rb - ra)[sel]
     d = new_sel - full_sel
-    sd = d.std(axis=0, ddof=1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        t = d.mean(axis=0) / (sd / np.sqrt(d.shape[0]))
-    from scipy import stats
-    p = np.where(sd > 0, 2 * stats.t.sf(np.abs(t), d.shape[0] - 1), np.where(d.mean(axis=0) == 0, 1.0, 0.0))
+    p = paired_p(d)
     return {
         "n_left_out": int(sel.sum()),
         "mean_abs_rank_change": float(np.abs(ch).mean()) if len(ch) else 0.0,

@@ -99,14 +99,14 @@ def experiment(features: pd.DataFrame, runs: pd.DataFrame, *, methods=("depth", 
 
 def against_full(per_topic: pd.DataFrame, measure: str = "map") -> pd.DataFrame:
     """Paired t-test of each (method, percentage, ranker) against the same ranker on the full pool
-    (thesis 4.2): mean difference and p-value."""
-    from scipy.stats import ttest_rel
+    (thesis 4.2): mean difference and p-value (`paired_p`: NaN when identical to the full pool's)."""
+    from ..stability.significance import paired_p
     full = per_topic[per_topic["method"] == "full"].set_index(["ranker", "topic"])[measure]
     out = []
     for (m, p, r), g in per_topic[per_topic["method"] != "full"].groupby(["method", "percent", "ranker"], sort=False):
         base = full.loc[r].reindex(g["topic"]).to_numpy()
         vals = g[measure].to_numpy()
         diff = vals - base
-        pval = float(ttest_rel(vals, base).pvalue) if np.any(diff != 0) else 1.0
+        pval = float(paired_p(diff)[0])
         out.append({"method": m, "percent": p, "ranker": r, "diff": float(diff.mean()), "p": pval})
     return pd.DataFrame(out)
