@@ -203,7 +203,7 @@ class ModelClient:
                 raise ReplyError(late) from None
             raise
         except (OSError, http.client.HTTPException, ssl.SSLError, ValueError) as exc:
-            if expired.is_set():
+            if expired.is_set() or isinstance(exc, TimeoutError):
                 raise ReplyError(late) from None
             raise ReplyError(f"{type(exc).__name__}: {str(exc)[:200]}".rstrip(": ")) from None
         finally:
