@@ -9,6 +9,7 @@ import struct
 import threading
 import time
 from dataclasses import dataclass, field
+from typing import Self
 
 
 @dataclass
@@ -80,7 +81,7 @@ class RawServer:
         with self.lock:
             self.sent += n
 
-    def __enter__(self) -> "RawServer":
+    def __enter__(self) -> Self:
         self.thread.start()
         return self
 
@@ -90,8 +91,7 @@ class RawServer:
 
 
 def body_of(answer: str, usage: str = '{"prompt_tokens": 10, "completion_tokens": 2}') -> bytes:
-    return ('{"choices": [{"message": {"role": "assistant", "content": %s}}], "usage": %s}'
-            % (json.dumps(answer), usage)).encode()
+    return (f'{{"choices": [{{"message": {{"role": "assistant", "content": {json.dumps(answer)}}}}}], "usage": {usage}}}').encode()
 
 
 def send_json(conn, body: bytes, status: str = "200 OK") -> None:
@@ -146,7 +146,7 @@ def broken(kind: str):
         elif kind == "nullcontent":
             send_json(conn, b'{"choices": [{"message": {"content": null}}]}')
         elif kind in ("1e400", "NaN", '"abc"', "-5", "2.5", "1e12"):
-            send_json(conn, body_of("##final score: 1", '{"prompt_tokens": %s, "completion_tokens": 2}' % kind))
+            send_json(conn, body_of("##final score: 1", f'{{"prompt_tokens": {kind}, "completion_tokens": 2}}'))
         elif kind == "http500":
             send_json(conn, b'{"error": "overloaded"}', "500 Internal Server Error")
         elif kind == "hugeheader":

@@ -8,9 +8,9 @@ import json
 import time
 
 import pytest
-
 from _cli import cli
 from _fakeendpoint import RawServer, answering, broken, endless_chunked, redirect_to
+
 from engine.campaign.campaign import load_campaign
 from engine.judging.auto import JudgeSettings, pooled_pairs, run_auto_judge
 from engine.nuggets.auto import auto_assign, auto_support
@@ -37,8 +37,8 @@ def judged(tmp_path_factory):
 
 
 def settings(url, **kw):
-    base = dict(backoff=0.0, retries=0, concurrency=1, timeout=1.0, api_key="sekret", max_failures=0,
-                grades=(0, 1, 2, 3))
+    base = {"backoff": 0.0, "retries": 0, "concurrency": 1, "timeout": 1.0, "api_key": "sekret", "max_failures": 0,
+                "grades": (0, 1, 2, 3)}
     base.update(kw)
     return JudgeSettings(url, "m", **base)
 
@@ -103,7 +103,7 @@ def test_each_transport_error_is_a_recorded_failure(cmd, kind, rag, judged):
 @pytest.mark.parametrize("cmd", COMMANDS)
 def test_a_dead_endpoint_stops_every_command_early(cmd, rag, judged):
     with RawServer(broken("disconnect")) as srv:
-        done, why, stopped = run(cmd, srv.url, rag, judged, f"dead-{cmd}", retries=1, max_failures=3)
+        done, _why, stopped = run(cmd, srv.url, rag, judged, f"dead-{cmd}", retries=1, max_failures=3)
         n = srv.connections
     assert n == 3 and done == 0                         # 3 requests, then no more (concurrency 1)
     assert stopped and "3 requests in a row failed" in stopped and "stopped early" in stopped
@@ -201,7 +201,7 @@ def test_a_closing_tag_inside_an_answer_stays_inside(rag):
 def test_the_client_flags_of_every_command(rag, judged, tmp_path):
     """--max-failures / --stop-after, --max-reply-bytes, --deadline reach the client from the command line."""
     import shutil
-    sim, src = rag
+    _sim, src = rag
     root = tmp_path / "r"
     shutil.copytree(src, root)
     with RawServer(broken("disconnect")) as srv:

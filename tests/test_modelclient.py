@@ -8,14 +8,23 @@ import time
 import tracemalloc
 
 import pytest
+from _fakeendpoint import (
+    BROKEN,
+    RawServer,
+    answering,
+    body_of,
+    broken,
+    endless_chunked,
+    redirect_to,
+    send_json,
+)
 
-from _fakeendpoint import BROKEN, RawServer, answering, body_of, broken, endless_chunked, redirect_to, send_json
 from engine.errors import CranfieldError
-from engine.util.modelclient import ModelClient, parse_reply, ReplyError
+from engine.util.modelclient import ModelClient, ReplyError, parse_reply
 
 
 def client(url, **kw):
-    base = dict(api_key="sekret", timeout=2.0, retries=1, backoff=0.0, max_failures=0)
+    base = {"api_key": "sekret", "timeout": 2.0, "retries": 1, "backoff": 0.0, "max_failures": 0}
     base.update(kw)
     return ModelClient(url, "m", **base)
 
@@ -136,9 +145,9 @@ def test_a_success_resets_the_count_of_failures_in_a_row():
 
 
 @pytest.mark.parametrize("bad, flag", [
-    (dict(timeout=0), "--timeout"), (dict(timeout=float("nan")), "--timeout"), (dict(deadline=-1), "--deadline"),
-    (dict(max_bytes=10), "--max-reply-bytes"), (dict(max_failures=-1), "--max-failures"),
-    (dict(retries=-1), "--retries"), (dict(backoff=float("inf")), "--backoff")])
+    ({"timeout": 0}, "--timeout"), ({"timeout": float("nan")}, "--timeout"), ({"deadline": -1}, "--deadline"),
+    ({"max_bytes": 10}, "--max-reply-bytes"), ({"max_failures": -1}, "--max-failures"),
+    ({"retries": -1}, "--retries"), ({"backoff": float("inf")}, "--backoff")])
 def test_settings_no_call_can_work_with_are_refused(bad, flag):
     with pytest.raises(CranfieldError, match=flag):
         client("http://127.0.0.1:9/v1", **bad)
