@@ -19,13 +19,14 @@ from engine.judging.auto import (DEFAULT_PROMPT, JudgeSettings, parse_grade, pla
 from engine.campaign.campaign import load_campaign
 from engine.simulation.campaigns import simulate, write_campaign
 from engine.judgments.sources import list_sources, source_judgments
+from engine.util.prompts import read_blocks
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def grade_of(prompt: str) -> int:
     """The fake model's grade: a hash of the passage (so the test can recompute it)."""
-    passage = prompt.split("Passage: ", 1)[1].split("\n\nSplit this problem", 1)[0]
+    passage = read_blocks(prompt, "passage")[0]
     return int(hashlib.md5(passage.encode()).hexdigest(), 16) % 4
 
 
@@ -47,7 +48,7 @@ class FakeLLM:
             def do_POST(self):
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 prompt = body["messages"][0]["content"]
-                doc = prompt.split("Passage: ", 1)[1].split("\n\nSplit this problem", 1)[0]
+                doc = read_blocks(prompt, "passage")[0]
                 with outer.lock:
                     outer.calls.append((self.path, body["model"], doc))
                     n_same = sum(1 for c in outer.calls if c[2] == doc)
@@ -117,7 +118,7 @@ def test_auto_judge_records_source_reruns_free_and_retries_bad_answers(camp_dir)
         # grades recorded with their source
         log = [json.loads(x) for x in (camp_dir / "judgments" / "sources" / "llm.jsonl").read_text().splitlines()]
         assert {(r["kind"], r["model"], r["prompt_version"], r["assessor"]) for r in log} == \
-            {("auto", "fake-1", "umbrela-v1", "llm")}
+            {("auto", "fake-1", "umbrela-v2", "llm")}
         errs = [json.loads(x) for x in (camp_dir / "judgments" / "sources" / "llm.errors.jsonl").read_text().splitlines()]
         assert sorted(e["doc"] for e in errs if e["error"] == "unparseable answer") == sorted(docs[:2])
         q = source_judgments(camp, "llm")

@@ -9,14 +9,15 @@ from _cli import cli
 from cranfield.cli.model_options import DEFAULTS
 
 COMMANDS = (("judgments", "auto"), ("nuggets", "create"), ("nuggets", "auto"))
-FLAGS = ("--endpoint", "--model", "--api-key-env", "--timeout", "--retries", "--backoff", "--concurrency")
+FLAGS = ("--endpoint", "--model", "--api-key-env", "--timeout", "--retries", "--backoff", "--concurrency",
+         "--deadline", "--max-reply-bytes", "--max-failures")
 
 
 def test_defaults_are_the_engines():
     from engine.judging.auto import JudgeSettings
     fields = {f.name: f.default for f in dataclasses.fields(JudgeSettings)}
-    for k in ("concurrency", "retries", "backoff", "timeout"):
-        assert DEFAULTS[k] == fields[k], k
+    for k in ("concurrency", "retries", "backoff", "timeout", "deadline", "max_reply_bytes", "max_failures"):
+        assert DEFAULTS[k] == fields["max_bytes" if k == "max_reply_bytes" else k], k
 
 
 def _parsed(cmd: tuple[str, str], *extra: str):
@@ -24,7 +25,7 @@ def _parsed(cmd: tuple[str, str], *extra: str):
     p = build_parser(cmd[0])
     args = p.parse_args([*cmd, "camp", "--endpoint", "http://127.0.0.1:9/v1", "--model", "m", *extra])
     return {k: getattr(args, k) for k in ("endpoint", "model", "api_key_env", "timeout", "retries", "backoff",
-                                          "concurrency")}
+                                          "concurrency", "deadline", "max_reply_bytes", "max_failures")}
 
 
 def test_every_model_command_parses_the_same():

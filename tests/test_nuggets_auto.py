@@ -98,8 +98,8 @@ def test_dead_endpoint_stops_early(camp):
 
 
 def test_unparseable_answer_retried_then_failed(camp, monkeypatch):
-    import engine.nuggets.auto as A
-    monkeypatch.setattr(A, "chat", lambda settings, prompt: ("I think it is supported", {}))
+    from engine.util.modelclient import ModelClient
+    monkeypatch.setattr(ModelClient, "request", lambda self, body, until: ("I think it is supported", 0, 0))
     res = auto_assign(camp, "bad", _settings("http://127.0.0.1:9/v1", retries=1),
                       campaign_answers(camp)[:1], current_nuggets(camp))
     assert res.unparsed == 2 * len(res.failed) and res.labelled == 0 and res.stopped is None
@@ -133,23 +133,23 @@ def test_twenty_runs_thirty_topics_ten_percent_error_ranks_runs(tmp_path):
 
 
 def test_interrupted_run_resumes_without_duplicates(camp, sim, monkeypatch):
-    import engine.nuggets.auto as A
     from engine.nuggets.store import read_records, _check_assign, assign_path
-    real = A.chat
+    from engine.util.modelclient import ModelClient, ReplyError
+    real = ModelClient.request
     calls = {"n": 0}
 
-    def dying(settings, prompt):
+    def dying(self, body, until):
         calls["n"] += 1
         if calls["n"] > 3:
-            raise ConnectionRefusedError(111, "Connection refused")
-        return real(settings, prompt)
+            raise ReplyError("ConnectionRefusedError: [Errno 111] Connection refused")
+        return real(self, body, until)
 
     answers, nug = campaign_answers(camp), current_nuggets(camp)
     with TruthEndpoint(camp, error=0.0) as ep:
-        monkeypatch.setattr(A, "chat", dying)
+        monkeypatch.setattr(ModelClient, "request", dying)
         first = auto_assign(camp, "auto", _settings(ep.url, retries=0), answers, nug, batch=2, stop_after=1)
         assert first.stopped and 0 < first.labelled < first.items
-        monkeypatch.setattr(A, "chat", real)
+        monkeypatch.setattr(ModelClient, "request", real)
         second = auto_assign(camp, "auto", _settings(ep.url), answers, nug, batch=2)
     assert second.already == first.labelled and second.labelled == first.items - first.labelled
     recs = [r for r in read_records(assign_path(camp, "auto"), _check_assign) if r["op"] == "assign"]

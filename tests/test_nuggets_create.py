@@ -33,7 +33,7 @@ def test_creation_recovers_true_nuggets_and_replays_from_cache(tmp_path):
             mine = got[got["topic"] == t]
             assert dict(zip(mine["text"], mine["importance"])) == dict(zip(g["text"], g["importance"]))
         assert set(got["provenance"]) == {"llm"} and set(got["model"]) == {"fake"}
-        assert set(got["prompt_version"]) == {"nugget-create-v1"}
+        assert set(got["prompt_version"]) == {"nugget-create-v2"}
         again = create_nuggets(root, s, passages, queries, window=3, batch=4)
         assert sorted(again.skipped) == sorted(passages) and again.calls == 0
         calls = ep.calls

@@ -2,6 +2,7 @@
 (TREC RAG style nugget evaluation; docs/rag.md)."""
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 
@@ -122,8 +123,8 @@ def register(sub) -> None:
     au.add_argument("--source", default=None, help="source name (default llm-MODEL)")
     au.add_argument("--batch", type=int, default=10, help="nuggets per request (default 10)")
     au.add_argument("--support", action="store_true", help="also label each citation's support")
-    au.add_argument("--stop-after", type=int, default=3,
-                    help="stop after this many requests in a row fail on transport errors (default 3)")
+    au.add_argument("--stop-after", type=int, dest="max_failures", default=argparse.SUPPRESS,
+                    help="the same as --max-failures")
     au.set_defaults(func=run_auto)
 
     sc = ns.add_parser("scores", help="nugget leaderboard: strict_vital, strict_all, vital, all, weighted per run")
@@ -183,9 +184,11 @@ def _endpoint_options(p) -> None:
 
 
 def _settings(args):
-    from engine.judging.auto import JudgeSettings
-    return JudgeSettings(args.endpoint, args.model, concurrency=args.concurrency, retries=args.retries,
-                         backoff=args.backoff, timeout=args.timeout, api_key=os.environ.get(args.api_key_env) or None)
+    from engine.judging.auto import JudgeSettings, check_settings
+    from .model_options import model_settings
+    st = JudgeSettings(**model_settings(args))
+    check_settings(st)
+    return st
 
 
 def _warn(w: Warnings) -> None:
@@ -344,11 +347,11 @@ def run_auto(args) -> int:
             last[0] = now
             print(f"  {done}/{total} requests", file=sys.stderr)
 
-    res = auto_assign(root, source, st, answers, nug, batch=args.batch, stop_after=args.stop_after, progress=progress)
+    res = auto_assign(root, source, st, answers, nug, batch=args.batch, progress=progress)
     _report(f"assignments -> source {source}", res)
     if args.support and not res.stopped:
         passages = {k: f"{v.get('title', '')}\n{v.get('text', '')}".strip() for k, v in read_docs(root).items()}
-        sres = auto_support(root, source, st, answers, passages, stop_after=args.stop_after, progress=progress)
+        sres = auto_support(root, source, st, answers, passages, progress=progress)
         _report(f"citation support -> source {source}", sres)
         res = sres if sres.stopped or sres.failed else res
     _warn(w)
@@ -455,8 +458,12 @@ def run_create(args) -> int:
     print(f"{made} nuggets for {len(res.created)} topic(s) (provenance llm, model {args.model}); "
           f"{len(res.skipped)} topic(s) already had nuggets; {res.calls} requests, {res.from_cache} from the cache, "
           f"{res.unparsed} unparseable; tokens {res.prompt_tokens:,} + {res.completion_tokens:,}")
-    for t, reason in res.failed:
+    for t, reason in res.failed[:10]:
         print(f"  topic {t}: not created ({reason}); rerun to resume", file=sys.stderr)
+    if len(res.failed) > 10:
+        print(f"  … and {len(res.failed) - 10} more topic(s) not created", file=sys.stderr)
+    if res.stopped:
+        print(f"  {res.stopped}", file=sys.stderr)
     _warn(w)
     return 1 if res.failed else 0
 

@@ -34,14 +34,12 @@ def register_actions(jsub) -> None:
     add_model_options(a)
     a.add_argument("--prompt", default=None, help="prompt template file ({query} {description} {narrative} "
                                                   "{passage}); default: the UMBRELA-style prompt")
-    a.add_argument("--prompt-version", default=None, help="label stored with each grade (default: umbrela-v1 "
+    a.add_argument("--prompt-version", default=None, help="label stored with each grade (default: umbrela-v2 "
                                                            "or the prompt file's hash)")
     a.add_argument("--source", default=None, help="source name (default llm-MODEL)")
     a.add_argument("--pool", default=None, help="judge pools/pool-NAME.tsv (default: the newest pool)")
     a.add_argument("--depth", type=int, default=None, help="judge the depth-K pool of the pooled runs")
     a.add_argument("--topic", action="append", dest="topics")
-    a.add_argument("--max-failures", type=int, default=10,
-                   help="stop after this many failed requests in a row (default 10; 0: never stop)")
     a.add_argument("--judge-empty", action="store_true",
                    help="also ask for documents without text (default: not sent, counted)")
     a.add_argument("--max-tokens", type=int, default=200)
@@ -122,8 +120,7 @@ def run_auto(args) -> int:
         raise CranfieldError(f"--grade-map maps to grade(s) {bad} that campaign.yaml relevance.scale does not list")
     st = JudgeSettings(**model_settings(args), prompt=text, prompt_version=prompt_version_of(text, args.prompt_version),
                        max_tokens=args.max_tokens, grades=grades, grade_map=gmap,
-                       scale=tuple(sorted(camp.scale())), max_failures=args.max_failures,
-                       judge_empty=args.judge_empty)
+                       scale=tuple(sorted(camp.scale())), judge_empty=args.judge_empty)
     check_settings(st)
     source = args.source or "llm-" + "".join(c if c.isalnum() or c in "._-" else "-" for c in args.model)
     pairs = pooled_pairs(camp, args.pool, args.depth, args.topics)
@@ -152,8 +149,7 @@ def run_auto(args) -> int:
           + (f"; tokens used: {res.prompt_tokens:,} prompt, {res.completion_tokens:,} completion"
              if res.prompt_tokens else ""))
     if res.stopped:
-        print(f"stopped early: the endpoint failed {st.max_failures} times in a row ({res.not_tried} pair(s) not "
-              f"tried; rerun to continue, --max-failures to change)", file=err)
+        print(f"{res.stop_reason} ({res.not_tried} pair(s) not tried)", file=err)
     if res.failed or res.stopped:
         print(f"{len(res.failed)} pair(s) not judged after {st.retries} retries (see "
               f"judgments/sources/{source}.errors.jsonl; rerun to try again):", file=err)

@@ -1,9 +1,10 @@
 """Automatic relevance judging through any OpenAI-compatible chat endpoint (vLLM, llama.cpp server,
-Ollama, hosted APIs), standard library only (urllib + concurrent.futures).
+Ollama, hosted APIs), through the one model client (`engine.util.modelclient`) with prompts built by
+`engine.util.prompts` (every field a tagged block).
 
 `run_auto_judge` sends each pooled (topic, document) of a campaign with a prompt (default: the
 UMBRELA-style prompt below, grades 0-3), in parallel up to `concurrency` requests, retrying failed
-requests with exponential backoff. Every answer is appended durably, as it arrives, to
+requests with exponential backoff (the client bounds, retries and refuses; docs/reliability.md). Every answer is appended durably, as it arrives, to
 - the cache `.cranfield-cache/autojudge.jsonl`, keyed by (topic, document, prompt, model), and
 - the source's log `judgments/sources/NAME.jsonl` (kind auto, model, prompt version, cache key),
 so a rerun costs nothing and a killed run resumes where it stopped, without duplicates. An answer
@@ -13,15 +14,9 @@ never guessed. Documented in docs/judgment-sources.md.
 from __future__ import annotations
 
 import hashlib
-import http.client
 import json
-import math
 import re
-import socket
 import threading
-import time
-import urllib.error
-import urllib.request
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,29 +25,13 @@ from typing import Callable
 import pandas as pd
 
 from ..errors import CranfieldError
+from ..util import prompts
+from ..util.modelclient import (DEFAULT_DEADLINE, DEFAULT_MAX_BYTES, DEFAULT_MAX_FAILURES, ModelClient,
+    check_client)
 
-# The default prompt follows UMBRELA (Upadhyay et al. 2024), itself after Thomas et al. (2024):
-# a 0-3 scale, a reasoning recipe, and a final line `##final score: N` that is parsed.
-DEFAULT_PROMPT_VERSION = "umbrela-v1"
-DEFAULT_PROMPT = """Given a query and a passage, you must provide a score on an integer scale of 0 to 3 with the following meanings:
-0 = represent that the passage has nothing to do with the query,
-1 = represents that the passage seems related to the query but does not answer it,
-2 = represents that the passage has some answer for the query, but the answer may be a bit unclear, or hidden amongst extraneous information and
-3 = represents that the passage is dedicated to the query and contains the exact answer.
-
-Important Instruction: Assign category 1 if the passage is somewhat related to the topic but not completely, category 2 if passage presents something very important related to the entire topic but also has some extra information and category 3 if the passage only and entirely refers to the topic. If none of the above satisfies give it category 0.
-
-Query: {query}
-Description: {description}
-Narrative: {narrative}
-Passage: {passage}
-
-Split this problem into steps:
-Consider the underlying intent of the search.
-Measure how well the content matches a likely intent of the query (M).
-Measure how trustworthy the passage is (T).
-Consider the aspects above and the relative importance of each, and decide on a final score (O). Final score must be an integer value only.
-Do not provide any code in result. Provide each score in the format of: ##final score: score without providing any reasoning."""
+# The default prompt (UMBRELA, grades 0-3, `##final score: N`) lives with the other prompts.
+DEFAULT_PROMPT_VERSION = prompts.RELEVANCE_VERSION
+DEFAULT_PROMPT = prompts.RELEVANCE
 
 _FINAL_RE = re.compile(r"##\s*final\s+score\s*:\s*\**\s*(-?\d+)", re.I)
 _BARE_RE = re.compile(r"^\s*\**\s*(-?\d+)\s*\**\s*\.?\s*$")
@@ -70,15 +49,17 @@ class JudgeSettings:
     concurrency: int = 4
     retries: int = 3                 # extra attempts after a failed request or an unparseable answer
     backoff: float = 1.0             # seconds before the first retry, doubled each time (capped at 30 s)
-    timeout: float = 60.0            # seconds for a whole call (connect, send, answer), not per read
+    timeout: float = 60.0            # seconds for one request (connect, send, answer), not per read
     max_tokens: int = 200
     temperature: float = 0.0
     api_key: str | None = None
     grades: tuple[int, ...] = (0, 1, 2, 3)
     grade_map: dict = field(default_factory=dict)   # the model's grade -> the campaign's (e.g. {3: 2})
     scale: tuple[int, ...] | None = None  # grades that may be stored (default: the campaign's scale)
-    max_failures: int = 10           # stop after this many failed requests in a row (0: never)
+    max_failures: int = DEFAULT_MAX_FAILURES  # stop after this many failed requests in a row (0: never)
     judge_empty: bool = False        # also ask for pairs whose document has no text
+    deadline: float = DEFAULT_DEADLINE  # seconds for one call, its retries and waits included
+    max_bytes: int = DEFAULT_MAX_BYTES  # a longer reply is refused while read
 
 
 @dataclass
@@ -93,13 +74,14 @@ class AutoJudgeResult:
     failed: list = field(default_factory=list)   # (topic, doc, reason) given up after all retries
     empty: int = 0                   # pairs not asked: the document has no text (judge_empty off)
     stopped: bool = False            # stopped early: the endpoint failed max_failures times in a row
+    stop_reason: str | None = None   # why, in a sentence
     not_tried: int = 0               # pairs left when the run stopped early
     prompt_tokens: int = 0
     completion_tokens: int = 0
 
 
 def prompt_version_of(text: str, given: str | None = None) -> str:
-    """The prompt's version: the given label, `umbrela-v1` for the default, else file:<sha256[:12]>."""
+    """The prompt's version: the given label, `umbrela-v2` for the default, else file:<sha256[:12]>."""
     if given:
         return given
     if text == DEFAULT_PROMPT:
@@ -115,10 +97,9 @@ def cache_key(topic: str, doc: str, prompt: str, model: str) -> str:
 
 
 def render(template: str, topic: dict, passage: str) -> str:
-    """Fill the prompt's {query}, {description}, {narrative}, {passage} (other braces are kept)."""
-    vals = {"query": topic.get("title", ""), "description": topic.get("description", ""),
-            "narrative": topic.get("narrative", ""), "passage": passage, "topic": topic.get("topic", "")}
-    return re.sub(r"\{(query|description|narrative|passage|topic)\}", lambda m: str(vals[m.group(1)]), template)
+    """The prompt: the template's {query}, {description}, {narrative}, {passage}, {topic} as tagged
+    blocks, filled in one pass (other braces are kept)."""
+    return prompts.relevance(template, topic, passage)
 
 
 def parse_grade(answer: str, grades=(0, 1, 2, 3)) -> int | None:
@@ -142,108 +123,21 @@ def estimate_tokens(text: str) -> int:
     return max(1, (len(text) + 3) // 4)
 
 
-def chat_url(endpoint: str) -> str:
-    e = endpoint.rstrip("/")
-    if e.endswith("/chat/completions"):
-        return e
-    if not e.endswith("/v1"):
-        e += "/v1"
-    return e + "/chat/completions"
-
-
-class _Deadline:
-    """A connection whose socket is shut down when the call's total deadline passes (a server that
-    drips a byte every few seconds cannot hold a call past --timeout)."""
-
-    deadline: float = 0.0
-    expired: list = []
-
-    def connect(self):
-        super().connect()
-        left = self.deadline - time.monotonic()
-        sock = self.sock
-
-        def expire():
-            self.expired.append(True)
-            try:
-                sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-        self._timer = threading.Timer(max(0.0, left), expire)
-        self._timer.daemon = True
-        self._timer.start()
-        self.timers.append(self._timer)
-
-
-def _opener(deadline: float):
-    """A urllib opener (proxies honoured) whose connections expire at `deadline` (time.monotonic)."""
-    timers: list = []
-    expired: list = []
-    attrs = {"deadline": deadline, "timers": timers, "expired": expired}
-    conn = type("_C", (_Deadline, http.client.HTTPConnection), attrs)
-    sconn = type("_S", (_Deadline, http.client.HTTPSConnection), attrs)
-
-    class H(urllib.request.HTTPHandler):
-        def http_open(self, req):
-            return self.do_open(conn, req)
-
-    class HS(urllib.request.HTTPSHandler):
-        def https_open(self, req):
-            return self.do_open(sconn, req, context=self._context)
-    return urllib.request.build_opener(H, HS), timers, expired
-
-
-# every way a call can fail on the wire or in the answer: a retried, then recorded, failure
-CALL_ERRORS = (urllib.error.URLError, OSError, http.client.HTTPException, ValueError, KeyError, IndexError,
-               TypeError, AttributeError, OverflowError)
-
-
-def chat(settings: JudgeSettings, prompt: str) -> tuple[str, dict]:
-    """One chat completion within `settings.timeout` seconds in all: (answer text, usage).
-    Raises one of CALL_ERRORS on failure (TimeoutError when the deadline passes)."""
-    body = json.dumps({"model": settings.model, "messages": [{"role": "user", "content": prompt}],
-                       "temperature": settings.temperature, "max_tokens": settings.max_tokens}).encode("utf-8")
-    headers = {"Content-Type": "application/json"}
-    if settings.api_key:
-        headers["Authorization"] = f"Bearer {settings.api_key}"
-    req = urllib.request.Request(chat_url(settings.endpoint), data=body, headers=headers, method="POST")
-    opener, timers, expired = _opener(time.monotonic() + settings.timeout)
-    try:
-        with opener.open(req, timeout=settings.timeout) as resp:
-            raw = resp.read()
-    except CALL_ERRORS:
-        if expired:
-            raise TimeoutError(f"no complete answer within the deadline of {settings.timeout:g} s "
-                               f"(--timeout)") from None
-        raise
-    finally:
-        for t in timers:
-            t.cancel()
-    if expired:
-        raise TimeoutError(f"no complete answer within the deadline of {settings.timeout:g} s (--timeout)")
-    data = json.loads(raw.decode("utf-8"))
-    text = data["choices"][0]["message"]["content"]
-    usage = data.get("usage")
-    return str(text or ""), dict(usage) if isinstance(usage, dict) else {}
-
-
-def _tokens(v) -> int:
-    """A usage count as reported, or 0 when it is not a finite number >= 0 (never an error)."""
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
-        return 0
-    return int(v)
+def client_of(settings: JudgeSettings, max_failures: int | None = None) -> ModelClient:
+    """The model client for these settings (one per run: its early stop is shared by the run's calls)."""
+    return ModelClient(settings.endpoint, settings.model, api_key=settings.api_key, timeout=settings.timeout,
+                       deadline=settings.deadline, retries=settings.retries, backoff=settings.backoff,
+                       max_bytes=settings.max_bytes,
+                       max_failures=settings.max_failures if max_failures is None else max_failures,
+                       max_tokens=settings.max_tokens, temperature=settings.temperature)
 
 
 def check_settings(settings: JudgeSettings) -> None:
     """Refuse settings no run can work with (a clear message naming the option)."""
     if settings.concurrency < 1:
         raise CranfieldError("--concurrency must be at least 1")
-    if not (isinstance(settings.timeout, (int, float)) and math.isfinite(settings.timeout) and settings.timeout > 0):
-        raise CranfieldError(f"--timeout {settings.timeout}: give a positive number of seconds for a whole call")
-    if settings.retries < 0:
-        raise CranfieldError("--retries must be 0 or more")
-    if not (math.isfinite(settings.backoff) and settings.backoff >= 0):
-        raise CranfieldError("--backoff must be a number of seconds >= 0")
+    check_client(settings.endpoint, settings.timeout, settings.deadline, settings.retries, settings.backoff,
+                 settings.max_bytes, settings.max_failures)
 
 
 # ---------------------------------------------------------------------------- campaign side
@@ -376,8 +270,7 @@ def run_auto_judge(camp, source: str, settings: JudgeSettings, pairs: pd.DataFra
     err_p = sources_dir(camp.root) / f"{source}.errors.jsonl"
     cache_p = camp.path("cache", CACHE_NAME)
     lock = threading.Lock()
-    stop = threading.Event()
-    in_a_row = [0]
+    client = client_of(settings)
     base = {"assessor": source, "source": source, "kind": "auto", "model": settings.model,
             "prompt_version": settings.prompt_version, "endpoint": settings.endpoint, "op": "judge"}
 
@@ -408,66 +301,43 @@ def run_auto_judge(camp, source: str, settings: JudgeSettings, pairs: pd.DataFra
                                 "ts": now_ts(), "seconds": None, "cached": True} for t, d, k, g, _ in pl_cached])
         res.from_cache = len(pl_cached)
 
-    def failed_call(ok: bool) -> None:
-        with lock:
-            in_a_row[0] = 0 if ok else in_a_row[0] + 1
-            if settings.max_failures and in_a_row[0] >= settings.max_failures:
-                stop.set()
-
     def one(item):
         t, d, key, prompt = item
-        attempt = 0
-        while True:
-            if stop.is_set():
-                with lock:
+
+        def failure(attempt: int, reason: str, answer: str | None) -> None:
+            rec = {"topic": t, "doc": d, "key": key, "model": settings.model, "attempt": attempt,
+                   "error": reason[:500], "ts": now_ts()}
+            if answer is not None:
+                rec["answer"] = answer[-2000:]
+            append_records(err_p, [rec])
+
+        out = client.ask(prompt, lambda a: parse_grade(a, settings.grades), failure)
+        with lock:
+            res.calls += out.requests
+            res.http_errors += out.transport_failures
+            res.unparsed += out.parse_failures
+            res.prompt_tokens += out.prompt_tokens
+            res.completion_tokens += out.completion_tokens
+        if not out.ok:
+            with lock:
+                if out.stopped and not out.requests:
                     res.not_tried += 1
-                return
-            t0 = time.monotonic()
-            reason = None
-            retry = True
-            try:
-                answer, usage = chat(settings, prompt)
-                failed_call(True)
-                with lock:
-                    res.calls += 1
-                    res.prompt_tokens += _tokens(usage.get("prompt_tokens"))
-                    res.completion_tokens += _tokens(usage.get("completion_tokens"))
-                g = parse_grade(answer, settings.grades)
-                if g is not None and off_scale(g):
-                    reason, retry = off_scale(g), False
-                    append_records(err_p, [{"topic": t, "doc": d, "key": key, "model": settings.model,
-                                            "attempt": attempt + 1, "error": reason, "answer": answer[-2000:],
-                                            "ts": now_ts()}])
-                elif g is not None:
-                    secs = round(time.monotonic() - t0, 3)
-                    append_records(cache_p, [{"key": key, "topic": t, "doc": d, "model": settings.model,
-                                              "prompt_version": settings.prompt_version, "grade": g,
-                                              "answer": answer[-2000:], "ts": now_ts()}])
-                    record(t, d, key, g, answer, secs)
-                    with lock:
-                        res.judged += 1
-                    return
                 else:
-                    reason = "unparseable answer"
-                    with lock:
-                        res.unparsed += 1
-                    append_records(err_p, [{"topic": t, "doc": d, "key": key, "model": settings.model,
-                                            "attempt": attempt + 1, "error": reason, "answer": answer[-2000:],
-                                            "ts": now_ts()}])
-            except CALL_ERRORS as exc:
-                failed_call(False)
-                reason = f"request failed: {getattr(exc, 'code', '')} {type(exc).__name__}: {exc}".replace("  ", " ")
-                with lock:
-                    res.calls += 1
-                    res.http_errors += 1
-                append_records(err_p, [{"topic": t, "doc": d, "key": key, "model": settings.model, "attempt": attempt + 1,
-                                        "error": reason[:500], "ts": now_ts()}])
-            attempt += 1
-            if not retry or attempt > settings.retries or stop.is_set():
-                with lock:
-                    res.failed.append((t, d, reason))
-                return
-            time.sleep(min(30.0, settings.backoff * 2 ** (attempt - 1)))
+                    res.failed.append((t, d, out.reason))
+            return
+        g = out.value
+        why = off_scale(g)
+        if why:                      # a refusal, not retried: the model answered, off the campaign's scale
+            failure(out.requests, why, out.text)
+            with lock:
+                res.failed.append((t, d, why))
+            return
+        append_records(cache_p, [{"key": key, "topic": t, "doc": d, "model": settings.model,
+                                  "prompt_version": settings.prompt_version, "grade": g,
+                                  "answer": out.text[-2000:], "ts": now_ts()}])
+        record(t, d, key, g, out.text, out.seconds)
+        with lock:
+            res.judged += 1
 
     n = len(pl.pairs)
     done = 0
@@ -481,5 +351,6 @@ def run_auto_judge(camp, source: str, settings: JudgeSettings, pairs: pd.DataFra
                 done += 1
                 if progress:
                     progress(done, n, res)
-    res.stopped = stop.is_set()
+    res.stopped = client.stopped is not None
+    res.stop_reason = client.stopped
     return res

@@ -1,15 +1,16 @@
 """Automatic nugget assignment and citation support through the automatic judge's endpoint.
 
-The calls go through `engine.judging.auto.chat` (the one HTTP client: any OpenAI-compatible chat
-endpoint) with its settings (`JudgeSettings`: model, timeout, retries, backoff, concurrency). As
+The calls go through the one model client (`engine.util.modelclient`: any OpenAI-compatible chat
+endpoint; bounded, retried, refused as docs/reliability.md says) with the automatic judge's settings
+(`JudgeSettings`), and the prompts are built by `engine.util.prompts` (every field a tagged block). As
 AutoNuggetizer does, one call assigns up to `batch` nuggets of one answer: the prompt lists them,
 numbered, and the model answers a list of labels (support / partial_support / not_support), one per
 nugget; an answer whose list does not have one valid label per nugget is recorded in
 `nuggets/assign/SOURCE.errors.jsonl` and asked again, never guessed.
 Every label is appended as it arrives to the cache `.cranfield-cache/nugget-assign.jsonl` (keyed by
 topic, answer text, nugget text, prompt and model) and to the source's log, so a rerun costs nothing
-and a killed run resumes without duplicates. After `stop_after` consecutive items fail on transport
-errors (a dead endpoint), the run stops early and says so.
+and a killed run resumes without duplicates. After `stop_after` (default: the settings' `max_failures`)
+failed requests in a row (a dead endpoint), the run stops early and says why.
 """
 from __future__ import annotations
 
@@ -18,7 +19,6 @@ import json
 import re
 import threading
 import time
-import urllib.error
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,39 +27,17 @@ from typing import Callable
 import pandas as pd
 
 from ..errors import CranfieldError
-from ..judging.auto import JudgeSettings, read_cache_lines, chat
+from ..judging.auto import JudgeSettings, check_settings, client_of, read_cache_lines
+from ..util import prompts
 from ..judgments.log import append_records, now_ts
 from .answers import Answer
 from .scores import LABELS
 from .store import _check_assign, _check_support, assign_path, read_records, support_path
 
-ASSIGN_PROMPT_VERSION = "nugget-assign-v1"
-ASSIGN_PROMPT = """You judge whether an answer to a question contains given facts (nuggets).
-For each numbered nugget, decide:
-support = the answer states the nugget fully,
-partial_support = the answer states part of the nugget or only implies it,
-not_support = the answer does not state it.
-
-Question: {query}
-
-Answer: {answer}
-
-Nuggets:
-{nuggets}
-
-Reply with only a list of {count} labels, one per nugget in the order given, for example ["support", "not_support"]."""
-
-SUPPORT_PROMPT_VERSION = "citation-support-v1"
-SUPPORT_PROMPT = """Does the passage support the sentence?
-support = the passage states everything the sentence says,
-partial_support = the passage states part of it,
-not_support = the passage does not state it.
-
-Sentence: {sentence}
-
-Passage: {passage}
-
-Reply with one label: ["support"], ["partial_support"] or ["not_support"]."""
+ASSIGN_PROMPT_VERSION = prompts.ASSIGN_VERSION
+ASSIGN_PROMPT = prompts.ASSIGN
+SUPPORT_PROMPT_VERSION = prompts.SUPPORT_VERSION
+SUPPORT_PROMPT = prompts.SUPPORT
 
 CACHE_NAME = "nugget-assign.jsonl"
 _LIST_RE = re.compile(r"\[([^\[\]]*)\]")
@@ -125,64 +103,44 @@ def _cached(root) -> dict[str, str]:
 
 
 def _execute(root, tasks: list[_Task], log_p: Path, settings: JudgeSettings, base: dict,
-             res: AutoResult, stop_after: int,
+             res: AutoResult, stop_after: int | None,
              progress: Callable[[int, int, AutoResult], None] | None) -> AutoResult:
     """Ask for each task's labels (parallel, retried); append each to the cache and the log."""
-    if settings.concurrency < 1:
-        raise CranfieldError("--concurrency must be at least 1")
+    check_settings(settings)
     cache_p = _cache_path(root)
     err_p = log_p.with_name(log_p.stem + ".errors.jsonl")
     lock = threading.Lock()
-    stop = threading.Event()
-    state = {"dead": 0, "done": 0}
+    client = client_of(settings, stop_after)
+    state = {"done": 0}
     t0 = time.monotonic()
 
     def one(task: _Task) -> None:
-        attempt = 0
-        while not stop.is_set():
-            transport = False
-            t1 = time.monotonic()
-            try:
-                answer, usage = chat(settings, task.prompt)
+        def failure(attempt: int, reason: str, answer: str | None) -> None:
+            rec = {"keys": task.keys, "error": reason, "attempt": attempt, "ts": now_ts()}
+            if answer is not None:
+                rec["answer"] = answer[-2000:]
+            append_records(err_p, [rec])
+
+        out = client.ask(task.prompt, lambda a: parse_labels(a, len(task.keys)), failure)
+        with lock:
+            res.calls += out.requests
+            res.http_errors += out.transport_failures
+            res.unparsed += out.parse_failures
+            res.prompt_tokens += out.prompt_tokens
+            res.completion_tokens += out.completion_tokens
+        if not out.ok:
+            if out.requests:
                 with lock:
-                    res.calls += 1
-                    res.prompt_tokens += int(usage.get("prompt_tokens") or 0)
-                    res.completion_tokens += int(usage.get("completion_tokens") or 0)
-                labels = parse_labels(answer, len(task.keys))
-                if labels is not None:
-                    secs = round((time.monotonic() - t1) / len(labels), 3)
-                    append_records(cache_p, [{"key": k, "label": lab, "model": settings.model, "ts": now_ts()}
-                                             for k, lab in zip(task.keys, labels)])
-                    append_records(log_p, [{**m, "label": lab, **base, "key": k, "ts": now_ts(), "seconds": secs}
-                                           for k, m, lab in zip(task.keys, task.meta, labels)])
-                    with lock:
-                        res.labelled += len(labels)
-                        state["dead"] = 0
-                    return
-                reason = "unparseable answer"
-                with lock:
-                    res.unparsed += 1
-                append_records(err_p, [{"keys": task.keys, "error": reason, "answer": answer[-2000:],
-                                        "attempt": attempt + 1, "ts": now_ts()}])
-            except (urllib.error.URLError, OSError, ValueError, KeyError, IndexError, TypeError) as exc:
-                transport = True
-                reason = f"request failed: {exc}"[:500]
-                with lock:
-                    res.calls += 1
-                    res.http_errors += 1
-                append_records(err_p, [{"keys": task.keys, "error": reason, "attempt": attempt + 1, "ts": now_ts()}])
-            attempt += 1
-            if attempt > settings.retries:
-                with lock:
-                    res.failed.append((task.meta[0].get("run"), task.meta[0].get("topic"), reason))
-                    if transport:
-                        state["dead"] += 1
-                        if state["dead"] >= stop_after and not stop.is_set():
-                            res.stopped = (f"{state['dead']} requests in a row failed ({reason}); the endpoint "
-                                           f"seems down, stopped early; rerun to resume")
-                            stop.set()
-                return
-            stop.wait(min(30.0, settings.backoff * 2 ** (attempt - 1)))
+                    res.failed.append((task.meta[0].get("run"), task.meta[0].get("topic"), out.reason))
+            return
+        labels = out.value
+        secs = round(out.seconds / len(labels), 3)
+        append_records(cache_p, [{"key": k, "label": lab, "model": settings.model, "ts": now_ts()}
+                                 for k, lab in zip(task.keys, labels)])
+        append_records(log_p, [{**m, "label": lab, **base, "key": k, "ts": now_ts(), "seconds": secs}
+                               for k, m, lab in zip(task.keys, task.meta, labels)])
+        with lock:
+            res.labelled += len(labels)
 
     if progress:
         progress(0, len(tasks), res)
@@ -194,6 +152,7 @@ def _execute(root, tasks: list[_Task], log_p: Path, settings: JudgeSettings, bas
             if progress:
                 progress(state["done"], len(tasks), res)
     res.seconds = time.monotonic() - t0
+    res.stopped = client.stopped
     return res
 
 
@@ -217,7 +176,7 @@ def _split_done(root, log_p: Path, check, keyed: list[tuple[str, dict]], res: Au
 
 
 def auto_assign(root, source: str, settings: JudgeSettings, answers: list[Answer], nuggets: pd.DataFrame,
-                batch: int = 10, stop_after: int = 3, prompt: str = ASSIGN_PROMPT,
+                batch: int = 10, stop_after: int | None = None, prompt: str = ASSIGN_PROMPT,
                 prompt_version: str = ASSIGN_PROMPT_VERSION,
                 progress: Callable[[int, int, AutoResult], None] | None = None, dry_run: bool = False) -> AutoResult:
     """Assign every nugget of each answer's topic through the endpoint into source `source`."""
@@ -249,29 +208,27 @@ def auto_assign(root, source: str, settings: JudgeSettings, answers: list[Answer
         for i in range(0, len(items), batch):
             part = items[i:i + batch]
             a = info[part[0][0]][0]
-            lines = "\n".join(f"{j + 1}. {info[k][1]}" for j, (k, _) in enumerate(part))
-            p = (prompt.replace("{query}", a.query or a.topic).replace("{answer}", a.text)
-                 .replace("{nuggets}", lines).replace("{count}", str(len(part))))
+            p = prompts.assign(prompt, a.query or a.topic, a.text, [info[k][1] for k, _ in part])
             tasks.append(_Task([k for k, _ in part], [m for _, m in part], p))
     return _execute(root, tasks, log_p, settings, base, res, stop_after, progress)
 
 
 def auto_support(root, source: str, settings: JudgeSettings, answers: list[Answer], passages: dict[str, str],
-                 stop_after: int = 3, prompt: str = SUPPORT_PROMPT, prompt_version: str = SUPPORT_PROMPT_VERSION,
+                 stop_after: int | None = None, prompt: str = SUPPORT_PROMPT, prompt_version: str = SUPPORT_PROMPT_VERSION,
                  progress: Callable[[int, int, AutoResult], None] | None = None) -> AutoResult:
     """Label each (sentence, cited passage) as support / partial_support / not_support into `source`."""
     log_p = support_path(root, source)
     base = {"op": "support", "assessor": source, "kind": "llm", "model": settings.model,
             "prompt_version": prompt_version, "endpoint": settings.endpoint}
-    keyed, prompts = [], {}
+    keyed, texts = [], {}
     for a in answers:
         for i, s in enumerate(a.sentences):
             for c in s.citations:
                 d = a.references[c]
                 k = key_of("support", s.text, d, prompt, settings.model)
                 keyed.append((k, {"run": a.run, "topic": a.topic, "sentence": i, "doc": d}))
-                prompts[k] = prompt.replace("{sentence}", s.text).replace("{passage}", passages.get(d, ""))
+                texts[k] = prompts.support(prompt, s.text, passages.get(d, ""))
     res = AutoResult(items=len(keyed))
     todo = _split_done(root, log_p, _check_support, keyed, res, base)
-    tasks = [_Task([k], [m], prompts[k]) for k, m in todo]
+    tasks = [_Task([k], [m], texts[k]) for k, m in todo]
     return _execute(root, tasks, log_p, settings, base, res, stop_after, progress)

@@ -4,46 +4,28 @@ passages, and replies the updated list (at most `max_nuggets`); then the nuggets
 okay in batches of `batch`. Every reply is cached (`.cranfield-cache/nugget-create.jsonl`, keyed by the
 prompt and the model), so a rerun or a resumed run replays the steps already answered without a request.
 The nuggets go to the nugget store with provenance `llm` (model, prompt version), ready for people to
-edit (they then become post-edited). A reply that does not parse is retried, never guessed."""
+edit (they then become post-edited). A reply that does not parse is retried, never guessed. The calls go
+through the one model client (`engine.util.modelclient`); after `max_failures` failed requests in a row
+the run stops early and says why. The prompts are built by `engine.util.prompts` (every field a block)."""
 from __future__ import annotations
 
 import json
 import re
-import time
-import urllib.error
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import CranfieldError
-from ..judging.auto import JudgeSettings, read_cache_lines, chat
+from ..judging.auto import JudgeSettings, check_settings, client_of, read_cache_lines
+from ..util import prompts
 from ..judgments.log import append_records, now_ts
 from .auto import key_of
 from .store import add_nuggets, current_nuggets
 
-CREATE_PROMPT_VERSION = "nugget-create-v1"
-CREATE_PROMPT = """Update a list of nuggets: atomic facts that a good answer to the question should contain.
-Keep the nuggets found so far, add the new facts the passages state, at most {max} nuggets in all, each
-one short sentence.
-
-Question: {query}
-
-Nuggets so far:
-{nuggets}
-
-Passages:
-{passages}
-
-Reply with only the updated list as a JSON list of strings."""
-
-IMPORTANCE_PROMPT = """Label each nugget vital (a good answer must contain it) or okay (good to have).
-
-Question: {query}
-
-Nuggets:
-{nuggets}
-
-Reply with only a list of {count} labels, one per nugget in the order given, for example ["vital", "okay"]."""
+CREATE_PROMPT_VERSION = prompts.CREATE_VERSION
+CREATE_PROMPT = prompts.CREATE
+IMPORTANCE_PROMPT = prompts.IMPORTANCE
 
 CACHE_NAME = "nugget-create.jsonl"
 _LIST_RE = re.compile(r"\[[^\[\]]*\]", re.S)
@@ -84,6 +66,8 @@ class CreateResult:
     from_cache: int = 0
     unparsed: int = 0
     failed: list = field(default_factory=list)      # (topic, reason)
+    http_errors: int = 0
+    stopped: str | None = None                      # why the run stopped early
     prompt_tokens: int = 0
     completion_tokens: int = 0
 
@@ -100,38 +84,34 @@ def create_nuggets(root, settings: JudgeSettings, passages: dict[str, list[str]]
     """Create nuggets for each topic of `passages` (topic -> passage texts) and store them."""
     if window < 1 or batch < 1 or max_nuggets < 1:
         raise CranfieldError("--window, --batch and --max-nuggets must be at least 1")
+    check_settings(settings)
     cache_p, cache = _cache(root)
     have = set(current_nuggets(root)["topic"])
     res = CreateResult(topics=len(passages))
+
+    client = client_of(settings)
+    lock = threading.Lock()
 
     def ask(prompt: str, parse):
         key = key_of("create", prompt, settings.model)
         if key in cache:
             got = parse(cache[key])
             if got is not None:
-                res.from_cache += 1
+                with lock:
+                    res.from_cache += 1
                 return got
-        reason = ""
-        for attempt in range(settings.retries + 1):
-            if attempt:
-                time.sleep(min(30.0, settings.backoff * 2 ** (attempt - 1)))
-            try:
-                reply, usage = chat(settings, prompt)
-            except (urllib.error.URLError, OSError, ValueError, KeyError, IndexError, TypeError) as exc:
-                res.calls += 1
-                reason = f"request failed: {exc}"[:300]
-                continue
-            res.calls += 1
-            res.prompt_tokens += int(usage.get("prompt_tokens") or 0)
-            res.completion_tokens += int(usage.get("completion_tokens") or 0)
-            got = parse(reply)
-            if got is not None:
-                append_records(cache_p, [{"key": key, "model": settings.model, "reply": reply, "ts": now_ts()}])
-                cache[key] = reply
-                return got
-            res.unparsed += 1
-            reason = "unparseable reply"
-        raise CranfieldError(reason)
+        out = client.ask(prompt, parse)
+        with lock:
+            res.calls += out.requests
+            res.http_errors += out.transport_failures
+            res.unparsed += out.parse_failures
+            res.prompt_tokens += out.prompt_tokens
+            res.completion_tokens += out.completion_tokens
+        if not out.ok:
+            raise CranfieldError(out.reason)
+        append_records(cache_p, [{"key": key, "model": settings.model, "reply": out.text, "ts": now_ts()}])
+        cache[key] = out.text
+        return out.value
 
     def one(topic: str) -> None:
         if topic in have and not redo:
@@ -142,17 +122,13 @@ def create_nuggets(root, settings: JudgeSettings, passages: dict[str, list[str]]
         nuggets: list[str] = []
         try:
             for i in range(0, len(texts), window):
-                block = "\n".join(f"[{j + 1}] {t}" for j, t in enumerate(texts[i:i + window]))
-                listing = "\n".join(f"- {n}" for n in nuggets) or "(none yet)"
-                prompt = (CREATE_PROMPT.replace("{max}", str(max_nuggets)).replace("{query}", q)
-                          .replace("{nuggets}", listing).replace("{passages}", block))
+                prompt = prompts.create(CREATE_PROMPT, q, nuggets, texts[i:i + window], max_nuggets)
                 nuggets = ask(prompt, lambda r: parse_nugget_list(r, max_nuggets))
             nuggets = list(dict.fromkeys(nuggets))
             imps: list[str] = []
             for i in range(0, len(nuggets), batch):
                 part = nuggets[i:i + batch]
-                prompt = (IMPORTANCE_PROMPT.replace("{query}", q).replace("{count}", str(len(part)))
-                          .replace("{nuggets}", "\n".join(f"{j + 1}. {n}" for j, n in enumerate(part))))
+                prompt = prompts.importance(IMPORTANCE_PROMPT, q, part)
                 imps += ask(prompt, lambda r, k=len(part): parse_importance(r, k))
         except CranfieldError as exc:
             res.failed.append((topic, str(exc)))
@@ -164,4 +140,5 @@ def create_nuggets(root, settings: JudgeSettings, passages: dict[str, list[str]]
 
     with ThreadPoolExecutor(max_workers=max(1, settings.concurrency)) as ex:
         list(ex.map(one, sorted(passages)))
+    res.stopped = client.stopped
     return res

@@ -22,6 +22,7 @@ import pandas as pd
 
 from ..errors import CranfieldError
 from ..formats.files import write_text
+from ..util.prompts import read_blocks
 from .answers import Answer, Sentence
 from .scores import LABELS
 
@@ -245,9 +246,8 @@ class TruthEndpoint:
 
     def _create(self, prompt: str) -> list[str]:
         """The nuggets so far plus every true nugget stated verbatim in the passages (in order)."""
-        so_far = prompt.split("\n\nNuggets so far:\n", 1)[1].split("\n\nPassages:\n", 1)
-        found = [ln[2:] for ln in so_far[0].split("\n") if ln.startswith("- ")]
-        passages = so_far[1].split("\n\nReply with only", 1)[0]
+        found = read_blocks(prompt, "nugget")
+        passages = "\n".join(read_blocks(prompt, "passage"))
         for text, verbatim in self.verbatim:
             if verbatim in passages and text not in found:
                 found.append(text)
@@ -273,10 +273,8 @@ class TruthEndpoint:
         if prompt.startswith("Update a list of nuggets"):
             return self._create(prompt)
         if prompt.startswith("Label each nugget vital"):
-            block = prompt.split("\n\nNuggets:\n", 1)[1].split("\n\nReply with only", 1)[0]
             out = []
-            for line in block.split("\n"):
-                text = line.split(". ", 1)[1]
+            for text in read_blocks(prompt, "nugget"):
                 imp = self.importance.get(text, "okay")
                 h = int(hashlib.sha256(f"{self.seed}\x00imp\x00{text}".encode()).hexdigest()[:12], 16)
                 if (h % 1_000_000) / 1_000_000 < self.error:
@@ -284,16 +282,11 @@ class TruthEndpoint:
                 out.append(imp)
             return out
         if prompt.startswith("Does the passage support the sentence?"):
-            sent = prompt.split("Sentence: ", 1)[1].split("\n\nPassage: ", 1)
-            passage = sent[1].split("\n\nReply with one label", 1)[0]
-            return [self._noisy(self.support.get((sent[0], passage)), sent[0] + "\x00" + passage)]
-        ans = prompt.split("\n\nAnswer: ", 1)[1].split("\n\nNuggets:\n", 1)
-        block = ans[1].split("\n\nReply with only", 1)[0]
-        out = []
-        for line in block.split("\n"):
-            text = line.split(". ", 1)[1]
-            out.append(self._noisy(self.assign.get((ans[0], text)), ans[0] + "\x00" + text))
-        return out
+            sent, passage = read_blocks(prompt, "sentence")[0], read_blocks(prompt, "passage")[0]
+            return [self._noisy(self.support.get((sent, passage)), sent + "\x00" + passage)]
+        ans = read_blocks(prompt, "answer")[0]
+        return [self._noisy(self.assign.get((ans, text)), ans + "\x00" + text)
+                for text in read_blocks(prompt, "nugget")]
 
     def __enter__(self) -> "TruthEndpoint":
         self.thread.start()

@@ -1,0 +1,311 @@
+"""The one client for every model call (relevance judging, nugget creation, nugget assignment, citation
+support): an OpenAI-compatible chat-completions endpoint over HTTP(S), standard library only.
+
+What it bounds, retries and refuses (docs/reliability.md, "The network client"):
+- a redirect is never followed: a 3xx is a failed request naming its Location, so the API key is sent
+  only to the configured origin (scheme, host, port); an https endpoint behind a proxy is reached through
+  a CONNECT tunnel, a plain http endpoint is always reached directly;
+- a reply is read in pieces and refused past `max_bytes` (Content-Length checked first, chunked or
+  unsized bodies counted while read);
+- one request ends by `timeout` seconds (connect, send, headers, body; a watchdog shuts the socket), and
+  one call, all its retries and waits included, by `deadline` seconds;
+- every transport error (refused, reset, timeout, IncompleteRead, bad status line, TLS), every malformed
+  reply (not JSON, missing fields, token counts that are not whole numbers in 0..10^9) and every answer
+  the caller's `parse` refuses is retried with exponential backoff, then returned as a failure with its
+  reason: `ask` never raises for what the endpoint does;
+- after `max_failures` failed requests in a row (any call, any thread) the client stops: later calls
+  return at once and `stopped` says why.
+"""
+from __future__ import annotations
+
+import http.client
+import json
+import math
+import socket
+import ssl
+import threading
+import time
+import urllib.parse
+import urllib.request
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import CranfieldError
+
+DEFAULT_MAX_BYTES = 4 * 1024 * 1024
+DEFAULT_DEADLINE = 300.0
+DEFAULT_MAX_FAILURES = 10
+MAX_TOKEN_COUNT = 10 ** 9
+_PIECE = 65536
+
+
+class ReplyError(Exception):
+    """One request that gave no usable reply; the message says why."""
+
+
+@dataclass
+class Outcome:
+    """What one call (a request and its retries) gave."""
+
+    ok: bool = False
+    value: Any = None               # what `parse` made of the answer
+    text: str = ""                  # the last answer text received (also of a refused answer)
+    reason: str = ""                # why the call failed (the last failure)
+    requests: int = 0
+    transport_failures: int = 0     # requests without a usable reply
+    parse_failures: int = 0         # answers `parse` refused
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    seconds: float = 0.0            # time of the request that succeeded
+    stopped: bool = False           # the client had stopped early before this call finished
+
+
+def chat_url(endpoint: str) -> str:
+    """The chat-completions URL of an endpoint's base URL (…/v1 added when missing)."""
+    e = endpoint.rstrip("/")
+    if e.endswith("/chat/completions"):
+        return e
+    if not e.endswith("/v1"):
+        e += "/v1"
+    return e + "/chat/completions"
+
+
+def _positive(v, flag: str, what: str) -> None:
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0:
+        raise CranfieldError(f"{flag} {v}: give a positive number of {what}")
+
+
+def check_client(endpoint: str, timeout: float, deadline: float, retries: int, backoff: float,
+                 max_bytes: int, max_failures: int) -> tuple[str, str, int]:
+    """Refuse settings no call can work with (naming the option); the endpoint's origin."""
+    _positive(timeout, "--timeout", "seconds for one request")
+    _positive(deadline, "--deadline", "seconds for one call with all its retries")
+    if not isinstance(retries, int) or retries < 0:
+        raise CranfieldError("--retries must be 0 or more")
+    if isinstance(backoff, bool) or not isinstance(backoff, (int, float)) or not (math.isfinite(backoff) and backoff >= 0):
+        raise CranfieldError("--backoff must be a number of seconds >= 0")
+    if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes < 1024:
+        raise CranfieldError(f"--max-reply-bytes {max_bytes}: give a whole number of bytes, at least 1024")
+    if isinstance(max_failures, bool) or not isinstance(max_failures, int) or max_failures < 0:
+        raise CranfieldError("--max-failures must be 0 (never stop) or more")
+    parts = urllib.parse.urlsplit(chat_url(str(endpoint)))
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise CranfieldError(f"--endpoint {endpoint!r}: give an http:// or https:// URL, e.g. http://127.0.0.1:8000/v1")
+    if parts.username is not None or parts.password is not None:
+        raise CranfieldError("--endpoint: no user or password in the URL (it is recorded with every "
+                             "judgment); put the key in the variable named by --api-key-env")
+    try:
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError:
+        raise CranfieldError(f"--endpoint {endpoint!r}: the port is not a number from 0 to 65535") from None
+    return parts.scheme, parts.hostname, port
+
+
+def _count(usage: dict, name: str) -> int:
+    v = usage.get(name)
+    if v is None:
+        return 0
+    if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= MAX_TOKEN_COUNT:
+        raise ReplyError(f"usage.{name} {str(v)[:40]!r} is not a whole number from 0 to {MAX_TOKEN_COUNT}")
+    return v
+
+
+def _no_constant(name: str):
+    raise ValueError(f"{name} is not JSON")
+
+
+def parse_reply(raw: bytes) -> tuple[str, int, int]:
+    """(answer text, prompt tokens, completion tokens) of a chat-completions reply body; ReplyError
+    when it is not one."""
+    try:
+        data = json.loads(raw.decode("utf-8"), parse_constant=_no_constant)
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise ReplyError(f"the reply is not JSON ({type(exc).__name__}: {str(exc)[:120]})") from None
+    try:
+        text = data["choices"][0]["message"]["content"]
+    except (KeyError, IndexError, TypeError):
+        raise ReplyError("the reply has no choices[0].message.content") from None
+    if not isinstance(text, str):
+        raise ReplyError(f"choices[0].message.content is {type(text).__name__}, not text")
+    usage = data.get("usage")
+    if usage is None:
+        usage = {}
+    if not isinstance(usage, dict):
+        raise ReplyError("usage is not an object")
+    return text, _count(usage, "prompt_tokens"), _count(usage, "completion_tokens")
+
+
+class ModelClient:
+    """Chat completions from one endpoint; thread-safe; one instance per run (its early stop is shared)."""
+
+    def __init__(self, endpoint: str, model: str, *, api_key: str | None = None, timeout: float = 60.0,
+                 deadline: float = DEFAULT_DEADLINE, retries: int = 3, backoff: float = 1.0,
+                 max_bytes: int = DEFAULT_MAX_BYTES, max_failures: int = DEFAULT_MAX_FAILURES,
+                 max_tokens: int = 200, temperature: float = 0.0):
+        self.origin = check_client(endpoint, timeout, deadline, retries, backoff, max_bytes, max_failures)
+        self.url = chat_url(endpoint)
+        parts = urllib.parse.urlsplit(self.url)
+        self.target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        self.model, self.api_key = model, api_key
+        self.timeout, self.deadline, self.retries, self.backoff = float(timeout), float(deadline), retries, backoff
+        self.max_bytes, self.max_failures = max_bytes, max_failures
+        self.max_tokens, self.temperature = max_tokens, temperature
+        self.stopped: str | None = None
+        self._stop = threading.Event()
+        self._lock = threading.Lock()
+        self._in_a_row = 0
+
+    # ------------------------------------------------------------------ one request
+    def _connection(self, timeout: float):
+        scheme, host, port = self.origin
+        if scheme == "http":                      # never through a proxy: the key would travel in clear
+            return http.client.HTTPConnection(host, port, timeout=timeout)
+        ctx = ssl.create_default_context()
+        proxy = urllib.request.getproxies().get("https")
+        if proxy and not urllib.request.proxy_bypass(host):
+            p = urllib.parse.urlsplit(proxy if "://" in proxy else "http://" + proxy)
+            conn = http.client.HTTPSConnection(p.hostname, p.port or 80, timeout=timeout, context=ctx)
+            conn.set_tunnel(host, port)           # TLS end to end: only the endpoint reads the key
+            return conn
+        return http.client.HTTPSConnection(host, port, timeout=timeout, context=ctx)
+
+    def request(self, body: bytes, until: float) -> tuple[str, int, int]:
+        """One POST that ends by `until` (time.monotonic()): (answer, prompt tokens, completion tokens).
+        Raises ReplyError for anything but a usable reply."""
+        left = until - time.monotonic()
+        if left <= 0:
+            raise ReplyError("no time left within --deadline")
+        late = f"no complete reply within {min(left, self.timeout):.3g} s (--timeout / --deadline)"
+        conn = self._connection(left)
+        expired = threading.Event()
+        sockets: list = []
+
+        def expire() -> None:
+            expired.set()
+            for s in sockets + [conn.sock]:
+                try:
+                    if s is not None:
+                        s.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+        timer = threading.Timer(left, expire)
+        timer.daemon = True
+        timer.start()
+        try:
+            conn.connect()
+            sockets.append(conn.sock)
+            if expired.is_set():
+                raise ReplyError(late)
+            return parse_reply(self._exchange(conn, conn.sock, body, until, late))
+        except ReplyError:
+            if expired.is_set():
+                raise ReplyError(late) from None
+            raise
+        except (OSError, http.client.HTTPException, ssl.SSLError, ValueError) as exc:
+            if expired.is_set() or isinstance(exc, TimeoutError):
+                raise ReplyError(late) from None
+            raise ReplyError(f"{type(exc).__name__}: {str(exc)[:200]}".rstrip(": ")) from None
+        finally:
+            timer.cancel()
+            conn.close()
+
+    def _exchange(self, conn, sock, body: bytes, until: float, late: str) -> bytes:
+        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        if self.api_key:
+            headers["Authorization"] = f"Bearer {self.api_key}"
+        conn.request("POST", self.target, body=body, headers=headers)
+        resp = conn.getresponse()
+        if 300 <= resp.status < 400:
+            loc = resp.getheader("Location") or "(none)"
+            raise ReplyError(f"HTTP {resp.status} redirect to {loc[:300]} refused: redirects are not followed "
+                             f"(the key goes only to {self.origin[0]}://{self.origin[1]}:{self.origin[2]}); "
+                             f"give the final URL as --endpoint")
+        size = (resp.getheader("Content-Length") or "").strip()
+        if size.isdigit() and int(size) > self.max_bytes:
+            raise ReplyError(f"the reply announces {int(size)} bytes, more than {self.max_bytes} "
+                             f"(--max-reply-bytes); not read")
+        pieces, got = [], 0
+        while True:
+            left = until - time.monotonic()
+            if left <= 0:
+                raise ReplyError(late)
+            sock.settimeout(left)                 # the connection may have passed it to the response
+            piece = resp.read1(_PIECE)
+            if not piece:
+                break
+            got += len(piece)
+            if got > self.max_bytes:
+                raise ReplyError(f"the reply is longer than {self.max_bytes} bytes (--max-reply-bytes); "
+                                 f"stopped reading")
+            pieces.append(piece)
+        if resp.length:                           # the connection closed before Content-Length bytes
+            raise ReplyError(f"IncompleteRead: {got} bytes read, {resp.length} more expected")
+        raw = b"".join(pieces)
+        if not 200 <= resp.status < 300:
+            snippet = raw[:200].decode("utf-8", "replace").replace("\n", " ")
+            raise ReplyError(f"HTTP {resp.status} {resp.reason}: {snippet}".rstrip(": "))
+        return raw
+
+    # ------------------------------------------------------------------ one call
+    def _result(self, ok: bool, reason: str = "") -> None:
+        with self._lock:
+            self._in_a_row = 0 if ok else self._in_a_row + 1
+            if not ok and self.max_failures and self._in_a_row >= self.max_failures and not self._stop.is_set():
+                self.stopped = (f"{self._in_a_row} requests in a row failed (the last: {reason}); the endpoint "
+                                f"seems down or its answers do not parse: stopped early (--max-failures "
+                                f"{self.max_failures}); rerun to resume")
+                self._stop.set()
+
+    def ask(self, prompt: str, parse: Callable[[str], Any] | None = None,
+            on_failure: Callable[[int, str, str | None], None] | None = None) -> Outcome:
+        """Ask `prompt`; `parse(answer)` gives the value or None (an unparseable answer, retried).
+        `on_failure(attempt, reason, answer or None)` hears each failed request. Never raises for what
+        the endpoint does."""
+        out = Outcome()
+        call_end = time.monotonic() + self.deadline
+        body = json.dumps({"model": self.model, "messages": [{"role": "user", "content": prompt}],
+                           "temperature": self.temperature, "max_tokens": self.max_tokens}).encode("utf-8")
+        attempt = 0
+        while True:
+            if self._stop.is_set():
+                out.stopped = True
+                out.reason = out.reason or f"not asked: {self.stopped}"
+                return out
+            t0 = time.monotonic()
+            out.requests += 1
+            answer = None
+            try:
+                answer, ptok, ctok = self.request(body, min(call_end, t0 + self.timeout))
+            except ReplyError as exc:
+                out.transport_failures += 1
+                reason = f"request failed: {exc}"
+            else:
+                out.prompt_tokens += ptok
+                out.completion_tokens += ctok
+                out.text = answer
+                try:
+                    value = parse(answer) if parse else answer
+                except (ValueError, TypeError, KeyError, IndexError):
+                    value = None
+                if value is not None:
+                    self._result(True)
+                    out.ok, out.value, out.reason = True, value, ""
+                    out.seconds = round(time.monotonic() - t0, 3)
+                    return out
+                out.parse_failures += 1
+                reason = "unparseable answer"
+            out.reason = reason[:500]
+            self._result(False, out.reason)
+            if on_failure:
+                on_failure(attempt + 1, out.reason, answer)
+            attempt += 1
+            if attempt > self.retries:
+                return out
+            wait = min(30.0, self.backoff * 2 ** (attempt - 1))
+            if time.monotonic() + wait >= call_end:
+                out.reason += f"; no time left to retry within --deadline {self.deadline:g} s"
+                return out
+            if self._stop.wait(wait):
+                out.stopped = True
+                return out
