@@ -65,13 +65,21 @@ class Evaluator:
 
     def __init__(self, qrels, measures, *, rel_level: int = 1, max_depth: int | None = None,
                  judged_only: bool = False, complete: bool = False, gains: dict | None = None,
-                 trec_eval_version: str = "10.0", issues: Issues | None = None, trec_labels: bool = False):
+                 trec_eval_version: str = "10.0", issues: Issues | None = None, trec_labels: bool = False,
+                 relevance_level: int | None = None, judged_docs_only_flag: bool | None = None):
         from ..measures.registry import reads_judgment_table
         from ..ranking.ranked import EvalOptions
         from ..ranking.build import _check_options, _judged_topics
+        from .dialects import request
 
+        if relevance_level is not None:            # pytrec_eval's spelling of rel_level / judged_only
+            rel_level = relevance_level
+        if judged_docs_only_flag is not None:
+            judged_only = bool(judged_docs_only_flag)
         self.issues = issues if issues is not None else Issues()
         self._warn = issues is None
+        self._request = req = request(measures)
+        measures = req.names
         base = EvalOptions(rel_level=rel_level, max_depth=max_depth, judged_only=judged_only, complete=complete,
                            trec_eval_version=_version(trec_eval_version))
         _check_options(base)
@@ -79,7 +87,9 @@ class Evaluator:
         self.groups: list[_Group] = []
         for (opt, gkey), reqs, names in to_requests(measures, base, trec_labels=trec_labels):
             self.groups.append(_Group(opt, gkey, reqs, names))
-        self.measure_names = list(dict.fromkeys(u for g in self.groups for us in g.names.values() for u in us))
+        labels = list(dict.fromkeys(u for g in self.groups for us in g.names.values() for u in us))
+        self.measure_names = labels if req.plain else list(dict.fromkeys(
+            [k for u in labels for k in req.key_of(u)] + [d[0] for d in req.derived]))
         self.extra = {"gains": dict(gains)} if gains else None
         # measures reading the judgment table itself (estimators) get it as a DataFrame (pandas)
         self.needs_table = any(reads_judgment_table(req.measure) for g in self.groups if not _is_diversity(g)
@@ -304,8 +314,14 @@ class Evaluator:
         return self._relabelled[gains]
 
     def values(self, rows: _Rows):
-        """(user's measure name, topic names, values) for every requested measure on one run's `rows`,
-        in the order asked; each group on its own ranked lists."""
+        """(user's measure name or object, topic names, values) for every requested measure on one run's
+        `rows`, in the order asked; each group on its own ranked lists."""
+        if self._request.plain:
+            return self._values(rows)
+        from .dialects import apply
+        return apply(self._request, self._values(rows))
+
+    def _values(self, rows: _Rows):
         from .evaluate import measure_values
 
         built: dict = {}
@@ -392,7 +408,8 @@ class Evaluator:
                                    empty_of.get(r, ()), bogus)
             for u, topics, col in self.values(rows):
                 if frame:
-                    parts.append(pd.DataFrame({"run": r, "topic": pd.Series(topics, dtype=object), "measure": u,
+                    parts.append(pd.DataFrame({"run": r, "topic": pd.Series(topics, dtype=object),
+                                               "measure": pd.Series([u] * len(topics), dtype=object),
                                                "value": np.asarray(col, np.float64)}))
                 else:
                     d = out.setdefault(r, {})
@@ -476,7 +493,9 @@ def evaluate(qrels, runs, measures=None, *, rel_level: int = 1, max_depth: int |
 
     w = issues if issues is not None else Issues()
     try:
-        names = ["official"] if measures is None else ([measures] if isinstance(measures, str) else list(measures))
+        from .dialects import request
+        req = request(["official"] if measures is None else measures)
+        names = req.names
         # diversity measures read subtopic judgments from the input itself (Evaluator)
         diversity = any(translate(n)[0].startswith(NDEVAL) for n in names)
         q = qrels if diversity else as_qrels(qrels, issues=w)
@@ -486,11 +505,11 @@ def evaluate(qrels, runs, measures=None, *, rel_level: int = 1, max_depth: int |
         if not names:
             return pd.DataFrame({"run": pd.Categorical([]), "topic": pd.Series([], dtype=object),
                                  "measure": pd.Categorical([]), "value": pd.Series([], dtype=np.float64)})
-        if all(translate(n) == (n, {}) for n in names) and not r.attrs.get("empty"):
+        if req.plain and all(translate(n) == (n, {}) for n in names) and not r.attrs.get("empty"):
             opt = EvalOptions(rel_level=rel_level, max_depth=max_depth, judged_only=judged_only, complete=complete,
                               trec_eval_version=_version(trec_eval_version))
             return _in_asked_order(_evaluate(q, r, names, options=opt, gains=gains), names)
-        ev = Evaluator(q, names, rel_level=rel_level, max_depth=max_depth, judged_only=judged_only,
+        ev = Evaluator(q, measures if measures is not None else names, rel_level=rel_level, max_depth=max_depth, judged_only=judged_only,
                        complete=complete, gains=gains, trec_eval_version=trec_eval_version, issues=w,
                        trec_labels=True)
         if diversity:
@@ -499,6 +518,9 @@ def evaluate(qrels, runs, measures=None, *, rel_level: int = 1, max_depth: int |
         aggs = {u: req.measure.aggregate for g in ev.groups if not _is_diversity(g) for req in g.requests
                 for n in req.names for u in g.names.get(n, ())}
         aggs.update({u: "mean" for g in ev.groups if _is_diversity(g) for us in g.names.values() for u in us})
+        if not req.plain:
+            aggs = {k: a for u, a in aggs.items() for k in req.key_of(u)}
+            aggs.update({d[0]: "mean" for d in req.derived})
         long["run"] = pd.Categorical(long["run"], categories=list(dict.fromkeys(long["run"])))
         long["measure"] = pd.Categorical(long["measure"], categories=ev.measure_names)
         long.attrs["aggregates"] = aggs
