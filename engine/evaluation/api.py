@@ -407,6 +407,8 @@ class Evaluator:
             rows = self.rows_frame(tc_all[sel], cols.doc_code[sel], vocab, judged, cols.score[sel],
                                    empty_of.get(r, ()), bogus)
             for u, topics, col in self.values(rows):
+                if frame and getattr(col, "dtype", np.dtype(float)).kind not in "fiub":
+                    continue                   # runid / relstring: text, not a value of the long table
                 if frame:
                     parts.append(pd.DataFrame({"run": r, "topic": pd.Series(topics, dtype=object),
                                                "measure": pd.Series([u] * len(topics), dtype=object),
@@ -472,11 +474,12 @@ def _dict_judgments(d: Mapping) -> tuple[list[str], np.ndarray, np.ndarray, list
 
 def evaluate(qrels, runs, measures=None, *, rel_level: int = 1, max_depth: int | None = None,
              judged_only: bool = False, complete: bool = False, gains: dict | None = None,
-             trec_eval_version: str = "10.0", issues: Issues | None = None):
+             trec_eval_version: str = "10.0", issues: Issues | None = None, trec_labels: bool = True):
     """Per-topic values, long form (run, topic, measure, value), from inputs of any recognized shape
     (`engine.evaluation.adapters`) and measure names of any vocabulary (`engine.measures.names`). Names that are
     Cranfield's / trec_eval's give trec_eval's output names (`P.10` -> `P_10`); other names label their own
-    values (`nDCG@10`); measures in the order asked. Warnings go to `issues` when given, else to Python's
+    values (`nDCG@10`; with `trec_labels=False` every name giving one value labels it as asked); measures in
+    the order asked; ir_measures measure objects label their values (`engine.evaluation.dialects`). Warnings go to `issues` when given, else to Python's
     `warnings` (category `cranfield.InputWarning`).
 
     >>> from engine.evaluation.api import evaluate
@@ -505,13 +508,13 @@ def evaluate(qrels, runs, measures=None, *, rel_level: int = 1, max_depth: int |
         if not names:
             return pd.DataFrame({"run": pd.Categorical([]), "topic": pd.Series([], dtype=object),
                                  "measure": pd.Categorical([]), "value": pd.Series([], dtype=np.float64)})
-        if req.plain and all(translate(n) == (n, {}) for n in names) and not r.attrs.get("empty"):
+        if trec_labels and req.plain and all(translate(n) == (n, {}) for n in names) and not r.attrs.get("empty"):
             opt = EvalOptions(rel_level=rel_level, max_depth=max_depth, judged_only=judged_only, complete=complete,
                               trec_eval_version=_version(trec_eval_version))
             return _in_asked_order(_evaluate(q, r, names, options=opt, gains=gains), names)
         ev = Evaluator(q, measures if measures is not None else names, rel_level=rel_level, max_depth=max_depth, judged_only=judged_only,
                        complete=complete, gains=gains, trec_eval_version=trec_eval_version, issues=w,
-                       trec_labels=True)
+                       trec_labels=trec_labels)
         if diversity:
             check_ids(ev.qrels, r, w)
         long = ev._evaluate_frame(r, True)
