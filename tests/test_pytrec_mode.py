@@ -161,7 +161,7 @@ def _pytrec_eval(qrel, run, measures, kw):
 @pytest.mark.parametrize("measures,kw,empty", [
     ({"all_trec"}, {}, False), ({"official", "ndcg_cut.3,7"}, {"relevance_level": 2}, False),
     ({"map", "P.2", "gm_bpref", "recall.1,3"}, {"judged_docs_only_flag": True}, False),
-    ({"map", "P.2", "ndcg", "recip_rank", "bpref"}, {}, True),   # iprec on an empty ranking: pytrec_eval varies
+    ({"map", "P.2", "ndcg"}, {}, True),     # other measures on an empty ranking crash pytrec_eval or vary
 ])
 def test_equals_pytrec_eval(measures, kw, empty):
     import random
