@@ -524,7 +524,8 @@ def evaluate(qrels, runs, measures=None, *, rel_level: int = 1, max_depth: int |
         if not req.plain:
             aggs = {k: a for u, a in aggs.items() for k in req.key_of(u)}
             aggs.update({d[0]: "mean" for d in req.derived})
-        long["run"] = pd.Categorical(long["run"], categories=list(dict.fromkeys(long["run"])))
+        names_in = list(dict.fromkeys(list(r["run"].astype(str)) + [x for x, _ in r.attrs.get("empty", ())]))
+        long["run"] = pd.Categorical(long["run"], categories=list(dict.fromkeys(list(long["run"]) + names_in)))
         long["measure"] = pd.Categorical(long["measure"], categories=ev.measure_names)
         long.attrs["aggregates"] = aggs
         return long
