@@ -52,6 +52,7 @@ class Evaluator:
     Runs may be a pytrec_eval-style dict {topic: {doc: score}} (the fast path: no pandas), or anything
     `engine.evaluation.adapters.as_runs` accepts (then every run in it is evaluated). Results are a dict
     {topic: {measure: value}} (one run) or, with `frame=True`, a long DataFrame run, topic, measure, value.
+    ir_measures measure objects key the dicts (objects in, objects out); frames label them by their names.
     Options follow trec_eval: `rel_level` (-l), `max_depth` (-M), `judged_only` (-J), `complete` (-c),
     `trec_eval_version` ("9": 9.x's recall cut-off rounding, as pytrec_eval). A topic given with an empty
     ranking is evaluated as an empty list (as pytrec_eval does). Input warnings go to `issues` when given,
@@ -400,6 +401,7 @@ class Evaluator:
         empty_of: dict = {}
         for rr, t in cols.empty:
             empty_of.setdefault(rr, []).append(t)
+        seen: set = set()
         for r in runs:
             i = code_of.get(r)
             sel = slice(None) if len(runs) == 1 else (by_run[bounds[i]:bounds[i + 1]] if i is not None
@@ -410,6 +412,11 @@ class Evaluator:
                 if frame and getattr(col, "dtype", np.dtype(float)).kind not in "fiub":
                     continue                   # runid / relstring: text, not a value of the long table
                 if frame:
+                    if not isinstance(u, str):       # a measure object: labelled by its name (pandas takes a
+                        u = str(u)                   # callable column key for a function)
+                        if (r, u) in seen:
+                            continue
+                    seen.add((r, u))
                     parts.append(pd.DataFrame({"run": r, "topic": pd.Series(topics, dtype=object),
                                                "measure": pd.Series([u] * len(topics), dtype=object),
                                                "value": np.asarray(col, np.float64)}))
@@ -522,11 +529,12 @@ def evaluate(qrels, runs, measures=None, *, rel_level: int = 1, max_depth: int |
                 for n in req.names for u in g.names.get(n, ())}
         aggs.update({u: "mean" for g in ev.groups if _is_diversity(g) for us in g.names.values() for u in us})
         if not req.plain:
-            aggs = {k: a for u, a in aggs.items() for k in req.key_of(u)}
+            aggs = {k if isinstance(k, str) else str(k): a for u, a in aggs.items() for k in req.key_of(u)}
             aggs.update({d[0]: "mean" for d in req.derived})
         names_in = list(dict.fromkeys(list(r["run"].astype(str)) + [x for x, _ in r.attrs.get("empty", ())]))
         long["run"] = pd.Categorical(long["run"], categories=list(dict.fromkeys(list(long["run"]) + names_in)))
-        long["measure"] = pd.Categorical(long["measure"], categories=ev.measure_names)
+        long["measure"] = pd.Categorical(long["measure"], categories=list(dict.fromkeys(
+            m if isinstance(m, str) else str(m) for m in ev.measure_names)))
         long.attrs["aggregates"] = aggs
         return long
     finally:
