@@ -177,3 +177,12 @@ def test_equals_pytrec_eval(measures, kw, empty):
         assert got[t].keys() == want[t].keys()
         for k, v in want[t].items():
             assert (math.isnan(v) and math.isnan(got[t][k])) or got[t][k] == pytest.approx(v, abs=1e-12), (t, k)
+
+
+def test_all_trec_under_version_9_is_9s_set_in_both_modes():
+    run = {"q1": {"d1": 1.0, "d2": 0.0, "d3": 1.5}, "q2": {}}
+    ev = cranfield.Evaluator(QREL, ["all_trec"], trec_eval_version="9", trec_labels=True).evaluate(run)
+    assert set(ev["q1"]) == ALL_TREC
+    df = cranfield.evaluate(QREL, run, ["all_trec"], trec_eval_version="9")
+    assert set(df["measure"].astype(str)) == ALL_TREC - {"runid", "relstring"}      # text: not in the long table
+    assert {"rbp", "unj_5"} <= set(cranfield.evaluate(QREL, run, ["all_trec"])["measure"].astype(str))   # 10.0

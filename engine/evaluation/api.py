@@ -79,8 +79,9 @@ class Evaluator:
             judged_only = bool(judged_docs_only_flag)
         self.issues = issues if issues is not None else Issues()
         self._warn = issues is None
+        from .dialects import for_version
         self._request = req = request(measures)
-        measures = req.names
+        measures = for_version(req.names, _version(trec_eval_version))
         base = EvalOptions(rel_level=rel_level, max_depth=max_depth, judged_only=judged_only, complete=complete,
                            trec_eval_version=_version(trec_eval_version))
         _check_options(base)
@@ -504,8 +505,9 @@ def evaluate(qrels, runs, measures=None, *, rel_level: int = 1, max_depth: int |
     w = issues if issues is not None else Issues()
     try:
         from .dialects import request
+        from .dialects import for_version
         req = request(["official"] if measures is None else measures)
-        names = req.names
+        names = for_version(req.names, _version(trec_eval_version))
         # diversity measures read subtopic judgments from the input itself (Evaluator)
         diversity = any(translate(n)[0].startswith(NDEVAL) for n in names)
         q = qrels if diversity else as_qrels(qrels, issues=w)
@@ -519,7 +521,7 @@ def evaluate(qrels, runs, measures=None, *, rel_level: int = 1, max_depth: int |
             opt = EvalOptions(rel_level=rel_level, max_depth=max_depth, judged_only=judged_only, complete=complete,
                               trec_eval_version=_version(trec_eval_version))
             return _in_asked_order(_evaluate(q, r, names, options=opt, gains=gains), names)
-        ev = Evaluator(q, measures if measures is not None else names, rel_level=rel_level, max_depth=max_depth, judged_only=judged_only,
+        ev = Evaluator(q, measures if measures is not None and not req.plain else names, rel_level=rel_level, max_depth=max_depth, judged_only=judged_only,
                        complete=complete, gains=gains, trec_eval_version=trec_eval_version, issues=w,
                        trec_labels=trec_labels)
         if diversity:

@@ -154,3 +154,14 @@ def apply(req: Request, values):
         topics = stash[parts[0]][0]
         cols = [stash[p][1] for p in parts]
         yield key, topics, np.asarray([combine([c[i] for c in cols]) for i in range(len(topics))], np.float64)
+
+
+def for_version(names: list, version: str) -> list:
+    """`names` with trec_eval 9.x's `all_trec` (without 10.0's rbp, rbp_resid and unj) when `version` is "9"."""
+    if version != "9" or "all_trec" not in names:
+        return names
+    from .pytrec import NICKNAMES
+    out: list = []
+    for n in names:
+        out += sorted(NICKNAMES["all_trec"]) if n == "all_trec" else [n]
+    return list(dict.fromkeys(out))
