@@ -20,7 +20,7 @@ def _data(seed=0):
 
 def test_row_ir_measures():
     irm = pytest.importorskip("ir_measures")
-    from ir_measures import AP, nDCG, P
+    from ir_measures import AP, P, nDCG
     qrels, run = _data(1)
     want = irm.calc_aggregate([AP, nDCG @ 10, P(rel=2) @ 5], qrels, run)
     got = cranfield.summarize(cranfield.evaluate(qrels, run, [AP, nDCG @ 10, P(rel=2) @ 5]))

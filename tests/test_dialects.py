@@ -100,8 +100,8 @@ def test_ranx_metric_names():
     assert got["q1"]["map@3"] == pytest.approx((1 + 2 / 3) / 3)
     assert got["q1"]["precision"] == pytest.approx(2 / 4)                    # no cut-off: every retrieved
     assert got["q1"]["r-precision"] == pytest.approx(2 / 3)
-    for t in qrels:
-        assert got[t]["hits@3"] == _hits(run[t], qrels[t], 3)
+    for t, judged in qrels.items():
+        assert got[t]["hits@3"] == _hits(run[t], judged, 3)
     same = cranfield.Evaluator(qrels, ["nDCG@3", "nDCG(dcg='exp-log2')@3", "Bpref"]).evaluate(run)
     assert got["q1"]["ndcg@3"] == same["q1"]["nDCG@3"] and got["q1"]["bpref"] == same["q1"]["Bpref"]
     assert got["q1"]["ndcg_burges@3"] == same["q1"]["nDCG(dcg='exp-log2')@3"]

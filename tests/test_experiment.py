@@ -69,7 +69,7 @@ def test_differing_queries(qrel_qids, topic_qids, by_qrels, by_topics, want):
     topics = pd.DataFrame({"qid": topic_qids, "query": ["q"] * len(topic_qids)})
     qrels = QRELS[QRELS.qid.isin(qrel_qids)]
     run = pd.DataFrame([(q, d, s) for q in topic_qids for d, s in RETRIEVED[q]], columns=["qid", "docno", "score"])
-    kw = dict(filter_by_qrels=by_qrels, filter_by_topics=by_topics)
+    kw = {"filter_by_qrels": by_qrels, "filter_by_topics": by_topics}
     if isinstance(want, str):
         for perquery in (True, False):
             with pytest.raises(ValueError) as e:
@@ -191,7 +191,7 @@ def test_baseline_corrected(corr):
         i = cols.index(f"{m} p-value")
         assert cols[i + 1: i + 3] == [f"{m} reject", f"{m} p-value corrected"]       # right after the p-value
         assert not df[f"{m} p-value corrected"].drop(df.index[0]).isna().any()
-        assert df.loc[0, f"{m} reject"] is False or df.loc[0, f"{m} reject"] == False   # noqa: E712
+        assert not df.loc[0, f"{m} reject"]
         sm = pytest.importorskip("statsmodels.stats.multitest", reason="statsmodels: the corrections' oracle")
         reject, corrected, _, _ = sm.multipletests(df[f"{m} p-value"].drop(df.index[0]), alpha=0.05, method=corr)
         assert df[f"{m} p-value corrected"].drop(df.index[0]).tolist() == pytest.approx(list(corrected), rel=1e-12)

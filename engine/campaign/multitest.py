@@ -7,7 +7,7 @@ fdrn, fdrcorr), fdr_tsbh (fdr_2sbh), fdr_tsbky (fdr_2sbky, fdr_twostage), fdr_gb
 possible) are left out of the family: their reject is False and their corrected value NaN.
 
 >>> reject, corrected = multipletests([0.01, 0.04, 0.03], 0.05, "holm")
->>> reject.tolist(), [round(x, 4) for x in corrected]
+>>> reject.tolist(), [round(float(x), 4) for x in corrected]
 ([True, False, False], [0.03, 0.06, 0.06])
 """
 from __future__ import annotations

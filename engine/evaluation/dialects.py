@@ -18,6 +18,19 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+# trec_eval 9.x's measure families and nicknames, as pytrec_eval exposes them
+SUPPORTED_MEASURES = frozenset({
+    "11pt_avg", "G", "P", "Rndcg", "Rprec", "Rprec_mult", "binG", "bpref", "gm_bpref", "gm_map", "infAP",
+    "iprec_at_recall", "map", "map_cut", "ndcg", "ndcg_cut", "ndcg_rel", "num_nonrel_judged_ret", "num_q",
+    "num_rel", "num_rel_ret", "num_ret", "recall", "recip_rank", "relative_P", "relstring", "runid", "set_F",
+    "set_P", "set_map", "set_recall", "set_relative_P", "success", "utility"})
+NICKNAMES = {
+    "official": frozenset({"gm_map", "num_ret", "bpref", "iprec_at_recall", "num_rel_ret", "map", "recip_rank",
+                           "num_q", "num_rel", "Rprec", "P", "runid"}),
+    "set": frozenset({"set_F", "num_ret", "set_relative_P", "num_rel_ret", "set_map", "num_q", "utility",
+                      "num_rel", "set_recall", "set_P", "runid"}),
+    "all_trec": SUPPORTED_MEASURES,
+}
 _RANX = re.compile(r"^(hits|hit_rate|precision|recall|f1|mrr|map|ndcg|ndcg_burges|r-precision|r_precision|bpref)"
                    r"(?:@(\d+))?$")
 
@@ -160,7 +173,6 @@ def for_version(names: list, version: str) -> list:
     """`names` with trec_eval 9.x's `all_trec` (without 10.0's rbp, rbp_resid and unj) when `version` is "9"."""
     if version != "9" or "all_trec" not in names:
         return names
-    from .pytrec import NICKNAMES
     out: list = []
     for n in names:
         out += sorted(NICKNAMES["all_trec"]) if n == "all_trec" else [n]

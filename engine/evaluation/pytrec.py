@@ -22,19 +22,8 @@ from __future__ import annotations
 import math
 import re
 
-# trec_eval 9.x's measure families and nicknames, as pytrec_eval exposes them
-SUPPORTED_MEASURES = frozenset({
-    "11pt_avg", "G", "P", "Rndcg", "Rprec", "Rprec_mult", "binG", "bpref", "gm_bpref", "gm_map", "infAP",
-    "iprec_at_recall", "map", "map_cut", "ndcg", "ndcg_cut", "ndcg_rel", "num_nonrel_judged_ret", "num_q",
-    "num_rel", "num_rel_ret", "num_ret", "recall", "recip_rank", "relative_P", "relstring", "runid", "set_F",
-    "set_P", "set_map", "set_recall", "set_relative_P", "success", "utility"})
-NICKNAMES = {
-    "official": frozenset({"gm_map", "num_ret", "bpref", "iprec_at_recall", "num_rel_ret", "map", "recip_rank",
-                           "num_q", "num_rel", "Rprec", "P", "runid"}),
-    "set": frozenset({"set_F", "num_ret", "set_relative_P", "num_rel_ret", "set_map", "num_q", "utility",
-                      "num_rel", "set_recall", "set_P", "runid"}),
-    "all_trec": SUPPORTED_MEASURES,
-}
+from .dialects import NICKNAMES, SUPPORTED_MEASURES  # trec_eval 9.x's sets
+
 _PARAMS = re.compile(r"[._]([0-9]+(?:\.[0-9]+)?(?:,[0-9]+(?:\.[0-9]+)?)*)$")
 _BY_LENGTH = sorted(SUPPORTED_MEASURES, key=len, reverse=True)
 
