@@ -26,7 +26,8 @@ CONCRETE = {"Precision@k": "Precision@10", "Recall@k": "Recall@10", "NERR8": "NE
 
 
 def _documented() -> list[str]:
-    rows = [line for line in DOCS.read_text(encoding="utf-8").splitlines() if line.startswith("| ir_measures")]
+    names_section = DOCS.read_text(encoding="utf-8").split("## Names", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in names_section.splitlines() if line.startswith("| ir_measures")]
     names = [n for line in rows for n in re.findall(r"`([^`]+)`", line)]
     assert len(names) > 50
     return [CONCRETE.get(n, n) for n in names]
