@@ -92,6 +92,10 @@ class Evaluator:
         labels = list(dict.fromkeys(u for g in self.groups for us in g.names.values() for u in us))
         self.measure_names = labels if req.plain else list(dict.fromkeys(
             [k for u in labels for k in req.key_of(u)] + [d[0] for d in req.derived]))
+        self._rekey = not req.plain and bool(req.derived)
+        if not req.plain and not req.derived:      # the caller's keys in the groups: no cost per call
+            for g in self.groups:
+                g.names = {n: list(dict.fromkeys(k for u in us for k in req.key_of(u))) for n, us in g.names.items()}
         self.extra = {"gains": dict(gains)} if gains else None
         # measures reading the judgment table itself (estimators) get it as a DataFrame (pandas)
         self.needs_table = any(reads_judgment_table(req.measure) for g in self.groups if not _is_diversity(g)
@@ -318,7 +322,7 @@ class Evaluator:
     def values(self, rows: _Rows):
         """(user's measure name or object, topic names, values) for every requested measure on one run's
         `rows`, in the order asked; each group on its own ranked lists."""
-        if self._request.plain:
+        if not self._rekey:
             return self._values(rows)
         from .dialects import apply
         return apply(self._request, self._values(rows))
