@@ -5,7 +5,7 @@
 - per call: 5 topics x 100 documents x 5 measures (map, P@10, nDCG@10, RR, R@100), the judgments prepared
   once (Cranfield's `Evaluator`, pytrec_eval's `RelevanceEvaluator`, ir_measures' `evaluator`), median of
   `--calls` calls; Cranfield with the run as a dict, as a DataFrame (PyTerrier's columns) and with
-  ir_measures' names; ranx's `evaluate` (no reusable evaluator), and a fresh pytrec_eval evaluator per call;
+  ir_measures' names and measure objects (dict and frame); ranx's `evaluate` (no reusable evaluator), and a fresh pytrec_eval evaluator per call;
 - whole process: `python -c "import cranfield"` and a first value (import, prepare, evaluate one small run,
   print), median of 7, beside `import pytrec_eval` and its first value.
 Prints the machine load (`os.getloadavg`) with the figures; on a shared machine they are noisy.
@@ -77,6 +77,14 @@ def main() -> int:
     rows.append(("cranfield Evaluator, DataFrame", per_call(lambda: ev.evaluate(frame), a.calls)))
     irn = Evaluator(qrels, ["AP", "P@10", "nDCG@10", "RR", "R@100"])
     rows.append(("cranfield, ir_measures names", per_call(lambda: irn.evaluate(run), a.calls)))
+    rows.append(("cranfield, names, DataFrame", per_call(lambda: irn.evaluate(frame), a.calls)))
+    try:        # the same measures as ir_measures' objects (keys of the result are the objects)
+        import ir_measures as irm
+        iro = Evaluator(qrels, [irm.AP, irm.P @ 10, irm.nDCG @ 10, irm.RR, irm.R @ 100])
+        rows.append(("cranfield, ir_measures objects", per_call(lambda: iro.evaluate(run), a.calls)))
+        rows.append(("cranfield, objects, DataFrame", per_call(lambda: iro.evaluate(frame), a.calls)))
+    except ImportError:
+        pass
     try:
         import pytrec_eval
         pe = pytrec_eval.RelevanceEvaluator(qrels, set(MEASURES))

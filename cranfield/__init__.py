@@ -31,7 +31,9 @@ _EXPORTS = {
     "load_campaign": "engine.campaign.campaign", "evaluate_campaign": "engine.evaluation.seam",
     "EvalOptions": "engine.ranking.ranked", "CranfieldError": "engine.errors", "FormatError": "engine.errors",
     "Warnings": "engine.errors",
-    "compare": "engine.campaign.tables",
+    "compare": "engine.campaign.pt_experiment", "Experiment": "engine.campaign.pt_experiment",
+    "ExperimentError": "engine.campaign.pt_experiment",
+    "RelevanceEvaluator": "engine.evaluation.pytrec", "compute_aggregated_measure": "engine.evaluation.pytrec",
 }
 __all__ = sorted(_EXPORTS) + ["__version__"]
 

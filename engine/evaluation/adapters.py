@@ -6,8 +6,10 @@ Recognized shapes
   (query_id, doc_id, relevance / score), PyTerrier's (qid, docno, label / score [, rank]) or trec file
   column names (query, docno, rel / query, docno, score, run_id or system); a one-run frame needs no run column;
 - pytrec_eval dicts {topic: {doc: grade or score}};
-- ranx `Qrels` / `Run` objects (ranx is imported only if such an object is passed);
-- paths to qrels / run files (read by the file readers), and lists of paths for runs;
+- ranx `Qrels` / `Run` objects (ranx is imported only if such an object is passed), trectools `TrecQrel` /
+  `TrecRun` objects and their frames (query, docid, rel / score, system);
+- paths to qrels / run files (read by the file readers), lists of paths for runs, and open file objects or
+  text streams (StringIO) holding such a file;
 - iterables of named tuples or tuples (ir_measures' Qrel(query_id, doc_id, relevance) and
   ScoredDoc(query_id, doc_id, score)).
 
@@ -42,12 +44,14 @@ QRELS_COLUMNS = {
     "ir_measures": ("query_id", "doc_id", "relevance"),
     "pyterrier": ("qid", "docno", "label"),
     "trec": ("query", "docno", "rel"),
+    "trectools": ("query", "docid", "rel"),
 }
 RUN_COLUMNS = {
     "cranfield": ("topic", "doc", "score"),
     "ir_measures": ("query_id", "doc_id", "score"),
     "pyterrier": ("qid", "docno", "score"),
     "trec": ("query", "docno", "score"),
+    "trectools": ("query", "docid", "score"),
 }
 RUN_NAME_COLUMNS = ("run", "run_id", "system", "name", "tag")
 SOURCE = "<input>"
@@ -103,6 +107,36 @@ def _columns_of(df: pd.DataFrame, kind: str) -> tuple[str, str, str]:
 
 def _is_ranx(obj, cls: str) -> bool:
     return type(obj).__name__ == cls and type(obj).__module__.startswith("ranx")
+
+
+def _unwrap(obj, kind: str):
+    """The table inside another library's object: trectools' TrecQrel (`qrels_data`) / TrecRun (`run_data`);
+    a file object or text stream is read as the file it holds (`_spool`)."""
+    attr = "qrels_data" if kind == "judgments" else "run_data"
+    inner = getattr(obj, attr, None)
+    if inner is not None and isinstance(inner, pd.DataFrame):
+        return inner
+    if hasattr(obj, "read") and not isinstance(obj, (pd.DataFrame, Mapping)):
+        return _spool(obj)
+    return obj
+
+
+def _spool(stream) -> Path:
+    """A file object or text stream (open file, StringIO, BytesIO) copied to a temporary file named as the
+    stream's file, so the file readers (and their messages) read it; removed at exit."""
+    import atexit
+    import shutil
+    import tempfile
+
+    data = stream.read()
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    folder = Path(tempfile.mkdtemp(prefix="cranfield-stream-"))
+    atexit.register(shutil.rmtree, folder, True)
+    name = Path(str(getattr(stream, "name", "") or "")).name
+    path = folder / (name if name and not name.startswith("<") else "stream")
+    path.write_bytes(data)
+    return path
 
 
 def _from_nested(d: Mapping, value: str) -> pd.DataFrame:
@@ -185,6 +219,7 @@ def as_qrels(obj, *, issues: Warnings | None = None, rule: str = "last") -> pd.D
     from ..formats.qrels import resolve_duplicate_judgments
 
     w = issues if issues is not None else Warnings()
+    obj = _unwrap(obj, "judgments")
     if isinstance(obj, (str, Path)):
         return read_judgments(obj, w, rule=rule)
     if _is_ranx(obj, "Qrels"):
@@ -202,6 +237,7 @@ def as_subtopic_qrels(obj, *, issues: Warnings | None = None) -> pd.DataFrame:
     """Subtopic judgments (topic, subtopic, doc, grade) for the diversity measures: a qrels file (its second
     column is the subtopic, as ndeval reads it), a frame with a `subtopic` or ir_measures' `iteration` column
     beside one of the judgment column sets, or named tuples with such a field."""
+    obj = _unwrap(obj, "judgments")
     if isinstance(obj, (str, Path)):
         from ..measures.diversity import read_diversity_qrels
         return read_diversity_qrels(obj, issues)
@@ -261,6 +297,7 @@ def run_columns(obj, *, issues: Warnings | None = None, name: str = "run") -> Ru
     from ..formats.runs import read_runs, warn_repeated_docs
 
     w = issues if issues is not None else Warnings()
+    obj = _unwrap(obj, "runs")
     if isinstance(obj, (str, Path)) or (isinstance(obj, (list, tuple)) and obj
                                         and all(isinstance(p, (str, Path)) for p in obj)):
         obj = read_runs([obj] if isinstance(obj, (str, Path)) else list(obj), w)
@@ -340,6 +377,7 @@ def as_runs(obj, *, issues: Warnings | None = None, name: str = "run") -> pd.Dat
     """Runs (run, topic, doc, score) from any recognized shape, validated as run files are (`run_columns`).
     A frame or dict without run names is one run called `name`; empty rankings are listed in
     `attrs["empty"]`."""
+    obj = _unwrap(obj, "runs")
     if isinstance(obj, (str, Path)) or (isinstance(obj, (list, tuple)) and obj
                                         and all(isinstance(p, (str, Path)) for p in obj)):
         from ..formats.runs import read_runs

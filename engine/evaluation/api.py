@@ -52,6 +52,7 @@ class Evaluator:
     Runs may be a pytrec_eval-style dict {topic: {doc: score}} (the fast path: no pandas), or anything
     `engine.evaluation.adapters.as_runs` accepts (then every run in it is evaluated). Results are a dict
     {topic: {measure: value}} (one run) or, with `frame=True`, a long DataFrame run, topic, measure, value.
+    ir_measures measure objects key the dicts (objects in, objects out); frames label them by their names.
     Options follow trec_eval: `rel_level` (-l), `max_depth` (-M), `judged_only` (-J), `complete` (-c),
     `trec_eval_version` ("9": 9.x's recall cut-off rounding, as pytrec_eval). A topic given with an empty
     ranking is evaluated as an empty list (as pytrec_eval does). Input warnings go to `issues` when given,
@@ -65,13 +66,22 @@ class Evaluator:
 
     def __init__(self, qrels, measures, *, rel_level: int = 1, max_depth: int | None = None,
                  judged_only: bool = False, complete: bool = False, gains: dict | None = None,
-                 trec_eval_version: str = "10.0", issues: Issues | None = None, trec_labels: bool = False):
+                 trec_eval_version: str = "10.0", issues: Issues | None = None, trec_labels: bool = False,
+                 relevance_level: int | None = None, judged_docs_only_flag: bool | None = None):
         from ..measures.registry import reads_judgment_table
         from ..ranking.ranked import EvalOptions
         from ..ranking.build import _check_options, _judged_topics
+        from .dialects import request
 
+        if relevance_level is not None:            # pytrec_eval's spelling of rel_level / judged_only
+            rel_level = relevance_level
+        if judged_docs_only_flag is not None:
+            judged_only = bool(judged_docs_only_flag)
         self.issues = issues if issues is not None else Issues()
         self._warn = issues is None
+        from .dialects import for_version
+        self._request = req = request(measures)
+        measures = for_version(req.names, _version(trec_eval_version))
         base = EvalOptions(rel_level=rel_level, max_depth=max_depth, judged_only=judged_only, complete=complete,
                            trec_eval_version=_version(trec_eval_version))
         _check_options(base)
@@ -79,7 +89,13 @@ class Evaluator:
         self.groups: list[_Group] = []
         for (opt, gkey), reqs, names in to_requests(measures, base, trec_labels=trec_labels):
             self.groups.append(_Group(opt, gkey, reqs, names))
-        self.measure_names = list(dict.fromkeys(u for g in self.groups for us in g.names.values() for u in us))
+        labels = list(dict.fromkeys(u for g in self.groups for us in g.names.values() for u in us))
+        self.measure_names = labels if req.plain else list(dict.fromkeys(
+            [k for u in labels for k in req.key_of(u)] + [d[0] for d in req.derived]))
+        self._rekey = not req.plain and bool(req.derived)
+        if not req.plain and not req.derived:      # the caller's keys in the groups: no cost per call
+            for g in self.groups:
+                g.names = {n: list(dict.fromkeys(k for u in us for k in req.key_of(u))) for n, us in g.names.items()}
         self.extra = {"gains": dict(gains)} if gains else None
         # measures reading the judgment table itself (estimators) get it as a DataFrame (pandas)
         self.needs_table = any(reads_judgment_table(req.measure) for g in self.groups if not _is_diversity(g)
@@ -304,8 +320,14 @@ class Evaluator:
         return self._relabelled[gains]
 
     def values(self, rows: _Rows):
-        """(user's measure name, topic names, values) for every requested measure on one run's `rows`,
-        in the order asked; each group on its own ranked lists."""
+        """(user's measure name or object, topic names, values) for every requested measure on one run's
+        `rows`, in the order asked; each group on its own ranked lists."""
+        if not self._rekey:
+            return self._values(rows)
+        from .dialects import apply
+        return apply(self._request, self._values(rows))
+
+    def _values(self, rows: _Rows):
         from .evaluate import measure_values
 
         built: dict = {}
@@ -384,6 +406,7 @@ class Evaluator:
         empty_of: dict = {}
         for rr, t in cols.empty:
             empty_of.setdefault(rr, []).append(t)
+        seen: set = set()
         for r in runs:
             i = code_of.get(r)
             sel = slice(None) if len(runs) == 1 else (by_run[bounds[i]:bounds[i + 1]] if i is not None
@@ -391,8 +414,16 @@ class Evaluator:
             rows = self.rows_frame(tc_all[sel], cols.doc_code[sel], vocab, judged, cols.score[sel],
                                    empty_of.get(r, ()), bogus)
             for u, topics, col in self.values(rows):
+                if frame and getattr(col, "dtype", np.dtype(float)).kind not in "fiub":
+                    continue                   # runid / relstring: text, not a value of the long table
                 if frame:
-                    parts.append(pd.DataFrame({"run": r, "topic": pd.Series(topics, dtype=object), "measure": u,
+                    if not isinstance(u, str):       # a measure object: labelled by its name (pandas takes a
+                        u = str(u)                   # callable column key for a function)
+                        if (r, u) in seen:
+                            continue
+                    seen.add((r, u))
+                    parts.append(pd.DataFrame({"run": r, "topic": pd.Series(topics, dtype=object),
+                                               "measure": pd.Series([u] * len(topics), dtype=object),
                                                "value": np.asarray(col, np.float64)}))
                 else:
                     d = out.setdefault(r, {})
@@ -455,11 +486,12 @@ def _dict_judgments(d: Mapping) -> tuple[list[str], np.ndarray, np.ndarray, list
 
 def evaluate(qrels, runs, measures=None, *, rel_level: int = 1, max_depth: int | None = None,
              judged_only: bool = False, complete: bool = False, gains: dict | None = None,
-             trec_eval_version: str = "10.0", issues: Issues | None = None):
+             trec_eval_version: str = "10.0", issues: Issues | None = None, trec_labels: bool = True):
     """Per-topic values, long form (run, topic, measure, value), from inputs of any recognized shape
     (`engine.evaluation.adapters`) and measure names of any vocabulary (`engine.measures.names`). Names that are
     Cranfield's / trec_eval's give trec_eval's output names (`P.10` -> `P_10`); other names label their own
-    values (`nDCG@10`); measures in the order asked. Warnings go to `issues` when given, else to Python's
+    values (`nDCG@10`; with `trec_labels=False` every name giving one value labels it as asked); measures in
+    the order asked; ir_measures measure objects label their values (`engine.evaluation.dialects`). Warnings go to `issues` when given, else to Python's
     `warnings` (category `cranfield.InputWarning`).
 
     >>> from engine.evaluation.api import evaluate
@@ -476,7 +508,10 @@ def evaluate(qrels, runs, measures=None, *, rel_level: int = 1, max_depth: int |
 
     w = issues if issues is not None else Issues()
     try:
-        names = ["official"] if measures is None else ([measures] if isinstance(measures, str) else list(measures))
+        from .dialects import request
+        from .dialects import for_version
+        req = request(["official"] if measures is None else measures)
+        names = for_version(req.names, _version(trec_eval_version))
         # diversity measures read subtopic judgments from the input itself (Evaluator)
         diversity = any(translate(n)[0].startswith(NDEVAL) for n in names)
         q = qrels if diversity else as_qrels(qrels, issues=w)
@@ -486,21 +521,26 @@ def evaluate(qrels, runs, measures=None, *, rel_level: int = 1, max_depth: int |
         if not names:
             return pd.DataFrame({"run": pd.Categorical([]), "topic": pd.Series([], dtype=object),
                                  "measure": pd.Categorical([]), "value": pd.Series([], dtype=np.float64)})
-        if all(translate(n) == (n, {}) for n in names) and not r.attrs.get("empty"):
+        if trec_labels and req.plain and all(translate(n) == (n, {}) for n in names) and not r.attrs.get("empty"):
             opt = EvalOptions(rel_level=rel_level, max_depth=max_depth, judged_only=judged_only, complete=complete,
                               trec_eval_version=_version(trec_eval_version))
             return _in_asked_order(_evaluate(q, r, names, options=opt, gains=gains), names)
-        ev = Evaluator(q, names, rel_level=rel_level, max_depth=max_depth, judged_only=judged_only,
+        ev = Evaluator(q, measures if measures is not None and not req.plain else names, rel_level=rel_level, max_depth=max_depth, judged_only=judged_only,
                        complete=complete, gains=gains, trec_eval_version=trec_eval_version, issues=w,
-                       trec_labels=True)
+                       trec_labels=trec_labels)
         if diversity:
             check_ids(ev.qrels, r, w)
         long = ev._evaluate_frame(r, True)
         aggs = {u: req.measure.aggregate for g in ev.groups if not _is_diversity(g) for req in g.requests
                 for n in req.names for u in g.names.get(n, ())}
         aggs.update({u: "mean" for g in ev.groups if _is_diversity(g) for us in g.names.values() for u in us})
-        long["run"] = pd.Categorical(long["run"], categories=list(dict.fromkeys(long["run"])))
-        long["measure"] = pd.Categorical(long["measure"], categories=ev.measure_names)
+        if not req.plain:
+            aggs = {k if isinstance(k, str) else str(k): a for u, a in aggs.items() for k in req.key_of(u)}
+            aggs.update({d[0]: "mean" for d in req.derived})
+        names_in = list(dict.fromkeys(list(r["run"].astype(str)) + [x for x, _ in r.attrs.get("empty", ())]))
+        long["run"] = pd.Categorical(long["run"], categories=list(dict.fromkeys(list(long["run"]) + names_in)))
+        long["measure"] = pd.Categorical(long["measure"], categories=list(dict.fromkeys(
+            m if isinstance(m, str) else str(m) for m in ev.measure_names)))
         long.attrs["aggregates"] = aggs
         return long
     finally:

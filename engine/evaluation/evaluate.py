@@ -377,16 +377,25 @@ def aggregate_kind(name: str, df: pd.DataFrame | None = None) -> str:
 
 
 def summarize(df: pd.DataFrame) -> pd.DataFrame:
-    """Run x measure table of summary values (mean, sum or geometric mean over topics, as trec_eval)."""
+    """Run x measure table of summary values (mean, sum or geometric mean over topics, as trec_eval).
+    A value undefined on every topic (Accuracy without a relevant document retrieved), a run or measure
+    without topics, and empty inputs give NaN (as ir_measures' aggregates), not 0 or a frame without
+    columns."""
+    runs = list(df["run"].cat.categories) if "run" in df and hasattr(df["run"], "cat") else []
+    order = list(df["measure"].cat.categories) if "measure" in df and hasattr(df["measure"], "cat") else []
     if len(df) == 0:
-        return pd.DataFrame()
+        return pd.DataFrame(np.nan, index=pd.Index(runs or ["run"]), columns=pd.Index(order, dtype=object))
     out = {}
+    aggs = df.attrs.get("aggregates", {})
     for (run, meas), grp in df.groupby(["run", "measure"], observed=True, sort=False):
-        out.setdefault(meas, {})[run] = aggregate_values(aggregate_kind(str(meas), df), grp["value"].to_numpy())
+        kind = aggs[meas] if meas in aggs else aggregate_kind(str(meas), df)
+        values = grp["value"].to_numpy(np.float64)
+        out.setdefault(meas, {})[run] = (np.nan if kind == "validmean" and np.isnan(values).all()
+                                         else aggregate_values(kind, values))
     table = pd.DataFrame(out)
-    order = [m for m in df["measure"].cat.categories] if hasattr(df["measure"], "cat") else list(out)
-    runs = list(df["run"].cat.categories) if hasattr(df["run"], "cat") else list(table.index)
-    return table.reindex(index=[r for r in runs if r in table.index], columns=[m for m in order if m in table.columns])
+    order = order or list(out)
+    runs = runs or list(table.index)
+    return table.reindex(index=runs, columns=[m for m in order if m in table.columns] if len(table.columns) else order)
 
 
 def per_topic_table(df: pd.DataFrame, measure: str) -> pd.DataFrame:

@@ -35,10 +35,9 @@ def _measure_classes():
 
 
 def cranfield_name(measure) -> str:
-    """The name Cranfield's request parser reads for an ir_measures Measure."""
-    if getattr(measure, "NAME", None) == "Cranfield":
-        return str(measure["spec"])
-    return str(measure)
+    """The name Cranfield's request parser reads for an ir_measures Measure (`dialects.object_name`)."""
+    from .dialects import object_name
+    return object_name(measure)
 
 
 def _provider_class():
@@ -64,13 +63,20 @@ def _provider_class():
             super().__init__(measures, topics)
             self.by_name = {cranfield_name(m): m for m in measures}
             self.evaluator = Evaluator(qrels, list(self.by_name), complete=False)
+            # measures undefined on some topics (Accuracy: no relevant document retrieved) are undefined on
+            # a topic the run leaves out too: no value there, as ir_measures' own provider
+            undefined = {u for g in self.evaluator.groups if not isinstance(g.gains, tuple) or g.gains[:1] != ("ndeval",)
+                         for req in g.requests if req.measure.aggregate == "validmean"
+                         for n in req.names for u in g.names.get(n, ())}
+            self.no_fill = {self.by_name[u] for u in undefined if u in self.by_name}
 
         def iter_calc(self, run):
-            """Per-topic values; a judged topic the run leaves out scores the measure's DEFAULT (as every
-            ir_measures provider); a value Cranfield leaves undefined (NaN: Accuracy without a relevant
-            document retrieved) is left out, as ir_measures' own provider leaves it out."""
+            """Per-topic values; a judged topic the run leaves out scores the measure's DEFAULT (as
+            ir_measures' providers), except for a measure that can be undefined (Accuracy), which has no
+            value there; a value Cranfield leaves undefined (NaN: Accuracy without a relevant document
+            retrieved) is left out, as ir_measures' own provider leaves it out."""
             import math
-            expected = {(m, q) for m in self.measures for q in self.qrel_qids}
+            expected = {(m, q) for m in self.measures if m not in self.no_fill for q in self.qrel_qids}
             run = ir_measures.util.RunConverter(run).as_dict_of_dict()
             for topic, values in self.evaluator.evaluate(run).items():
                 for name, value in values.items():
