@@ -11,9 +11,7 @@ from textual.widgets import Static
 from textual.worker import Worker
 
 from ..widgets.jobbar import JobBar
-from ..work import Cancelled, start_work
-
-__all__ = ["Cancelled", "CranfieldScreen", "Unavailable", "nav_bar"]
+from ..work import start_work
 
 
 class Unavailable(Static):
