@@ -221,11 +221,11 @@ def _face_violations(root: Path = ROOT) -> list[str]:
                     for i in sorted(tui) if not any(i == a or i.startswith(a + ".") for a in allowed)]
             if tui and name in LAUNCHERS:
                 out += [f"{name} imports {i} at module level: import the TUI in the function that launches it"
-                        for i in sorted(_module_level_imports(name, raw_path(root, name))) if i.split(".")[0] == "tui"]
+                        for i in sorted(_module_level_imports(name, _path_of(root, name))) if i.split(".")[0] == "tui"]
     return out
 
 
-def raw_path(root: Path, name: str) -> Path:
+def _path_of(root: Path, name: str) -> Path:
     p = root.joinpath(*name.split("."))
     return p / "__init__.py" if p.is_dir() else p.with_suffix(".py")
 
@@ -272,8 +272,8 @@ def test_planted_face_breaks_fail(tmp_path):
     """A TUI import of the CLI, a CLI import of the TUI outside its launchers, a module-level import in a
     launcher and a cycle inside tui/ are each caught."""
     root = _copy_faces(tmp_path)
-    (root / "tui" / "testing.py").write_text((root / "tui" / "testing.py").read_text()
-                                             + "\n\ndef _planted():\n    from cranfield.cli.cmd_init import init_campaign\n")
+    plant = "\n\ndef _planted():\n    from cranfield.cli.cmd_init import init_campaign\n"
+    (root / "tui" / "testing.py").write_text((root / "tui" / "testing.py").read_text() + plant)
     (root / "cranfield" / "cli" / "cmd_eval.py").write_text((root / "cranfield" / "cli" / "cmd_eval.py").read_text()
                                                              + "\n\ndef _planted():\n    import tui.model\n")
     launcher = root / "cranfield" / "cli" / "cmd_tui.py"
@@ -283,6 +283,7 @@ def test_planted_face_breaks_fail(tmp_path):
     bad = _face_violations(root)
     assert "tui.testing imports cranfield.cli.cmd_init: the TUI never imports the command line" in bad
     assert any(b.startswith("cranfield.cli.cmd_eval imports tui.model: only") for b in bad)
-    assert "cranfield.cli.cmd_tui imports tui.app at module level: import the TUI in the function that launches it" in bad
+    assert ("cranfield.cli.cmd_tui imports tui.app at module level: import the TUI in the function that "
+            "launches it") in bad
     assert any(b.startswith("import cycle:") and "tui.app" in b and "tui.work" in b for b in bad)
     assert len(bad) == 4, bad

@@ -297,7 +297,8 @@ class CranfieldApp(App):
         return model, specs, bad
 
     @staticmethod
-    def _evaluate(model: CampaignModel, specs: list[str], judgments: tuple = ()) -> tuple[CampaignModel, list[str], list[str]]:
+    def _evaluate(model: CampaignModel, specs: list[str],
+                  judgments: tuple = ()) -> tuple[CampaignModel, list[str], list[str]]:
         """`model` (a fork of the app's: the app's own is left as it is) with `specs` evaluated, under the
         judgment spec judgments[0] when given."""
         if judgments:

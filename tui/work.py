@@ -38,10 +38,11 @@ def start_work(node, name: str, fn: Callable[[Progress], Any], done: Callable[[A
                on_end: Callable[[Worker], None] | None = None) -> Worker:
     """Run fn(progress) off the UI thread in a worker of `node` (a screen or the app), cancelling the
     group's running work. `progress(fraction, text)` stops cancelled work and calls on_progress(fraction,
-    text) on the UI thread. On the UI thread afterwards: on_end(worker), then done(result) unless the worker was
-    cancelled; an error (of the work or of `done`) becomes a notification (`app.report_error`). A CranfieldError or Cancelled leaves
-    the worker successful (an explained outcome); any other error also marks the worker failed (state
-    ERROR) and is recorded in `app.worker_failures`, which the test helpers (tui.testing) check."""
+    text) on the UI thread. On the UI thread afterwards: on_end(worker), then done(result) unless the
+    worker was cancelled. An error (of the work or of `done`) becomes a notification (`app.report_error`):
+    a CranfieldError or Cancelled leaves the worker successful (an explained outcome); any other error
+    also marks the worker failed (state ERROR) and is recorded in `app.worker_failures`, which the test
+    helpers (tui.testing) check."""
     app = node.app
 
     def progress(fraction: float, text: str = "") -> None:
