@@ -30,7 +30,9 @@ class LeaderboardView:
         if sm is not None and len(df) > 1:
             p[1:] = adjacent_paired_p(s.matrix[sm][df.index.to_numpy()])
         df["p_above"] = p
-        df["same_as_above"] = ~(p < alpha)           # NaN (identical runs, no test): not different
+        same = ~(p < alpha)                           # NaN (identical runs, no test): not different
+        same[:1] = False                              # the first run has no run above it
+        df["same_as_above"] = same
         df.attrs["sig_measure"] = sm
         return df
 
