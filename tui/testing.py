@@ -236,11 +236,11 @@ async def run_storm(campaign, seed: int, n_keys: int, size=(80, 24), *, slow_loa
     from .app import CranfieldApp
     from .model import CampaignModel
     gate = threading.Event()
-    real = CampaignModel.__dict__["load"]
+    real = CampaignModel.load.__func__                 # (defined on tui.model.core.ModelCore)
     if slow_load:
         def slow(cls, root):
             gate.wait(120)
-            return real.__func__(cls, root)
+            return real(cls, root)
         CampaignModel.load = classmethod(slow)
     app = CranfieldApp(campaign, assessor="storm")
     out = {"keys": [], "crash": None, "exception_notices": []}
@@ -260,5 +260,5 @@ async def run_storm(campaign, seed: int, n_keys: int, size=(80, 24), *, slow_loa
     finally:
         gate.set()
         if slow_load:
-            CampaignModel.load = real
+            del CampaignModel.load                     # the inherited loader again
     return out
