@@ -1,6 +1,7 @@
-"""engine/'s import graph, built from the source (every import, also those inside functions): modules
-have no cycle, packages import only what docs/architecture.md allows (a DAG, written there once), and
-no engine module imports a user interface (tui, the command line, textual, rich)."""
+"""The import graph of engine/, tui/ and cranfield/, built from the source (every import, also those inside
+functions): modules have no cycle, engine packages import only what docs/architecture.md allows (a DAG,
+written there once), no engine module imports a user interface (tui, the command line, textual, rich), the
+TUI never imports the command line, and the command line imports the TUI only where it launches it."""
 from __future__ import annotations
 
 import ast
@@ -11,6 +12,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 ARCH = ROOT / "docs" / "architecture.md"
 UI = ("tui", "cranfield", "textual", "textual_plotext", "rich")
+FACES = ("engine", "tui", "cranfield")
+LAUNCHERS = {"cranfield.cli.cmd_tui": {"tui.app"}, "cranfield.cli.cmd_nuggets": {"tui.nuggets"}}
+"""The command-line modules that launch a TUI app, and the TUI modules each may import (docs/architecture.md)."""
 
 
 def _modules(pkg: str = "engine", root: Path = ROOT) -> dict[str, Path]:
@@ -42,8 +46,8 @@ def _imports(name: str, path: Path) -> set[str]:
     return found
 
 
-def _graph(root: Path = ROOT) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
-    mods = _modules(root=root)
+def _graph(root: Path = ROOT, pkgs: tuple[str, ...] = ("engine",)) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
+    mods = {name: path for pkg in pkgs for name, path in _modules(pkg, root).items()}
     graph, raw = {}, {}
     for name, path in mods.items():
         imps = _imports(name, path)
@@ -195,3 +199,91 @@ def test_engine_imports_no_user_interface():
     bad = sorted(f"{name} imports {i}" for name, imps in raw.items() for i in imps
                  if i.split(".")[0] in UI)
     assert not bad, f"engine modules importing a user interface: {bad}"
+
+
+# ---------------------------------------------------------------------- the faces: tui/ and cranfield/
+
+def _face_violations(root: Path = ROOT) -> list[str]:
+    """Breaks of the faces' rules: a module cycle anywhere in engine/, tui/, cranfield/; a TUI import of
+    the command line; a command-line import of the TUI outside LAUNCHERS (or at module level there)."""
+    graph, raw = _graph(root, FACES)
+    out = [f"import cycle: {' <-> '.join(c)}" for c in _cycles(graph)]
+    for name, imps in sorted(raw.items()):
+        imps = {i for i in imps if i.rpartition(".")[0] not in imps}   # `from m import x`: name m once
+        top = name.split(".")[0]
+        if top == "tui":
+            out += [f"{name} imports {i}: the TUI never imports the command line" for i in sorted(imps)
+                    if i.split(".")[0] == "cranfield"]
+        elif top == "cranfield":
+            tui = {i for i in imps if i.split(".")[0] == "tui"}
+            allowed = LAUNCHERS.get(name, set())
+            out += [f"{name} imports {i}: only {', '.join(sorted(LAUNCHERS))} import the TUI (to launch it)"
+                    for i in sorted(tui) if not any(i == a or i.startswith(a + ".") for a in allowed)]
+            if tui and name in LAUNCHERS:
+                out += [f"{name} imports {i} at module level: import the TUI in the function that launches it"
+                        for i in sorted(_module_level_imports(name, _path_of(root, name))) if i.split(".")[0] == "tui"]
+    return out
+
+
+def _path_of(root: Path, name: str) -> Path:
+    p = root.joinpath(*name.split("."))
+    return p / "__init__.py" if p.is_dir() else p.with_suffix(".py")
+
+
+def _module_level_imports(name: str, path: Path) -> set[str]:
+    """The absolute names a module imports at its top level (not inside a function)."""
+    tree = ast.parse(path.read_text(), str(path))
+    top = ast.Module(body=[n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))], type_ignores=[])
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found: set[str] = set()
+    for node in top.body:
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+        elif node.level:
+            parts = package.split(".")
+            found.add(".".join(parts[:len(parts) - node.level + 1] + ([node.module] if node.module else [])))
+        else:
+            found.add(node.module or "")
+    return found
+
+
+def test_tui_and_cli_follow_the_faces_rules():
+    graph, _ = _graph(ROOT, FACES)
+    assert {"tui.app", "tui.model.core", "tui.screens.leaderboard", "cranfield.cli.cmd_tui"} <= set(graph)
+    assert "tui.model.core" in graph["tui.model"] and "tui.work" in graph["tui.app"]
+    bad = _face_violations()
+    assert not bad, "\n".join(bad)
+
+
+def test_engine_imports_neither_face():
+    _, raw = _graph(ROOT, FACES)
+    bad = sorted(f"{n} imports {i}" for n, imps in raw.items() if n.split(".")[0] == "engine" for i in imps
+                 if i.split(".")[0] in ("tui", "cranfield"))
+    assert not bad, bad
+
+
+def _copy_faces(tmp_path: Path) -> Path:
+    for pkg in FACES:
+        shutil.copytree(ROOT / pkg, tmp_path / pkg, ignore=shutil.ignore_patterns("__pycache__"))
+    return tmp_path
+
+
+def test_planted_face_breaks_fail(tmp_path):
+    """A TUI import of the CLI, a CLI import of the TUI outside its launchers, a module-level import in a
+    launcher and a cycle inside tui/ are each caught."""
+    root = _copy_faces(tmp_path)
+    plant = "\n\ndef _planted():\n    from cranfield.cli.cmd_init import init_campaign\n"
+    (root / "tui" / "testing.py").write_text((root / "tui" / "testing.py").read_text() + plant)
+    (root / "cranfield" / "cli" / "cmd_eval.py").write_text((root / "cranfield" / "cli" / "cmd_eval.py").read_text()
+                                                             + "\n\ndef _planted():\n    import tui.model\n")
+    launcher = root / "cranfield" / "cli" / "cmd_tui.py"
+    launcher.write_text("import tui.app\n" + launcher.read_text())
+    (root / "tui" / "work.py").write_text((root / "tui" / "work.py").read_text()
+                                          + "\n\ndef _planted():\n    from .app import CranfieldApp\n")
+    bad = _face_violations(root)
+    assert "tui.testing imports cranfield.cli.cmd_init: the TUI never imports the command line" in bad
+    assert any(b.startswith("cranfield.cli.cmd_eval imports tui.model: only") for b in bad)
+    assert ("cranfield.cli.cmd_tui imports tui.app at module level: import the TUI in the function that "
+            "launches it") in bad
+    assert any(b.startswith("import cycle:") and "tui.app" in b and "tui.work" in b for b in bad)
+    assert len(bad) == 4, bad

@@ -53,3 +53,29 @@ def test_completion_screen_tables_equal_engine(sim, tmp_path):
             assert not isinstance(app.screen, CompletionScreen)
             await press(pilot, "q")
     asyncio.run(body())
+
+
+def test_a_binary_threshold_of_0_reaches_the_engine(sim, tmp_path, monkeypatch):
+    """relevance.binary_threshold: 0 (every judged document relevant) is the campaign's accessor's value in
+    the completion experiment and the home counts, not turned into 1."""
+    import shutil
+
+    import engine.completion.experiment as experiment
+    from tui.model import CampaignModel
+    camp = tmp_path / "camp"
+    shutil.copytree(sim, camp, ignore=shutil.ignore_patterns(".cranfield-cache", ".cranfield-store"))
+    cfg = camp / "campaign.yaml"
+    assert "  binary_threshold: 1\n" in cfg.read_text()
+    cfg.write_text(cfg.read_text().replace("  binary_threshold: 1\n", "  binary_threshold: 0\n"))
+    seen = []
+
+    def spy(qrels, store, fractions, **kw):
+        seen.append(kw["rel_level"])
+        return classifier_quality(qrels, store, fractions, **kw)
+    monkeypatch.setattr(experiment, "classifier_quality", spy)
+    model = CampaignModel.load(camp)
+    assert load_campaign(camp).binary_threshold() == 0 == model.rel_level() == model.options.rel_level
+    model.completion_quality([0.5])
+    assert seen == [0]
+    judged = model.qrels[model.qrels["grade"] >= 0]
+    assert model.home_facts()["relevant"] == len(judged)

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 from tui.app import CranfieldApp
 from tui.testing import press, private_copy, run_async, settle
@@ -101,3 +102,57 @@ async def test_leaderboard_export_tests_the_pairs_in_the_background(tmp_path, mo
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [
         "leaderboard-significance.csv", "leaderboard-significance.md", "leaderboard-significance.tex",
         "leaderboard.csv", "leaderboard.md", "leaderboard.tex"]
+
+
+def _engine_markdown_escapes_pipes() -> bool:
+    from engine.formats.text_tables import format_table
+    return r"a\|b" in format_table(pd.DataFrame({"run": ["a|b"]}), "markdown")
+
+
+def _md_cells(line: str) -> list[str]:
+    """A Markdown table row's cells (a `\\|` is a character of its cell, not a border)."""
+    import re
+    return [c.strip().replace("\\|", "|") for c in re.split(r"(?<!\\)\|", line.strip())[1:-1]]
+
+
+@pytest.mark.xfail(condition=not _engine_markdown_escapes_pipes(), strict=True,
+                   reason="engine.formats.text_tables.format_table escapes | in Markdown (another helper's change)")
+@run_async
+async def test_a_run_tag_with_a_bar_keeps_the_markdown_table_whole(tmp_path):
+    """The leaderboard written by `e` through the engine's table writer: a run tagged `a|b` is one cell of
+    its row, every row has the header's cells, and the CSV and LaTeX files hold the same run."""
+    import re
+    camp = private_copy(DEMO, tmp_path / "demo")
+    f = camp / "runs" / "asterA1.txt"
+    f.write_text(re.sub(r" asterA1$", " a|b", f.read_text(), flags=re.M))
+    cfg = camp / "campaign.yaml"
+    cfg.write_text(cfg.read_text().replace("  asterA1:\n", '  "a|b":\n', 1))
+    app = CranfieldApp(camp, export_dir=tmp_path / "out")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await press(pilot, "l", "e")
+        await settle(pilot)
+        board = app.screen.export_table()[1]
+    md = (tmp_path / "out" / "leaderboard.md").read_text().splitlines()
+    head = _md_cells(md[0])
+    rows = [_md_cells(ln) for ln in md[2:]]
+    assert len(rows) == 12 and all(len(r) == len(head) for r in rows), md
+    runs = [dict(zip(head, r))["run"] for r in rows]
+    assert "a|b" in runs and runs == board["run"].astype(str).tolist() and head[1:3] == ["letter", "run"]
+    csv = pd.read_csv(tmp_path / "out" / "leaderboard.csv", keep_default_na=False)
+    assert csv["run"].astype(str).tolist() == runs
+    assert "a|b" in (tmp_path / "out" / "leaderboard.tex").read_text()
+
+
+def test_export_formats_are_the_engine_writer_s():
+    """CSV, Markdown and LaTeX are format_table's; the TUI only words flags yes/no and typesets ±."""
+    from engine.formats.text_tables import format_table
+    from tui.export import render
+    df = pd.DataFrame({"run": ["x_1", "y"], "pooled": [True, False], "map": [0.123456, float("nan")],
+                       "map ±": [0.01, 0.02]})
+    shown = df.assign(pooled=["yes", "no"])
+    assert render(df, "markdown") == format_table(shown, "markdown")
+    assert "| x_1 | yes | 0.1235 | 0.0100 |" in render(df, "markdown")
+    assert render(df, "latex") == format_table(shown, "latex").replace("±", r"$\pm$")
+    assert r"map $\pm$" in render(df, "latex") and r"x\_1" in render(df, "latex")
+    assert render(df, "csv") == format_table(df, "csv")

@@ -156,7 +156,7 @@ async def test_choose_measures_reevaluates(tmp_path):
         assert app.screen.sort_key == "P_10"
         # an unknown measure becomes a notification, the app keeps running
         app.set_measures(["nosuchmeasure"])
-        await settle(pilot)
+        await settle(pilot, errors_ok=True)
         assert app.measures == ["P.10", "ndcg_cut.10", "bpref"]
         assert any("nosuchmeasure" in n.message for n in app.notices)
 
@@ -457,3 +457,15 @@ async def test_cost_screen_shows_what_the_judgments_allow(tmp_path):
         assert shown.splitlines() == expected
         avail = app.screen.query_one("#cost-avail")
         assert avail.region.height >= len(expected) and avail.region.bottom <= 22   # visible at 80x24
+
+
+def test_the_first_run_is_never_marked_as_the_same_as_the_one_above():
+    """The leaderboard's ≈ says "not different from the run above": the top run has none (p NaN, not ≈);
+    identical runs below it (no test: NaN) are ≈."""
+    from tui.model import CampaignModel
+    model = CampaignModel.load(DEMO)
+    model.evaluate(["map"])
+    board = model.leaderboard()
+    assert np.isnan(board["p_above"].iloc[0]) and not board["same_as_above"].iloc[0]
+    rest = board.iloc[1:]
+    assert (rest["same_as_above"] == ~(rest["p_above"] < 0.05)).all()

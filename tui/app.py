@@ -4,38 +4,25 @@ from __future__ import annotations
 import inspect
 import os
 from pathlib import Path
-import threading
 from dataclasses import dataclass
 from typing import Callable, Iterable
 
 import pandas as pd
-from textual import work
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.worker import get_current_worker
+from textual.worker import Worker
 
 from engine.errors import CranfieldError
 
 from .export import write_exports
 from .model import CampaignModel
-from .screens.base import Cancelled
 from .screens.help import HelpScreen, all_bindings, long_description
 from .source import find_campaigns, is_campaign
+from .work import Cancelled, check_cancel, start_work
 
-
-def check_cancel() -> None:
-    """Call from background work between steps: stops the work when the user cancelled it."""
-    job = _CURRENT.job
-    if job is not None and job.cancelled.is_set():
-        raise Cancelled()
-    w = get_current_worker() if job is None else None
-    if w is not None and w.is_cancelled:
-        raise Cancelled()
-
-
-_CURRENT = threading.local()
-_CURRENT.job = None
+CAMPAIGN_WORK = "campaign"
+"""The worker group of the campaign's load and evaluations (one at a time: a newer request cancels the older)."""
 
 
 @dataclass(frozen=True)
@@ -45,16 +32,6 @@ class Notice:
     message: str
     title: str
     severity: str
-
-
-class Job:
-    """One background load or evaluation, in a daemon thread of its own: cancelling it (escape) or
-    quitting never waits for it; its result is dropped when it was cancelled or superseded."""
-
-    def __init__(self, kind: str):
-        self.kind = kind
-        self.cancelled = threading.Event()
-        self.done = threading.Event()
 
 
 def _screen_factory(name: str) -> Callable[[], Screen]:
@@ -161,7 +138,8 @@ class CranfieldApp(App):
         self.judgments_changed = False
         self.status = "starting"
         self.progress: tuple[int, int, str] = (0, 1, "")
-        self.job: Job | None = None
+        self.job: Worker | None = None         # the running load or evaluation (group CAMPAIGN_WORK)
+        self.worker_failures: list[BaseException] = []   # unexplained errors of background work (tests check)
         self.last_export = ""                   # what the last `e` wrote (also shown as a notification)
         self.judgment_spec: str | None = None    # the judgments scores use (None: the campaign's own)
         self.notices: list[Notice] = []          # every notification shown, oldest first (last 1000)
@@ -272,8 +250,8 @@ class CranfieldApp(App):
     # ------------------------------------------------------------------ loading and evaluation
     @property
     def busy(self) -> bool:
-        """A load or evaluation is running."""
-        return self.job is not None and not self.job.done.is_set()
+        """A load or evaluation is running (and not cancelled)."""
+        return self.job is not None and self.job.is_running and not self.job.is_cancelled
 
     def load(self, path: Path) -> None:
         self.target = Path(path)
@@ -281,42 +259,28 @@ class CranfieldApp(App):
         self.status = "loading"
         self.progress = (0, 3, "reading the campaign files")
         self._refresh_current()
-        measures = self.requested_measures
-        self._start("load", lambda job: self._load(job, self.target, measures))
+        measures, spec, target = self.requested_measures, self.judgment_spec, self.target
+        self._start("load", lambda progress: self._load(progress, target, measures, spec))
 
-    def _start(self, kind: str, fn: Callable[[Job], tuple]) -> None:
-        """Run fn(job) in a daemon thread; the result arrives in `_job_done` on the UI thread."""
-        if self.job is not None:
-            self.job.cancelled.set()            # a newer request supersedes the running one
-        job = self.job = Job(kind)
+    def _start(self, kind: str, fn: Callable) -> None:
+        """Run fn(progress) in the campaign worker (a newer request supersedes the running one); its
+        (model, measures, problems) is committed in `_commit` on the UI thread unless cancelled."""
+        self.job = start_work(self, kind, fn, self._commit, group=CAMPAIGN_WORK, on_progress=self._set_progress,
+                              on_end=self._work_ended)
 
-        def run() -> None:
-            _CURRENT.job = job
-            try:
-                result, error = fn(job), None
-            except BaseException as exc:  # delivered to the UI as a notification
-                result, error = None, exc
-            job.done.set()
-            if not self.is_running:       # the app has exited: nothing to deliver
-                return
-            try:
-                self.call_from_thread(self._job_done, job, result, error)
-            except Exception:             # the app has exited meanwhile: nothing to deliver
-                pass
-        threading.Thread(target=run, name=f"cranfield-{kind}", daemon=True).start()
-
-    def _load(self, job: Job, path: Path, measures: list[str] | None) -> tuple[CampaignModel, list[str], list[str]]:
+    def _load(self, progress, path: Path, measures: list[str] | None,
+              judgment_spec: str | None) -> tuple[CampaignModel, list[str], list[str]]:
         model = CampaignModel.load(path)
         check_cancel()
         specs, bad = model.usable_measures(measures or model.default_measures)
-        if self.judgment_spec is not None:
+        if judgment_spec is not None:
             try:
-                model.use_judgments(self.judgment_spec)
+                model.use_judgments(judgment_spec)
             except CranfieldError as exc:
-                bad = bad + [f"judgments {self.judgment_spec}: {exc}; scored with the official judgments"]
+                bad = bad + [f"judgments {judgment_spec}: {exc}; scored with the official judgments"]
         if not specs:
             specs, _ = model.usable_measures(["map", "P.10"])
-        self.call_from_thread(self._set_progress, 1, 3, f"evaluating {', '.join(specs)}")
+        progress(1 / 3, f"evaluating {', '.join(specs)}")
         if len(model.qrels) == 0 or not (model.qrels["grade"] >= 0).any():
             # a new campaign: nothing to score yet, but pools can be built and documents judged
             from .screens.nuggets import has_answer_runs
@@ -332,7 +296,13 @@ class CranfieldApp(App):
         import scipy.stats  # noqa: F401  (here, off the UI thread: the leaderboard's intervals need it; 1-2 s cold)
         return model, specs, bad
 
-    def _evaluate(self, job: Job, model: CampaignModel, specs: list[str]) -> tuple[CampaignModel, list[str], list[str]]:
+    @staticmethod
+    def _evaluate(model: CampaignModel, specs: list[str],
+                  judgments: tuple = ()) -> tuple[CampaignModel, list[str], list[str]]:
+        """`model` (a fork of the app's: the app's own is left as it is) with `specs` evaluated, under the
+        judgment spec judgments[0] when given."""
+        if judgments:
+            model.use_judgments(judgments[0])
         ok, bad = model.usable_measures(specs)
         if not ok:
             raise CranfieldError("none of the chosen measures is known: " + "; ".join(bad))
@@ -340,8 +310,10 @@ class CranfieldApp(App):
         check_cancel()
         return model, ok, bad
 
-    def set_measures(self, specs: list[str]) -> None:
-        """Re-evaluate with another measure list (in the background)."""
+    def set_measures(self, specs: list[str], *, judgments: tuple = ()) -> None:
+        """Re-evaluate with another measure list (in the background, on a fork of the model: the scores on
+        screen, the model and `measures` change only when it finishes uncancelled); `judgments`: (spec,)
+        to also change the judgments the scores use."""
         if self.model is None:
             return
         ok, bad = self.model.usable_measures(list(specs))
@@ -352,46 +324,43 @@ class CranfieldApp(App):
         self.status = "evaluating"
         self.progress = (1, 3, f"evaluating {', '.join(specs)}")
         self._refresh_current()
-        model = self.model
-        self._start("evaluate", lambda job: self._evaluate(job, model, list(specs)))
+        model, specs = self.model.fork(), list(specs)
+        self._start("evaluate", lambda progress: self._evaluate(model, specs, judgments))
 
     def set_judgments(self, spec: str | None) -> None:
         """Re-evaluate with the judgments `spec` combines (engine.judgments.sources; None: the campaign's own)."""
         if self.model is None:
             return
-        try:
-            self.model.use_judgments(spec)
-        except CranfieldError as exc:
-            self.report_error(exc)
-            return
-        self.judgment_spec = self.model.judgment_spec
-        self.set_measures(list(self.measures) or self.model.default_measures)
+        self.set_measures(list(self.measures) or self.model.default_measures, judgments=(spec,))
 
-    def _set_progress(self, done: int, total: int, text: str) -> None:
+    def _set_progress(self, fraction: float, text: str) -> None:
         if self.busy:
-            self.progress = (done, total, text)
+            self.progress = (max(1, round(3 * fraction)), 3, text)
             self._refresh_current()
 
-    def _job_done(self, job: Job, result, error: BaseException | None) -> None:
-        if job is not self.job or job.cancelled.is_set():
-            return                               # cancelled or superseded: already reported
+    def _work_ended(self, worker: Worker) -> None:
+        """The campaign worker ended (done, failed or cancelled): the status says so."""
+        if worker is not self.job:
+            return                               # superseded by newer work
         self.job = None
-        if error is None:
-            model, specs, bad = result
-            self.model, self.measures = model, specs
-            self.sub_title = model.name
-            self.status = "ready"
-            self.judgments_changed = False
-            self.data_version += 1
-            self.judgment_spec = model.judgment_spec
-            self._file_sig = file_signature(model.root)
-            for b in bad:
-                self.notify(b if b.startswith(("no judgments", "judgments ")) else f"measure skipped: {b}",
-                            severity="warning", timeout=12)
-            self._announce_problems(model)
-        else:
+        if self.status in ("loading", "evaluating"):
             self.status = "error" if self.model is None else "ready"
-            self.report_error(error)
+            self._refresh_current()
+
+    def _commit(self, result) -> None:
+        """On the UI thread, the finished (uncancelled) load or evaluation becomes the app's state."""
+        model, specs, bad = result
+        self.model, self.measures = model, specs
+        self.sub_title = model.name
+        self.status = "ready"
+        self.judgments_changed = False
+        self.data_version += 1
+        self.judgment_spec = model.judgment_spec
+        self._file_sig = file_signature(model.root)
+        for b in bad:
+            self.notify(b if b.startswith(("no judgments", "judgments ")) else f"measure skipped: {b}",
+                        severity="warning", timeout=12)
+        self._announce_problems(model)
         self._refresh_current()
 
     def _announce_problems(self, model: CampaignModel) -> None:
@@ -402,20 +371,18 @@ class CranfieldApp(App):
                         title="Input problems", severity="error", timeout=10 ** 6)
 
     def cancel_work(self) -> bool:
-        """Cancel the running load or evaluation (and screen jobs); True when something was running.
-        The UI is usable (and quits) at once; the abandoned thread's result is dropped."""
-        running = False
+        """Cancel the running load or evaluation and the screens' work; True when something was running.
+        The UI is usable (and quits) at once; what the abandoned work computed is dropped."""
+        running = [w for w in self.workers if w.is_running and not w.is_cancelled]
         if self.busy:
-            self.job.cancelled.set()
-            self.job = None
-            running = True
             self.status = "cancelled" if self.model is None else "ready"
-            self.notify("cancelled", severity="warning")
-        for w in [w for w in self.workers if w.is_running]:
+        for w in running:
             w.cancel()
-            running = True
+        self.job = None
+        if running:
+            self.notify("cancelled", severity="warning")
         self._refresh_current()
-        return running
+        return bool(running)
 
     def mark_stale(self) -> None:
         """New judgments were recorded: the scores on screen predate them until ctrl+r."""

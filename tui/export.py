@@ -1,4 +1,6 @@
-"""Write any table the UI shows as CSV, Markdown and LaTeX."""
+"""Write any table the UI shows as CSV, Markdown and LaTeX through the engine's one table writer
+(engine.formats.text_tables.format_table); only what is the TUI's own is here: the file names, yes/no for
+flags, and ± typeset in LaTeX."""
 from __future__ import annotations
 
 import re
@@ -7,40 +9,28 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from engine.formats.text_tables import format_table
 
-def _cell(v) -> str:
-    if isinstance(v, (float, np.floating)):
-        return "" if np.isnan(v) else f"{v:.4f}"
-    if isinstance(v, (bool, np.bool_)):
-        return "yes" if v else "no"
-    return str(v)
+EXPORTS = (("csv", "csv"), ("md", "markdown"), ("tex", "latex"))
+"""(file suffix, engine.formats.text_tables format) of every file `e` writes."""
 
 
-def to_markdown(df: pd.DataFrame) -> str:
-    cols = [str(c) for c in df.columns]
-    rows = [[_cell(v).replace("|", "\\|") for v in row] for row in df.itertuples(index=False)]
-    num = [pd.api.types.is_numeric_dtype(df[c]) and not pd.api.types.is_bool_dtype(df[c]) for c in df.columns]
-    out = ["| " + " | ".join(cols) + " |", "|" + "|".join("---:" if n else ":---" for n in num) + "|"]
-    out += ["| " + " | ".join(r) + " |" for r in rows]
-    return "\n".join(out) + "\n"
+def shown(df: pd.DataFrame) -> pd.DataFrame:
+    """The table as the screens word it: flags (bool columns) as yes/no, float32 as float."""
+    out = df.copy()
+    for c in out.columns:
+        col = out[c]
+        if pd.api.types.is_bool_dtype(col):
+            out[c] = np.where(col.to_numpy(bool), "yes", "no").astype(object)
+        elif pd.api.types.is_float_dtype(col) and col.dtype != np.float64:
+            out[c] = col.astype(np.float64)
+    return out
 
 
-_TEX = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
-        "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
-
-
-def _tex(s: str) -> str:
-    return re.sub(r"[\\&%$#_{}~^]", lambda m: _TEX[m.group()], s).replace("±", r"$\pm$")
-
-
-def to_latex(df: pd.DataFrame) -> str:
-    num = [pd.api.types.is_numeric_dtype(df[c]) and not pd.api.types.is_bool_dtype(df[c]) for c in df.columns]
-    spec = "".join("r" if n else "l" for n in num)
-    out = [f"\\begin{{tabular}}{{{spec}}}", "\\hline", " & ".join(_tex(str(c)) for c in df.columns) + " \\\\",
-           "\\hline"]
-    out += [" & ".join(_tex(_cell(v)) for v in row) + " \\\\" for row in df.itertuples(index=False)]
-    out += ["\\hline", "\\end{tabular}"]
-    return "\n".join(out) + "\n"
+def render(df: pd.DataFrame, fmt: str) -> str:
+    """One export format of a table (csv, markdown, latex; CSV keeps the values as they are)."""
+    text = format_table(df if fmt == "csv" else shown(df), fmt)
+    return text.replace("±", r"$\pm$") if fmt == "latex" else text
 
 
 def write_exports(df: pd.DataFrame, stem: str, folder: Path) -> list[Path]:
@@ -48,8 +38,9 @@ def write_exports(df: pd.DataFrame, stem: str, folder: Path) -> list[Path]:
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     stem = re.sub(r"[^A-Za-z0-9_.-]+", "-", stem).strip("-") or "table"
-    paths = [folder / f"{stem}.csv", folder / f"{stem}.md", folder / f"{stem}.tex"]
-    df.to_csv(paths[0], index=False, float_format="%.6g")
-    paths[1].write_text(to_markdown(df), encoding="utf-8")
-    paths[2].write_text(to_latex(df), encoding="utf-8")
+    paths = []
+    for suffix, fmt in EXPORTS:
+        path = folder / f"{stem}.{suffix}"
+        path.write_text(render(df, fmt), encoding="utf-8")
+        paths.append(path)
     return paths

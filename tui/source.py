@@ -44,12 +44,12 @@ class Opened:
         return str(self.config.get("name") or self.root.name)
 
     def categories(self) -> dict[str, str]:
-        cats = ((self.config.get("topics") or {}).get("categories") or {})
-        return {str(k): str(v) for k, v in cats.items()}
+        """Topic id -> query category (the campaign's accessor, topics.categories)."""
+        return {str(k): str(v) for k, v in self.engine_campaign.categories().items()}
 
     def targets(self) -> dict[str, int]:
-        t = ((self.config.get("topics") or {}).get("targets") or {})
-        return {str(k): int(v) for k, v in t.items()}
+        """Topic id -> judgment target (the campaign's accessor, topics.targets)."""
+        return {str(k): int(v) for k, v in self.engine_campaign.targets().items()}
 
 
 def _frame(obj, columns: list[str]) -> pd.DataFrame:

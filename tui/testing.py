@@ -3,36 +3,55 @@ from __future__ import annotations
 
 from .capture import screen_text
 
-__all__ = ["settle", "press", "screen_text"]
+__all__ = ["BackgroundError", "check_errors", "settle", "press", "screen_text"]
+
+
+class BackgroundError(AssertionError):
+    """A test helper saw background work fail (a worker error) or an error notification."""
+
+
+def check_errors(app, *, errors_ok: bool = False) -> None:
+    """Raise BackgroundError for a worker that failed (an unexplained exception: `app.worker_failures`)
+    or, unless `errors_ok`, an error notification, since the last check on this app."""
+    failures = getattr(app, "worker_failures", [])
+    notices = getattr(app, "notices", [])
+    seen_f, seen_n = getattr(app, "_checked_upto", (0, 0))
+    seen_n = min(seen_n, len(notices))             # the app keeps its last 1000 notices
+    new_failures, new_errors = failures[seen_f:], [n for n in notices[seen_n:] if n.severity == "error"]
+    app._checked_upto = (len(failures), len(notices))
+    if new_failures:
+        exc = new_failures[0]
+        raise BackgroundError(f"background work failed: {type(exc).__name__}: {exc}") from exc
+    if new_errors and not errors_ok:
+        raise BackgroundError("error notification: " + "; ".join(f"{n.title}: {n.message}" for n in new_errors)
+                              + " (settle(..., errors_ok=True) when the test expects it)")
 
 
 async def _wait(app) -> None:
-    import asyncio
-
-    from textual.worker import WorkerFailed
-    while getattr(app, "busy", False):     # the campaign load / evaluation runs in a thread of its own
-        await asyncio.sleep(0.02)
+    from textual.worker import WorkerCancelled
     try:
-        await app.workers.wait_for_complete()
-    except WorkerFailed:  # the app reports it as a notification; tests look there
+        await app.workers.wait_for_complete()       # the campaign's load or evaluation and the screens' jobs
+    except WorkerCancelled:
         pass
 
 
-async def settle(pilot, rounds: int = 3) -> None:
-    """Wait until every worker is done and the screen has redrawn."""
+async def settle(pilot, rounds: int = 3, *, errors_ok: bool = False) -> None:
+    """Wait until every worker is done and the screen has redrawn; raise BackgroundError when background
+    work failed or (unless `errors_ok`) an error notification was shown meanwhile."""
     app = pilot.app
     for _ in range(rounds):
         await _wait(app)
         await pilot.pause()
     await _wait(app)
     await pilot.pause()
+    check_errors(app, errors_ok=errors_ok)
 
 
-async def press(pilot, *keys: str) -> None:
-    """Press keys one by one, settling after each."""
+async def press(pilot, *keys: str, errors_ok: bool = False) -> None:
+    """Press keys one by one, settling after each (see `settle`)."""
     for k in keys:
         await pilot.press(k)
-        await settle(pilot, 1)
+        await settle(pilot, 1, errors_ok=errors_ok)
 
 
 async def write_pool(pilot, depth: int):
@@ -134,7 +153,7 @@ async def _bounded_settle(pilot, budget: float) -> None:
     app = pilot.app
     end = time.perf_counter() + budget
     await pilot.pause()
-    while time.perf_counter() < end and (getattr(app, "busy", False) or any(w.is_running for w in app.workers)):
+    while time.perf_counter() < end and any(w.is_running for w in app.workers):
         await asyncio.sleep(0.02)
     await pilot.pause()
 
@@ -189,9 +208,14 @@ def storm_campaign(kind: str, dst):
     if kind == "rag":
         from engine.nuggets.simulate import simulate_rag, write_rag_campaign
         return write_rag_campaign(simulate_rag(3, 3, nuggets=(2, 3), seed=11), dst)
-    if kind == "empty":
-        from cranfield.cli.cmd_init import init_campaign
-        init_campaign(dst)
+    if kind == "empty":                   # `cranfield init`, as a process of its own (the TUI never imports the CLI)
+        import os
+        import subprocess
+        import sys
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+            [str(demo.parents[1])] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
+        subprocess.run([sys.executable, "-m", "cranfield.cli", "init", str(dst)], check=True, env=env,
+                       capture_output=True)
         return dst
     camp = private_copy(demo, dst, skip=("pools", "log.jsonl*") + (("judgments", "truth") if kind == "unjudged" else ()))
     if kind == "unjudged":
@@ -213,11 +237,11 @@ async def run_storm(campaign, seed: int, n_keys: int, size=(80, 24), *, slow_loa
     from .app import CranfieldApp
     from .model import CampaignModel
     gate = threading.Event()
-    real = CampaignModel.__dict__["load"]
+    real = CampaignModel.load.__func__                 # (defined on tui.model.core.ModelCore)
     if slow_load:
         def slow(cls, root):
             gate.wait(120)
-            return real.__func__(cls, root)
+            return real(cls, root)
         CampaignModel.load = classmethod(slow)
     app = CranfieldApp(campaign, assessor="storm")
     out = {"keys": [], "crash": None, "exception_notices": []}
@@ -237,5 +261,5 @@ async def run_storm(campaign, seed: int, n_keys: int, size=(80, 24), *, slow_loa
     finally:
         gate.set()
         if slow_load:
-            CampaignModel.load = real
+            del CampaignModel.load                     # the inherited loader again
     return out

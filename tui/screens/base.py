@@ -8,13 +8,10 @@ import pandas as pd
 from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Static
-from textual.worker import Worker, WorkerState, get_current_worker
+from textual.worker import Worker
 
 from ..widgets.jobbar import JobBar
-
-
-class Cancelled(Exception):
-    """Raised inside a job when the user pressed escape."""
+from ..work import start_work
 
 
 class Unavailable(Static):
@@ -90,52 +87,29 @@ class CranfieldScreen(Screen):
         super().__init__(*args, **kw)
         self._seen_version = -1
         self._seen_files: tuple = ()
-        self._jobs: dict[Worker, Callable] = {}
+        self._jobs: set[Worker] = set()       # this screen's run_job workers
 
     # ------------------------------------------------------------------ long work
     def run_job(self, title: str, fn: Callable, done: Callable) -> Worker:
-        """Run fn(progress) in a thread; `progress(fraction, message)` moves the JobBar and stops the
-        work when cancelled; done(result) runs on the UI thread. Errors become notifications."""
+        """Run fn(progress) in the screen's worker (tui.work.start_work; a newer job cancels the running
+        one); `progress(fraction, message)` moves the JobBar and stops the work when cancelled;
+        done(result) runs on the UI thread unless cancelled. Errors become notifications."""
         bars = self.query(JobBar)
         bar = bars.first() if bars else None
         if bar is not None:
             bar.start(title)
-
-        def progress(fraction: float, message: str = "") -> None:
-            w = get_current_worker()
-            if w is not None and w.is_cancelled:
-                raise Cancelled()
-            if bar is not None:
-                self.app.call_from_thread(bar.step, fraction, message)
-
-        def work():
-            return fn(progress)
-        w = self.run_worker(work, thread=True, group="job", exclusive=True, exit_on_error=False)
-        self._jobs[w] = done
+        def ended(this: Worker) -> None:
+            if not any(not j.is_finished and not j.is_cancelled for j in self._jobs - {this}):   # no newer job
+                for b in self.query(JobBar):
+                    b.stop()
+        w = start_work(self, "job", fn, done, group="job", on_progress=bar.step if bar is not None else None,
+                       on_end=ended)
+        self._jobs = {j for j in self._jobs if not j.is_finished} | {w}
         return w
 
     def job_running(self) -> bool:
-        return any(w.is_running for w in self._jobs)
-
-    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        w = event.worker
-        if w not in self._jobs or event.state in (WorkerState.PENDING, WorkerState.RUNNING):
-            return
-        done = self._jobs.pop(w)
-        for bar in self.query(JobBar):
-            bar.stop()
-        if event.state == WorkerState.SUCCESS:
-            try:
-                done(w.result)
-            except Exception as exc:  # formatting errors must not kill the UI either
-                self.app.report_error(exc)
-        elif event.state == WorkerState.ERROR:
-            if isinstance(w.error, Cancelled):
-                self.notify("cancelled", severity="warning")
-            else:
-                self.app.report_error(w.error)
-        elif event.state == WorkerState.CANCELLED:
-            self.notify("cancelled", severity="warning")
+        """A job of this screen is waiting or running, not cancelled."""
+        return any(not w.is_finished and not w.is_cancelled for w in self._jobs)
 
     def leave_input(self) -> bool:
         """Move focus out of a text input or select (to the screen's first other focusable widget, e.g.
@@ -207,13 +181,18 @@ class CranfieldScreen(Screen):
         self.app.export(*t)
 
     def action_back(self) -> None:
-        """Escape: leave a text input (screen keys work again), else cancel a job, else go back."""
+        """Escape: leave a text input (screen keys work again), else cancel the screen's job or the
+        campaign's load or evaluation, else go back."""
         if self.leave_input():
             return
-        running = [w for w in self._jobs if w.is_running]
+        running = [w for w in self._jobs if not w.is_finished and not w.is_cancelled]
         if running:
             for w in running:
                 w.cancel()
+            self.notify("cancelled", severity="warning")
+            return
+        if self.app.busy:                        # the campaign's load or evaluation (e.g. new measures)
+            self.app.cancel_work()
             return
         if len(self.app.screen_stack) > 1:
             self.app.pop_screen()

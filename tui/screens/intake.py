@@ -12,7 +12,8 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Checkbox, Input, OptionList, Static
 from textual.widgets.option_list import Option
-from textual.worker import Worker, WorkerState
+
+from ..work import start_work
 
 FUSION_HELP = {"rrf": "reciprocal rank fusion, sum 1/(60 + rank)",
                "combsum": "sum of min-max normalized scores",
@@ -22,25 +23,7 @@ FUSION_HELP = {"rrf": "reciprocal rank fusion, sum 1/(60 + rank)",
 CLOSE = Binding("escape", "cancel", "Close")
 
 
-class _Work:
-    """For the modals below: background work in a thread worker (errors become notifications), and
-    escape closes. A mixin, not a Screen: every Screen class of tui/screens has a route in test_tui_keys."""
-
-    def start(self, fn, done) -> None:
-        self._done = done
-        self.run_worker(fn, thread=True, group="modal", exclusive=True, exit_on_error=False)
-
-    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        if event.state == WorkerState.SUCCESS:
-            self._done(event.worker.result)
-        elif event.state == WorkerState.ERROR:
-            self.app.report_error(event.worker.error)
-
-    def action_cancel(self) -> None:
-        self.dismiss(None)
-
-
-class SubmitScreen(_Work, ModalScreen):
+class SubmitScreen(ModalScreen):
     """Submit a run file: the intake checks it against the campaign; refused with every problem as
     file:line, or accepted (copied into runs/, metadata in campaign.yaml) and the campaign reloaded."""
 
@@ -83,7 +66,13 @@ class SubmitScreen(_Work, ModalScreen):
         p = str(Path(path).expanduser())
         self.show([f"checking {p} …"], None)
         pooled = self.pooled
-        self.start(lambda: model.submit_runs([p], group=group, manual=manual, pooled=pooled), self.finished)
+        start_work(self, "submit", lambda _progress: model.submit_runs([p], group=group, manual=manual,
+                                                                       pooled=pooled),
+                   self.finished, group="modal")
+
+    def action_cancel(self) -> None:
+        """Escape closes (work still running is cancelled with the screen)."""
+        self.dismiss(None)
 
     def finished(self, result) -> None:
         self.result = result
@@ -103,7 +92,7 @@ class SubmitScreen(_Work, ModalScreen):
         self.query_one("#submit-report", Static).update(text)
 
 
-class FuseScreen(_Work, ModalScreen):
+class FuseScreen(ModalScreen):
     """Fuse runs into one with a method the engine offers; the fused run is written to the export folder
     (its full path is shown) and can then be submitted (s)."""
 
@@ -146,7 +135,12 @@ class FuseScreen(_Work, ModalScreen):
         folder = self.app.export_folder()
         report = self.query_one("#fuse-report", Static)
         report.update(f"fusing {len(self.runs)} runs with {method} …")
-        self.start(lambda: model.fuse_runs(self.runs, method, folder, tag=tag), self.finished)
+        start_work(self, "fuse", lambda _progress: model.fuse_runs(self.runs, method, folder, tag=tag),
+                   self.finished, group="modal")
+
+    def action_cancel(self) -> None:
+        """Escape closes (work still running is cancelled with the screen)."""
+        self.dismiss(None)
 
     def finished(self, result) -> None:
         self.path, summary = result

@@ -122,9 +122,8 @@ took. The title line shows how many documents of the active pool are left. ctrl+
 
     # ------------------------------------------------------------------ state
     def scale(self) -> dict[int, str]:
-        sc = ((self.model.config.get("relevance") or {}).get("scale") or {})
-        if not sc:
-            return {0: "not relevant", 1: "relevant"}
+        """Grade -> label (the campaign's accessor, relevance.scale)."""
+        sc = self.model.o.engine_campaign.scale()
         return {int(g): str((v or {}).get("label", g)) for g, v in sc.items()}
 
     def refresh_data(self) -> None:
