@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import inspect
-import os
 from pathlib import Path
 from dataclasses import dataclass
 from typing import Callable, Iterable
@@ -14,6 +13,7 @@ from textual.screen import Screen
 from textual.worker import Worker
 
 from engine.errors import CranfieldError
+from engine.judging.checks import default_assessor
 
 from .export import write_exports
 from .model import CampaignModel
@@ -131,7 +131,7 @@ class CranfieldApp(App):
         self.target = Path(target)
         self.export_dir = Path(export_dir).resolve() if export_dir else None
         self.requested_measures = measures
-        self.assessor = assessor or os.environ.get("CRANFIELD_ASSESSOR") or os.environ.get("USER") or "assessor"
+        self.assessor = default_assessor(assessor or None) or "assessor"   # the one default; a nameless session still judges
         self.model: CampaignModel | None = None
         self.measures: list[str] = []
         self.data_version = 0

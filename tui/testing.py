@@ -203,8 +203,8 @@ def storm_campaign(kind: str, dst):
     judgments), "rag" (a small simulated RAG campaign: answer runs and nuggets, no retrieval runs). The loading state is a storm on "demo" with a slow load (`run_storm(slow_load=True)`)."""
     from pathlib import Path
     dst = Path(dst)
-    from cranfield.cli import demo_campaign
-    demo = demo_campaign()
+    from engine.campaign.demo import bundled_demo
+    demo = bundled_demo()
     if kind == "rag":
         from engine.nuggets.simulate import simulate_rag, write_rag_campaign
         return write_rag_campaign(simulate_rag(3, 3, nuggets=(2, 3), seed=11), dst)

@@ -8,6 +8,8 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from engine.campaign.demo import bundled_demo  # noqa: F401  (the resolver; re-exported for the CLI)
+
 CACHES = (".cranfield-cache", ".cranfield-store")
 
 
@@ -19,19 +21,6 @@ def register(sub) -> None:
                                    "(your judgments, pools and runs in it are removed).")
     p.add_argument("--reset", action="store_true", help="replace the copy with a fresh one from the bundle")
     p.set_defaults(func=run)
-
-
-def bundled_demo() -> Path:
-    """The bundled demo campaign: the package data `cranfield/_demo` of an installed wheel (pyproject.toml maps
-    it onto campaigns/demo), else campaigns/demo beside the package (a checkout or an editable install)."""
-    from engine.errors import CranfieldError
-    package = Path(__file__).resolve().parents[1]
-    places = (package / "_demo", package.parent / "campaigns" / "demo")
-    for place in places:
-        if (place / "campaign.yaml").is_file():
-            return place
-    raise CranfieldError(f"the bundled demo campaign is missing (looked in {places[0]} and {places[1]}); "
-                         f"reinstall cranfield, or run it from a checkout of its repository")
 
 
 def data_home() -> Path:

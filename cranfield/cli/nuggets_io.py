@@ -44,12 +44,12 @@ def run_import(args) -> int:
     from engine.judgments.sources import check_name
     from engine.nuggets.exchange import import_file
 
-    from .cmd_nuggets import _who
+    from engine.judging.checks import default_assessor
     root = _root(args.campaign)
     if args.source is not None:
         check_name(args.source)
     for f in args.files:
-        res = import_file(root, f, args.format, args.source, by=_who(args))
+        res = import_file(root, f, args.format, args.source, by=default_assessor(args.by))
         print(res.summary())
         for n in res.notes:
             print(f"warning: {n}", file=sys.stderr)
