@@ -75,6 +75,7 @@ class Measure:
     extension: bool = False                # not a trec_eval measure (Cranfield addition)
     requires: frozenset = field(default_factory=frozenset)  # extra judgment columns needed
     contributions: Callable[..., Any] | None = None  # per-row shares of the value (see `contributes`)
+    uses: tuple = ()                       # measures its computation is built on (loaded with it: `dependency`)
 
     def parse_params(self, text: str | None) -> tuple:
         """Parameters from the text after the '.' of a measure spec (trec_eval's rules)."""
@@ -150,11 +151,25 @@ def lookup(name: str) -> "Measure | None":
 
 
 def register(m: Measure) -> Measure:
-    """Add a measure to the registry (one call per measure module)."""
+    """Add a measure to the registry (one call per measure module); the measures it `uses` must be
+    registered already (`dependency` loads them when the measure is defined)."""
     if m.name in REGISTRY:
         raise MeasureError(f"measure {m.name!r} registered twice")
+    missing = [u for u in m.uses if u not in REGISTRY]
+    if missing:
+        raise MeasureError(f"measure {m.name!r} uses {', '.join(missing)}, not registered: define it through "
+                           f"`dependency`")
     REGISTRY[m.name] = m
     return m
+
+
+def dependency(name: str) -> Measure:
+    """The registered measure `name`, its module loaded now: how a measure built on another one (declared in
+    its `uses`) binds it when it is defined, never by name when it computes (a fresh process loads only the
+    measures asked for)."""
+    if not load_named([name]):
+        raise MeasureError(f"measure {name!r}, a dependency, has no module m_{name}.py registering it")
+    return REGISTRY[name]
 
 
 def measure(name: str, **kw) -> Callable:
