@@ -65,7 +65,7 @@ def _cut(params, name="k") -> float:
     return k
 
 
-@measure("inst", order=300, params=(), param_kind="pairs", extension=True)
+@measure("inst", params=(), param_kind="pairs", extension=True)
 def inst(r, params=()):
     """INST: C_i = ((i + T + T_i - 1) / (i + T + T_i))^2 with T_i = T - gain so far (T default 1)."""
     g = _gains(r, params, "inst")
@@ -75,7 +75,7 @@ def inst(r, params=()):
     return _expected_utility(((i + T + ti - 1.0) / (i + T + ti)) ** 2, g)
 
 
-@measure("insq", order=301, params=(), param_kind="pairs", extension=True)
+@measure("insq", params=(), param_kind="pairs", extension=True)
 def insq(r, params=()):
     """INSQ: C_i = ((i + 2T - 1) / (i + 2T))^2 (T default 1)."""
     g = _gains(r, params, "insq")
@@ -85,7 +85,7 @@ def insq(r, params=()):
     return _expected_utility(np.array(c), g)
 
 
-@measure("sdcg", order=302, params=(), param_kind="pairs", extension=True)
+@measure("sdcg", params=(), param_kind="pairs", extension=True)
 def sdcg(r, params=()):
     """Scaled DCG@k: C_i = log2(i + 1) / log2(i + 2) for i < k, then 0 (k required)."""
     g = _gains(r, params, "sdcg")
@@ -95,7 +95,7 @@ def sdcg(r, params=()):
     return _expected_utility(np.broadcast_to(c, g.shape).copy(), g)
 
 
-@measure("nerr8", order=303, params=(), param_kind="pairs", extension=True)
+@measure("nerr8", params=(), param_kind="pairs", extension=True)
 def nerr8(r, params=()):
     """NERR (eq. 8) at k: C_i = 1 - g_i for i < k, then 0."""
     g = _gains(r, params, "nerr8")
@@ -103,7 +103,7 @@ def nerr8(r, params=()):
     return _expected_utility(np.where(_rank() < k, 1.0 - g, 0.0), g)
 
 
-@measure("nerr9", order=304, params=(), param_kind="pairs", extension=True)
+@measure("nerr9", params=(), param_kind="pairs", extension=True)
 def nerr9(r, params=()):
     """NERR (eq. 9) at k: C_i = i / (i + 1) (1 - g_i) for i < k, then 0."""
     g = _gains(r, params, "nerr9")
@@ -112,14 +112,14 @@ def nerr9(r, params=()):
     return _expected_utility(np.where(i < k, i / (i + 1.0) * (1.0 - g), 0.0), g)
 
 
-@measure("nerr10", order=305, params=(), param_kind="pairs", extension=True)
+@measure("nerr10", params=(), param_kind="pairs", extension=True)
 def nerr10(r, params=()):
     """NERR (eq. 10): C_i = p (1 - g_i) (p default 0.9)."""
     g = _gains(r, params, "nerr10")
     return _expected_utility(_param(params, "p", 0.9) * (1.0 - g), g)
 
 
-@measure("nerr11", order=306, params=(), param_kind="pairs", extension=True)
+@measure("nerr11", params=(), param_kind="pairs", extension=True)
 def nerr11(r, params=()):
     """NERR (eq. 11): C_i = ((i + 2T - 1) / (i + 2T))^2 (1 - g_i) (T default 1)."""
     g = _gains(r, params, "nerr11")
@@ -128,7 +128,7 @@ def nerr11(r, params=()):
     return _expected_utility(((i + 2 * T - 1.0) / (i + 2 * T)) ** 2 * (1.0 - g), g)
 
 
-@measure("bpm", order=307, params=(), param_kind="pairs", extension=True)
+@measure("bpm", params=(), param_kind="pairs", extension=True)
 def bpm(r, params=()):
     """Bejeweled Player Model (static): C_i = 1 while the gain so far is below T and i is below k, then 0."""
     g = _gains(r, params, "bpm")

@@ -46,7 +46,7 @@ def avg_over_groups(r, m: Measure, params: tuple) -> np.ndarray:
     return total / (c[:, None] if total.ndim == 2 else c)
 
 
-def avgjg_measure(name: str, base: str, doc: str, order: float) -> Measure:
+def avgjg_measure(name: str, base: str, doc: str) -> Measure:
     """Register `name`: measure `base` (its parameters and their defaults) averaged over judgment groups;
     `base` is bound here, when `name` is defined (declared in `uses`)."""
     m = dependency(base)
@@ -56,4 +56,4 @@ def avgjg_measure(name: str, base: str, doc: str, order: float) -> Measure:
 
     compute.__doc__ = doc
     return register(Measure(name=name, compute=compute, doc=doc, params=m.params, param_kind=m.param_kind,
-                            order=order, nicknames=frozenset({"qrels_jg"}), uses=(base,)))
+                            nicknames=frozenset({"qrels_jg"}), uses=(base,)))

@@ -4,7 +4,7 @@ import numpy as np
 from .registry import measure
 
 
-@measure("11pt_avg", order=18, params=(0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0),
+@measure("11pt_avg", params=(0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0),
          param_kind="float_params", nicknames={"all_trec"})
 def pt11_avg(r, params):
     """Mean of iprec_at_recall over the given recall levels (kept in the order given, as trec_eval)."""

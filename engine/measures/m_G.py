@@ -5,7 +5,7 @@ from ..ranking.gains import gain_model, row_topic, seg_cumsum_rows
 from .registry import measure
 
 
-@measure("G", order=20, params=(), param_kind="pairs", nicknames={"all_trec"})
+@measure("G", params=(), param_kind="pairs", nicknames={"all_trec"})
 def G(r, params=()):
     """Sum of gain / log2(2 + ideal cost so far - run gain so far), over the ideal gain sum.
 

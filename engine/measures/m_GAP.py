@@ -13,7 +13,7 @@ from .registry import MeasureError
 from ..ranking.build import DENSE_LEVELS
 
 
-@kv_measure("GAP", keys=("g",), order=212, nicknames={"incomplete"})
+@kv_measure("GAP", keys=("g",), nicknames={"incomplete"})
 def GAP(r, params=()):
     """Graded average precision with threshold probabilities g."""
     d = as_dict(params)

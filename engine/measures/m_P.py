@@ -4,7 +4,7 @@ import numpy as np
 from .registry import contributes, measure
 
 
-@measure("P", order=11, params=(5, 10, 15, 20, 30, 100, 200, 500, 1000), param_kind="int_cut",
+@measure("P", params=(5, 10, 15, 20, 30, 100, 200, 500, 1000), param_kind="int_cut",
          nicknames={"official", "all_trec"})
 def P(r, params):
     """Precision after k documents retrieved (missing documents count as non-relevant)."""

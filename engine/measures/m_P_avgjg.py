@@ -2,4 +2,4 @@
 from .judgment_groups import avgjg_measure
 
 avgjg_measure("P_avgjg", "P", "P computed against each judgment group's judgments, averaged over the groups "
-              "judging the topic.", order=400.11)
+              "judging the topic.")

@@ -9,7 +9,7 @@ from .graded import gains_per_grade, ideal_cumulative_at, row_gains
 from .params import as_dict, get_float, get_list, kv_measure
 
 
-@kv_measure("Q", keys=("beta", "gains"), order=210, nicknames={"incomplete"}, minimums={"beta": 0.0})
+@kv_measure("Q", keys=("beta", "gains"), nicknames={"incomplete"}, minimums={"beta": 0.0})
 def Q(r, params=()):
     """Q-measure: AP with a cumulative-gain bonus; beta controls the penalty on late relevant documents."""
     d = as_dict(params)

@@ -2,4 +2,4 @@
 from .judgment_groups import avgjg_measure
 
 avgjg_measure("Rprec_mult_avgjg", "Rprec_mult", "Rprec_mult computed against each judgment group's judgments, "
-              "averaged over the groups judging the topic.", order=400.16)
+              "averaged over the groups judging the topic.")

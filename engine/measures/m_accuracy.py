@@ -5,7 +5,7 @@ import numpy as np
 from .registry import MeasureError, measure
 
 
-@measure("accuracy", order=310, params=(), param_kind="pairs", extension=True, aggregate="validmean")
+@measure("accuracy", params=(), param_kind="pairs", extension=True, aggregate="validmean")
 def accuracy(r, params=()):
     """1 - (non-relevant documents above each relevant one, summed) / (relevant x non-relevant retrieved),
     over the first k documents (`accuracy.k=10`; default all); unjudged documents count as non-relevant;

@@ -7,7 +7,7 @@ from ..ranking.gains import pair_param
 from .registry import MeasureError, measure
 
 
-@measure("compat", order=312, params=(), param_kind="pairs", extension=True, requires={"grade"})
+@measure("compat", params=(), param_kind="pairs", extension=True, requires={"grade"})
 def compat(r, params=()):
     """RBO(ranking, ideal, p) to depth max(retrieved, ideal), divided by RBO(ideal, ideal) unless
     `normalize=0`; `compat.p=0.95,normalize=1` are the defaults. The ideal ranking: the documents judged

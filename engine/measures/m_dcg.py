@@ -3,7 +3,7 @@ from .m_ndcg import dcg_parts
 from .registry import measure
 
 
-@measure("dcg", order=21, params=(), param_kind="pairs")
+@measure("dcg", params=(), param_kind="pairs")
 def dcg(r, params=()):
     """Sum of gain / log2(rank + 1) over retrieved documents."""
     return dcg_parts(r, params)[0]

@@ -3,7 +3,7 @@ from .m_ndcg import dcg_parts
 from .registry import measure
 
 
-@measure("ideal_dcg", order=22, params=(), param_kind="pairs")
+@measure("ideal_dcg", params=(), param_kind="pairs")
 def ideal_dcg(r, params=()):
     """DCG of the judged documents sorted by decreasing gain, stopping at the first gain <= 0."""
     return dcg_parts(r, params)[1]

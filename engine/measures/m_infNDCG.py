@@ -7,7 +7,7 @@ from .params import as_dict, get_int, get_list, kv_measure
 from ..estimators.xinfap import MAX_RESULT_SIZE, xinfap_terms
 
 
-@kv_measure("infNDCG", keys=("cutoff", "gains"), order=216, nicknames={"incomplete"})
+@kv_measure("infNDCG", keys=("cutoff", "gains"), nicknames={"incomplete"})
 def infNDCG(r, params=()):
     """Estimated DCG / estimated optimal DCG from a stratified sample."""
     d = as_dict(params)

@@ -3,7 +3,7 @@
 from .registry import measure
 
 
-@measure("iprec_at_recall", order=10, params=(0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0),
+@measure("iprec_at_recall", params=(0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0),
          param_kind="float_cut", nicknames={"official", "all_trec"})
 def iprec_at_recall(r, params):
     """Highest precision at any rank at or below the point where recall reaches each level.

@@ -5,7 +5,7 @@ from ..ranking.order import ascending_tie_rank
 from .registry import measure
 
 
-@measure("judged", order=57, params=(10,), param_kind="int_cut", extension=True, complete_fill=0.0)
+@measure("judged", params=(10,), param_kind="int_cut", extension=True, complete_fill=0.0)
 def judged(r, params):
     """Judged documents (any grade in the judgments) among the first k retrieved, divided by k or by the
     number retrieved when fewer; tied scores ordered by document id ascending (as ir_measures' Judged@k)."""

@@ -2,4 +2,4 @@
 from .judgment_groups import avgjg_measure
 
 avgjg_measure("map_avgjg", "map", "map computed against each judgment group's judgments, averaged over the "
-              "groups judging the topic.", order=400.02)
+              "groups judging the topic.")

@@ -13,7 +13,7 @@ def dcg_parts(r, params=()) -> tuple[np.ndarray, np.ndarray]:
     return dcg, m.t_idcg[r.g_topic]
 
 
-@measure("ndcg", order=23, params=(), param_kind="pairs", nicknames={"all_trec"})
+@measure("ndcg", params=(), param_kind="pairs", nicknames={"all_trec"})
 def ndcg(r, params=()):
     """DCG / ideal DCG; gains default to the grade, `-m ndcg.1=3,2=9` sets gains per level."""
     dcg, ideal = dcg_parts(r, params)

@@ -21,7 +21,7 @@ def _ideal_grade_dcg(r) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return c["ideal_grades"]
 
 
-@measure("ndcg_cut", order=26, params=(5, 10, 15, 20, 30, 100, 200, 500, 1000), param_kind="int_cut",
+@measure("ndcg_cut", params=(5, 10, 15, 20, 30, 100, 200, 500, 1000), param_kind="int_cut",
          nicknames={"all_trec"})
 def ndcg_cut(r, params):
     """DCG of the first k documents over the DCG of the first k ideal documents (grade as gain)."""

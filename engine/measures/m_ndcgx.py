@@ -30,7 +30,7 @@ def _disc_args(d: dict) -> dict:
     return {"kind": kind, "b": b, "a": get_float("ndcgx", d, "a", 2.0), "k": k, "vec": get_list("ndcgx", d, "dvec")}
 
 
-@kv_measure("ndcgx", keys=("gains", "disc", "b", "a", "k", "dvec"), order=211, nicknames={"incomplete"})
+@kv_measure("ndcgx", keys=("gains", "disc", "b", "a", "k", "dvec"), nicknames={"incomplete"})
 def ndcgx(r, params=()):
     """Normalized discounted cumulative gain with configurable gains, discount and cut-off."""
     per_row, idcg = _parts(r, params)

@@ -3,7 +3,7 @@ from ..ranking.gains import gain_model, pair_param, powers
 from .registry import contributes, measure
 
 
-@measure("rbp", order=54, params=(), param_kind="pairs", nicknames={"all_trec"})
+@measure("rbp", params=(), param_kind="pairs", nicknames={"all_trec"})
 def rbp(r, params=()):
     """(1 - p) * sum of gain * p^(rank - 1); gains as ndcg's, rescaled to [0, 1] when outside it."""
     p = pair_param(params, "p", 0.9)

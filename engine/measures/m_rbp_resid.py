@@ -5,7 +5,7 @@ from ..ranking.gains import pair_param, powers
 from .registry import measure
 
 
-@measure("rbp_resid", order=55, params=(), param_kind="pairs", nicknames={"all_trec"}, complete_fill=0.0)
+@measure("rbp_resid", params=(), param_kind="pairs", nicknames={"all_trec"}, complete_fill=0.0)
 def rbp_resid(r, params=()):
     """p^num_ret + (1 - p) * sum over unjudged retrieved of p^(rank - 1); 0 when none is unjudged."""
     p = pair_param(params, "p", 0.9)

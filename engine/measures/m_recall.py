@@ -4,7 +4,7 @@ import numpy as np
 from .registry import contributes, measure
 
 
-@measure("recall", order=13, params=(5, 10, 15, 20, 30, 100, 200, 500, 1000), param_kind="int_cut",
+@measure("recall", params=(5, 10, 15, 20, 30, 100, 200, 500, 1000), param_kind="int_cut",
          nicknames={"all_trec"})
 def recall(r, params):
     """Relevant documents in the top k divided by R (0 when R = 0)."""

@@ -6,7 +6,7 @@ from .registry import measure
 _DIGITS = np.array(list("0123456789"))      # a grade's character (numpy.char would cost its import)
 
 
-@measure("relstring", order=12, params=(10.0,), param_kind="float_params", value_kind="str",
+@measure("relstring", params=(10.0,), param_kind="float_params", value_kind="str",
          aggregate="none", summary=False, complete_fill="", text_format="'{}'",
          nicknames={"all_trec"})
 def relstring(r, params):

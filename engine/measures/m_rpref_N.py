@@ -6,7 +6,7 @@ from . import preference
 from .params import as_dict, get_list, kv_measure
 
 
-@kv_measure("rpref_N", keys=("gains",), order=204)
+@kv_measure("rpref_N", keys=("gains",))
 def rpref_N(r, params=()):
     """Sakai 2007 eq. 16: 1/cg_I(R) sum g(r') (1 - penalty(r') / N')."""
     d = as_dict(params)

@@ -6,7 +6,7 @@ from . import preference
 from .params import as_dict, get_list, kv_measure
 
 
-@kv_measure("rpref_relative", keys=("gains",), order=205)
+@kv_measure("rpref_relative", keys=("gains",))
 def rpref_relative(r, params=()):
     """Sakai 2007 eq. 17: 1/cg_I(R) sum over r' != 1 of g(r') (1 - penalty(r') / (r' - 1))."""
     d = as_dict(params)

@@ -4,7 +4,7 @@ import numpy as np
 from .registry import measure
 
 
-@measure("set_F", order=34, params=(1.0,), param_kind="float_params", nicknames={"all_trec", "set"})
+@measure("set_F", params=(1.0,), param_kind="float_params", nicknames={"all_trec", "set"})
 def set_F(r, params):
     """(beta + 1) P R / (beta P + R) with the parameter beta (default 1; trec_eval does not square it)."""
     beta = params[0]

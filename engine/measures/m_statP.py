@@ -5,7 +5,7 @@ from ..estimators.statap import statap_terms, valid_topics
 from .registry import measure
 
 
-@measure("statP", order=221, params=(5, 10, 15, 20, 30, 100, 200, 500, 1000), param_kind="int_cut",
+@measure("statP", params=(5, 10, 15, 20, 30, 100, 200, 500, 1000), param_kind="int_cut",
          extension=True, nicknames={"incomplete"}, aggregate="validmean")
 def statP(r, params):
     """(1/k) sum over sampled relevant documents ranked <= k of 1/pi (methods 0, 2: pi = 1; valid topics)."""

@@ -4,7 +4,7 @@ import numpy as np
 from .registry import measure
 
 
-@measure("success", order=29, params=(1, 5, 10), param_kind="int_cut", nicknames={"all_trec"})
+@measure("success", params=(1, 5, 10), param_kind="int_cut", nicknames={"all_trec"})
 def success(r, params):
     """1.0 when at least one relevant document is ranked <= k, else 0.0."""
     out = np.empty((r.n_groups, len(params)))

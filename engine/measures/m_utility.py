@@ -4,7 +4,7 @@ import numpy as np
 from .registry import measure
 
 
-@measure("utility", order=17, params=(1.0, -1.0, 0.0, 0.0), param_kind="float_params", n_params=4,
+@measure("utility", params=(1.0, -1.0, 0.0, 0.0), param_kind="float_params", n_params=4,
          complete_fill=0.0, nicknames={"all_trec", "set"})
 def utility(r, params):
     """Coefficients a,b,c,d (default 1,-1,0,0); d uses -N (documents in the collection, default 0)."""

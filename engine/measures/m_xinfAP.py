@@ -8,7 +8,7 @@ from .params import as_dict, get_int, kv_measure
 from ..estimators.xinfap import MAX_RESULT_SIZE, xinfap_terms
 
 
-@kv_measure("xinfAP", keys=("cutoff",), order=215, nicknames={"incomplete"})
+@kv_measure("xinfAP", keys=("cutoff",), nicknames={"incomplete"})
 def xinfAP(r, params=()):
     """Estimated AP from a stratified sample (per-stratum Lidstone-smoothed precision above each rank)."""
     d = as_dict(params)

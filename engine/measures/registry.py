@@ -61,7 +61,7 @@ class Measure:
     name: str
     compute: Callable[..., Any]
     doc: str = ""
-    order: float = 1000.0                  # position in output (trec_eval's registry order)
+    order: float = -1.0                    # position in output, set by `register` from `ORDER`
     params: tuple | None = None            # default parameters
     param_kind: str = "none"               # none | int_cut | float_cut | float_params | pairs
     value_kind: str = "float"              # float | long | str
@@ -131,6 +131,41 @@ class Measure:
 
 REGISTRY: dict[str, Measure] = {}
 
+ORDER: tuple[str, ...] = (
+    # trec_eval 10.0's measures, in its order (measures.c's te_trec_measures; unj after rbp_resid), with
+    # Cranfield's variance estimates of infAP after infAP and judged after unj
+    "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank",
+    "iprec_at_recall", "P", "relstring", "recall", "infAP", "infAP_var", "infAP_varlin", "infAP_varjack",
+    "gm_bpref", "Rprec_mult", "utility", "11pt_avg", "binG", "G", "dcg", "ideal_dcg", "ndcg", "ndcg_rel", "Rndcg",
+    "ndcg_cut", "map_cut", "relative_P", "success", "set_P", "set_relative_P", "set_recall", "set_map", "set_F",
+    "num_nonrel_judged_ret", "prefs_num_prefs_poss", "prefs_num_prefs_ful", "prefs_num_prefs_ful_ret",
+    "prefs_simp", "prefs_pair", "prefs_avgjg", "prefs_avgjg_Rnonrel", "prefs_simp_ret", "prefs_pair_ret",
+    "prefs_avgjg_ret", "prefs_avgjg_Rnonrel_ret", "prefs_simp_imp", "prefs_pair_imp", "prefs_avgjg_imp",
+    "map_avgjg", "P_avgjg", "Rprec_mult_avgjg", "yaap", "rbp", "rbp_resid", "unj", "judged",
+    # Cranfield's measures (incomplete judgments, sampling estimators, gdeval, cwl_eval, ir_measures')
+    "bpref_10", "bpref_N", "bpref_allnonrel", "bpref_relative", "bpref_relative2", "rpref_N", "rpref_relative",
+    "rpref_relative2", "RankEff", "Q", "ndcgx", "GAP", "xinfAP", "infNDCG", "statAP", "statAP_bc",
+    "statAP_ratio", "statAP_var", "statP", "statP_file", "statRprec", "statRprec_round", "statR",
+    "gd_ndcg@", "gd_err@", "inst", "insq", "sdcg", "nerr8", "nerr9", "nerr10", "nerr11", "bpm", "accuracy",
+    "compat",
+)
+"""The one output order of every measure: whatever the order asked, values come out in this order (as
+trec_eval prints its measures in its table's order). A name ending in '@' places a family whose cut-off is
+part of the name (gd_ndcg@20): its members follow by cut-off. tests/test_measure_specs.py checks every
+registered measure has exactly one place."""
+
+_POSITION = {n: i for i, n in enumerate(ORDER)}
+
+
+def position(name: str) -> float:
+    """A measure's place in `ORDER` (name@k: its family's place plus k / 2^32, below the next place)."""
+    if name in _POSITION:
+        return float(_POSITION[name])
+    base, at, k = name.partition("@")
+    if at and base + at in _POSITION and k.isascii() and k.isdigit() and int(k) < 2 ** 32:
+        return _POSITION[base + at] + int(k) / 2 ** 32
+    raise MeasureError(f"measure {name!r} has no place in engine.measures.registry.ORDER (add it there)")
+
 NICKNAMES: dict[str, list[str]] = {}
 
 # Variant hooks: functions name -> Measure | None that derive a measure from a registered one
@@ -155,6 +190,7 @@ def register(m: Measure) -> Measure:
     registered already (`dependency` loads them when the measure is defined)."""
     if m.name in REGISTRY:
         raise MeasureError(f"measure {m.name!r} registered twice")
+    m.order = position(m.name)
     missing = [u for u in m.uses if u not in REGISTRY]
     if missing:
         raise MeasureError(f"measure {m.name!r} uses {', '.join(missing)}, not registered: define it through "
@@ -173,7 +209,7 @@ def dependency(name: str) -> Measure:
 
 
 def measure(name: str, **kw) -> Callable:
-    """Decorator form of `register`: @measure("map", order=5, nicknames={"official"})."""
+    """Decorator form of `register`: @measure("map", nicknames={"official"})."""
     def deco(fn):
         kw.setdefault("doc", (fn.__doc__ or "").strip())
         if "nicknames" in kw:
