@@ -56,4 +56,5 @@ def avgjg_measure(name: str, base: str, doc: str) -> Measure:
 
     compute.__doc__ = doc
     return register(Measure(name=name, compute=compute, doc=doc, params=m.params, param_kind=m.param_kind,
+                            param_specs=m.param_specs,
                             nicknames=frozenset({"qrels_jg"}), uses=(base,)))

@@ -15,6 +15,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..errors import CranfieldError
+from . import specs as _specs
 
 MIN_GEO_MEAN = 1e-5
 
@@ -76,6 +77,7 @@ class Measure:
     requires: frozenset = field(default_factory=frozenset)  # extra judgment columns needed
     contributions: Callable[..., Any] | None = None  # per-row shares of the value (see `contributes`)
     uses: tuple = ()                       # measures its computation is built on (loaded with it: `dependency`)
+    param_specs: tuple = ()                # its parameters (specs.Param: name, type, default, description)
 
     def parse_params(self, text: str | None) -> tuple:
         """Parameters from the text after the '.' of a measure spec (trec_eval's rules)."""
@@ -112,7 +114,15 @@ class Measure:
                     k, sep, v = p.partition("=")
                     if not sep or not k:
                         raise MeasureError(f"{self.name}: malformed pair parameters in {text!r} (use name=value,...)")
-                    out.append((k, _finite(self.name, v)))
+                    val = _finite(self.name, v)
+                    spec = _specs.find(self.param_specs, k)
+                    if spec is not None:
+                        spec.check(self.name, val)
+                    elif self.extension:       # trec_eval's own measures ignore other names, as trec_eval does
+                        raise MeasureError(f"{self.name}: unknown parameter {k!r} (takes "
+                                           f"{', '.join(s.name for s in self.param_specs) or 'none'}; see "
+                                           f"`cranfield measures {self.name}`)")
+                    out.append((k, val))
                 return tuple(out)
         except ValueError:
             raise MeasureError(f"{self.name}: malformed parameters {text!r}") from None
@@ -191,6 +201,12 @@ def register(m: Measure) -> Measure:
     if m.name in REGISTRY:
         raise MeasureError(f"measure {m.name!r} registered twice")
     m.order = position(m.name)
+    if m.param_kind in ("int_cut", "float_cut", "float_params") and m.param_specs:
+        defaults = _specs.positional_defaults(m.param_specs)
+        if m.params is None:
+            m.params = defaults
+        elif m.params != defaults:
+            raise MeasureError(f"measure {m.name!r}: default parameters {m.params} are not its specs' {defaults}")
     missing = [u for u in m.uses if u not in REGISTRY]
     if missing:
         raise MeasureError(f"measure {m.name!r} uses {', '.join(missing)}, not registered: define it through "
@@ -349,7 +365,7 @@ def measures_table():
     reg = load_all()
     rows = []
     for m in sorted(reg.values(), key=lambda m: (m.extension, m.order, m.name)):
-        rows.append({"name": m.name, "parameters": ",".join(str(p) for p in m.params) if m.params else "",
+        rows.append({"name": m.name, "parameters": "; ".join(f"{p.name}={p.shown_default}" for p in m.param_specs),
                      "nicknames": ",".join(sorted(m.nicknames)),
                      "description": (m.doc.splitlines() or [""])[0]})
     return pd.DataFrame(rows, columns=["name", "parameters", "nicknames", "description"])
