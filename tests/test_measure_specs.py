@@ -91,7 +91,7 @@ def test_the_parser_checks_values_against_the_specs():
     for spec, msg in [("accuracy.k=2.5", "k=2.5 is not an integer"), ("compat.normalize=2", "one of 0, 1"),
                       ("ndcgx.disc=cosine", "is not one of log"), ("ndcgx.k=0", "at least 1"),
                       ("inst.x=1", "unknown parameter 'x'"), ("Q.beta=abc", "beta='abc' is not a number"),
-                      ("Q.beta=-1", "at least 0"), ("GAP.g=0.5:x", "numbers separated by ':'"),
+                      ("Q.beta=-1", "beta must be at least 0"), ("GAP.g=0.5:x", "numbers separated by ':'"),
                       ("xinfAP.cutoff=ten", "is not an integer"), ("rbp.p=inf", "not a finite number")]:
         with pytest.raises(MeasureError, match=msg):
             resolve([spec])

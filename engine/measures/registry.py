@@ -16,12 +16,9 @@ import numpy as np
 
 from ..errors import CranfieldError
 from . import specs as _specs
+from .specs import MeasureError
 
 MIN_GEO_MEAN = 1e-5
-
-
-class MeasureError(CranfieldError):
-    """An unknown measure name or malformed measure parameters."""
 
 
 _ATOL = re.compile(r"\s*([+-]?\d+)")

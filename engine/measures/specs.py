@@ -13,6 +13,12 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from ..errors import CranfieldError
+
+
+class MeasureError(CranfieldError):
+    """An unknown measure name or malformed measure parameters."""
+
 GRADE = "<grade>"
 
 TYPES = ("ints", "floats", "int", "float", "list", "choice")
@@ -50,8 +56,6 @@ class Param:
     def check(self, measure: str, value):
         """`value` (text, or a number for trec_eval's pairs) checked against the type; the number for an
         int or float given as a number, the text as given otherwise. MeasureError names what is wrong."""
-        from .registry import MeasureError
-
         def bad(what: str):
             return MeasureError(f"{measure}: parameter {self.name}={value!r} {what} (see `cranfield measures "
                                 f"{measure}`)")
@@ -86,7 +90,7 @@ class Param:
         if self.choices and num not in self.choices:
             raise bad(f"must be one of {', '.join(_fmt(c) for c in self.choices)}")
         if self.minimum is not None and num < self.minimum:
-            raise bad(f"must be at least {self.minimum:g}")
+            raise MeasureError(f"{measure}: parameter {self.name} must be at least {self.minimum:g} (got {value})")
         return value
 
 
