@@ -12,7 +12,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import shared_path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -33,7 +32,7 @@ def cli(*argv: str, cwd: Path) -> subprocess.CompletedProcess:
     """`python -m cranfield.cli ARGV` in a fresh interpreter."""
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     return subprocess.run([sys.executable, "-m", "cranfield.cli", *argv], capture_output=True, text=True,
-                          env=env, cwd=cwd, timeout=120)
+                          env=env, cwd=cwd, timeout=120, check=False)
 
 
 @pytest.mark.parametrize("argv,expected", QUICKTEST, ids=[c[1] for c in QUICKTEST])
