@@ -45,7 +45,7 @@ def sampled(tmp_path_factory) -> dict[str, Path]:
 
 def _args(name: str, sampled: dict[str, Path]) -> list[str]:
     """`cranfield eval` arguments that evaluate measure or nickname `name` on suitable data."""
-    if name.startswith("prefs_") or name == "all_prefs":
+    if name.startswith("prefs_") or name in ("all_prefs", "prefs"):
         return ["-R", "prefs", str(REF / "prefs.test"), str(REF / "prefs.results.test")]
     if name.endswith("_avgjg") or name == "qrels_jg":
         return ["-R", "qrels_jg", str(REF / "qrels.123"), str(REF / "results.test")]

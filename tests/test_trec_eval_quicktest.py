@@ -45,3 +45,14 @@ def test_quicktest_in_a_fresh_process(argv, expected):
     missing = [ln for ln in want if ln not in got]
     assert got == want, f"{len(missing)} reference lines differ, first: {missing[:5]}"
     assert len(want) >= 30
+
+
+def test_prefs_nickname_is_trec_evals():
+    """trec_eval's `prefs` nickname (measures.c's prefs_off_name): out.test.prefs's lines of its members."""
+    ref = shared_path("trec_eval")
+    members = ("runid", "num_q", "prefs_num_prefs_poss", "prefs_num_prefs_ful", "prefs_num_prefs_ful_ret",
+               "prefs_simp", "prefs_pair", "prefs_avgjg")
+    res = cli("eval", "-m", "prefs", "-q", "-R", "prefs", "prefs.test", "prefs.results.test", cwd=ref)
+    assert res.returncode == 0, res.stderr[-2000:]
+    want = [ln for ln in (ref / "out.test.prefs").read_text().splitlines() if ln.split("\t")[0].rstrip() in members]
+    assert res.stdout.splitlines() == want and len(want) > 100
