@@ -37,8 +37,12 @@ def run(args) -> int:
             m = lookup(n)
             if m is None:
                 raise CranfieldError(f"unknown measure {n!r}; `cranfield measures` lists them all")
-            params = ("\n".join([f"  parameters ({_how(m)}):"] + param_lines(m)) if m.param_specs
-                      else "  parameters: (none)")
+            if m.param_specs:
+                params = "\n".join([f"  parameters ({_how(m)}):"] + param_lines(m))
+            elif getattr(m, "base", ""):             # gdeval's measures: the cut-off is part of the name
+                params = f"  parameters: (none; the cut-off is written in the name: {m.base}@k)"
+            else:
+                params = "  parameters: (none)"
             out.write(f"{m.name}\n{params}\n  summary over topics: {m.aggregate}\n"
                       f"  nicknames: {', '.join(sorted(m.nicknames)) or '-'}\n  {m.doc}\n\n")
         return 0
