@@ -3,24 +3,25 @@ the base measure computed against each group's judgments, averaged over the grou
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
+
+from .registry import Measure, dependency, register
 
 
-def _runs_of(r) -> pd.DataFrame:
-    """The (run, topic, doc, score) rows of a Ranked structure, as a run table."""
+def _runs_of(r):
+    """The (run, topic, doc, score) rows of a Ranked structure, as a run table (a DataFrame)."""
+    import pandas as pd
+
     n = r.num_ret
     return pd.DataFrame({"run": np.repeat(np.asarray(r.run_names, dtype=object)[r.g_run], n),
                          "topic": np.repeat(np.asarray(r.topic_names, dtype=object)[r.g_topic], n),
                          "doc": np.asarray(r.doc[:], dtype=object), "score": np.asarray(r.score, np.float64)})
 
 
-def avg_over_groups(r, base: str, params: tuple) -> np.ndarray:
-    """Per (run, topic) group: the mean over judgment groups of measure `base` (with `params`)."""
+def avg_over_groups(r, m: Measure, params: tuple) -> np.ndarray:
+    """Per (run, topic) group: the mean over judgment groups of measure `m` (with `params`)."""
     from ..ranking.build import build_ranked
-    from .registry import REGISTRY
     extra = getattr(r, "extra", None) or {}
     groups = extra.get("qrels_jg")
-    m = REGISTRY[base]
     if groups is None:          # ordinary judgments: one group, the base measure itself
         return np.asarray(m.compute(r, params), dtype=np.float64)
     cache = r.caches.setdefault("qrels_jg", {})
@@ -43,3 +44,17 @@ def avg_over_groups(r, base: str, params: tuple) -> np.ndarray:
                 count[g] += 1
     c = np.maximum(count, 1)
     return total / (c[:, None] if total.ndim == 2 else c)
+
+
+def avgjg_measure(name: str, base: str, doc: str) -> Measure:
+    """Register `name`: measure `base` (its parameters and their defaults) averaged over judgment groups;
+    `base` is bound here, when `name` is defined (declared in `uses`)."""
+    m = dependency(base)
+
+    def compute(r, params=()):
+        return avg_over_groups(r, m, params)
+
+    compute.__doc__ = doc
+    return register(Measure(name=name, compute=compute, doc=doc, params=m.params, param_kind=m.param_kind,
+                            param_specs=m.param_specs,
+                            nicknames=frozenset({"qrels_jg"}), uses=(base,)))

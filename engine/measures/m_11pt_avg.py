@@ -2,10 +2,12 @@
 import numpy as np
 
 from .registry import measure
+from .specs import RECALL_LEVELS, Param
 
 
-@measure("11pt_avg", order=18, params=(0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0),
-         param_kind="float_params", nicknames={"all_trec"})
+@measure("11pt_avg", param_kind="float_params",
+         param_specs=(Param("levels", "floats", RECALL_LEVELS, "recall levels averaged (order kept)"),),
+         nicknames={"all_trec"})
 def pt11_avg(r, params):
     """Mean of iprec_at_recall over the given recall levels (kept in the order given, as trec_eval)."""
     vals = r.interpolated_at_recall_cutoffs(r.recall_cutoffs(params))

@@ -3,9 +3,10 @@ import numpy as np
 
 from ..ranking.gains import gain_model, row_topic, seg_cumsum_rows
 from .registry import measure
+from .specs import GRADE_GAINS
 
 
-@measure("G", order=20, params=(), param_kind="pairs", nicknames={"all_trec"})
+@measure("G", params=(), param_kind="pairs", param_specs=(GRADE_GAINS,), nicknames={"all_trec"})
 def G(r, params=()):
     """Sum of gain / log2(2 + ideal cost so far - run gain so far), over the ideal gain sum.
 

@@ -10,10 +10,12 @@ import numpy as np
 
 from .params import as_dict, get_list, kv_measure
 from .registry import MeasureError
+from .specs import Param
 from ..ranking.build import DENSE_LEVELS
 
 
-@kv_measure("GAP", keys=("g",), order=212, nicknames={"incomplete"})
+@kv_measure("GAP", (Param("g", "list", None, "probability that the user's threshold is grade 1, 2, ... (g1:g2:...)",
+                          default_text="uniform over grades 1..max"),), nicknames={"incomplete"})
 def GAP(r, params=()):
     """Graded average precision with threshold probabilities g."""
     d = as_dict(params)

@@ -2,9 +2,11 @@
 import numpy as np
 
 from .registry import contributes, measure
+from .specs import TREC_CUTOFFS, cutoffs
 
 
-@measure("P", order=11, params=(5, 10, 15, 20, 30, 100, 200, 500, 1000), param_kind="int_cut",
+@measure("P", param_kind="int_cut",
+         param_specs=cutoffs(TREC_CUTOFFS, "cut-offs: precision after k documents"),
          nicknames={"official", "all_trec"})
 def P(r, params):
     """Precision after k documents retrieved (missing documents count as non-relevant)."""

@@ -3,7 +3,7 @@ from .preference import rankeff
 from .registry import measure
 
 
-@measure("RankEff", order=207, extension=True, nicknames={"incomplete"})
+@measure("RankEff", extension=True, nicknames={"incomplete"})
 def RankEff(r, params=()):
     """1/(R N) * sum over retrieved relevant of judged non-relevant ranked below (unretrieved count below)."""
     return rankeff(r)

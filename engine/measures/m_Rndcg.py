@@ -3,6 +3,7 @@ import numpy as np
 
 from ..ranking.gains import gain_model, group_value_at, results_dcg
 from .registry import measure
+from .specs import GRADE_GAINS
 
 
 def _boundaries(m) -> tuple[np.ndarray, np.ndarray]:
@@ -26,7 +27,7 @@ def _boundaries(m) -> tuple[np.ndarray, np.ndarray]:
     return np.concatenate(([0], np.cumsum(counts))).astype(np.int64), ks
 
 
-@measure("Rndcg", order=25, params=(), param_kind="pairs", nicknames={"all_trec"})
+@measure("Rndcg", params=(), param_kind="pairs", param_specs=(GRADE_GAINS,), nicknames={"all_trec"})
 def Rndcg(r, params=()):
     """Mean over the R-level boundaries of DCG@k / ideal DCG@k, plus one more at the end of the
     ranking when it runs at least two documents past the positive ideal prefix (as trec_eval).

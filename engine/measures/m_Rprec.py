@@ -4,7 +4,7 @@ import numpy as np
 from .registry import measure
 
 
-@measure("Rprec", order=7, nicknames={"official", "all_trec"})
+@measure("Rprec", nicknames={"official", "all_trec"})
 def Rprec(r, params=()):
     """Relevant documents in the top min(R, num_ret), divided by R (0 when R = 0)."""
     hits = r.at_rank(r.cum_rel, r.num_rel)

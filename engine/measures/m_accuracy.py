@@ -3,9 +3,12 @@
 import numpy as np
 
 from .registry import MeasureError, measure
+from .specs import Param
 
 
-@measure("accuracy", order=310, params=(), param_kind="pairs", extension=True, aggregate="validmean")
+@measure("accuracy", params=(), param_kind="pairs", extension=True, aggregate="validmean",
+         param_specs=(Param("k", "int", None, "over the first k documents", default_text="whole ranking",
+                            minimum=1),))
 def accuracy(r, params=()):
     """1 - (non-relevant documents above each relevant one, summed) / (relevant x non-relevant retrieved),
     over the first k documents (`accuracy.k=10`; default all); unjudged documents count as non-relevant;

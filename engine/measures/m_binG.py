@@ -5,7 +5,7 @@ from ..ranking.gains import log2_of
 from .registry import measure
 
 
-@measure("binG", order=19, nicknames={"all_trec"})
+@measure("binG", nicknames={"all_trec"})
 def binG(r, params=()):
     """Sum over relevant retrieved of 1 / log2(2 + documents above it that are not relevant), / num_rel."""
     nonrel_before = r.rank - r.cum_rel          # at a relevant row, cum_rel includes the row itself

@@ -18,7 +18,7 @@ def bpref_values(r) -> np.ndarray:
     return np.divide(s, R, out=s.copy(), where=R > 0)
 
 
-@measure("bpref", order=8, nicknames={"official", "all_trec"})
+@measure("bpref", nicknames={"official", "all_trec"})
 def bpref(r, params=()):
     """Per relevant retrieved: 1 - (judged non-relevant above it, capped at R) / min(R, N); sum / R."""
     return bpref_values(r)

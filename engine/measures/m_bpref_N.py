@@ -3,13 +3,13 @@ from .preference import bpref_allnonrel
 from .registry import measure
 
 
-@measure("bpref_N", order=202, extension=True, nicknames={"incomplete"})
+@measure("bpref_N", extension=True, nicknames={"incomplete"})
 def bpref_N(r, params=()):
     """1/R sum over retrieved relevant r' of 1 - (judged non-relevant above) / N."""
     return bpref_allnonrel(r)
 
 
-@measure("bpref_allnonrel", order=202.1, extension=True)
+@measure("bpref_allnonrel", extension=True)
 def bpref_allnonrel_(r, params=()):
     """Same as bpref_N (trec_eval 8.1 name)."""
     return bpref_allnonrel(r)

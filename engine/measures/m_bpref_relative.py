@@ -3,7 +3,7 @@ from .preference import bpref_relative
 from .registry import measure
 
 
-@measure("bpref_relative", order=203, extension=True)
+@measure("bpref_relative", extension=True)
 def bpref_relative_(r, params=()):
     """1/R sum over relevant r' != 1 of the condensed list of 1 - (r' - count(r')) / (r' - 1)."""
     return bpref_relative(r)

@@ -3,7 +3,7 @@ from .preference import bpref_relative2
 from .registry import measure
 
 
-@measure("bpref_relative2", order=203.5, extension=True)
+@measure("bpref_relative2", extension=True)
 def bpref_relative2_(r, params=()):
     """1/R sum over relevant r' of the condensed list of 1 - (r' - count(r')) / r' (= map@cond)."""
     return bpref_relative2(r)

@@ -5,9 +5,13 @@ import numpy as np
 from ..ranking.order import ascending_tie_rank
 from ..ranking.gains import pair_param
 from .registry import MeasureError, measure
+from .specs import Param
 
 
-@measure("compat", order=312, params=(), param_kind="pairs", extension=True, requires={"grade"})
+@measure("compat", params=(), param_kind="pairs", extension=True, requires={"grade"},
+         param_specs=(Param("p", "float", 0.95, "persistence of rank-biased overlap, in (0, 1]"),
+                      Param("normalize", "int", 1, "1: divided by the ideal ranking's own overlap; 0: raw",
+                            choices=(0, 1))))
 def compat(r, params=()):
     """RBO(ranking, ideal, p) to depth max(retrieved, ideal), divided by RBO(ideal, ideal) unless
     `normalize=0`; `compat.p=0.95,normalize=1` are the defaults. The ideal ranking: the documents judged

@@ -1,7 +1,7 @@
 """gd_ndcg@k: gdeval's nDCG@k (TREC Web 2010-2014: gain 2^g - 1, ideal from the judged grades)."""
 from dataclasses import dataclass
 
-from .registry import VARIANT_HOOKS, Measure, register
+from .registry import VARIANT_HOOKS, Measure, position, register
 
 
 @dataclass
@@ -37,8 +37,8 @@ def gd_hook(name: str):
     fn = _ndcg(kk) if base == "gd_ndcg" else _err(kk)
     doc = ("gdeval nDCG@k: DCG with gain 2^g - 1 and 1/log2(r+1) over the ideal DCG" if base == "gd_ndcg" else
            "gdeval ERR@k: sum (1/r) R_r prod_{i<r} (1 - R_i), R = (2^g - 1)/16")
-    return AtMeasure(name=name, compute=fn, doc=doc, order=230 + (0 if base == "gd_ndcg" else 0.5) + kk / 1e6,
-                     extension=True, complete_fill=0.0, base=base)
+    return AtMeasure(name=name, compute=fn, doc=doc, order=position(name), extension=True, complete_fill=0.0,
+                     base=base)
 
 
 VARIANT_HOOKS.append(gd_hook)

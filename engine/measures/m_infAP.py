@@ -6,7 +6,7 @@ from .registry import measure
 INFAP_EPSILON = 0.00001
 
 
-@measure("infAP", order=14, nicknames={"all_trec"})
+@measure("infAP", nicknames={"all_trec"})
 def infAP(r, params=()):
     """Expected precision at relevant documents, estimated from the judged sample above each.
 

@@ -8,7 +8,7 @@ from ..estimators.infap import infap_variance
 from .registry import measure
 
 
-@measure("infAP_var", order=14.5, extension=True, nicknames={"incomplete"})
+@measure("infAP_var", extension=True, nicknames={"incomplete"})
 def infAP_var(r, params=()):
     """Variance of infAP: (1 - p) s^2 / R + sum var[PC(k)] / R^2 (uniform sample of the pool, rate p)."""
     return infap_variance(r)

@@ -9,7 +9,7 @@ from ..estimators.infap import infap_variance_jackknife
 from .registry import measure
 
 
-@measure("infAP_varjack", order=14.7, extension=True)
+@measure("infAP_varjack", extension=True)
 def infAP_varjack(r, params=()):
     """Jackknife variance of infAP: (1 - p)(n - 1)/n * sum_j (infAP_(j) - mean)^2, n judged documents."""
     return infap_variance_jackknife(r)

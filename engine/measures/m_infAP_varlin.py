@@ -8,7 +8,7 @@ from ..estimators.infap import infap_variance_linearized
 from .registry import measure
 
 
-@measure("infAP_varlin", order=14.6, extension=True)
+@measure("infAP_varlin", extension=True)
 def infAP_varlin(r, params=()):
     """Variance of infAP by linearization: (1 - p)/R^2 * sum of squared influence values."""
     return infap_variance_linearized(r)

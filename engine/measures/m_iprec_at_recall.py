@@ -1,10 +1,12 @@
 """iprec_at_recall: interpolated precision at recall levels (the recall-precision graph)."""
 
 from .registry import measure
+from .specs import RECALL_LEVELS, Param
 
 
-@measure("iprec_at_recall", order=10, params=(0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0),
-         param_kind="float_cut", nicknames={"official", "all_trec"})
+@measure("iprec_at_recall", param_kind="float_cut",
+         param_specs=(Param("levels", "floats", RECALL_LEVELS, "recall levels (fractions of R)"),),
+         nicknames={"official", "all_trec"})
 def iprec_at_recall(r, params):
     """Highest precision at any rank at or below the point where recall reaches each level.
 

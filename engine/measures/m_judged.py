@@ -3,9 +3,11 @@ import numpy as np
 
 from ..ranking.order import ascending_tie_rank
 from .registry import measure
+from .specs import cutoffs
 
 
-@measure("judged", order=57, params=(10,), param_kind="int_cut", extension=True, complete_fill=0.0)
+@measure("judged", param_kind="int_cut", extension=True, complete_fill=0.0,
+         param_specs=cutoffs((10,), "cut-offs: judged share of the first k (or of those retrieved when fewer)"))
 def judged(r, params):
     """Judged documents (any grade in the judgments) among the first k retrieved, divided by k or by the
     number retrieved when fewer; tied scores ordered by document id ascending (as ir_measures' Judged@k)."""

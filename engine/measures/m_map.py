@@ -4,7 +4,7 @@ import numpy as np
 from .registry import contributes, measure
 
 
-@measure("map", order=5, nicknames={"official", "all_trec"})
+@measure("map", nicknames={"official", "all_trec"})
 def map_(r, params=()):
     """Average precision: sum over relevant retrieved of precision at its rank, divided by num_rel."""
     return np.divide(r.rel_precision_sum, r.num_rel, out=np.zeros(r.n_groups), where=r.num_rel_ret > 0)

@@ -2,9 +2,11 @@
 import numpy as np
 
 from .registry import measure
+from .specs import TREC_CUTOFFS, cutoffs
 
 
-@measure("map_cut", order=27, params=(5, 10, 15, 20, 30, 100, 200, 500, 1000), param_kind="int_cut",
+@measure("map_cut", param_kind="int_cut",
+         param_specs=cutoffs(TREC_CUTOFFS, "cut-offs: average precision over the first k documents"),
          nicknames={"all_trec"})
 def map_cut(r, params):
     """Sum of precision at relevant documents ranked <= k, divided by R (0 when R = 0)."""

@@ -3,6 +3,7 @@ import numpy as np
 
 from ..ranking.gains import log2_of, rank_log2, seg_cumsum_float, seg_cumsum_rows
 from .registry import contributes, measure
+from .specs import TREC_CUTOFFS, cutoffs
 
 
 def _ideal_grade_dcg(r) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -21,7 +22,8 @@ def _ideal_grade_dcg(r) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return c["ideal_grades"]
 
 
-@measure("ndcg_cut", order=26, params=(5, 10, 15, 20, 30, 100, 200, 500, 1000), param_kind="int_cut",
+@measure("ndcg_cut", param_kind="int_cut",
+         param_specs=cutoffs(TREC_CUTOFFS, "cut-offs: ndcg over the first k documents"),
          nicknames={"all_trec"})
 def ndcg_cut(r, params):
     """DCG of the first k documents over the DCG of the first k ideal documents (grade as gain)."""

@@ -3,9 +3,10 @@ import numpy as np
 
 from ..ranking.gains import gain_model, results_dcg, row_topic
 from .registry import measure
+from .specs import GRADE_GAINS
 
 
-@measure("ndcg_rel", order=24, params=(), param_kind="pairs", nicknames={"all_trec"})
+@measure("ndcg_rel", params=(), param_kind="pairs", param_specs=(GRADE_GAINS,), nicknames={"all_trec"})
 def ndcg_rel(r, params=()):
     """Mean of ndcg taken at each retrieved document of positive gain; each of the L positive ideal
     positions counts once, the ones not reached with the DCG at the end of the ranking.

@@ -18,6 +18,7 @@ import numpy as np
 from .graded import discount, gains_per_grade, ideal_gains, row_gains
 from .params import as_dict, get_float, get_int, get_list, kv_measure
 from .registry import MeasureError, contributes
+from .specs import GAINS, Param
 
 
 def _disc_args(d: dict) -> dict:
@@ -30,7 +31,18 @@ def _disc_args(d: dict) -> dict:
     return {"kind": kind, "b": b, "a": get_float("ndcgx", d, "a", 2.0), "k": k, "vec": get_list("ndcgx", d, "dvec")}
 
 
-@kv_measure("ndcgx", keys=("gains", "disc", "b", "a", "k", "dvec"), order=211, nicknames={"incomplete"})
+SPECS = (GAINS,
+          Param("disc", "choice", "log", "discount: log (base b), log<b> (log2, log10), sakai (base a), zipf, "
+                "linear (needs k), vec (dvec)", choices=("log", "log<b>", "sakai", "zipf", "linear", "vec")),
+          Param("b", "float", 2.0, "base of the log discount"),
+          Param("a", "float", 2.0, "base of the sakai discount (ranks up to a are not discounted)"),
+          Param("k", "int", None, "cut-off: DCG and ideal DCG over the first k ranks", default_text="whole list",
+                minimum=1),
+          Param("dvec", "list", None, "discounts of ranks 1, 2, ... for disc=vec (0 after)",
+                default_text="none (needed by disc=vec)"))
+
+
+@kv_measure("ndcgx", SPECS, nicknames={"incomplete"})
 def ndcgx(r, params=()):
     """Normalized discounted cumulative gain with configurable gains, discount and cut-off."""
     per_row, idcg = _parts(r, params)

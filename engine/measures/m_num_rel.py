@@ -4,7 +4,7 @@ import numpy as np
 from .registry import measure
 
 
-@measure("num_rel", order=3, value_kind="long", aggregate="sum",
+@measure("num_rel", value_kind="long", aggregate="sum",
          nicknames={"official", "all_trec", "set"})
 def num_rel(r, params=()):
     """Number of relevant documents (grade >= -l level) judged for the topic."""

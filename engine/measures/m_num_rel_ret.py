@@ -4,7 +4,7 @@ import numpy as np
 from .registry import measure
 
 
-@measure("num_rel_ret", order=4, value_kind="long", aggregate="sum",
+@measure("num_rel_ret", value_kind="long", aggregate="sum",
          nicknames={"official", "all_trec", "set"})
 def num_rel_ret(r, params=()):
     """Number of relevant documents retrieved."""

@@ -3,7 +3,7 @@ from . import _prefs
 from .registry import measure
 
 
-@measure("prefs_avgjg_Rnonrel_ret", order=310, nicknames={"all_prefs"})
+@measure("prefs_avgjg_Rnonrel_ret", nicknames={"all_prefs"})
 def prefs_avgjg_Rnonrel_ret(r, params=()):
     """prefs_avgjg_Rnonrel over pairs of retrieved documents only (R and N counted among retrieved ones)."""
     return _prefs.rnonrel(r, ret_only=True)

@@ -3,7 +3,7 @@ from . import _prefs
 from .registry import measure
 
 
-@measure("prefs_avgjg_imp", order=313, nicknames={"all_prefs"})
+@measure("prefs_avgjg_imp", nicknames={"all_prefs"})
 def prefs_avgjg_imp(r, params=()):
     """prefs_avgjg over pairs with at least one retrieved document."""
     return _prefs.avgjg(r, "imp")

@@ -3,7 +3,7 @@ from . import _prefs
 from .registry import measure
 
 
-@measure("prefs_avgjg_ret", order=309, nicknames={"all_prefs"})
+@measure("prefs_avgjg_ret", nicknames={"all_prefs"})
 def prefs_avgjg_ret(r, params=()):
     """prefs_avgjg over pairs of retrieved documents only."""
     return _prefs.avgjg(r, "ret")

@@ -3,7 +3,7 @@ from . import _prefs
 from .registry import measure
 
 
-@measure("prefs_num_prefs_ful", order=301, value_kind="long", aggregate="sum", nicknames={"all_prefs"})
+@measure("prefs_num_prefs_ful", value_kind="long", aggregate="sum", nicknames={"all_prefs", "prefs"})
 def prefs_num_prefs_ful(r, params=()):
     """Number of preferences fulfilled: the preferred document retrieved and ranked above the other, or the other not retrieved."""
     return _prefs.count(r, "ful")

@@ -3,7 +3,7 @@ from . import _prefs
 from .registry import measure
 
 
-@measure("prefs_num_prefs_ful_ret", order=302, value_kind="long", aggregate="sum", nicknames={"all_prefs"})
+@measure("prefs_num_prefs_ful_ret", value_kind="long", aggregate="sum", nicknames={"all_prefs", "prefs"})
 def prefs_num_prefs_ful_ret(r, params=()):
     """Number of preferences fulfilled among retrieved documents (both retrieved, preferred one ranked higher)."""
     return _prefs.count(r, "ful_ret")

@@ -3,7 +3,7 @@ from . import _prefs
 from .registry import measure
 
 
-@measure("prefs_pair", order=304, nicknames={"all_prefs"})
+@measure("prefs_pair", nicknames={"all_prefs", "prefs"})
 def prefs_pair(r, params=()):
     """Mean over judged document pairs of the fraction of the pair's preferences (one per judgment group) fulfilled."""
     return _prefs.pair(r, "all")

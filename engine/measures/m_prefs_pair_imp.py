@@ -3,7 +3,7 @@ from . import _prefs
 from .registry import measure
 
 
-@measure("prefs_pair_imp", order=312, nicknames={"all_prefs"})
+@measure("prefs_pair_imp", nicknames={"all_prefs"})
 def prefs_pair_imp(r, params=()):
     """prefs_pair over pairs with at least one retrieved document."""
     return _prefs.pair(r, "imp")

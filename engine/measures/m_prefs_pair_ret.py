@@ -3,7 +3,7 @@ from . import _prefs
 from .registry import measure
 
 
-@measure("prefs_pair_ret", order=308, nicknames={"all_prefs"})
+@measure("prefs_pair_ret", nicknames={"all_prefs"})
 def prefs_pair_ret(r, params=()):
     """prefs_pair over pairs of retrieved documents only."""
     return _prefs.pair(r, "ret")

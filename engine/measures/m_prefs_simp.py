@@ -3,7 +3,7 @@ from . import _prefs
 from .registry import measure
 
 
-@measure("prefs_simp", order=303, nicknames={"all_prefs"})
+@measure("prefs_simp", nicknames={"all_prefs", "prefs"})
 def prefs_simp(r, params=()):
     """Preferences fulfilled / preferences possible, all judgment groups pooled."""
     return _prefs.simp(r, "all")

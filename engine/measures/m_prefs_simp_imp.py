@@ -3,7 +3,7 @@ from . import _prefs
 from .registry import measure
 
 
-@measure("prefs_simp_imp", order=311, nicknames={"all_prefs"})
+@measure("prefs_simp_imp", nicknames={"all_prefs"})
 def prefs_simp_imp(r, params=()):
     """prefs_simp over pairs with at least one retrieved document."""
     return _prefs.simp(r, "imp")

@@ -3,7 +3,7 @@ from . import _prefs
 from .registry import measure
 
 
-@measure("prefs_simp_ret", order=307, nicknames={"all_prefs"})
+@measure("prefs_simp_ret", nicknames={"all_prefs"})
 def prefs_simp_ret(r, params=()):
     """prefs_simp over pairs of retrieved documents only."""
     return _prefs.simp(r, "ret")

@@ -3,12 +3,14 @@ import numpy as np
 
 from ..ranking.gains import pair_param, powers
 from .registry import measure
+from .specs import PERSISTENCE
 
 
-@measure("rbp_resid", order=55, params=(), param_kind="pairs", nicknames={"all_trec"}, complete_fill=0.0)
+@measure("rbp_resid", params=(), param_kind="pairs", nicknames={"all_trec"}, complete_fill=0.0,
+         param_specs=(PERSISTENCE,))
 def rbp_resid(r, params=()):
     """p^num_ret + (1 - p) * sum over unjudged retrieved of p^(rank - 1); 0 when none is unjudged."""
-    p = pair_param(params, "p", 0.9)
+    p = pair_param(params, "p", PERSISTENCE.default)
     pw = powers(p, int(r.num_ret.max(initial=0)))
     unj = r.rel < 0
     s = r.seg_sum(np.where(unj, pw[r.rank - 1], 0.0))

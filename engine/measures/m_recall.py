@@ -2,9 +2,11 @@
 import numpy as np
 
 from .registry import contributes, measure
+from .specs import TREC_CUTOFFS, cutoffs
 
 
-@measure("recall", order=13, params=(5, 10, 15, 20, 30, 100, 200, 500, 1000), param_kind="int_cut",
+@measure("recall", param_kind="int_cut",
+         param_specs=cutoffs(TREC_CUTOFFS, "cut-offs: recall after k documents"),
          nicknames={"all_trec"})
 def recall(r, params):
     """Relevant documents in the top k divided by R (0 when R = 0)."""

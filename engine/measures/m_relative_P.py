@@ -2,9 +2,11 @@
 import numpy as np
 
 from .registry import measure
+from .specs import TREC_CUTOFFS, cutoffs
 
 
-@measure("relative_P", order=28, params=(5, 10, 15, 20, 30, 100, 200, 500, 1000), param_kind="int_cut",
+@measure("relative_P", param_kind="int_cut",
+         param_specs=cutoffs(TREC_CUTOFFS, "cut-offs: relative precision after k documents"),
          nicknames={"all_trec"})
 def relative_P(r, params):
     """Relevant documents in the top k divided by min(k, R) (0 when R = 0)."""

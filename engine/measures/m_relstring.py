@@ -2,11 +2,13 @@
 import numpy as np
 
 from .registry import measure
+from .specs import Param
 
 _DIGITS = np.array(list("0123456789"))      # a grade's character (numpy.char would cost its import)
 
 
-@measure("relstring", order=12, params=(10.0,), param_kind="float_params", value_kind="str",
+@measure("relstring", param_kind="float_params",
+         param_specs=(Param("n", "float", 10.0, "documents shown (the first n)"),), value_kind="str",
          aggregate="none", summary=False, complete_fill="", text_format="'{}'",
          nicknames={"all_trec"})
 def relstring(r, params):

@@ -4,9 +4,10 @@ Parameter: gains=g0:g1:... (gain per grade; default campaign gains or the grade 
 """
 from . import preference
 from .params import as_dict, get_list, kv_measure
+from .specs import GAINS
 
 
-@kv_measure("rpref_N", keys=("gains",), order=204)
+@kv_measure("rpref_N", (GAINS,))
 def rpref_N(r, params=()):
     """Sakai 2007 eq. 16: 1/cg_I(R) sum g(r') (1 - penalty(r') / N')."""
     d = as_dict(params)

@@ -2,9 +2,12 @@
 import numpy as np
 
 from .registry import measure
+from .specs import Param
 
 
-@measure("set_F", order=34, params=(1.0,), param_kind="float_params", nicknames={"all_trec", "set"})
+@measure("set_F", param_kind="float_params",
+         param_specs=(Param("beta", "float", 1.0, "weight of recall against precision (not squared, as trec_eval)"),),
+         nicknames={"all_trec", "set"})
 def set_F(r, params):
     """(beta + 1) P R / (beta P + R) with the parameter beta (default 1; trec_eval does not square it)."""
     beta = params[0]

@@ -4,7 +4,7 @@ import numpy as np
 from .registry import measure
 
 
-@measure("set_map", order=33, nicknames={"all_trec", "set"})
+@measure("set_map", nicknames={"all_trec", "set"})
 def set_map(r, params=()):
     """num_rel_ret^2 / (num_ret * R) (0 when either is 0)."""
     rr = r.num_rel_ret.astype(np.float64)

@@ -4,7 +4,7 @@ import numpy as np
 from .registry import measure
 
 
-@measure("set_relative_P", order=31, nicknames={"all_trec", "set"})
+@measure("set_relative_P", nicknames={"all_trec", "set"})
 def set_relative_P(r, params=()):
     """num_rel_ret / min(num_ret, R) (0 when either is 0)."""
     den = np.minimum(r.num_ret, r.num_rel)

@@ -13,7 +13,7 @@ from ..estimators.statap import statap_terms, valid_topics
 from .registry import measure
 
 
-@measure("statAP", order=220, extension=True, nicknames={"incomplete"}, aggregate="validmean")
+@measure("statAP", extension=True, nicknames={"incomplete"}, aggregate="validmean")
 def statAP(r, params=()):
     """Estimated AP (Million Query script): sum of PC_hat/pi over sampled relevant retrieved / R_hat."""
     v = statap_terms(r, reference=True)["statAP_ratio"]

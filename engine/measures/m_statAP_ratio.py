@@ -3,7 +3,7 @@ from ..estimators.statap import statap_terms
 from .registry import measure
 
 
-@measure("statAP_ratio", order=220.2, extension=True)
+@measure("statAP_ratio", extension=True)
 def statAP_ratio(r, params=()):
     """(sum over sampled relevant retrieved of PC_hat / pi) / R_hat, no second-order bias correction."""
     return statap_terms(r)["statAP_ratio"]

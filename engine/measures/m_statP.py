@@ -3,9 +3,11 @@ import numpy as np
 
 from ..estimators.statap import statap_terms, valid_topics
 from .registry import measure
+from .specs import TREC_CUTOFFS, cutoffs
 
 
-@measure("statP", order=221, params=(5, 10, 15, 20, 30, 100, 200, 500, 1000), param_kind="int_cut",
+@measure("statP", param_kind="int_cut",
+         param_specs=cutoffs(TREC_CUTOFFS, "cut-offs: estimated precision after k documents"),
          extension=True, nicknames={"incomplete"}, aggregate="validmean")
 def statP(r, params):
     """(1/k) sum over sampled relevant documents ranked <= k of 1/pi (methods 0, 2: pi = 1; valid topics)."""

@@ -3,7 +3,7 @@ from ..estimators.statap import statap_terms
 from .registry import measure
 
 
-@measure("statR", order=223, extension=True, aggregate="sum")
+@measure("statR", extension=True, aggregate="sum")
 def statR(r, params=()):
     """Horvitz-Thompson estimate of the number of relevant documents (Million Query rules; summed over topics)."""
     return statap_terms(r, reference=True)["R_hat"]

@@ -5,7 +5,7 @@ from ..estimators.statap import statap_terms, valid_topics
 from .registry import measure
 
 
-@measure("statRprec", order=222, extension=True, nicknames={"incomplete"}, aggregate="validmean")
+@measure("statRprec", extension=True, nicknames={"incomplete"}, aggregate="validmean")
 def statRprec(r, params=()):
     """Sampled relevant weight (1/pi) in the top round(R_hat) over round(R_hat); for a list shorter than
     round(R_hat), its whole weight over the unrounded R_hat (statAP_MQ_eval v3; valid topics only)."""

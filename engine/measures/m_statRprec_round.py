@@ -3,7 +3,7 @@ from ..estimators.statap import statap_terms
 from .registry import measure
 
 
-@measure("statRprec_round", order=222.1, extension=True)
+@measure("statRprec_round", extension=True)
 def statRprec_round(r, params=()):
     """Estimated precision at rank round(R_hat) (divides by round(R_hat))."""
     return statap_terms(r)["Rprec"]

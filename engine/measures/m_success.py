@@ -2,9 +2,11 @@
 import numpy as np
 
 from .registry import measure
+from .specs import cutoffs
 
 
-@measure("success", order=29, params=(1, 5, 10), param_kind="int_cut", nicknames={"all_trec"})
+@measure("success", param_kind="int_cut",
+         param_specs=cutoffs((1, 5, 10), "cut-offs: a relevant document in the first k"), nicknames={"all_trec"})
 def success(r, params):
     """1.0 when at least one relevant document is ranked <= k, else 0.0."""
     out = np.empty((r.n_groups, len(params)))

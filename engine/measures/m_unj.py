@@ -2,9 +2,12 @@
 import numpy as np
 
 from .registry import measure
+from .specs import cutoffs
 
 
-@measure("unj", order=56, params=(5, 10, 20), param_kind="int_cut", nicknames={"all_trec"}, complete_fill=0.0)
+@measure("unj", param_kind="int_cut",
+         param_specs=cutoffs((5, 10, 20), "cut-offs: unjudged share of the first k documents"),
+         nicknames={"all_trec"}, complete_fill=0.0)
 def unj(r, params):
     """Unjudged (not in the judgments, or pooled but unjudged) among the first k, divided by k."""
     cum = r.seg_cumsum(r.rel < 0)

@@ -2,9 +2,14 @@
 import numpy as np
 
 from .registry import measure
+from .specs import Param
 
 
-@measure("utility", order=17, params=(1.0, -1.0, 0.0, 0.0), param_kind="float_params", n_params=4,
+@measure("utility", param_kind="float_params",
+         param_specs=(Param("a", "float", 1.0, "per relevant retrieved"),
+                      Param("b", "float", -1.0, "per non-relevant retrieved"),
+                      Param("c", "float", 0.0, "per relevant not retrieved"),
+                      Param("d", "float", 0.0, "per non-relevant not retrieved (with -N)")), n_params=4,
          complete_fill=0.0, nicknames={"all_trec", "set"})
 def utility(r, params):
     """Coefficients a,b,c,d (default 1,-1,0,0); d uses -N (documents in the collection, default 0)."""

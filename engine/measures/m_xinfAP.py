@@ -5,10 +5,12 @@ grade -1 = pooled, not sampled). Without strata the whole pool is one stratum.
 Parameter: cutoff=N (documents used per list; default 1000 as sample_eval.pl).
 """
 from .params import as_dict, get_int, kv_measure
+from .specs import Param
 from ..estimators.xinfap import MAX_RESULT_SIZE, xinfap_terms
 
 
-@kv_measure("xinfAP", keys=("cutoff",), order=215, nicknames={"incomplete"})
+@kv_measure("xinfAP", (Param("cutoff", "int", MAX_RESULT_SIZE, "documents used per ranked list", minimum=1),),
+            nicknames={"incomplete"})
 def xinfAP(r, params=()):
     """Estimated AP from a stratified sample (per-stratum Lidstone-smoothed precision above each rank)."""
     d = as_dict(params)

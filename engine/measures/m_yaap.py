@@ -4,7 +4,7 @@ import numpy as np
 from .registry import measure
 
 
-@measure("yaap", order=53)
+@measure("yaap")
 def yaap(r, params=()):
     """log((1 + S) / (1 + R - S)) with S the sum of precision at each relevant retrieved document."""
     s = r.rel_precision_sum

@@ -1,6 +1,7 @@
 """Measures with named parameters: `name.key=value,key=value` (e.g. `ndcgx.disc=log,b=2,gains=0:1:3`).
 
-Values are strings; list values use ':' between items (gains=0:1:3 is the gain of grades 0, 1, 2).
+Values are strings, checked against the measure's specs (engine.measures.specs); list values use ':' between
+items (gains=0:1:3 is the gain of grades 0, 1, 2).
 The output is named `name` without parameters and `name_<parameter text>` with them, as trec_eval
 names parameterised measures (ndcg_p.1=3,2=9 -> ndcg_p_1=3,2=9).
 """
@@ -15,14 +16,12 @@ from .registry import Measure, MeasureError, register
 
 @dataclass
 class KVMeasure(Measure):
-    """A measure whose parameters are named key=value pairs checked against `keys`."""
-
-    keys: tuple = ()
-    minimums: tuple = ()          # (key, smallest allowed value) for numeric parameters
+    """A measure whose parameters are named key=value pairs, each checked against its spec (`param_specs`)."""
 
     def parse_params(self, text: str | None) -> tuple:
         if text is None:
             return self.params if self.params is not None else ()
+        keys = ", ".join(s.name for s in self.param_specs)
         out = []
         seen = set()
         for part in text.split(","):
@@ -30,38 +29,29 @@ class KVMeasure(Measure):
             k = k.strip()
             if not sep or not k or v == "":
                 raise MeasureError(f"{self.name}: malformed parameter {part!r} in {text!r} "
-                                   f"(use key=value,...; keys: {', '.join(self.keys)})")
-            if k not in self.keys:
-                raise MeasureError(f"{self.name}: unknown parameter {k!r} (known: {', '.join(self.keys)})")
+                                   f"(use key=value,...; keys: {keys})")
+            spec = next((s for s in self.param_specs if s.name == k), None)
+            if spec is None:
+                raise MeasureError(f"{self.name}: unknown parameter {k!r} (known: {keys})")
             if k in seen:
                 raise MeasureError(f"{self.name}: parameter {k!r} given twice in {text!r}")
             seen.add(k)
-            out.append((k, v.strip()))
-        d = dict(out)
-        for k, v in out:                    # numbers are checked here, where the request is parsed
-            try:
-                num = float(v)
-            except ValueError:
-                continue
-            if not np.isfinite(num):
-                raise MeasureError(f"{self.name}: parameter {k}={v!r} is not a finite number")
-        for k, lo in self.minimums:
-            get_float(self.name, d, k, None, minimum=lo)
+            out.append((k, spec.check(self.name, v.strip())))     # checked here, where the request is parsed
         return tuple(out)
 
     def output_names(self, params: tuple, param_text: str | None) -> list[str]:
         return [self.name] if param_text is None else [f"{self.name}_{param_text}"]
 
 
-def kv_measure(name: str, keys: tuple, **kw):
-    """Decorator registering a KVMeasure (extension measure, not part of trec_eval)."""
+def kv_measure(name: str, specs: tuple, **kw):
+    """Decorator registering a KVMeasure (extension measure, not part of trec_eval) with its parameters'
+    specs (specs.Param)."""
     def deco(fn):
         kw.setdefault("doc", (fn.__doc__ or "").strip())
         if "nicknames" in kw:
             kw["nicknames"] = frozenset(kw["nicknames"])
         kw.setdefault("extension", True)
-        kw["minimums"] = tuple((kw.get("minimums") or {}).items())
-        register(KVMeasure(name=name, compute=fn, keys=tuple(keys), **kw))
+        register(KVMeasure(name=name, compute=fn, param_specs=tuple(specs), **kw))
         return fn
     return deco
 

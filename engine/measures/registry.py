@@ -15,12 +15,10 @@ from typing import Any, Callable
 import numpy as np
 
 from ..errors import CranfieldError
+from . import specs as _specs
+from .specs import MeasureError
 
 MIN_GEO_MEAN = 1e-5
-
-
-class MeasureError(CranfieldError):
-    """An unknown measure name or malformed measure parameters."""
 
 
 _ATOL = re.compile(r"\s*([+-]?\d+)")
@@ -61,7 +59,7 @@ class Measure:
     name: str
     compute: Callable[..., Any]
     doc: str = ""
-    order: float = 1000.0                  # position in output (trec_eval's registry order)
+    order: float = -1.0                    # position in output, set by `register` from `ORDER`
     params: tuple | None = None            # default parameters
     param_kind: str = "none"               # none | int_cut | float_cut | float_params | pairs
     value_kind: str = "float"              # float | long | str
@@ -75,6 +73,8 @@ class Measure:
     extension: bool = False                # not a trec_eval measure (Cranfield addition)
     requires: frozenset = field(default_factory=frozenset)  # extra judgment columns needed
     contributions: Callable[..., Any] | None = None  # per-row shares of the value (see `contributes`)
+    uses: tuple = ()                       # measures its computation is built on (loaded with it: `dependency`)
+    param_specs: tuple = ()                # its parameters (specs.Param: name, type, default, description)
 
     def parse_params(self, text: str | None) -> tuple:
         """Parameters from the text after the '.' of a measure spec (trec_eval's rules)."""
@@ -111,7 +111,15 @@ class Measure:
                     k, sep, v = p.partition("=")
                     if not sep or not k:
                         raise MeasureError(f"{self.name}: malformed pair parameters in {text!r} (use name=value,...)")
-                    out.append((k, _finite(self.name, v)))
+                    val = _finite(self.name, v)
+                    spec = _specs.find(self.param_specs, k)
+                    if spec is not None:
+                        spec.check(self.name, val)
+                    elif self.extension:       # trec_eval's own measures ignore other names, as trec_eval does
+                        raise MeasureError(f"{self.name}: unknown parameter {k!r} (takes "
+                                           f"{', '.join(s.name for s in self.param_specs) or 'none'}; see "
+                                           f"`cranfield measures {self.name}`)")
+                    out.append((k, val))
                 return tuple(out)
         except ValueError:
             raise MeasureError(f"{self.name}: malformed parameters {text!r}") from None
@@ -129,6 +137,41 @@ class Measure:
 
 
 REGISTRY: dict[str, Measure] = {}
+
+ORDER: tuple[str, ...] = (
+    # trec_eval 10.0's measures, in its order (measures.c's te_trec_measures; unj after rbp_resid), with
+    # Cranfield's variance estimates of infAP after infAP and judged after unj
+    "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank",
+    "iprec_at_recall", "P", "relstring", "recall", "infAP", "infAP_var", "infAP_varlin", "infAP_varjack",
+    "gm_bpref", "Rprec_mult", "utility", "11pt_avg", "binG", "G", "dcg", "ideal_dcg", "ndcg", "ndcg_rel", "Rndcg",
+    "ndcg_cut", "map_cut", "relative_P", "success", "set_P", "set_relative_P", "set_recall", "set_map", "set_F",
+    "num_nonrel_judged_ret", "prefs_num_prefs_poss", "prefs_num_prefs_ful", "prefs_num_prefs_ful_ret",
+    "prefs_simp", "prefs_pair", "prefs_avgjg", "prefs_avgjg_Rnonrel", "prefs_simp_ret", "prefs_pair_ret",
+    "prefs_avgjg_ret", "prefs_avgjg_Rnonrel_ret", "prefs_simp_imp", "prefs_pair_imp", "prefs_avgjg_imp",
+    "map_avgjg", "P_avgjg", "Rprec_mult_avgjg", "yaap", "rbp", "rbp_resid", "unj", "judged",
+    # Cranfield's measures (incomplete judgments, sampling estimators, gdeval, cwl_eval, ir_measures')
+    "bpref_10", "bpref_N", "bpref_allnonrel", "bpref_relative", "bpref_relative2", "rpref_N", "rpref_relative",
+    "rpref_relative2", "RankEff", "Q", "ndcgx", "GAP", "xinfAP", "infNDCG", "statAP", "statAP_bc",
+    "statAP_ratio", "statAP_var", "statP", "statP_file", "statRprec", "statRprec_round", "statR",
+    "gd_ndcg@", "gd_err@", "inst", "insq", "sdcg", "nerr8", "nerr9", "nerr10", "nerr11", "bpm", "accuracy",
+    "compat",
+)
+"""The one output order of every measure: whatever the order asked, values come out in this order (as
+trec_eval prints its measures in its table's order). A name ending in '@' places a family whose cut-off is
+part of the name (gd_ndcg@20): its members follow by cut-off. tests/test_measure_specs.py checks every
+registered measure has exactly one place."""
+
+_POSITION = {n: i for i, n in enumerate(ORDER)}
+
+
+def position(name: str) -> float:
+    """A measure's place in `ORDER` (name@k: its family's place plus k / 2^32, below the next place)."""
+    if name in _POSITION:
+        return float(_POSITION[name])
+    base, at, k = name.partition("@")
+    if at and base + at in _POSITION and k.isascii() and k.isdigit() and int(k) < 2 ** 32:
+        return _POSITION[base + at] + int(k) / 2 ** 32
+    raise MeasureError(f"measure {name!r} has no place in engine.measures.registry.ORDER (add it there)")
 
 NICKNAMES: dict[str, list[str]] = {}
 
@@ -150,15 +193,36 @@ def lookup(name: str) -> "Measure | None":
 
 
 def register(m: Measure) -> Measure:
-    """Add a measure to the registry (one call per measure module)."""
+    """Add a measure to the registry (one call per measure module); the measures it `uses` must be
+    registered already (`dependency` loads them when the measure is defined)."""
     if m.name in REGISTRY:
         raise MeasureError(f"measure {m.name!r} registered twice")
+    m.order = position(m.name)
+    if m.param_kind in ("int_cut", "float_cut", "float_params") and m.param_specs:
+        defaults = _specs.positional_defaults(m.param_specs)
+        if m.params is None:
+            m.params = defaults
+        elif m.params != defaults:
+            raise MeasureError(f"measure {m.name!r}: default parameters {m.params} are not its specs' {defaults}")
+    missing = [u for u in m.uses if u not in REGISTRY]
+    if missing:
+        raise MeasureError(f"measure {m.name!r} uses {', '.join(missing)}, not registered: define it through "
+                           f"`dependency`")
     REGISTRY[m.name] = m
     return m
 
 
+def dependency(name: str) -> Measure:
+    """The registered measure `name`, its module loaded now: how a measure built on another one (declared in
+    its `uses`) binds it when it is defined, never by name when it computes (a fresh process loads only the
+    measures asked for)."""
+    if not load_named([name]):
+        raise MeasureError(f"measure {name!r}, a dependency, has no module m_{name}.py registering it")
+    return REGISTRY[name]
+
+
 def measure(name: str, **kw) -> Callable:
-    """Decorator form of `register`: @measure("map", order=5, nicknames={"official"})."""
+    """Decorator form of `register`: @measure("map", nicknames={"official"})."""
     def deco(fn):
         kw.setdefault("doc", (fn.__doc__ or "").strip())
         if "nicknames" in kw:
@@ -298,7 +362,7 @@ def measures_table():
     reg = load_all()
     rows = []
     for m in sorted(reg.values(), key=lambda m: (m.extension, m.order, m.name)):
-        rows.append({"name": m.name, "parameters": ",".join(str(p) for p in m.params) if m.params else "",
+        rows.append({"name": m.name, "parameters": "; ".join(f"{p.name}={p.shown_default}" for p in m.param_specs),
                      "nicknames": ",".join(sorted(m.nicknames)),
                      "description": (m.doc.splitlines() or [""])[0]})
     return pd.DataFrame(rows, columns=["name", "parameters", "nicknames", "description"])
@@ -323,6 +387,8 @@ NICKNAMES: dict[str, tuple[str, ...]] = {
                    "xinfAP", "infNDCG", "statAP", "statP", "statRprec"),
     "official": ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
                  "recip_rank", "iprec_at_recall", "P"),
+    "prefs": ("runid", "num_q", "prefs_num_prefs_poss", "prefs_num_prefs_ful", "prefs_num_prefs_ful_ret", "prefs_simp",
+              "prefs_pair", "prefs_avgjg"),
     "qrels_jg": ("runid", "num_q", "map_avgjg", "P_avgjg", "Rprec_mult_avgjg"),
     "set": ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "utility", "set_P", "set_relative_P",
             "set_recall", "set_map", "set_F"),
