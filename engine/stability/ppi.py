@@ -16,7 +16,8 @@ Angelopoulos, Duchi & Zrnic 2023, lambda tuned). Power tuning picks
 (covariance ddof 0 over the labelled topics, variance ddof 1 over all topics), which minimizes se for
 large samples; lambda = 0 is the human-only interval. Stratified PPI (Fisch et al. 2024) runs this in
 each stratum with its own lambda and weights the strata by their shares of the topics. Every function is
-vectorized over columns: arrays are topics x columns. Formulas as ppi-python's `ppi_mean_ci` (tested
+vectorized over columns: arrays are topics x columns (more trailing axes, e.g. campaigns x columns,
+work alike). Formulas as ppi-python's `ppi_mean_ci` (tested
 against it); see docs/llm-judges.md.
 """
 from __future__ import annotations
@@ -89,7 +90,7 @@ def small_sample(rectifier) -> np.ndarray:
     mean from a skewed population, g1 = skewness)."""
     r = _cols(rectifier)
     n = len(r)
-    g1 = skewness(r) if n > 2 else np.zeros(r.shape[1])
+    g1 = skewness(r) if n > 2 else np.zeros(r.shape[1:])
     return (n < MIN_TOPICS) | (n <= 25 * g1 ** 2)
 
 
@@ -108,7 +109,7 @@ def ppi_mean(y, f_lab, f_unl, alpha: float = 0.05, lam=None) -> Interval:
                              "the human-only interval is the one to use)")
     if lam is None:
         lam = tuned_lambda(y, f_lab, f_unl)
-    lam = np.broadcast_to(np.asarray(lam, dtype=np.float64), (y.shape[1],)).copy()
+    lam = np.broadcast_to(np.asarray(lam, dtype=np.float64), y.shape[1:]).copy()
     rect = y - lam * f_lab
     if N:
         est = (lam * f_unl).mean(0) + rect.mean(0)
@@ -183,11 +184,12 @@ def pilot_stats(y, f_lab, f_unl) -> Pilot:
                  np.var(f_lab, axis=0, ddof=1))
 
 
-def predicted_se(p: Pilot, n, tuned: bool = True) -> np.ndarray:
+def predicted_se(p: Pilot, n, tuned: bool = True, expected: bool = False) -> np.ndarray:
     """The standard error PPI (tuned lambda, or lambda 1) would have with n human-judged topics of the
     pilot's `topics`: (var_y - 2 lambda cov + lambda^2 var_f) / n + lambda^2 var_f / (topics - n) (the
-    rectifier's part with the labelled topics' model variance, so it is never negative).
-    Shape: len(n) x columns."""
+    rectifier's part with the labelled topics' model variance, so it is never negative). `expected`: the
+    standard error an interval will report on average (each part shrunk by E[sd]/sd of its sample,
+    `_shrink`: the reported sd uses ddof 0 and is an estimate). Shape: len(n) x columns."""
     n = np.asarray(n, dtype=np.float64)[:, None]
     N = np.maximum(p.topics - n, 1e-12)
     if tuned:
@@ -197,19 +199,33 @@ def predicted_se(p: Pilot, n, tuned: bool = True) -> np.ndarray:
     else:
         lam = np.ones_like(n) * np.ones_like(p.var_f)
     fl = p.var_f if p.var_f_lab is None else p.var_f_lab
-    var = (p.var_y - 2 * lam * p.cov + lam ** 2 * fl) / n + lam ** 2 * p.var_f / N
+    rect = np.maximum(p.var_y - 2 * lam * p.cov + lam ** 2 * fl, 0.0)
+    if expected:
+        var = _shrink(n) ** 2 * rect / n + _shrink(N) ** 2 * lam ** 2 * p.var_f / N
+    else:
+        var = rect / n + lam ** 2 * p.var_f / N
     return np.sqrt(np.maximum(var, 0.0))
 
 
+def _shrink(k) -> np.ndarray:
+    """E[sd with ddof 0] / sd for k normal values: c4(k) sqrt((k - 1) / k) (1 for k < 2)."""
+    from scipy import special
+    k = np.asarray(k, dtype=np.float64)
+    kk = np.maximum(k, 2.0)
+    c4 = np.sqrt(2.0 / (kk - 1)) * np.exp(special.gammaln(kk / 2) - special.gammaln((kk - 1) / 2))
+    return np.where(k >= 2, c4 * np.sqrt((kk - 1) / kk), 1.0)
+
+
 def topics_for_width(p: Pilot, width: float, alpha: float = 0.05, tuned: bool = True) -> np.ndarray:
-    """Per column: the fewest human-judged topics (2 .. topics - 1) whose PPI interval is at most `width`
-    wide; NaN when even topics - 1 are not enough."""
-    if width <= 0:
-        raise CranfieldError(f"interval width {width}: must be > 0")
+    """Per column: the fewest human-judged topics (2 .. topics - 1) whose PPI interval is expected to be at
+    most `width` wide (one width, or one per column); NaN when even topics - 1 are not enough."""
+    width = np.asarray(width, dtype=np.float64)
+    if np.any(width <= 0):
+        raise CranfieldError(f"interval width {width.min()}: must be > 0")
     z = z_value(alpha)
     grid = np.arange(2, max(p.topics, 3))
-    w = 2 * z * predicted_se(p, grid, tuned)
-    ok = w <= width
+    w = 2 * z * predicted_se(p, grid, tuned, expected=True)
+    ok = w <= width                       # a width per column, or one for all
     first = np.argmax(ok, axis=0)
     return np.where(ok.any(axis=0), grid[first].astype(float), np.nan)
 
