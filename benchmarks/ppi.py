@@ -12,7 +12,8 @@ pair's difference) is its mean over the world's topics under the truth.
 
 Each of `--campaigns` campaigns draws `--topics` topics from the world (without replacement); the model
 judges all of them, people `--labelled` of them (a random sample). Per campaign, run and pair: the PPI++
-interval (tuned lambda), classical PPI (lambda 1) and the human-only interval at 95%. The tables give
+interval (tuned lambda), classical PPI (lambda 1) and the human-only interval at 95%, in the small-sample
+form (the default), and PPI++ in ppi-python's normal form beside. The tables give
 coverage (share of intervals holding the true value), mean width and the PPI / human-only width ratio
 beside the judge's kappa with the truth. Planner: from pilots of `--pilot` human-judged topics (the first
 200 campaigns), the human-judged topics predicted for a width w, against the number found empirically
@@ -126,8 +127,9 @@ def main() -> None:
                 y, fl, fu = draw(Y, F, idx, a.labelled)
                 row = {"judge": sname, "kappa": k, "measure": m, "target": target,
                        "corr": float(np.median([np.corrcoef(Y[:, c], F[:, c])[0, 1] for c in range(Y.shape[1])]))}
-                for meth, lam in (("ppi++", None), ("ppi", 1.0), ("human", 0.0)):
-                    iv = ppi_mean(y, fl, fu, 0.05, lam)
+                for meth, lam, small_n in (("ppi++", None, True), ("ppi", 1.0, True), ("human", 0.0, True),
+                                           ("ppi++ normal", None, False)):
+                    iv = ppi_mean(y, fl, fu, 0.05, lam, small_n)
                     row[f"cover_{meth}"] = float(((iv.lower <= truth) & (truth <= iv.upper)).mean())
                     row[f"width_{meth}"] = float(iv.width.mean())
                 row["model_bias"] = float(np.abs(F.mean(0) - truth).max())
@@ -160,12 +162,13 @@ def main() -> None:
           f"seed {a.seed}; {a.campaigns} campaigns of {a.topics} topics, {a.labelled} judged by people. "
           f"Machine: {os.cpu_count()} cores, load {load[0]:.1f} / {load[1]:.1f}; {elapsed:.1f} s wall "
           f"({t_sim:.1f} s simulating the world), {cpu:.1f} s CPU.\n")
-    print("| judge | kappa | measure | target | corr | coverage PPI++ | PPI | human-only | width PPI++ | PPI | "
-          "human-only | PPI++ / human | max model bias |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("| judge | kappa | measure | target | corr | coverage PPI++ | PPI | human-only | PPI++ normal form | "
+          "width PPI++ | PPI | human-only | PPI++ / human | max model bias |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in cov_rows:
         print(f"| {r['judge']} | {r['kappa']:.3f} | {r['measure']} | {r['target']} | {r['corr']:.3f} | "
-              f"{r['cover_ppi++']:.3f} | {r['cover_ppi']:.3f} | {r['cover_human']:.3f} | {r['width_ppi++']:.4f} | "
+              f"{r['cover_ppi++']:.3f} | {r['cover_ppi']:.3f} | {r['cover_human']:.3f} | {r['cover_ppi++ normal']:.3f} | "
+              f"{r['width_ppi++']:.4f} | "
               f"{r['width_ppi']:.4f} | {r['width_human']:.4f} | {r['width_ppi++'] / r['width_human']:.3f} | "
               f"{r['model_bias']:.4f} |")
     print(f"\nPlanner (map; w = each run's / pair's PPI++ width at {PLAN_AT} human-judged topics, median shown; "
@@ -178,7 +181,9 @@ def main() -> None:
               f"{r['exact_err']:.3f} | {r['predicted']:.1f} | {r['max_rel_err']:.3f} | {r['p10']:.0f}-{r['p90']:.0f} | "
               f"{r['pilots_within_10%']:.2f} |")
     worst = min(min(r["cover_ppi++"], r["cover_ppi"]) for r in cov_rows)
-    print(f"\nlowest coverage (PPI++ and PPI, every judge, measure, target): {worst:.3f}")
+    ratio = max(r["width_ppi++"] / r["width_human"] for r in cov_rows if r["kappa"] >= 0.6)
+    print(f"\nlowest coverage (PPI++ and PPI, every judge, measure, target): {worst:.3f}; "
+          f"largest PPI++ / human-only width ratio where kappa >= 0.6: {ratio:.3f}")
 
 
 if __name__ == "__main__":

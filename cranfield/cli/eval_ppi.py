@@ -20,6 +20,9 @@ def add_arguments(p) -> None:
     p.add_argument("--gold", metavar="SOURCE", default=None,
                    help="with --ci: the source people judged on a random sample of topics (default human)")
     p.add_argument("--ci-alpha", type=float, default=0.05, help="with --ci: error level (default 0.05: 95%% intervals)")
+    p.add_argument("--ci-normal", action="store_true",
+                   help="with --ci: ppi-python's normal form (ddof 0, z quantile) instead of the small-sample "
+                        "form (ddof 1, Student's t; the default)")
     p.add_argument("--strata", choices=["category"], default=None,
                    help="with --ci: stratified PPI over campaign.yaml's topic categories")
     p.add_argument("--plan-width", type=float, action="append", default=None, metavar="W",
@@ -46,7 +49,7 @@ def run_ppi(args) -> int:
     w = Warnings()
     camp = load_campaign(args.campaign, warnings=w)
     rep = campaign_ppi(camp, args.judgments, args.gold or "human", args.measures, args.ci_alpha,
-                       args.ci or "ppi", args.strata, w)
+                       args.ci or "ppi", args.strata, w, small_n=not args.ci_normal)
     for p in w:
         print(f"warning: {p}", file=sys.stderr)
     for n in rep.notes:
@@ -123,6 +126,7 @@ def _plan(camp, rep, args):
             pilots[(tv.measure, "differences")] = pilot(tv, pairs=True)
     if T is not None:
         pilots = {k: replace(p, topics=T) for k, p in pilots.items()}
-    t = plan_rows(pilots, args.plan_width, args.ci_alpha, cost, per_topic, tuned=(args.ci or "ppi") == "ppi")
+    t = plan_rows(pilots, args.plan_width, args.ci_alpha, cost, per_topic, tuned=(args.ci or "ppi") == "ppi",
+                  small_n=not args.ci_normal)
     t.insert(4, "judgments_per_topic", round(per_topic, 1))
     return t

@@ -117,7 +117,7 @@ def topic_values(camp, model: str, gold: str = "human", measures=None, strata: s
 
 
 def intervals(tv: TopicValues, alpha: float = 0.05, method: str = "ppi++", stratified: bool = False,
-              pairs: bool = False):
+              pairs: bool = False, small_n: bool = True):
     """(PPI interval, human-only interval, model-only means, run index pairs) for the runs' means, or for
     every pairwise difference with `pairs`."""
     from ..stability.ppi import pair_columns, ppi_mean, stratified_ppi_mean
@@ -130,20 +130,20 @@ def intervals(tv: TopicValues, alpha: float = 0.05, method: str = "ppi++", strat
     lam = None if method == "ppi++" else 1.0
     if stratified and tv.strata is not None:
         sl, su = tv.strata[tv.labelled], tv.strata[~tv.labelled]
-        iv = stratified_ppi_mean(y, fl, fu, sl, su, alpha, lam)
-        hv = stratified_ppi_mean(y, fl, fu, sl, su, alpha, 0.0)
+        iv = stratified_ppi_mean(y, fl, fu, sl, su, alpha, lam, small_n)
+        hv = stratified_ppi_mean(y, fl, fu, sl, su, alpha, 0.0, small_n)
     else:
-        iv = ppi_mean(y, fl, fu, alpha, lam)
-        hv = ppi_mean(y, fl, fu, alpha, 0.0)
+        iv = ppi_mean(y, fl, fu, alpha, lam, small_n)
+        hv = ppi_mean(y, fl, fu, alpha, 0.0, small_n)
     model_only = (cols(tv.model) if cols else tv.model).mean(0)
     return iv, hv, model_only, (ii, jj)
 
 
 def campaign_ppi(camp, model: str, gold: str = "human", measures=None, alpha: float = 0.05, method: str = "ppi++",
-                 strata: str | None = None, warnings: Warnings | None = None) -> PPIReport:
+                 strata: str | None = None, warnings: Warnings | None = None, small_n: bool = True) -> PPIReport:
     """PPI intervals of a campaign: `model` judged every topic, `gold` a random sample of topics. Tables:
     runs (per measure and run), pairs (per pair of runs: the difference, resolved or not) and ranking
-    (per measure: resolved pairs under PPI and human-only)."""
+    (per measure: resolved pairs under PPI and human-only). `small_n` False: ppi-python's normal form."""
     method = CI_METHODS.get(method, method)
     if method not in ("ppi++", "ppi"):
         raise CranfieldError(f"--ci {method}: use ppi (PPI++, power-tuned) or ppi-classic (lambda = 1)")
@@ -164,13 +164,13 @@ def campaign_ppi(camp, model: str, gold: str = "human", measures=None, alpha: fl
                      f"interval is not to be trusted; flagged rows say so")
     runs_rows, pair_rows, rank_rows = [], [], []
     for tv in values:
-        iv, hv, mo, _ = intervals(tv, alpha, method, strata is not None)
+        iv, hv, mo, _ = intervals(tv, alpha, method, strata is not None, small_n=small_n)
         runs_rows.append(pd.DataFrame({
             "measure": tv.measure, "run": tv.runs, "estimate": iv.estimate, "lower": iv.lower, "upper": iv.upper,
             "lambda": iv.lam, "human_estimate": hv.estimate, "human_lower": hv.lower, "human_upper": hv.upper,
             "width_ratio": _ratio(iv.width, hv.width), "model_only": mo, "n_human": iv.n, "n_topics": iv.n + iv.N,
             "flag": np.where(iv.small, "small sample", "")}))
-        pv, ph, pm, (ii, jj) = intervals(tv, alpha, method, strata is not None, pairs=True)
+        pv, ph, pm, (ii, jj) = intervals(tv, alpha, method, strata is not None, pairs=True, small_n=small_n)
         res = (pv.lower > 0) | (pv.upper < 0)
         hres = (ph.lower > 0) | (ph.upper < 0)
         names = np.asarray(tv.runs, dtype=object)
@@ -182,7 +182,7 @@ def campaign_ppi(camp, model: str, gold: str = "human", measures=None, alpha: fl
         rank_rows.append({"measure": tv.measure, "runs": len(tv.runs), "pairs": len(ii),
                           "resolved_ppi": int(res.sum()), "resolved_human_only": int(hres.sum()),
                           "n_human": iv.n, "n_topics": iv.n + iv.N, "alpha": alpha,
-                          "method": method + (" stratified" if strata else "")})
+                          "method": method + (" stratified" if strata else "") + ("" if small_n else " normal")})
     runs_df = pd.concat(runs_rows, ignore_index=True)
     runs_df = runs_df.sort_values(["measure", "estimate"], ascending=[True, False], kind="mergesort")
     order = {m: i for i, m in enumerate(v.measure for v in values)}

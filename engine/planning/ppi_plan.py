@@ -11,7 +11,7 @@ from .cost import CostModel
 
 
 def plan_rows(pilots: dict, widths, alpha: float = 0.05, cost: CostModel | None = None,
-              judgments_per_topic: float = 100.0, tuned: bool = True) -> pd.DataFrame:
+              judgments_per_topic: float = 100.0, tuned: bool = True, small_n: bool = True) -> pd.DataFrame:
     """One row per (measure, target, width): the human-judged topics PPI needs so that every column's
     interval (each run's mean, or each pair's difference) is at most `width` wide (`topics_ppi`; the median
     column's need beside it), the human-only interval's need, and the assessor hours of each
@@ -23,8 +23,8 @@ def plan_rows(pilots: dict, widths, alpha: float = 0.05, cost: CostModel | None 
     rows = []
     for (measure, target), p in pilots.items():
         for w in widths:
-            need = topics_for_width(p, float(w), alpha, tuned)
-            human = human_topics_for_width(p, float(w), alpha)
+            need = topics_for_width(p, float(w), alpha, tuned, small_n)
+            human = human_topics_for_width(p, float(w), alpha, small_n)
             worst = float(np.max(need)) if not np.isnan(need).any() else np.nan
             rows.append({"measure": measure, "target": target, "width": float(w), "topics": p.topics,
                          "corr_median": float(np.median(p.corr)), "topics_ppi": worst,

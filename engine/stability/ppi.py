@@ -9,7 +9,9 @@ model-judged values on the N other topics. With a weight lambda,
     se^2     = var(lambda * f_unl) / N + var(y - lambda * f_lab) / n        (variances with ddof 0)
 
 and the interval is estimate -+ z_{1-alpha/2} se (Angelopoulos et al., Science 2023, lambda = 1; PPI++,
-Angelopoulos, Duchi & Zrnic 2023, lambda tuned). Power tuning picks
+Angelopoulos, Duchi & Zrnic 2023, lambda tuned). That is ppi-python's form (`small_n=False`); the default
+small-sample form uses ddof 1 variances (ddof 2 for a tuned rectifier) and Student's t quantile, which
+keeps 95% intervals at 95% from about 30 human-judged topics (benchmarks/ppi.py). Power tuning picks
 
     lambda = cov(y, f_lab) / ((1 + n / N) var(f_lab ++ f_unl))             clipped to [0, 1]
 
@@ -45,6 +47,7 @@ class Interval:
     n: int
     N: int
     small: np.ndarray            # True: too few human-judged topics for the normal approximation
+    df: float | None = None      # Student's t degrees of freedom (None: normal quantile)
 
     @property
     def width(self) -> np.ndarray:
@@ -57,6 +60,15 @@ def z_value(alpha: float) -> float:
         raise CranfieldError(f"alpha {alpha}: must be in (0, 1), e.g. 0.05 for 95% intervals")
     from scipy import special
     return float(special.ndtri(1 - alpha / 2))
+
+
+def quantile(alpha: float, df=None) -> np.ndarray | float:
+    """z_{1-alpha/2}, or Student's t_{1-alpha/2} with `df` degrees of freedom."""
+    z = z_value(alpha)                   # checks alpha
+    if df is None:
+        return z
+    from scipy import special
+    return special.stdtrit(np.maximum(np.asarray(df, dtype=np.float64), 1.0), 1 - alpha / 2)
 
 
 def _cols(a) -> np.ndarray:
@@ -94,9 +106,12 @@ def small_sample(rectifier) -> np.ndarray:
     return (n < MIN_TOPICS) | (n <= 25 * g1 ** 2)
 
 
-def ppi_mean(y, f_lab, f_unl, alpha: float = 0.05, lam=None) -> Interval:
+def ppi_mean(y, f_lab, f_unl, alpha: float = 0.05, lam=None, small_n: bool = True) -> Interval:
     """PPI interval of the mean per column; `lam` None: power-tuned (PPI++); 1: classical PPI; 0: human only.
-    `y`, `f_lab`: n x k (labelled topics), `f_unl`: N x k (the other topics)."""
+    `y`, `f_lab`: n x k (labelled topics), `f_unl`: N x k (the other topics). `small_n` (default): the
+    small-sample form -- variances with ddof 1 (ddof 2 for the rectifier when lambda is tuned on the same
+    topics, as a regression estimator's residual variance) and Student's t quantile with n - ddof degrees
+    of freedom; False: ppi-python's `ppi_mean_ci` exactly (ddof 0, normal quantile)."""
     y, f_lab, f_unl = _cols(y), _cols(f_lab), _cols(f_unl)
     n, N = len(y), len(f_unl)
     if y.shape != f_lab.shape or f_unl.shape[1:] != y.shape[1:]:
@@ -107,21 +122,26 @@ def ppi_mean(y, f_lab, f_unl, alpha: float = 0.05, lam=None) -> Interval:
     if N < 1 and (lam is None or np.any(np.asarray(lam) != 0)):
         raise CranfieldError("PPI needs at least one topic judged by the model only (every topic is human-judged: "
                              "the human-only interval is the one to use)")
-    if lam is None:
+    tuned = lam is None
+    if tuned:
         lam = tuned_lambda(y, f_lab, f_unl)
     lam = np.broadcast_to(np.asarray(lam, dtype=np.float64), y.shape[1:]).copy()
     rect = y - lam * f_lab
+    dr = (2 if tuned and n > 3 else 1) if small_n else 0
+    du = 1 if small_n and N > 1 else 0
+    var = np.var(rect, axis=0, ddof=dr) / n
+    est = rect.mean(0)
     if N:
-        est = (lam * f_unl).mean(0) + rect.mean(0)
-        var = np.var(lam * f_unl, axis=0) / N + np.var(rect, axis=0) / n
-    else:
-        est, var = rect.mean(0), np.var(rect, axis=0) / n
+        est = est + (lam * f_unl).mean(0)
+        var = var + np.var(lam * f_unl, axis=0, ddof=du) / N
     se = np.sqrt(var)
-    z = z_value(alpha)
-    return Interval(est, est - z * se, est + z * se, se, lam, n, N, small_sample(rect))
+    df = n - dr if small_n else None
+    q = quantile(alpha, df)
+    return Interval(est, est - q * se, est + q * se, se, lam, n, N, small_sample(rect), df)
 
 
-def stratified_ppi_mean(y, f_lab, f_unl, strata_lab, strata_unl, alpha: float = 0.05, lam=None) -> Interval:
+def stratified_ppi_mean(y, f_lab, f_unl, strata_lab, strata_unl, alpha: float = 0.05, lam=None,
+                        small_n: bool = True) -> Interval:
     """Stratified PPI: PPI in every stratum (its own tuned lambda unless `lam` is given), strata weighted by
     their shares of all topics. `strata_lab` / `strata_unl`: the stratum of each labelled / other topic.
     `lam` in the result is the share-weighted mean of the strata's lambdas (for display)."""
@@ -132,21 +152,23 @@ def stratified_ppi_mean(y, f_lab, f_unl, strata_lab, strata_unl, alpha: float = 
     var = np.zeros(y.shape[1])
     lam_mean = np.zeros(y.shape[1])
     small = np.zeros(y.shape[1], dtype=bool)
+    df = 0.0
     for h in sorted(set(sl.tolist()) | set(su.tolist()), key=str):
         a, b = sl == h, su == h
         if a.sum() < 2:
             raise CranfieldError(f"stratum {h!r}: {int(a.sum())} human-judged topic(s); stratified PPI needs "
                                  f"at least 2 in every stratum (judge more there, or drop --strata)")
         w = (a.sum() + b.sum()) / total
-        iv = ppi_mean(y[a], f_lab[a], f_unl[b], alpha, lam if b.any() else 0.0)
+        iv = ppi_mean(y[a], f_lab[a], f_unl[b], alpha, lam if b.any() else 0.0, small_n)
+        df += iv.df or 0.0
         est += w * iv.estimate
         var += w ** 2 * iv.se ** 2
         lam_mean += w * iv.lam
         small |= iv.small & (a.sum() < MIN_TOPICS)
     se = np.sqrt(var)
-    z = z_value(alpha)
+    q = quantile(alpha, df if small_n else None)
     small |= len(sl) < MIN_TOPICS
-    return Interval(est, est - z * se, est + z * se, se, lam_mean, len(sl), len(su), small)
+    return Interval(est, est - q * se, est + q * se, se, lam_mean, len(sl), len(su), small, df if small_n else None)
 
 
 def pair_columns(m: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -184,12 +206,12 @@ def pilot_stats(y, f_lab, f_unl) -> Pilot:
                  np.var(f_lab, axis=0, ddof=1))
 
 
-def predicted_se(p: Pilot, n, tuned: bool = True, expected: bool = False) -> np.ndarray:
+def predicted_se(p: Pilot, n, tuned: bool = True, expected: bool = False, small_n: bool = True) -> np.ndarray:
     """The standard error PPI (tuned lambda, or lambda 1) would have with n human-judged topics of the
     pilot's `topics`: (var_y - 2 lambda cov + lambda^2 var_f) / n + lambda^2 var_f / (topics - n) (the
     rectifier's part with the labelled topics' model variance, so it is never negative). `expected`: the
-    standard error an interval will report on average (each part shrunk by E[sd]/sd of its sample,
-    `_shrink`: the reported sd uses ddof 0 and is an estimate). Shape: len(n) x columns."""
+    standard error an interval will report on average (each part scaled by E[sd]/sd of its sample with the
+    ddof `ppi_mean` uses, `_shrink`). Shape: len(n) x columns."""
     n = np.asarray(n, dtype=np.float64)[:, None]
     N = np.maximum(p.topics - n, 1e-12)
     if tuned:
@@ -201,36 +223,51 @@ def predicted_se(p: Pilot, n, tuned: bool = True, expected: bool = False) -> np.
     fl = p.var_f if p.var_f_lab is None else p.var_f_lab
     rect = np.maximum(p.var_y - 2 * lam * p.cov + lam ** 2 * fl, 0.0)
     if expected:
-        var = _shrink(n) ** 2 * rect / n + _shrink(N) ** 2 * lam ** 2 * p.var_f / N
+        dr = (2 if tuned else 1) if small_n else 0
+        var = _shrink(n, dr) ** 2 * rect / n + _shrink(N, 1 if small_n else 0) ** 2 * lam ** 2 * p.var_f / N
     else:
         var = rect / n + lam ** 2 * p.var_f / N
     return np.sqrt(np.maximum(var, 0.0))
 
 
-def _shrink(k) -> np.ndarray:
-    """E[sd with ddof 0] / sd for k normal values: c4(k) sqrt((k - 1) / k) (1 for k < 2)."""
+def _shrink(k, ddof: int = 0) -> np.ndarray:
+    """E[sd] / sd for the sd (with `ddof`) of k normal values: c4(k) sqrt((k - 1) / (k - ddof))."""
     from scipy import special
     k = np.asarray(k, dtype=np.float64)
-    kk = np.maximum(k, 2.0)
+    kk = np.maximum(k, ddof + 2.0)
     c4 = np.sqrt(2.0 / (kk - 1)) * np.exp(special.gammaln(kk / 2) - special.gammaln((kk - 1) / 2))
-    return np.where(k >= 2, c4 * np.sqrt((kk - 1) / kk), 1.0)
+    return np.where(k >= ddof + 2, c4 * np.sqrt((kk - 1) / (kk - ddof)), 1.0)
 
 
-def topics_for_width(p: Pilot, width: float, alpha: float = 0.05, tuned: bool = True) -> np.ndarray:
-    """Per column: the fewest human-judged topics (2 .. topics - 1) whose PPI interval is expected to be at
+def expected_width(p: Pilot, n, alpha: float = 0.05, tuned: bool = True, small_n: bool = True) -> np.ndarray:
+    """The mean width of the interval `ppi_mean` reports with n human-judged topics (len(n) x columns)."""
+    n_ = np.asarray(n, dtype=np.float64)
+    q = quantile(alpha, n_ - ((2 if tuned else 1) if small_n else 0)) if small_n else quantile(alpha)
+    return 2 * np.asarray(q, dtype=np.float64).reshape(-1, 1) * predicted_se(p, n_, tuned, True, small_n)
+
+
+def topics_for_width(p: Pilot, width, alpha: float = 0.05, tuned: bool = True, small_n: bool = True) -> np.ndarray:
+    """Per column: the fewest human-judged topics (4 .. topics - 1) whose PPI interval is expected to be at
     most `width` wide (one width, or one per column); NaN when even topics - 1 are not enough."""
     width = np.asarray(width, dtype=np.float64)
     if np.any(width <= 0):
         raise CranfieldError(f"interval width {width.min()}: must be > 0")
-    z = z_value(alpha)
-    grid = np.arange(2, max(p.topics, 3))
-    w = 2 * z * predicted_se(p, grid, tuned, expected=True)
-    ok = w <= width                       # a width per column, or one for all
+    grid = np.arange(4, max(p.topics, 5))
+    ok = expected_width(p, grid, alpha, tuned, small_n) <= width     # a width per column, or one for all
     first = np.argmax(ok, axis=0)
     return np.where(ok.any(axis=0), grid[first].astype(float), np.nan)
 
 
-def human_topics_for_width(p: Pilot, width: float, alpha: float = 0.05) -> np.ndarray:
-    """Per column: the human-judged topics a human-only interval needs for `width`: ceil((2 z sd / w)^2)."""
-    z = z_value(alpha)
-    return np.maximum(np.ceil((2 * z) ** 2 * p.var_y / width ** 2), 2.0)
+def human_topics_for_width(p: Pilot, width, alpha: float = 0.05, small_n: bool = True) -> np.ndarray:
+    """Per column: the fewest human-judged topics whose human-only interval is expected to be at most
+    `width` wide (no cap: people could judge more topics than the pilot has)."""
+    width = np.asarray(width, dtype=np.float64)
+    sd = np.sqrt(p.var_y)
+    z = quantile(alpha)
+    guess = int(np.nanmax(np.ceil((2 * z * sd / np.min(width)) ** 2))) if np.all(np.isfinite(sd)) else 4
+    grid = np.arange(3, max(guess * 2 + 20, 10)).astype(np.float64)
+    q = quantile(alpha, grid - 1) if small_n else np.full(len(grid), z)
+    shrink = _shrink(grid, 1 if small_n else 0)
+    w = 2 * (q * shrink / np.sqrt(grid))[:, None] * sd
+    ok = w <= width
+    return np.where(ok.any(axis=0), grid[np.argmax(ok, axis=0)], np.nan)
