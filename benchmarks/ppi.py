@@ -1,6 +1,6 @@
 """Prediction-powered intervals against known truth (issue 38): coverage, width and the planner.
 
-    python3 benchmarks/ppi.py [--world 2000] [--runs 8] [--topics 100] [--labelled 40] [--campaigns 1000]
+    python3 benchmarks/ppi.py [--world 2000] [--runs 8] [--topics 150] [--labelled 40] [--campaigns 1000]
                               [--pilot 30] [--seed 11]
 
 A simulated world of `--world` topics (engine.simulation: runs, complete truth) is the topic population:
@@ -95,7 +95,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--world", type=int, default=2000)
     ap.add_argument("--runs", type=int, default=8)
-    ap.add_argument("--topics", type=int, default=100)
+    ap.add_argument("--topics", type=int, default=150)
     ap.add_argument("--labelled", type=int, default=40)
     ap.add_argument("--campaigns", type=int, default=1000)
     ap.add_argument("--pilot", type=int, default=30)
