@@ -69,7 +69,8 @@ def test_stratified_is_the_share_weighted_ppi_of_each_stratum():
         var += (share * (hi - lo) / 2) ** 2
     assert abs(iv.estimate[0] - est) < 1e-9
     assert abs((iv.upper[0] - iv.lower[0]) / 2 - np.sqrt(var)) < 1e-9
-    assert iv.small[0]                         # stratum a: 20 < 30 human-judged topics
+    assert not iv.small[0]                     # 60 human-judged topics, rectifiers not skewed
+    assert stratified_ppi_mean(y[:24], fl[:24], fu, sl[:24], su, 0.05).small[0]      # 24 < 30
     from engine.errors import CranfieldError
     with pytest.raises(CranfieldError, match="stratum 'b': 0 human-judged"):
         stratified_ppi_mean(y, fl, fu, np.array(["a"] * 59 + ["c"], dtype=object), su, 0.05)
@@ -226,3 +227,19 @@ def test_cli_ci_errors_and_small_sample(camp_dir, tmp_path):
     assert r.rc == 0, r.text
     assert "only 12 human-judged topics (< 30)" in r.err
     assert r.out.count("small sample") >= 5
+
+
+def test_cli_stratified_equals_the_library(camp_dir):
+    from engine.campaign.campaign import load_campaign
+    from engine.judgments.ppi import campaign_ppi
+    r = cli("eval", "--campaign", camp_dir, "--judgments", "judge-noisy", "--ci", "ppi-classic", "--strata",
+            "category", "-m", "map", "--format", "json", "--ci-table", "pairs", timeout=120)
+    assert r.rc == 0, r.text
+    got = pd.DataFrame(json.loads(r.out))
+    rep = campaign_ppi(load_campaign(camp_dir), "judge-noisy", "human", ["map"], method="ppi-classic",
+                       strata="category")
+    assert rep.ranking.loc[0, "method"] == "ppi stratified"
+    assert np.allclose(got["lower"].to_numpy(float), rep.pairs["lower"].to_numpy(float), atol=1e-9)
+    assert (rep.pairs["lambda"] == 1.0).all()
+    r = cli("eval", "--campaign", camp_dir, "--judgments", "judge-noisy", "--ci", "ppi", "-m", "gm_map", timeout=60)
+    assert r.rc != 0 and "gm_map: summarized by gmean" in r.err and "Traceback" not in r.text

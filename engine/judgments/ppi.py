@@ -150,7 +150,8 @@ def campaign_ppi(camp, model: str, gold: str = "human", measures=None, alpha: fl
     notes: list[str] = []
     values = topic_values(camp, model, gold, measures, strata, warnings, notes)
     if not values:
-        raise CranfieldError("no measure averaged over topics to put an interval on (ask for map, P.10, ndcg_cut.10 ...)")
+        raise CranfieldError("no measure averaged over topics to put an interval on (ask for map, P.10, ndcg_cut.10 ...)"
+                             + ("; " + "; ".join(notes) if notes else ""))
     n = int(values[0].labelled.sum())
     T = len(values[0].topics)
     from ..stability.ppi import MIN_TOPICS

@@ -164,7 +164,8 @@ def stratified_ppi_mean(y, f_lab, f_unl, strata_lab, strata_unl, alpha: float = 
         est += w * iv.estimate
         var += w ** 2 * iv.se ** 2
         lam_mean += w * iv.lam
-        small |= iv.small & (a.sum() < MIN_TOPICS)
+        g1 = skewness(y[a] - iv.lam * f_lab[a]) if a.sum() > 2 else np.zeros(y.shape[1:])
+        small |= a.sum() <= 25 * g1 ** 2          # Cochran's rule in the stratum; n < 30 overall below
     se = np.sqrt(var)
     q = quantile(alpha, df if small_n else None)
     small |= len(sl) < MIN_TOPICS
