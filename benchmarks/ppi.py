@@ -103,7 +103,12 @@ def main() -> None:
     a = ap.parse_args()
     t0, c0 = time.time(), time.process_time()
     from engine.simulation.campaigns import depth_pool, simulate
-    from engine.stability.ppi import pair_columns, pilot_stats, ppi_mean, topics_for_width
+    from engine.stability.ppi import (
+        pair_columns,
+        pilot_stats,
+        ppi_mean,
+        topics_for_width,
+    )
     grades = [0, 1, 2]
     sim = simulate(a.runs, a.world, 30, a.seed, grades=grades, manual_fraction=0.0)
     names = sim.run_meta["run"].tolist()

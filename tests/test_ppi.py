@@ -8,10 +8,19 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-
-from engine.stability.ppi import (MIN_TOPICS, Pilot, expected_width, ppi_mean, predicted_se, small_sample,
-                                  stratified_ppi_mean, topics_for_width, tuned_lambda)
 from _cli import cli
+
+from engine.stability.ppi import (
+    MIN_TOPICS,
+    Pilot,
+    expected_width,
+    ppi_mean,
+    predicted_se,
+    small_sample,
+    stratified_ppi_mean,
+    topics_for_width,
+    tuned_lambda,
+)
 
 
 def _data(seed, n=40, N=300, k=1, rho=0.8):
@@ -235,6 +244,7 @@ def test_cli_ci_errors_and_small_sample(camp_dir, tmp_path):
     r = cli("eval", "--campaign", camp_dir, "--judgments", "human", "--gold", "human", "--ci", "ppi", timeout=60)
     assert r.rc != 0 and "name the same source" in r.err and "Traceback" not in r.text
     import shutil
+
     from engine.formats.qrels import read_qrels, write_qrels
     d = tmp_path / "few"
     shutil.copytree(camp_dir, d)

@@ -44,8 +44,8 @@ def run_ppi(args) -> int:
     if "+" in args.judgments or args.judgments.startswith("majority:") or args.judgments == "campaign":
         raise CranfieldError(f"--judgments {args.judgments}: with --ci name one source (the model), not a combination")
     from engine.campaign.campaign import load_campaign
-    from engine.judgments.ppi import campaign_ppi
     from engine.formats.text_tables import format_table
+    from engine.judgments.ppi import campaign_ppi
     w = Warnings()
     camp = load_campaign(args.campaign, warnings=w)
     rep = campaign_ppi(camp, args.judgments, args.gold or "human", args.measures, args.ci_alpha,
@@ -85,12 +85,14 @@ def run_ppi(args) -> int:
 
 def _adjacent(rep):
     """The pairs of runs next to each other in each measure's PPI ranking."""
+    from itertools import pairwise
+
     import pandas as pd
     rows = []
     for m, g in rep.runs.groupby("measure", sort=False):
         names = g["run"].tolist()
         pairs = rep.pairs[rep.pairs["measure"] == m].set_index(["run_a", "run_b"])
-        for a, b in zip(names, names[1:]):
+        for a, b in pairwise(names):
             if (a, b) in pairs.index:
                 r = pairs.loc[(a, b)]
                 rows.append({"measure": m, "run_a": a, "run_b": b, "difference": r["difference"],

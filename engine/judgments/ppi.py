@@ -105,15 +105,18 @@ def topic_values(camp, model: str, gold: str = "human", measures=None, strata: s
         st = np.asarray([cats[t] for t in topics], dtype=object)
     out = []
     for m in _mean_measures(lm, notes):
-        def matrix(long: pd.DataFrame) -> np.ndarray:
-            sub = long[long["measure"].astype(str) == m]
-            p = sub.pivot_table(index="topic", columns="run", values="value", observed=True, aggfunc="first")
-            p.columns = p.columns.astype(str)
-            return p.reindex(index=topics, columns=runs).to_numpy(np.float64)
-        fm = np.nan_to_num(matrix(lm), nan=0.0)
-        hm = np.where(labelled[:, None], np.nan_to_num(matrix(lh), nan=0.0), np.nan)
+        fm = np.nan_to_num(_matrix(lm, m, topics, runs), nan=0.0)
+        hm = np.where(labelled[:, None], np.nan_to_num(_matrix(lh, m, topics, runs), nan=0.0), np.nan)
         out.append(TopicValues(m, runs, topics, fm, hm, labelled, st))
     return out
+
+
+def _matrix(long: pd.DataFrame, measure: str, topics: list[str], runs: list[str]) -> np.ndarray:
+    """Topics x runs values of one measure from a long table (NaN where a run has no value)."""
+    sub = long[long["measure"].astype(str) == measure]
+    p = sub.pivot_table(index="topic", columns="run", values="value", observed=True, aggfunc="first")
+    p.columns = p.columns.astype(str)
+    return p.reindex(index=topics, columns=runs).to_numpy(np.float64)
 
 
 def intervals(tv: TopicValues, alpha: float = 0.05, method: str = "ppi++", stratified: bool = False,
@@ -125,7 +128,7 @@ def intervals(tv: TopicValues, alpha: float = 0.05, method: str = "ppi++", strat
     ii = jj = None
     if pairs:
         ii, jj, _ = pair_columns(tv.model[:1])
-        cols = lambda m: m[:, ii] - m[:, jj]        # noqa: E731
+        cols = lambda m: m[:, ii] - m[:, jj]
     y, fl, fu = tv.split(cols)
     lam = None if method == "ppi++" else 1.0
     if stratified and tv.strata is not None:
@@ -202,5 +205,5 @@ def pilot(tv: TopicValues, pairs: bool = False):
     cols = None
     if pairs:
         ii, jj, _ = pair_columns(tv.model[:1])
-        cols = lambda m: m[:, ii] - m[:, jj]        # noqa: E731
+        cols = lambda m: m[:, ii] - m[:, jj]
     return pilot_stats(*tv.split(cols))
