@@ -151,21 +151,20 @@ def _cross_fitted(y, f_lab, f_unl, alpha: float) -> Interval:
     topic's own values choose its weight (a lambda tuned on the same topics biases the estimate by O(1/n)
     and makes the interval too short: 93.6% for 95% at 40 topics in benchmarks/ppi.py).
 
-        estimate = sum_k (n_k / n) lambda_k mean(f_unl) + mean over all labelled topics of the rectifiers
-        se^2     = var(rectifiers, ddof 1) / n + var(lambda_bar f_unl, ddof 1) / N,  Student t, n - 1 df"""
+        z_i      = y_i - lambda_k (f_i - mean(f_unl))        for topic i of fold k
+        estimate = mean(z) = sum_k (n_k / n) lambda_k mean(f_unl) + mean(y - lambda_k f)
+        se^2     = var(z, ddof 1) / n + var(lambda_bar f_unl, ddof 1) / N,  Student t, n - 1 df"""
     n, N = len(y), len(f_unl)
     fold = np.arange(n) % FOLDS
     rect = np.empty_like(y)
-    est = np.zeros(y.shape[1:])
     lam_bar = np.zeros(y.shape[1:])
     fu_mean = f_unl.mean(0)
     for k in range(FOLDS):
         out, inn = fold != k, fold == k
         lam = tuned_lambda(y[out], f_lab[out], f_unl)
-        rect[inn] = y[inn] - lam * f_lab[inn]
-        est = est + inn.sum() / n * lam * fu_mean
+        rect[inn] = y[inn] - lam * (f_lab[inn] - fu_mean)   # centred: folds' lambdas shift no mean
         lam_bar = lam_bar + lam / FOLDS
-    est = est + rect.mean(0)
+    est = rect.mean(0)
     se = np.sqrt(np.var(rect, axis=0, ddof=1) / n + np.var(lam_bar * f_unl, axis=0, ddof=1 if N > 1 else 0) / N)
     q = quantile(alpha, n - 1)
     return Interval(est, est - q * se, est + q * se, se, lam_bar, n, N, small_sample(rect), n - 1)
@@ -243,7 +242,9 @@ def predicted_se(p: Pilot, n, tuned: bool = True, expected: bool = False, small_
     pilot's `topics`: (var_y - 2 lambda cov + lambda^2 var_f) / n + lambda^2 var_f / (topics - n) (the
     rectifier's part with the labelled topics' model variance, so it is never negative). `expected`: the
     standard error an interval will report on average (each part scaled by E[sd]/sd of its sample with the
-    ddof `ppi_mean` uses, `_shrink`). Shape: len(n) x columns."""
+    ddof `ppi_mean` uses, `_shrink`; with a cross-fitted lambda, the rectifier's variance grows by
+    var(lambda_k) var(f), var(lambda_k) = (var_y var_f + cov^2) / (m (1 + n/N)^2 var_f^2) for a lambda
+    tuned on m = 4n/5 topics). Shape: len(n) x columns."""
     n = np.asarray(n, dtype=np.float64)[:, None]
     N = np.maximum(p.topics - n, 1e-12)
     if tuned:
@@ -254,6 +255,12 @@ def predicted_se(p: Pilot, n, tuned: bool = True, expected: bool = False, small_
         lam = np.ones_like(n) * np.ones_like(p.var_f)
     fl = p.var_f if p.var_f_lab is None else p.var_f_lab
     rect = np.maximum(p.var_y - 2 * lam * p.cov + lam ** 2 * fl, 0.0)
+    if expected and tuned and small_n:
+        # the cross-fitted lambda's own noise (delta method: each fold's lambda from (FOLDS-1)/FOLDS of n)
+        m = n * (FOLDS - 1) / FOLDS
+        with np.errstate(divide="ignore", invalid="ignore"):
+            var_lam = np.where(p.var_f > 0, (p.var_y * fl + p.cov ** 2) / (m * (1 + n / N) ** 2 * p.var_f ** 2), 0.0)
+        rect = rect + np.where(n >= 2 * FOLDS, var_lam * fl, 0.0)
     if expected:
         dr = 1 if small_n else 0
         var = _shrink(n, dr) ** 2 * rect / n + _shrink(N, 1 if small_n else 0) ** 2 * lam ** 2 * p.var_f / N
