@@ -118,7 +118,7 @@ def main() -> None:
     t_sim = time.time() - t0
     rng = np.random.default_rng(a.seed)
     idx = np.argsort(rng.random((a.campaigns, a.world)), axis=1)[:, :a.topics]
-    grid = np.arange(10, a.topics - 9, 2)
+    grid = np.arange(10, a.topics - 9, 3)
     cov_rows, plan_rows = [], []
     for sname, labels in structures(pool, sim, grades, a.seed):
         k = kappa(pool, labels, grades)

@@ -159,9 +159,19 @@ def _cross_fitted(y, f_lab, f_unl, alpha: float) -> Interval:
     rect = np.empty_like(y)
     lam_bar = np.zeros(y.shape[1:])
     fu_mean = f_unl.mean(0)
+    fu_dev2 = ((f_unl - fu_mean) ** 2).sum(0)
     for k in range(FOLDS):
         out, inn = fold != k, fold == k
-        lam = tuned_lambda(y[out], f_lab[out], f_unl)
+        yo, fo = y[out], f_lab[out]
+        m = len(yo)
+        cov = ((yo - yo.mean(0)) * (fo - fo.mean(0))).mean(0)
+        fo_mean = fo.mean(0)
+        # var(fo ++ f_unl, ddof 1) from the two parts (as tuned_lambda, without concatenating f_unl again)
+        grand = (m * fo_mean + N * fu_mean) / (m + N)
+        ss = ((fo - fo_mean) ** 2).sum(0) + fu_dev2 + m * (fo_mean - grand) ** 2 + N * (fu_mean - grand) ** 2
+        var = ss / (m + N - 1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            lam = np.clip(np.where(var > 0, cov / ((1 + m / N) * var), 0.0), 0.0, 1.0)
         rect[inn] = y[inn] - lam * (f_lab[inn] - fu_mean)   # centred: folds' lambdas shift no mean
         lam_bar = lam_bar + lam / FOLDS
     est = rect.mean(0)
