@@ -51,13 +51,16 @@ def register(sub) -> None:
     p.add_argument("--strict-trec-eval", action="store_true", dest="strict",
                    help="fail as the trec_eval binary does, with its exit codes (duplicate document, judged "
                         "topic without results: 4; bad judgments file: 2; bad run file: 3)")
+    from .eval_ppi import add_arguments as add_ppi_arguments
+    add_ppi_arguments(p)
     p.set_defaults(func=run)
 
 
 DEFAULTS = dict(command="eval", max_read=None, files=[], campaign=None, judgments_format=None, measures=None,
                 per_query=False, complete=False, max_depth=None, rel_level=None, judged_only=False,
                 num_docs_in_coll=None, no_summary=False, format="trec", dask=None, judgments=None, compat="10",
-                rel_format="qrels", alpha=0.5, beta=0.5, traditional=False, zscores=None, strict=False)
+                rel_format="qrels", alpha=0.5, beta=0.5, traditional=False, zscores=None, strict=False,
+                ci=None, gold=None, ci_alpha=0.05, ci_normal=False, strata=None, plan_width=None, plan_topics=None, ci_table=None)
 """What the parser gives `cranfield eval` with no option (checked against it: tests/test_startup.py)."""
 _FLAGS = {"-q": "per_query", "-c": "complete", "-J": "judged_only", "-n": "no_summary"}
 
@@ -111,6 +114,9 @@ def run(args) -> int:
 
 
 def _run(args) -> int:
+    if getattr(args, "ci", None) or getattr(args, "plan_width", None):
+        from .eval_ppi import run_ppi          # intervals from a model source and a human sample
+        return run_ppi(args)
     if args.judgments_format and args.files:
         from engine.formats.detect import declare_judgment_kind
         declare_judgment_kind(args.files[0], args.judgments_format)

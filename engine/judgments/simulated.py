@@ -113,3 +113,23 @@ def read_judge_matrix(root, name: str) -> np.ndarray | None:
         return None
     m = json.loads(p.read_text()).get("confusion_matrix")
     return None if m is None else np.asarray(m, float)
+
+
+def apply_run_bias(judged: pd.DataFrame, runs: pd.DataFrame, favoured, grades: list[int], error: float,
+                   depth: int | None = None, base: np.ndarray | None = None, seed: int = 0) -> pd.DataFrame:
+    """A judge biased toward some runs' documents (as a model judge may favour text like its own): every
+    (topic, doc) of `judged` that one of the `favoured` runs retrieved (in its top `depth`) is judged by a
+    lenient matrix (one grade up with probability `error`), every other one by `base` (default: the
+    identity, the true grade). Deterministic in `seed`."""
+    k = len(grades)
+    r = runs[runs["run"].isin(list(favoured))]
+    if depth is not None:
+        r = r[r["rank"] <= depth]
+    fav_keys = set(zip(r["topic"].astype(str), r["doc"].astype(str)))
+    fav = np.fromiter(((t, d) in fav_keys for t, d in zip(judged["topic"].astype(str), judged["doc"].astype(str))),
+                      dtype=bool, count=len(judged))
+    out = apply_judge(judged, np.eye(k) if base is None else base, grades, seed)
+    if fav.any():
+        lenient = apply_judge(judged[fav], judge_matrix("lenient", k, error), grades, seed + 1)
+        out.loc[fav, "grade"] = lenient["grade"].to_numpy()
+    return out
