@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 LOG_FILE = Path(CAMPAIGN_PATHS["log"]).name     # the assessor log in judgments/ (not an imported file)
+LEASES_FILE = Path(CAMPAIGN_PATHS["leases"]).name   # the judging leases in judgments/ (never judgments)
 _LOG_NAMES = ("LOG_COLUMNS", "LOG_NAME", "log_judgments", "merge_judgments", "read_judgment_log")
 
 
@@ -202,8 +203,8 @@ class Campaign:
         return files
 
     def judgment_files(self) -> list[Path]:
-        """Imported judgment files in judgments/ (not the log)."""
-        return self._scan("judgments", JUDGMENT_SUFFIXES, "judgments", skip={LOG_FILE})
+        """Imported judgment files in judgments/ (not the log, not the judging leases)."""
+        return self._scan("judgments", JUDGMENT_SUFFIXES, "judgments", skip={LOG_FILE, LEASES_FILE})
 
     def log_path(self) -> Path:
         return self.path("log")
