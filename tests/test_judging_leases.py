@@ -8,7 +8,6 @@ import os
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 from engine.judging import sessions as assess
@@ -61,7 +60,7 @@ def campaign(root: Path) -> Path:
 def cli(*args, assessor: str | None = None) -> subprocess.CompletedProcess:
     env = {**ENV, "CRANFIELD_ASSESSOR": assessor} if assessor else ENV
     return subprocess.run([sys.executable, "-m", "cranfield.cli", *map(str, args)], env=env, capture_output=True,
-                          text=True, timeout=300)
+                          text=True, timeout=300, check=False)
 
 
 def judged_docs(d: Path) -> list[tuple[str, str, str]]:

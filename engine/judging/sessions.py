@@ -146,8 +146,8 @@ class LeaseHeld(CranfieldError):
 
 def lease_time(ts: float) -> str:
     """A lease's expiry for messages (UTC, to the second)."""
-    from datetime import datetime, timezone
-    return datetime.fromtimestamp(float(ts), timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+    from datetime import UTC, datetime
+    return datetime.fromtimestamp(float(ts), UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
 def leases_path(root) -> Path:

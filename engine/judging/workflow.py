@@ -80,8 +80,8 @@ def record_judgment(root, topic, doc, grade, assessor="", seconds=None, strategy
     """Check one judgment against the campaign (engine.judging.checks) and the judging leases (a document
     another assessor holds raises sessions.LeaseHeld unless `override_lease`), then append it to the log;
     returns the record once it is durable. The assessor's lease, if any, becomes a `done` mark."""
-    from .checks import check_new_judgment
     from . import sessions
+    from .checks import check_new_judgment
     check_new_judgment(root, str(topic), grade, seconds, assessor, strategy, new_topic)
     rec = judgment_record(topic, doc, grade, assessor, seconds, strategy)
     leases = sessions.leases_path(root).is_file()
