@@ -76,31 +76,37 @@ def test_cli_assessors_and_a_tui_lease_never_share_a_document(tmp_path):
     by = {("1", "d1"): {""}, ("1", "d2"): {""}, ("1", "d3"): {"ann"}}
     held = assess.acquire(d, "1", ["d4", "d5", "d6"], "organizer", judged_by=by, seconds=600)
     assert held == "d4"
-    offered: dict[str, str] = {}
+    offered: dict[tuple[str, str], str] = {}
     again = cli("judgments", "next", d, "--topic", "1", "--pool", "day1", assessor="alice")
     assert again.returncode == 0, again.stderr
     first = again.stdout.split()[1]
     assert first != "d4"
     # asking again before judging returns the document alice holds, not a new one
     assert cli("judgments", "next", d, "--topic", "1", "--pool", "day1", assessor="alice").stdout == again.stdout
-    turn, done = 0, {"alice": False, "bob": False}
-    while not all(done.values()):
-        who = ("alice", "bob")[turn % 2]
-        turn += 1
-        if done[who]:
-            continue
-        r = cli("judgments", "next", d, "--topic", "1", "--pool", "day1", assessor=who)
-        if r.returncode != 0:
-            assert r.stdout == ""
-            done[who] = True
-            continue
-        t, doc = r.stdout.split()
-        assert t == "1" and doc != "d4" and offered.get(doc, who) == who, (doc, who, offered)
-        offered[doc] = who
-        a = cli("judgments", "add", d, "1", doc, "1", assessor=who)
-        assert a.returncode == 0, a.stderr
-        assert turn < 20
-    assert set(offered) == {"d5", "d6"} and set(offered.values()) == {"alice", "bob"}
+    codes = {}
+    for topic in ("1", "2"):          # rounds: both ask, then both judge what they were given
+        for _ in range(5):
+            got = {}
+            for who in ("alice", "bob"):
+                r = cli("judgments", "next", d, "--topic", topic, "--pool", "day1", assessor=who)
+                codes[(topic, who)] = r.returncode
+                if r.returncode == 0:
+                    t, doc = r.stdout.split()
+                    assert t == topic and (t, doc) != ("1", "d4"), (doc, who)
+                    assert offered.get((t, doc), who) == who, (doc, who, offered)   # never offered to two people
+                    offered[(t, doc)] = who
+                    got[who] = doc
+                else:
+                    assert r.stdout == "", r.stdout
+            for who, doc in got.items():
+                a = cli("judgments", "add", d, topic, doc, "1", assessor=who)
+                assert a.returncode == 0, a.stderr
+            if not got:
+                break
+    assert codes[("1", "alice")] == codes[("1", "bob")] == 5         # d4 is the organizer's
+    assert codes[("2", "alice")] == codes[("2", "bob")] == 4         # topic 2 is done
+    assert set(offered) == {("1", "d5"), ("1", "d6"), ("2", "d2"), ("2", "d3"), ("2", "d4")}
+    assert set(offered.values()) == {"alice", "bob"}
     # what is left (d4) is leased to the organizer: a distinct exit code, a message naming the holder
     r = cli("judgments", "next", d, "--topic", "1", "--pool", "day1", assessor="alice")
     assert r.returncode == 5 and r.stdout == "" and "organizer" in r.stderr and "day1" in r.stderr
@@ -114,6 +120,8 @@ def test_cli_assessors_and_a_tui_lease_never_share_a_document(tmp_path):
     r = cli("judgments", "add", d, "1", "d4", "0", "--override-lease", assessor="alice")
     assert r.returncode == 0, r.stderr
     assert ("1", "d4", "alice") in judged_docs(d)
+    r = cli("judgments", "next", d, "--topic", "1", "--pool", "day1", assessor="bob")
+    assert r.returncode == 4 and r.stdout == "" and "topic 1: nothing left to judge in pool day1" in r.stderr
 
 
 def test_engine_lease_check_refuses_and_expires(tmp_path):
@@ -200,3 +208,16 @@ def test_next_with_nothing_left_names_the_pool_on_stderr(tmp_path):
     assert "topic 1: nothing left to judge under strategy depth at depth 2 (no pool in pools/)" in r.stderr
     h = cli("judgments", "next", "--help").stdout
     assert "exit status 4" in " ".join(h.split()) and "exit status 5" in " ".join(h.split())
+
+
+def test_a_torn_lease_line_is_set_aside_and_never_a_judgment_file(tmp_path):
+    from engine.campaign.campaign import load_campaign
+    from engine.errors import Warnings
+    d = campaign(tmp_path / "c")
+    (d / "judgments" / "leases.jsonl").write_text('{"op": "lease", "topic": "2", "doc": "d2", "assess')
+    assert assess.acquire(d, "2", ["d2"], "alice", seconds=60) == "d2"          # the torn line held nothing
+    assert (d / "judgments" / "leases.jsonl.torn").read_text().startswith('{"op": "lease"')
+    assert [json.loads(x)["assessor"] for x in (d / "judgments" / "leases.jsonl").read_text().splitlines()] == ["alice"]
+    w = Warnings()
+    camp = load_campaign(d, warnings=w)
+    assert [p.name for p in camp.judgment_files()] == ["qrels.txt"] and not list(w)

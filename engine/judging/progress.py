@@ -121,9 +121,10 @@ class Offer:
 
 
 def offer_next(camp, topic, assessor: str, k: int = 1, *, pool: str | None = None, strategy: str | None = None,
-               depth: int | None = None, seed: int = 0, budget=None, now: float | None = None) -> Offer:
+               depth: int | None = None, seed: int = 0, budget=None, skip=(), now: float | None = None) -> Offer:
     """Lease the next `k` documents of `topic` to `assessor`: from pool `pool`, else the newest in pools/,
-    else the campaign's strategy to `depth` over the pooled runs (none written)."""
+    else the campaign's strategy to `depth` over the pooled runs (none written); `skip`: (topic, doc)
+    pairs passed over this session (a screen's skipped documents)."""
     from . import sessions as assess
     from .workflow import next_documents
     camp = _campaign(camp)
@@ -152,11 +153,11 @@ def offer_next(camp, topic, assessor: str, k: int = 1, *, pool: str | None = Non
         limit = f"under strategy {strategy} at depth {depth} (no pool in pools/)"
         frac = None
     frac = float(jcfg["double_fraction"]) if frac is None else frac
-    cannot = set()
+    cannot = set(skip)
     log = camp.log()
     if log is not None and len(log) and "op" in log:
         c = log[(log["op"] == "cannot_judge") & (log["assessor"].astype(str) == assessor)]
-        cannot = set(zip(c["topic"].astype(str), c["doc"].astype(str)))
+        cannot |= set(zip(c["topic"].astype(str), c["doc"].astype(str)))
     open_docs = []
     for d in cands:
         who = by.get((topic, d), set())
