@@ -137,7 +137,7 @@ def offer_next(camp, topic, assessor: str, k: int = 1, *, pool: str | None = Non
         prog = judging_progress(camp, pool, by=by)
         rows = pt[pt["topic"] == topic].sort_values("order", kind="mergesort")
         cands = list(dict.fromkeys(rows["doc"].astype(str)))
-        limit = f"in pool {prog.label()}"
+        limit = f"in pool {prog.label()}" + ("" if cands else ", which holds no document of this topic")
         frac = assess.pool_double_fraction(camp.root, name)
     else:
         pcfg = camp.pool()
