@@ -177,6 +177,8 @@ def test_progress_is_one_count_everywhere(tmp_path):
         r = cli("judgments", "next", d, "--topic", t, assessor="zed")
         assert r.returncode == 0, r.stderr
         assert f"pool day1 (the newest in pools/), topic {t}: {judged} of {pooled} judged, {left} left" in r.stderr
+    zed = [json.loads(x) for x in (d / "judgments" / "leases.jsonl").read_text().splitlines()]
+    assert [(x["topic"], x["doc"], x["expires"] - x["ts"]) for x in zed] == [("1", "d4", 600), ("2", "d2", 600)]
 
     s = cli("judgments", "summary", d, "--format", "json")
     got = json.loads(s.stdout)["pool"]
