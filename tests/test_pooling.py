@@ -202,11 +202,11 @@ def test_cli_pool_next_batch_export_on_simulated_campaign(tmp_path, capsys):
     assert main(["pool", str(camp), "--strategy", "mtc", "--budget", "4", "--depth", "40", "--oracle", "truth"]) == 0
     topic = t["topic"].iat[0]
     capsys.readouterr()
-    assert main(["judgments", "next", str(camp), "--topic", topic, "--pool", "st", "-k", "2"]) == 0
+    assert main(["judgments", "next", str(camp), "--topic", topic, "--pool", "st", "-k", "2", "--assessor", "ann"]) == 0
     first = capsys.readouterr().out.split()[1]
     assert main(["judgments", "add", str(camp), topic, first, "2", "--assessor", "ann"]) == 0
     capsys.readouterr()
-    assert main(["judgments", "next", str(camp), "--topic", topic, "--pool", "st"]) == 0
+    assert main(["judgments", "next", str(camp), "--topic", topic, "--pool", "st", "--assessor", "ann"]) == 0
     assert capsys.readouterr().out.split()[1] != first          # judged documents are skipped
     assert main(["judgments", "batch", str(camp), "--pool", "st", "--out", str(tmp_path / "b.jsonl")]) == 0
     assert first not in (tmp_path / "b.jsonl").read_text()

@@ -6,6 +6,15 @@ from pathlib import Path
 
 from engine.errors import CranfieldError, Warnings
 
+EXIT_NOTHING_LEFT = 4     # `judgments next`: nothing left to judge for this assessor (the pool or depth is done)
+EXIT_LEASED = 5           # `next`: what is left is leased to others; `add`: the document is leased to another
+NEXT_EPILOG = ("Without --pool the newest pool in pools/ is followed (the pool the judging screen follows); "
+               "without any pool, the strategy to --depth over the pooled runs. Each document printed "
+               "(TOPIC<tab>DOC on stdout) is leased to the assessor for judging.lease_seconds; documents "
+               "leased to others are skipped; asking again before judging gives the same document. "
+               "Progress goes to stderr. Exit status 0: documents printed; exit status 4: nothing left to "
+               "judge (stderr names the pool, or the strategy and depth); exit status 5: what is left is "
+               "leased to other assessors (stderr names them and until when; try again later); 3: bad input.")
 
 def register(sub) -> None:
     p = sub.add_parser("judgments", help="judgment summaries, judging (add/undo/next), batches, exports",
@@ -25,6 +34,8 @@ def register(sub) -> None:
                                                                       "or the campaign's binary_threshold)")
     s.add_argument("--no-topics", action="store_true", help="omit the per-topic table")
     s.add_argument("--format", choices=["text", "csv", "json"], default="text")
+    s.add_argument("--pool", default=None, help="for a campaign: the pool whose progress is shown "
+                                                "(default: the newest in pools/)")
     s.set_defaults(func=run_summary)
 
     a = jsub.add_parser("add", help="record a judgment (durable when the command returns)")
@@ -36,6 +47,9 @@ def register(sub) -> None:
     a.add_argument("--seconds", default=None, help="time spent judging (a finite number >= 0)")
     a.add_argument("--strategy", default=None, help="strategy that selected the document")
     a.add_argument("--new-topic", action="store_true", help="allow a topic the campaign's topics do not list")
+    a.add_argument("--override-lease", action="store_true",
+                   help="record even when another assessor holds the document's judging lease (refused "
+                        "otherwise, exit status 5)")
     a.set_defaults(func=run_add)
 
     r = jsub.add_parser("repair", help="repair a damaged judgment log (shows the changes; --apply does them)")
@@ -51,11 +65,14 @@ def register(sub) -> None:
     u.add_argument("--assessor", default=None, help="default: $CRANFIELD_ASSESSOR, else $USER (as for add)")
     u.set_defaults(func=run_undo)
 
-    n = jsub.add_parser("next", help="the next document(s) to judge for a topic")
+    n = jsub.add_parser("next", help="the next document(s) to judge for a topic, leased to the assessor",
+                        description="Print the next document(s) of a topic to judge and lease them to the "
+                                    "assessor.", epilog=NEXT_EPILOG)
     n.add_argument("campaign")
     n.add_argument("--topic", required=True)
+    n.add_argument("--assessor", default=None, help="who will judge (default: $CRANFIELD_ASSESSOR, else $USER)")
     n.add_argument("--strategy", default=None, help="pool strategy (default: campaign.yaml pool.strategy)")
-    n.add_argument("--pool", default=None, help="follow pools/pool-NAME.tsv")
+    n.add_argument("--pool", default=None, help="follow pools/pool-NAME.tsv (default: the newest pool)")
     n.add_argument("--depth", type=int, default=None)
     n.add_argument("--seed", type=int, default=0)
     n.add_argument("--budget", default=None, help="per-topic budget for sampling strategies without --pool")
@@ -102,12 +119,15 @@ def run_summary(args) -> int:
 
     w = Warnings()
     src = Path(args.source)
-    categories = targets = None
+    categories = targets = prog = None
     rel_level = args.rel_level
     if src.is_dir():
         from engine.campaign.campaign import load_campaign
+        from engine.judging.progress import judging_progress
         camp = load_campaign(src, warnings=w)
         judged = camp.qrels()
+        prog = judging_progress(camp, args.pool)
+        prog = prog if prog.pool is not None else None
         categories = {str(k): v for k, v in camp.categories().items()} or None
         if categories is None:
             try:
@@ -133,6 +153,12 @@ def run_summary(args) -> int:
     if args.targets == "none":
         targets = None
     s = judgment_summary(judged, rel_level, categories, targets)
+    if prog is not None:                      # progress against the pool (engine.judging.progress)
+        import pandas as pd
+        s["pool"] = pd.concat([prog.topics, pd.DataFrame([{"topic": "all", "pooled": prog.pooled,
+                                                            "judged": prog.judged, "left": prog.left}])],
+                              ignore_index=True)
+        s["pool_assessors"] = prog.assessors
     _warn(w)
     out = sys.stdout
     if args.format == "json":
@@ -172,6 +198,13 @@ def run_summary(args) -> int:
                   f"({o['judged_per_topic']:.2f})\n")
     if not args.no_topics:
         out.write("\nPer topic\n" + s["topics"].to_string(index=False, formatters=fmt) + "\n")
+    if prog is not None:
+        who = "   ".join(f"{a or '(imported)'}: {int(n):,}" for a, n in zip(prog.assessors["assessor"],
+                                                                         prog.assessors["judged"]))
+        out.write(f"\nPool {prog.label()}: {prog.judged:,} of {prog.pooled:,} judged, {prog.left:,} left\n"
+                  + (f"judged per assessor: {who}\n" if who else ""))
+        if not args.no_topics:
+            out.write(prog.topics.to_string(index=False) + "\n")
     return 0
 
 
@@ -187,13 +220,19 @@ def _assessor(args) -> str:
 
 
 def run_add(args) -> int:
+    from engine.judging.sessions import LeaseHeld
     from engine.judging.workflow import record_judgment
     root = Path(args.campaign)
     if not root.is_dir():
         raise CranfieldError(f"{root}: not a campaign directory")
     assessor = _assessor(args)
-    rec = record_judgment(root, args.topic, args.doc, args.grade, assessor, args.seconds, args.strategy,
-                          new_topic=args.new_topic)
+    try:
+        rec = record_judgment(root, args.topic, args.doc, args.grade, assessor, args.seconds, args.strategy,
+                              new_topic=args.new_topic, override_lease=args.override_lease)
+    except LeaseHeld as exc:
+        print(f"cranfield: {exc}. Judge another document (`cranfield judgments next`), or record this one "
+              f"anyway with --override-lease", file=sys.stderr)
+        return EXIT_LEASED
     print(f"judged topic {rec['topic']} doc {rec['doc']} grade {rec['grade']} (saved)")
     return 0
 
@@ -230,6 +269,9 @@ def run_undo(args) -> int:
         raise CranfieldError(f"topic {args.topic} doc {args.doc}: nothing to undo (no judgment by "
                              f"{assessor or 'an unnamed assessor'} in force in the log); nothing recorded")
     undo_judgment(root, args.topic, args.doc, assessor)
+    from engine.judging.sessions import leases_path, release
+    if leases_path(root).is_file():           # the document may be offered again (its `done` mark released)
+        release(root, args.topic, args.doc, assessor)
     print(f"undo recorded for topic {args.topic} doc {args.doc}")
     return 0
 
@@ -242,28 +284,32 @@ def _campaign_judged(camp):
 
 
 def run_next(args) -> int:
-    from engine.judging.workflow import next_documents
-    from engine.pooling import read_pool, pool_path
+    from engine.judging.progress import offer_next
+    from engine.judging.sessions import lease_time
+    from engine.pooling import parse_budget
     w = Warnings()
     camp = _campaign(args.campaign, w)
-    pcfg = camp.pool()
-    strategy = args.strategy or str(pcfg["strategy"])
-    depth = args.depth or int(pcfg["depth"])
-    pool = read_pool(pool_path(camp.root, args.pool)) if args.pool else None
-    meta = camp.run_meta()
-    pooled = None
-    if meta is not None and len(meta) and "pooled" in meta:
-        pooled = meta.loc[meta["pooled"].astype(bool), "run"].astype(str).tolist() or None
-    from engine.pooling import parse_budget
-    docs = next_documents(camp.runs(), _campaign_judged(camp), args.topic, strategy, k=args.k, pool=pool,
-                          depth=depth, pooled=pooled, seed=args.seed, budget=parse_budget(args.budget))
+    offer = offer_next(camp, args.topic, _assessor(args), args.k, pool=args.pool, strategy=args.strategy,
+                       depth=args.depth, seed=args.seed, budget=parse_budget(args.budget))
     _warn(w)
-    if not docs:
-        print(f"topic {args.topic}: nothing left to judge under {strategy}")
+    t = offer.topic
+    if offer.progress is not None:
+        pooled, judged, left = offer.progress.topic(t)
+        print(f"pool {offer.progress.label()}, topic {t}: {judged} of {pooled} judged, {left} left",
+              file=sys.stderr)
+    if offer.docs:
+        for d in offer.docs:
+            print(f"{t}\t{d}")
         return 0
-    for d in docs:
-        print(f"{args.topic}\t{d}")
-    return 0
+    if offer.leased:
+        held = "; ".join(f"{d} to {a or 'an unnamed assessor'} until {lease_time(e)}"
+                         for d, (a, e) in list(offer.leased.items())[:5])
+        more = f" (and {len(offer.leased) - 5} more)" if len(offer.leased) > 5 else ""
+        print(f"cranfield: topic {t}: what is left to judge {offer.limit} is leased to other assessors: "
+              f"{held}{more}; try again later", file=sys.stderr)
+        return EXIT_LEASED
+    print(f"cranfield: topic {t}: nothing left to judge {offer.limit}", file=sys.stderr)
+    return EXIT_NOTHING_LEFT
 
 
 def run_batch(args) -> int:

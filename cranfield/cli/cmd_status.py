@@ -57,16 +57,14 @@ def status_tables(camp) -> dict:
         ("assessor log", "none" if log is None else f"{len(log)} entries"),
     ]
     pool = None
-    from engine.judging.sessions import active_pool, pool_progress
-    name, pt = active_pool(camp.root)
-    if pt is not None:                  # progress against the pool being judged, not against all runs
-        pool = pool_progress(pt, qrels)
-        tot = pool.iloc[-1]
-        summary.append(("active pool", f"{name}: {int(tot['judged'])} of {int(tot['pooled'])} judged, "
-                                       f"{int(tot['left'])} left"))
-        left = dict(zip(pool["topic"].iloc[:-1], pool["left"].iloc[:-1]))
+    from engine.judging.progress import judging_progress
+    prog = judging_progress(camp)             # the one count of progress against the newest pool
+    if prog.pool is not None:                 # progress against the pool being judged, not against all runs
+        pool = prog.topics
+        summary.append(("active pool", f"{prog.pool}: {prog.judged} of {prog.pooled} judged, {prog.left} left"))
+        left = dict(zip(pool["topic"], pool["left"]))
         per["pool left"] = [int(left.get(t, 0)) for t in per["topic"]]
-        totals["pool left"] = int(tot["left"])
+        totals["pool left"] = prog.left
     return {"summary": summary, "runs": run_table, "topics": per, "totals": totals, "pool": pool}
 
 

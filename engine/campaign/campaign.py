@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 LOG_FILE = Path(CAMPAIGN_PATHS["log"]).name     # the assessor log in judgments/ (not an imported file)
+LEASES_FILE = Path(CAMPAIGN_PATHS["leases"]).name   # the judging leases in judgments/ (never judgments)
 _LOG_NAMES = ("LOG_COLUMNS", "LOG_NAME", "log_judgments", "merge_judgments", "read_judgment_log")
 
 
@@ -150,9 +151,11 @@ class Campaign:
     def _scan(self, folder: str, suffixes: set[str], what: str, skip: set[str] = frozenset(),
               real: dict[Path, Path] | None = None) -> list[Path]:
         """The files of `folder` with a name ending in `suffixes` (others warned about), each confined;
-        `real` receives each file's resolved path."""
+        `skip`: the app's own files, never read here (with what it sets aside beside them: NAME.torn,
+        NAME.rejected); `real` receives each file's resolved path."""
         out = []
-        found = [p for p in _visible_files(self.path(folder)) if p.name not in skip]
+        found = [p for p in _visible_files(self.path(folder))
+                 if p.name not in skip and p.name.rsplit(".", 1)[0] not in skip]
         for p, rp in zip(found, real_paths(found)):      # the folder resolved once, not per file
             self._confine(p, str(self.root / folder), p.name, rp)
             if real is not None:
@@ -202,8 +205,9 @@ class Campaign:
         return files
 
     def judgment_files(self) -> list[Path]:
-        """Imported judgment files in judgments/ (not the log)."""
-        return self._scan("judgments", JUDGMENT_SUFFIXES, "judgments", skip={LOG_FILE})
+        """Imported judgment files in judgments/ (not the log, not the judging leases, nor their .torn /
+        .rejected side files)."""
+        return self._scan("judgments", JUDGMENT_SUFFIXES, "judgments", skip={LOG_FILE, LEASES_FILE})
 
     def log_path(self) -> Path:
         return self.path("log")

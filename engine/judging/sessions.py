@@ -19,7 +19,6 @@ source (`auto_grade`, `auto_source`); `cannot_judge` lines carry a reason; `rati
 """
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
 import os
@@ -32,7 +31,7 @@ import pandas as pd
 from ..campaign.config import section_defaults
 from ..errors import CranfieldError
 
-LEASES_NAME = "leases.jsonl"
+LEASES_NAME = "leases.jsonl"          # engine.util.confine CAMPAIGN_PATHS["leases"]
 DEFAULT_LEASE_SECONDS = float(section_defaults("judging")["lease_seconds"])
 CANNOT_JUDGE_REASONS = ("document unreadable or empty", "not in a language I can judge",
                         "topic statement unclear", "needs expertise I lack", "other")
@@ -136,10 +135,34 @@ def order_documents(docs: list[str], topic: str, assessor: str, random_order: bo
 
 # ---------------------------------------------------------------------------- leases
 
+class LeaseHeld(CranfieldError):
+    """A document leased to another assessor: `holder` holds it until `expires` (seconds since the epoch)."""
+
+    def __init__(self, topic: str, doc: str, holder: str, expires: float):
+        self.topic, self.doc, self.holder, self.expires = str(topic), str(doc), holder, float(expires)
+        super().__init__(f"topic {topic} doc {doc} is leased to {holder or 'an unnamed assessor'} until "
+                         f"{lease_time(expires)}; nothing recorded")
+
+
+def lease_time(ts: float) -> str:
+    """A lease's expiry for messages (UTC, to the second)."""
+    from datetime import UTC, datetime
+    return datetime.fromtimestamp(float(ts), UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
 def leases_path(root) -> Path:
-    """judgments/LEASES_NAME of the campaign, confined."""
+    """judgments/leases.jsonl of the campaign (engine.util.confine CAMPAIGN_PATHS["leases"]), confined."""
     from ..util.confine import campaign_path
-    return campaign_path(root, "judgments", LEASES_NAME)
+    return campaign_path(root, "leases")
+
+
+def _whole_lease_line(line: bytes) -> bool:
+    """A last line without its newline that is a whole lease record (kept, not moved to .torn)."""
+    try:
+        rec = json.loads(line)
+    except ValueError:
+        return False
+    return isinstance(rec, dict) and rec.get("op") in ("lease", "release", "done")
 
 
 def _read_lines(fd: int) -> list[dict]:
@@ -149,14 +172,28 @@ def _read_lines(fd: int) -> list[dict]:
     for ln in data.split(b"\n"):
         if ln.strip():
             try:
-                out.append(json.loads(ln))
+                rec = json.loads(ln)
             except ValueError:
                 continue
+            if isinstance(rec, dict):
+                out.append(rec)
     return out
 
 
+def read_leases(root) -> list[dict]:
+    """Every record of the lease file (none when there is no file)."""
+    p = leases_path(root)
+    if not p.is_file():
+        return []
+    fd = os.open(p, os.O_RDONLY)
+    try:
+        return _read_lines(fd)
+    finally:
+        os.close(fd)
+
+
 def active_leases(records: list[dict], now: float) -> dict[tuple[str, str], dict[str, float]]:
-    """(topic, doc) -> {assessor: expiry} of the leases in force."""
+    """(topic, doc) -> {assessor: expiry} of the leases in force (a `done` mark: expiry inf)."""
     out: dict[tuple[str, str], dict[str, float]] = {}
     for r in records:
         k = (str(r.get("topic")), str(r.get("doc")))
@@ -170,41 +207,66 @@ def active_leases(records: list[dict], now: float) -> dict[tuple[str, str], dict
     return {k: {a: e for a, e in v.items() if e > now} for k, v in out.items() if any(e > now for e in v.values())}
 
 
-def acquire(root, topic: str, candidates: list[str], assessor: str, *, judged_by: dict | None = None,
-            double: set | None = None, seconds: float = DEFAULT_LEASE_SECONDS, now: float | None = None) -> str | None:
-    """Under the lease file's lock: the first candidate no other assessor holds (a double-judged one:
-    held or judged by fewer than two others), leased to `assessor`. A document this assessor already
-    holds is returned again. `judged_by` maps (topic, doc) -> set of assessors who judged it."""
+def leases_held_by_others(records: list[dict], assessor: str, now: float) -> dict[tuple[str, str], tuple[str, float]]:
+    """(topic, doc) -> (holder, expiry) of the leases in force that another assessor holds (the one expiring
+    last); `done` marks are not leases (a judged document may be judged again)."""
+    out: dict[tuple[str, str], tuple[str, float]] = {}
+    for k, held in active_leases(records, now).items():
+        others = [(e, a) for a, e in held.items() if a != assessor and e != float("inf")]
+        if others:
+            e, a = max(others)
+            out[k] = (a, e)
+    return out
+
+
+def lease_holder(root, topic: str, doc: str, assessor: str, now: float | None = None) -> tuple[str, float] | None:
+    """(holder, expiry) when another assessor than `assessor` holds a lease of (topic, doc) now, else None."""
+    t = time.time() if now is None else now
+    return leases_held_by_others(read_leases(root), assessor, t).get((str(topic), str(doc)))
+
+
+def acquire_many(root, topic: str, candidates: list[str], assessor: str, k: int = 1, *,
+                 judged_by: dict | None = None, double: set | None = None,
+                 seconds: float = DEFAULT_LEASE_SECONDS, now: float | None = None) -> list[str]:
+    """Under the lease file's lock (the judgment log's locking, engine.judgments.log.locked_file): the
+    first `k` candidates no other assessor holds (a double-judged one: held or judged by fewer than two
+    others), leased to `assessor`. A document this assessor already holds is returned again. `judged_by`
+    maps (topic, doc) -> set of assessors who judged it."""
+    from ..judgments.log import locked_file, record_lines, write_lines
     p = leases_path(root)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(p, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+    picks: list[str] = []
+    with locked_file(p, _whole_lease_line) as fd:
         t = time.time() if now is None else now
         held = active_leases(_read_lines(fd), t)
         judged_by = judged_by or {}
         double = double or set()
-        pick = None
+        new = []
         for d in candidates:
-            k = (str(topic), str(d))
-            holders = set(held.get(k, {}))
+            if len(picks) >= k:
+                break
+            key = (str(topic), str(d))
+            holders = set(held.get(key, {}))
             if assessor in holders:
-                pick = d
-                break
-            others = (holders | set(judged_by.get(k, set()))) - {assessor}
-            if assessor in judged_by.get(k, set()):
+                picks.append(str(d))
                 continue
-            if not others or (k in double and len(others) < 2):
-                pick = d
-                rec = {"op": "lease", "topic": str(topic), "doc": str(d), "assessor": assessor, "ts": t,
-                       "expires": t + seconds}
-                os.write(fd, (json.dumps(rec) + "\n").encode())
-                os.fsync(fd)
-                break
-        return pick
-    finally:
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        os.close(fd)
+            if assessor in judged_by.get(key, set()):
+                continue
+            others = (holders | set(judged_by.get(key, set()))) - {assessor}
+            if not others or (key in double and len(others) < 2):
+                picks.append(str(d))
+                new.append({"op": "lease", "topic": str(topic), "doc": str(d), "assessor": assessor, "ts": t,
+                            "expires": t + seconds})
+        if new:
+            write_lines(fd, p, record_lines(new))
+    return picks
+
+
+def acquire(root, topic: str, candidates: list[str], assessor: str, *, judged_by: dict | None = None,
+            double: set | None = None, seconds: float = DEFAULT_LEASE_SECONDS, now: float | None = None) -> str | None:
+    """The first candidate `acquire_many` leases to `assessor`, or None."""
+    got = acquire_many(root, topic, candidates, assessor, 1, judged_by=judged_by, double=double,
+                       seconds=seconds, now=now)
+    return got[0] if got else None
 
 
 def release(root, topic: str, doc: str, assessor: str, judged: bool = False) -> None:
@@ -213,7 +275,8 @@ def release(root, topic: str, doc: str, assessor: str, judged: bool = False) -> 
     of the judgment log is a moment old (double-judged documents still go to one more assessor)."""
     from ..judgments.log import append_records
     append_records(leases_path(root), [{"op": "done" if judged else "release", "topic": str(topic),
-                                        "doc": str(doc), "assessor": assessor, "ts": time.time()}])
+                                        "doc": str(doc), "assessor": assessor, "ts": time.time()}],
+                   complete=_whole_lease_line)
 
 
 # ---------------------------------------------------------------------------- actions in the log

@@ -76,13 +76,22 @@ def topic_pools(runs: pd.DataFrame, strategy: str, budget=None, *, depth: int = 
 
 
 def record_judgment(root, topic, doc, grade, assessor="", seconds=None, strategy=None,
-                    new_topic: bool = False) -> dict:
-    """Check one judgment against the campaign (engine.judging.checks), then append it to the log;
-    returns the record once it is durable."""
+                    new_topic: bool = False, override_lease: bool = False) -> dict:
+    """Check one judgment against the campaign (engine.judging.checks) and the judging leases (a document
+    another assessor holds raises sessions.LeaseHeld unless `override_lease`), then append it to the log;
+    returns the record once it is durable. The assessor's lease, if any, becomes a `done` mark."""
+    from . import sessions
     from .checks import check_new_judgment
     check_new_judgment(root, str(topic), grade, seconds, assessor, strategy, new_topic)
     rec = judgment_record(topic, doc, grade, assessor, seconds, strategy)
+    leases = sessions.leases_path(root).is_file()
+    if leases and not override_lease:
+        held = sessions.lease_holder(root, rec["topic"], rec["doc"], rec["assessor"])
+        if held is not None:
+            raise sessions.LeaseHeld(rec["topic"], rec["doc"], *held)
     append_records(log_path(root), [rec])
+    if leases:
+        sessions.release(root, rec["topic"], rec["doc"], rec["assessor"], judged=True)
     return rec
 
 

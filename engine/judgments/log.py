@@ -18,6 +18,7 @@ import fcntl
 import json
 import math
 import os
+from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -58,9 +59,10 @@ def _open_locked(path: Path) -> int:
         os.close(fd)
 
 
-def _cut_torn_tail(fd: int, path: Path) -> None:
+def _cut_torn_tail(fd: int, path: Path, complete=None) -> None:
     """Under the lock: an incomplete last line (a writer died mid-write) is saved to PATH.torn and
-    removed, so the next line starts on a line of its own."""
+    removed, so the next line starts on a line of its own (`complete`: whether a last line without its
+    newline is a whole entry; default: a valid log entry)."""
     size = os.fstat(fd).st_size
     if size == 0 or os.pread(fd, 1, size - 1) == b"\n":
         return
@@ -73,7 +75,7 @@ def _cut_torn_tail(fd: int, path: Path) -> None:
         start = max(0, start - 65536)
     cut = start + nl + 1 if nl >= 0 else 0
     fragment = os.pread(fd, size - cut, cut)
-    if _complete_entry(fragment):              # a whole entry that only lacks its newline: keep it
+    if (complete or _complete_entry)(fragment):   # a whole entry that only lacks its newline: keep it
         _write_all(fd, b"\n")
         return
     tfd = os.open(str(path) + ".torn", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
@@ -102,34 +104,55 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[n:]
 
 
-def append_records(path, records: list[dict]) -> int:
-    """Append JSON records as lines, durably and under an exclusive lock; returns the count.
-
-    When this returns, every record is on disk (fsync) as a complete line.
-    """
+@contextmanager
+def locked_file(path, complete=None):
+    """The file at `path` open for reading and appending under the log's exclusive lock (the file locked
+    is the one at `path`, a torn last line cut off first; `complete` as for the torn-tail check): yields
+    the descriptor; write with `write_lines`. Other append-only campaign files (the judging leases) use it."""
     p = Path(path)
+    fd = _open_locked(p)
+    try:
+        _cut_torn_tail(fd, p, complete)
+        yield fd
+    finally:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)
+
+
+def record_lines(records: list[dict]) -> list[bytes]:
+    """JSON records as complete lines (UTF-8), refusing a record that would span lines."""
     lines = [(json.dumps(r, ensure_ascii=False, separators=(", ", ": ")) + "\n").encode("utf-8")
              for r in records]
     if any(b"\n" in ln[:-1] for ln in lines):
         raise CranfieldError("a judgment record may not contain a line break")
-    fd = _open_locked(p)
+    return lines
+
+
+def write_lines(fd: int, path, lines: list[bytes]) -> None:
+    """Under `locked_file`: append complete lines, one write() each, then fsync; on an I/O error the file
+    is cut back to what it was and the error names `path`."""
+    size = os.fstat(fd).st_size
     try:
-        _cut_torn_tail(fd, p)
-        size = os.fstat(fd).st_size
+        for ln in lines:
+            _write_all(fd, ln)   # one write() per complete line (regular files: never short)
+        os.fsync(fd)
+    except OSError as exc:       # disk full, quota, I/O error: cut back to the lines before, name the file
         try:
-            for ln in lines:
-                _write_all(fd, ln)   # one write() per complete line (regular files: never short)
+            os.ftruncate(fd, size)
             os.fsync(fd)
-        except OSError as exc:       # disk full, quota, I/O error: cut back to the lines before, name the log
-            try:
-                os.ftruncate(fd, size)
-                os.fsync(fd)
-            except OSError:
-                pass
-            raise OSError(exc.errno, exc.strerror or str(exc), str(p)) from None
-    finally:
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        os.close(fd)
+        except OSError:
+            pass
+        raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from None
+
+
+def append_records(path, records: list[dict], complete=None) -> int:
+    """Append JSON records as lines, durably and under an exclusive lock; returns the count.
+
+    When this returns, every record is on disk (fsync) as a complete line.
+    """
+    lines = record_lines(records)
+    with locked_file(path, complete) as fd:
+        write_lines(fd, path, lines)
     return len(lines)
 
 

@@ -7,7 +7,7 @@ so no error message can show its content. On a shared server a campaign director
 read another user's files.
 
 `CAMPAIGN_PATHS` is the one list of the paths a campaign owns (campaign.yaml, runs/, judgments/ and its
-log and sources, pools/, docs/, topics/, truth/, the run store, the cache, exports/, reports/, nuggets/,
+log, leases and sources, pools/, docs/, topics/, truth/, the run store, the cache, exports/, reports/, nuggets/,
 answers/);
 `campaign_path(root, name, ...)` is the one way to reach them: it refuses, before anything is opened,
 read or written, a path that a symbolic link (of the file or of any folder on the way) takes outside
@@ -102,6 +102,7 @@ CAMPAIGN_PATHS: dict[str, str] = {
     "topics": "topics",
     "judgments": "judgments",
     "log": "judgments/log.jsonl",
+    "leases": "judgments/leases.jsonl",
     "sources": "judgments/sources",
     "pools": "pools",
     "pool_log": "pools/pools.log.jsonl",
