@@ -50,7 +50,7 @@ def test_concurrent_pool_build_does_not_remove_anothers_pending_table(tmp_path, 
     The pools lock makes B wait."""
     import pandas as pd
 
-    import engine.pooling as pooling
+    import engine.pooling.files as pooling
     from engine.pooling import build_pool, pool_log, read_pool, write_pool
     runs = pd.DataFrame({"run": ["r"] * 4, "topic": ["1"] * 4, "doc": list("abcd"),
                          "rank": [1, 2, 3, 4], "score": [4.0, 3.0, 2.0, 1.0]})
@@ -79,7 +79,7 @@ def _pool_p_then_q_killed_after_entry(root: Path, monkeypatch, second: str) -> N
     point), before the rename: it exists only as its `.pending` file."""
     import pandas as pd
 
-    import engine.pooling as pooling
+    import engine.pooling.files as pooling
     from engine.pooling import build_pool, write_pool
     runs = pd.DataFrame({"run": ["r"] * 3, "topic": ["1"] * 3, "doc": list("abc"),
                          "rank": [1, 2, 3], "score": [3.0, 2.0, 1.0]})

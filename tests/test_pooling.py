@@ -236,7 +236,7 @@ def test_cli_stratified_bounds_beyond_depth_extend_or_refuse(tmp_path, capsys):
 def test_pool_file_and_log_entry_commit_together(tmp_path, monkeypatch):
     """Killed between the pool table and its log entry: no pool without entry, old pool kept;
     killed after the entry: recover_pools finishes the rename."""
-    import engine.pooling as pooling
+    import engine.pooling.files as pooling
     old = build_pool(RUNS, "depth", depth=2)
     write_pool(tmp_path, "p", old)
     before = (tmp_path / "pools" / "pool-p.tsv").read_bytes()

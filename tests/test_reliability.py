@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from engine.evaluation import store as store_mod
+from engine.evaluation.store import layout as store_mod
 from cranfield.cli import main
 from engine.errors import CranfieldError, FormatError, Warnings
 from engine.formats.qrels import read_qrels

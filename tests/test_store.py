@@ -85,7 +85,7 @@ def test_streamed_ingest_equals_whole_file_ingest(tmp_path, monkeypatch):
     topics, row groups and repeated documents straddle chunk boundaries); its part, index entry and
     warnings equal those of the whole-file ingest, and a file whose topics are not in byte order is
     ingested whole with the same result for the same lines."""
-    from engine.evaluation import store as store_mod
+    from engine.evaluation.store import ingest as store_mod
     rng = np.random.default_rng(5)
     rows = []
     for t in range(100, 140):                             # byte order = numeric order here
@@ -134,7 +134,7 @@ def test_repeated_documents_by_hash_equal_the_exact_check(ids, monkeypatch):
     checks only the candidates exactly: the same rows as pandas' duplicated, for ids of every length
     and encoding, repeats across topics not counted; and exact when every hash collides."""
     import pyarrow as pa
-    from engine.evaluation import store as store_mod
+    from engine.evaluation.store import repeats as store_mod
     from engine.formats.runs import run_heads
     rng = np.random.default_rng(len(ids))
     topics = np.repeat([f"t{k:03d}" for k in range(40)], rng.integers(1, 50, 40))
@@ -233,7 +233,7 @@ def test_campaign_reads_runs_from_the_store(tmp_path):
     b = runs.astype({k: object for k in key}).sort_values(key).reset_index(drop=True)
     pd.testing.assert_frame_equal(a[key + ["rank", "score"]], b[key + ["rank", "score"]], check_dtype=False)
     # a later load does not parse the text again
-    from engine.evaluation import store as store_mod
+    from engine.evaluation.store import ingest as store_mod
     calls = []
     real = store_mod.ingest_file
     store_mod.ingest_file = lambda *a, **k: calls.append(a) or real(*a, **k)
@@ -385,7 +385,7 @@ def test_streamed_ingest_of_a_topic_spanning_many_pieces_scans_each_row_a_bounde
     """A topic longer than many text pieces is carried from piece to piece without being copied and
     scanned again with each piece (that was quadratic in the topic's length); the part equals the one
     the whole-file ingest writes."""
-    import engine.evaluation.store as store_mod
+    import engine.evaluation.store.ingest as store_mod
     lines = [f"7 Q0 d{i % 997} {i + 1} {1.0 / (i + 1):.6f} s" for i in range(3000)]     # one topic, repeats
     lines += [f"8 Q0 d{i} {i + 1} 1.0 s" for i in range(10)]
     run = write(tmp_path / "r.txt", "\n".join(lines) + "\n")

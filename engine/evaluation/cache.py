@@ -34,8 +34,8 @@ def fingerprint(paths: Iterable[os.PathLike | str]) -> list[tuple[str, int, int,
     return out
 
 
-_VALUE_PACKAGES = ("measures", "estimators", "ranking", "formats")   # every module of these
-_VALUE_MODULES = ("evaluation/evaluate.py", "evaluation/seam.py", "evaluation/blocks.py", "evaluation/store.py",
+_VALUE_PACKAGES = ("measures", "estimators", "ranking", "formats", "evaluation/store")   # every module of these
+_VALUE_MODULES = ("evaluation/evaluate.py", "evaluation/seam.py", "evaluation/blocks.py",
                   "judgments/log.py", "campaign/campaign.py", "campaign/config.py")
 
 

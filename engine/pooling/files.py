@@ -1,0 +1,159 @@
+"""A campaign's pool files: pools/pool-NAME.tsv written with its entry in pools/pools.log.jsonl (the
+commit point), recovered after a kill, listed and read back."""
+from __future__ import annotations
+
+import hashlib
+import os
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..errors import CranfieldError, FormatError, Problem
+from .build import POOL_COLUMNS, Pool
+
+
+def pool_path(root, name: str) -> Path:
+    """pools/pool-NAME.tsv of the campaign, confined."""
+    from engine.util.confine import campaign_path
+    return campaign_path(root, "pools", f"pool-{name}.tsv")
+
+
+def write_pool(root, name: str, pool: Pool) -> Path:
+    """Write pools/pool-NAME.tsv (header + rows) and append the spec to pools/pools.log.jsonl.
+
+    The log entry is the commit point: the table is first written as pools/pool-NAME.tsv.pending,
+    then the entry (with the table's sha256) is appended, then the pending file is renamed into
+    place. Killed before the entry, the pending file is an orphan `recover_pools` deletes; killed after
+    it, `recover_pools` (run by `write_pool` and `pool_log`) finishes the rename.
+    """
+    from ..util.atomic import atomic_write
+
+    if not name or any(c in name for c in "/\\ \t"):
+        raise CranfieldError(f"pool name {name!r}: use letters, digits, '-' or '_'")
+    p = pool_path(root, name)
+    t = pool.table[POOL_COLUMNS].copy()
+    t["prob"] = t["prob"].map(repr)  # exact round trip
+    data = t.to_csv(sep="\t", index=False).encode("utf-8")
+    pending = p.with_name(p.name + PENDING)
+    with _pools_lock(root):          # a concurrent write_pool or recover_pools waits (never sees our pending)
+        _recover(root)
+        atomic_write(pending, data)
+        rec = {"op": "pool", "name": name, "file": str(p.relative_to(Path(root))),
+               "sha256": hashlib.sha256(data).hexdigest(),
+               "ts": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+               "documents": int((pool.table["order"] > 0).sum()), "topics": int(pool.table["topic"].nunique()),
+               **pool.spec}
+        from engine.util.confine import campaign_path
+        _append_pool_record(campaign_path(root, "pool_log"), rec)
+        os.replace(pending, p)
+    return p
+
+
+PENDING = ".pending"
+
+
+def _append_pool_record(path: Path, rec: dict) -> None:
+    from ..judgments.log import append_records
+    append_records(path, [rec])
+
+
+@contextmanager
+def _pools_lock(root):
+    """An exclusive lock on pools/ (fcntl on pools/.lock) for writing a pool or recovering one."""
+    import fcntl
+    from engine.util.confine import campaign_path
+    pdir = campaign_path(root, "pools")
+    pdir.mkdir(parents=True, exist_ok=True)
+    fd = os.open(pdir / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+def recover_pools(root) -> None:
+    """Bring pools/ back to a state where every pool file has its log entry (see `write_pool`)."""
+    from engine.util.confine import campaign_path
+    pdir = campaign_path(root, "pools")
+    if not pdir.is_dir() or not any(pdir.glob("pool-*.tsv" + PENDING)):
+        return
+    with _pools_lock(root):
+        _recover(root)
+
+
+def _recover(root) -> None:
+    """recover_pools under the pools lock: a pending file whose sha256 is its file's latest log entry
+    is renamed into place; any other is an orphan of a killed build and removed."""
+    from engine.util.confine import campaign_path
+    pdir = campaign_path(root, "pools")
+    pending = sorted(pdir.glob("pool-*.tsv" + PENDING))
+    if not pending:
+        return
+    last: dict[str, str] = {}
+    for r in _read_log(pdir / "pools.log.jsonl"):
+        if isinstance(r, dict) and isinstance(r.get("file"), str):
+            last[r["file"]] = r.get("sha256")
+    for q in pending:
+        final = q.with_name(q.name[: -len(PENDING)])
+        if last.get(str(final.relative_to(Path(root)))) == hashlib.sha256(q.read_bytes()).hexdigest():
+            os.replace(q, final)      # committed by its log entry: finish the rename
+        else:
+            q.unlink()                # never committed: the pool was not built
+
+
+def list_pools(root) -> list[Path]:
+    """The pool files in pools/, oldest first (by modification time, then name), after `recover_pools`,
+    so a build killed after its log entry counts and an uncommitted one does not."""
+    recover_pools(root)
+    from engine.util.confine import campaign_files
+    return sorted(campaign_files(root, "pools", "pool-*.tsv"), key=lambda p: (p.stat().st_mtime, p.name))
+
+
+def read_pool(path) -> pd.DataFrame:
+    """Read a pool TSV written by `write_pool` (after `recover_pools`, when it lies in a pools/ folder,
+    so a build killed after its log entry is finished before the file is read)."""
+    p = Path(path)
+    if p.parent.name == "pools":
+        from engine.util.confine import confine
+        confine(p.parent.parent, p)
+        recover_pools(p.parent.parent)
+    try:
+        df = pd.read_csv(p, sep="\t", dtype={"topic": str, "doc": str, "method": str}, keep_default_na=False)
+    except FileNotFoundError:
+        raise FormatError(Problem(str(p), None, "pool file not found"),
+                          hint="build one with `cranfield pool CAMPAIGN --strategy ... --name NAME`") from None
+    missing = [c for c in POOL_COLUMNS if c not in df.columns]
+    if missing:
+        raise FormatError(Problem(str(p), 1, f"pool header lacks column(s) {', '.join(missing)}"),
+                          hint="the header reads: " + "\t".join(POOL_COLUMNS))
+    try:
+        df["stratum"] = df["stratum"].astype(np.int64)
+        df["order"] = df["order"].astype(np.int64)
+        df["prob"] = df["prob"].astype(np.float64)
+    except (ValueError, TypeError) as exc:
+        raise FormatError(Problem(str(p), None, f"stratum/order must be integers and prob a number ({exc})")) from None
+    return df[POOL_COLUMNS]
+
+
+def pool_log(root) -> list[dict]:
+    """The pools log records (one per pool built)."""
+    recover_pools(root)
+    from engine.util.confine import campaign_path
+    return _read_log(campaign_path(root, "pool_log"))
+
+
+def _read_log(p: Path) -> list[dict]:
+    if not p.exists():
+        return []
+    out = []
+    for line in p.read_text(encoding="utf-8").splitlines():
+        try:
+            from ..formats.safeload import loads_json
+            out.append(loads_json(line, str(p)))
+        except ValueError:
+            continue
+    return out
