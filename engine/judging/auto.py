@@ -27,7 +27,7 @@ import pandas as pd
 from ..errors import CranfieldError
 from ..util import prompts
 from ..util.modelclient import (DEFAULT_DEADLINE, DEFAULT_MAX_BYTES, DEFAULT_MAX_FAILURES, ModelClient,
-    check_client)
+    check_client, tally)
 
 # The default prompt (UMBRELA, grades 0-3, `##final score: N`) lives with the other prompts.
 DEFAULT_PROMPT_VERSION = prompts.RELEVANCE_VERSION
@@ -313,11 +313,7 @@ def run_auto_judge(camp, source: str, settings: JudgeSettings, pairs: pd.DataFra
 
         out = client.ask(prompt, lambda a: parse_grade(a, settings.grades), failure)
         with lock:
-            res.calls += out.requests
-            res.http_errors += out.transport_failures
-            res.unparsed += out.parse_failures
-            res.prompt_tokens += out.prompt_tokens
-            res.completion_tokens += out.completion_tokens
+            tally(res, out)
         if not out.ok:
             with lock:
                 if out.stopped and not out.requests:

@@ -29,6 +29,7 @@ import pandas as pd
 from ..errors import CranfieldError
 from ..judging.auto import JudgeSettings, check_settings, client_of, read_cache_lines
 from ..util import prompts
+from ..util.modelclient import tally
 from ..judgments.log import append_records, now_ts
 from .answers import Answer
 from .scores import LABELS
@@ -123,11 +124,7 @@ def _execute(root, tasks: list[_Task], log_p: Path, settings: JudgeSettings, bas
 
         out = client.ask(task.prompt, lambda a: parse_labels(a, len(task.keys)), failure)
         with lock:
-            res.calls += out.requests
-            res.http_errors += out.transport_failures
-            res.unparsed += out.parse_failures
-            res.prompt_tokens += out.prompt_tokens
-            res.completion_tokens += out.completion_tokens
+            tally(res, out)
         if not out.ok:
             if out.requests:
                 with lock:

@@ -19,6 +19,7 @@ from pathlib import Path
 from ..errors import CranfieldError
 from ..judging.auto import JudgeSettings, check_settings, client_of, read_cache_lines
 from ..util import prompts
+from ..util.modelclient import tally
 from ..judgments.log import append_records, now_ts
 from .auto import key_of
 from .store import add_nuggets, current_nuggets
@@ -102,11 +103,7 @@ def create_nuggets(root, settings: JudgeSettings, passages: dict[str, list[str]]
                 return got
         out = client.ask(prompt, parse)
         with lock:
-            res.calls += out.requests
-            res.http_errors += out.transport_failures
-            res.unparsed += out.parse_failures
-            res.prompt_tokens += out.prompt_tokens
-            res.completion_tokens += out.completion_tokens
+            tally(res, out)
         if not out.ok:
             raise CranfieldError(out.reason)
         append_records(cache_p, [{"key": key, "model": settings.model, "reply": out.text, "ts": now_ts()}])

@@ -309,3 +309,13 @@ class ModelClient:
             if self._stop.wait(wait):
                 out.stopped = True
                 return out
+
+
+def tally(res, out) -> None:
+    """Add one call's counts (requests, transport and parse failures, tokens) to a command's running result,
+    whose fields are calls, http_errors, unparsed, prompt_tokens and completion_tokens."""
+    res.calls += out.requests
+    res.http_errors += out.transport_failures
+    res.unparsed += out.parse_failures
+    res.prompt_tokens += out.prompt_tokens
+    res.completion_tokens += out.completion_tokens
