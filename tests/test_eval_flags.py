@@ -281,3 +281,25 @@ def test_no_relevant_document_retrieved_anywhere():
     got = {n: v[0] for n, v in c.values.items()}
     assert got == {"bpref": 0.0, "infAP": 0.0, "gm_bpref": 0.0, "map": 0.0, "iprec_at_recall_0.00": 0.0,
                    "11pt_avg": 0.0, "num_nonrel_judged_ret": 1, "relstring": "0"}
+
+
+def test_compat_9_all_trec_is_the_library_s_9x_set_as_a_process():
+    """`cranfield eval --compat 9 -m all_trec` prints trec_eval 9.x's set (no rbp, rbp_resid, unj), the same
+    measures and values as `cranfield.evaluate(..., trec_eval_version="9")`."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import cranfield
+    ref = Path(__file__).resolve().parent / "data" / "reference" / "trec_eval"
+    q, r = str(ref / "qrels.test"), str(ref / "results.test")
+    out = subprocess.run([sys.executable, "-m", "cranfield.cli", "eval", "--compat", "9", "-m", "all_trec", q, r],
+                         capture_output=True, text=True, check=True).stdout
+    cli = {ln.split("\t")[0].strip(): ln.split("\t")[2] for ln in out.splitlines()}
+    df = cranfield.evaluate(q, r, ["all_trec"], trec_eval_version="9")
+    lib = cranfield.summarize(df).iloc[0].to_dict()
+    assert not {m for m in cli if m.startswith(("rbp", "unj"))}
+    assert set(cli) - {"runid"} == set(lib) - {"runid"}
+    for m, v in lib.items():
+        if m != "runid":
+            assert abs(float(cli[m]) - float(v)) < 5e-5, m

@@ -117,6 +117,9 @@ def _run(args) -> int:
     if getattr(args, "ci", None) or getattr(args, "plan_width", None):
         from .eval_ppi import run_ppi          # intervals from a model source and a human sample
         return run_ppi(args)
+    if args.compat == "9" and args.measures:
+        from engine.evaluation.dialects import for_version
+        args.measures = for_version(args.measures, "9")      # 9.x's all_trec, as the library gives it
     if args.judgments_format and args.files:
         from engine.formats.detect import declare_judgment_kind
         declare_judgment_kind(args.files[0], args.judgments_format)
