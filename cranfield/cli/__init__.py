@@ -75,6 +75,30 @@ def take_max_read(argv: list[str]) -> list[str]:
     return out
 
 
+def take_allow_outside(argv: list[str]) -> list[str]:
+    """Remove every `--allow-outside DIR` (any position, any command) from argv and add DIR to the roots
+    outside campaigns the person grants (CRANFIELD_ALLOW_OUTSIDE, read by engine.util.confine.person_roots;
+    worker processes inherit it). Raises CranfieldError when DIR is missing."""
+    from engine.util.confine import PERSON_ENV
+    out, i, dirs = [], 0, []
+    while i < len(argv):
+        a = argv[i]
+        if a == "--allow-outside" or a.startswith("--allow-outside="):
+            if a == "--allow-outside":
+                if i + 1 >= len(argv):
+                    raise CranfieldError("--allow-outside needs a folder, e.g. --allow-outside /data/trec")
+                val, i = argv[i + 1], i + 2
+            else:
+                val, i = a.partition("=")[2], i + 1
+            dirs.append(os.path.abspath(os.path.expanduser(val)))
+            continue
+        out.append(a)
+        i += 1
+    old = [x for x in os.environ.get(PERSON_ENV, "").split(os.pathsep) if x]
+    os.environ[PERSON_ENV] = os.pathsep.join(old + dirs)
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the `cranfield` console script (`argv` None: the process's own arguments, and the
     process is this command's to tune: `engine.util.memory.start_short_command` for `eval`)."""
@@ -83,6 +107,12 @@ def main(argv: list[str] | None = None) -> int:
     if any(a == "--max-read" or a.startswith("--max-read=") for a in argv):
         try:
             argv = take_max_read(argv)
+        except CranfieldError as exc:
+            print(f"cranfield: {exc}", file=sys.stderr)
+            return EXIT_USAGE
+    if any(a == "--allow-outside" or a.startswith("--allow-outside=") for a in argv):
+        try:
+            argv = take_allow_outside(argv)
         except CranfieldError as exc:
             print(f"cranfield: {exc}", file=sys.stderr)
             return EXIT_USAGE
