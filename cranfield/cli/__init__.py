@@ -101,7 +101,18 @@ def take_allow_outside(argv: list[str]) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the `cranfield` console script (`argv` None: the process's own arguments, and the
-    process is this command's to tune: `engine.util.memory.start_short_command` for `eval`)."""
+    process is this command's to tune: `engine.util.memory.start_short_command` for `eval`). Everything
+    printed goes through engine.util.names.ShownStream: an id's control characters are shown escaped."""
+    from engine.util.names import ShownStream
+    out, err = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = ShownStream(out), ShownStream(err)
+    try:
+        return _main(argv)
+    finally:
+        sys.stdout, sys.stderr = out, err
+
+
+def _main(argv: list[str] | None) -> int:
     program = argv is None
     argv = list(sys.argv[1:] if argv is None else argv)
     if any(a == "--max-read" or a.startswith("--max-read=") for a in argv):

@@ -9,6 +9,7 @@ re-raise an OSError with the path they were writing (a bare ENOSPC from write() 
 from __future__ import annotations
 
 import errno
+import hashlib
 import fcntl
 import os
 from contextlib import contextmanager
@@ -66,7 +67,9 @@ def atomic_path(path: os.PathLike | str) -> Iterator[Path]:
     on any error it is removed. The writer writes (and closes) the temporary file itself."""
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
-    tmp = p.with_name(f".{p.name}.tmp{os.getpid()}")
+    name = p.name if len(p.name.encode("utf-8", "surrogateescape")) <= 200 else \
+        hashlib.sha256(p.name.encode("utf-8", "surrogateescape")).hexdigest()[:16]    # a long name: a short temp name
+    tmp = p.with_name(f".{name}.tmp{os.getpid()}")
     try:
         yield tmp
         fd = os.open(tmp, os.O_RDONLY)
