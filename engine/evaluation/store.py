@@ -472,6 +472,9 @@ def ingest_file(path: str, part: str, group_rows: int = ROW_GROUP_ROWS) -> dict:
     from ..util.atomic import atomic_path
 
     def failed(exc: Exception) -> dict:
+        from ..util.atomic import write_failure
+        if write_failure(exc, part):     # the part being written, not the run read, is at fault
+            raise CranfieldError(write_failure(exc, part))
         if isinstance(exc, FormatError):
             return {"problems": [(p.path, p.line, p.message) for p in exc.problems], "hint": exc.hint}
         return {"problems": [(str(path), None, f"cannot be read ({exc.strerror or exc})")],

@@ -48,6 +48,22 @@ def os_error_message(exc: OSError) -> str:
     return f"{where}: {what} ({advice})"
 
 
+_WRITE_ERRNOS = (errno.ENOSPC, errno.EFBIG, errno.EDQUOT)
+
+
+def write_failure(exc: BaseException, path: os.PathLike | str) -> str | None:
+    """When `exc` is a failed write of `path` for want of room (a full disk, a file-size limit, a quota;
+    also as Arrow words it: "[errno 27] File too large"), the one message naming `path`; else None."""
+    import re
+    code = getattr(exc, "errno", None)
+    if code not in _WRITE_ERRNOS:
+        m = re.search(r"\[errno (\d+)\]", str(exc), re.IGNORECASE)
+        code = int(m.group(1)) if m else None
+    if code not in _WRITE_ERRNOS:
+        return None
+    return f"{path}: cannot be written: {os.strerror(code)} ({_ADVICE[code]})"
+
+
 def _fsync_dir(d: Path) -> None:
     try:
         fd = os.open(d, os.O_RDONLY)
