@@ -17,7 +17,9 @@ from _cli import ROOT, CLI_MODULE, assert_clean_refusal, cli, demo_copy, Result
 def _limited(args, limit: int, which: int, env: dict | None = None, timeout: float = 120) -> Result:
     def pre():
         resource.setrlimit(which, (limit, limit))
-    e = {**os.environ, "PYTHONPATH": str(ROOT), "CRANFIELD_ASSESSOR": "tester", **(env or {})}
+    # no bytecode written: a .pyc cut short by the file-size limit would break every later process
+    e = {**os.environ, "PYTHONPATH": str(ROOT), "CRANFIELD_ASSESSOR": "tester", "PYTHONDONTWRITEBYTECODE": "1",
+         **(env or {})}
     p = subprocess.run([sys.executable, "-m", CLI_MODULE, *map(str, args)], env=e, text=True,
                        capture_output=True, timeout=timeout, preexec_fn=pre)
     return Result(p.returncode, p.stdout, p.stderr)
