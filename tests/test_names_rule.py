@@ -112,3 +112,17 @@ def test_the_rule_and_the_display_escape():
         assert name_problem(bad) is not None, bad
     assert shown("a\x1b[2Jb\x07\ud800\n") == "a\\x1b[2Jb\\x07\\ud800\\x0a"
     assert shown("a\tb\n", keep="\n\t") == "a\tb\n"
+
+
+def test_init_refuses_a_campaign_name_with_control_characters(tmp_path):
+    r = cli("init", tmp_path / "c", "--name", "bad\x1b]0;x\x07")
+    assert_clean_refusal(r, "campaign name", "control character")
+    assert "\x1b" not in r.text and not (tmp_path / "c" / "campaign.yaml").exists()
+
+
+def test_allow_outside_holds_for_one_in_process_command(tmp_path, capsys, monkeypatch):
+    import os
+    from cranfield.cli import main
+    monkeypatch.delenv("CRANFIELD_ALLOW_OUTSIDE", raising=False)
+    main(["status", str(tmp_path / "none"), "--allow-outside", str(tmp_path)])
+    assert "CRANFIELD_ALLOW_OUTSIDE" not in os.environ

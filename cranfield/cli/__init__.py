@@ -139,11 +139,17 @@ def main(argv: list[str] | None = None) -> int:
     printed goes through engine.util.names.ShownStream: an id's control characters are shown escaped."""
     from engine.util.names import ShownStream
     out, err = sys.stdout, sys.stderr
+    granted = os.environ.get("CRANFIELD_ALLOW_OUTSIDE")      # --allow-outside holds for this command only
     sys.stdout, sys.stderr = ShownStream(out), ShownStream(err)
     try:
         return _main(argv)
     finally:
         sys.stdout, sys.stderr = out, err
+        if argv is not None:
+            if granted is None:
+                os.environ.pop("CRANFIELD_ALLOW_OUTSIDE", None)
+            else:
+                os.environ["CRANFIELD_ALLOW_OUTSIDE"] = granted
 
 
 def _main(argv: list[str] | None) -> int:
