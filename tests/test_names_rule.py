@@ -6,7 +6,6 @@ import json
 from pathlib import Path
 
 import pytest
-
 from _cli import assert_clean_refusal, cli, demo_copy
 
 ESC_ID = "r\x1b]0;pwned\x07\x1b[2J"
@@ -122,6 +121,7 @@ def test_init_refuses_a_campaign_name_with_control_characters(tmp_path):
 
 def test_allow_outside_holds_for_one_in_process_command(tmp_path, capsys, monkeypatch):
     import os
+
     from cranfield.cli import main
     monkeypatch.delenv("CRANFIELD_ALLOW_OUTSIDE", raising=False)
     main(["status", str(tmp_path / "none"), "--allow-outside", str(tmp_path)])

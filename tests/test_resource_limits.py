@@ -10,8 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from _cli import ROOT, CLI_MODULE, assert_clean_refusal, cli, demo_copy, Result
+from _cli import CLI_MODULE, ROOT, Result, assert_clean_refusal, cli, demo_copy
 
 
 def _limited(args, limit: int, which: int, env: dict | None = None, timeout: float = 120) -> Result:
@@ -27,8 +26,7 @@ def _limited(args, limit: int, which: int, env: dict | None = None, timeout: flo
 
 def _big_run(path: Path, topics: int = 50, per: int = 10000) -> Path:
     with open(path, "w") as f:
-        for t in range(topics):
-            f.write("".join(f"{t} Q0 d{t}-{i} {i + 1} {1000000 - i} big\n" for i in range(per)))
+        f.writelines("".join(f"{t} Q0 d{t}-{i} {i + 1} {1000000 - i} big\n" for i in range(per)) for t in range(topics))
     return path
 
 

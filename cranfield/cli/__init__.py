@@ -5,7 +5,7 @@ With no arguments, or with `tui DIR` / a directory, it opens the Textual UI.
 from __future__ import annotations
 
 import os
-import resource        # loaded up front: with memory exhausted, even loading a module can fail
+import resource  # loaded up front: with memory exhausted, even loading a module can fail
 import sys
 from pathlib import Path
 

@@ -9,8 +9,8 @@ re-raise an OSError with the path they were writing (a bare ENOSPC from write() 
 from __future__ import annotations
 
 import errno
-import hashlib
 import fcntl
+import hashlib
 import os
 from contextlib import contextmanager
 from pathlib import Path

@@ -25,7 +25,6 @@ from pathlib import Path
 
 from ..errors import OUTSIDE_FILES, FormatError, Problem
 
-
 PERSON_ENV = "CRANFIELD_ALLOW_OUTSIDE"      # os.pathsep-separated roots (set by --allow-outside)
 
 

@@ -76,20 +76,30 @@ def check_name(value: object, what: str = "name") -> str:
     return value        # type: ignore[return-value]
 
 
+_SHOWN: dict[str, object] = {}
+
+
+def _pattern(keep: str):
+    """The compiled class of the characters `shown` escapes, but those in `keep` (cached per `keep`)."""
+    pat = _SHOWN.get(keep)
+    if pat is None:
+        import re
+        ranges = "".join(f"\\x{o:02x}" for o in range(0x20) if chr(o) not in keep)
+        pat = _SHOWN[keep] = re.compile(f"[{ranges}\\x7f-\\x9f\\ud800-\\udfff]")
+    return pat
+
+
+def _escape(m) -> str:
+    o = ord(m.group(0))
+    return f"\\x{o:02x}" if o < 0x100 else f"\\u{o:04x}"
+
+
 def shown(text: object, keep: str = "") -> str:
     """`text` safe to print on a terminal or in a page: control characters (C0 but those in `keep`, DEL,
     C1) and lone surrogates written as Python escapes (ESC as \\x1b); everything else unchanged."""
     s = str(text)
-    if not any(_control(c) and c not in keep for c in s):
-        return s
-    out = []
-    for c in s:
-        if _control(c) and c not in keep:
-            o = ord(c)
-            out.append(f"\\x{o:02x}" if o < 0x100 else f"\\u{o:04x}")
-        else:
-            out.append(c)
-    return "".join(out)
+    pat = _pattern(keep)
+    return pat.sub(_escape, s) if pat.search(s) else s          # one C-speed scan for clean text
 
 
 class ShownStream:
