@@ -157,10 +157,91 @@ BOUNDARY_CASES = {
 }
 
 
+def _demo(d: Path) -> Path:
+    import shutil
+    return Path(shutil.copytree(ROOT / "campaigns" / "demo", d / "c"))
+
+
+def _answers(d: Path, run_id: str, text: str = "an answer") -> Path:
+    import json
+    obj = {"run_id": run_id, "topic_id": "401", "topic": "a question", "references": ["D401-1"], "response_length": 2,
+           "answer": [{"text": text, "citations": [0]}]}
+    return _put(d, "a.jsonl", json.dumps(obj) + "\n")
+
+
+def _widened(d: Path) -> list[str]:
+    c = _demo(d)
+    secret = _put(d, "secret.txt", "root:x:0:0:SECRET\n")
+    with open(c / "campaign.yaml", "a") as fh:
+        fh.write("allow_outside: ['/']\n")
+    text = (c / "campaign.yaml").read_text()
+    (c / "campaign.yaml").write_text(text.replace("runs:\n", f"runs:\n  evil:\n    file: {secret}\n", 1))
+    return ["eval", "--campaign", str(c), "-m", "map"]
+
+
+def _big(d: Path) -> list[str]:
+    with open(d / "r.txt", "w") as f:
+        for t in range(50):
+            f.write("".join(f"{t} Q0 d{t}-{i} {i + 1} {1000000 - i} big\n" for i in range(10000)))
+    _put(d, "q.qrels", "".join(f"{t} 0 d{t}-{i} 1\n" for t in range(50) for i in range(0, 400, 3)))
+    return ["eval", str(d / "q.qrels"), str(d / "r.txt"), "-m", "map"]
+
+
+def _limit(kind: str, n: int):
+    import resource
+    which = {"as": resource.RLIMIT_AS, "fsize": resource.RLIMIT_FSIZE}[kind]
+    return lambda: resource.setrlimit(which, (n, n))
+
+
+# issue 34: other commands, a limit (preexec_fn) or none; case -> (argv maker, expected, limit)
+BOUNDARY_COMMANDS = {
+    "campaign.yaml `allow_outside: ['/']` and a run at a secret": (_widened, "refused: outside the campaign", None),
+    "answer run id `a/b`: submit": (lambda d: ["submit", str(_demo(d)), str(_answers(d, "a/b"))],
+                                    "refused: path separator", None),
+    "answer run id `.hidden`: submit": (lambda d: ["submit", str(_demo(d)), str(_answers(d, ".hidden"))],
+                                        "refused: starts with '.'", None),
+    "answer text with a lone surrogate \\ud800: nuggets check": (
+        lambda d: ["nuggets", "check", str(_put(d, "s.jsonl", '{"run_id": "r", "topic_id": "401", "topic": "q", '
+                                                            '"references": [], "response_length": 2, "answer": [{"text": "x \\ud800", "citations": []}]}\n'))],
+        "refused: lone surrogate", None),
+    "eval of a 500k-line run with RLIMIT_AS 300-400 MB": (_big, "refused: out of memory",
+                                                          [_limit("as", mb * 10**6) for mb in (300, 350, 400)]),
+    "report with RLIMIT_FSIZE 3000 bytes": (lambda d: ["report", str(_demo(d)), "--out", str(d / "rep")],
+                                            "refused: cannot be written", _limit("fsize", 3000)),
+}
+
+
+def _observe(argv: list[str], limit=None) -> str:
+    try:
+        p = subprocess.run([sys.executable, "-m", "cranfield.cli", *argv], cwd=ROOT, capture_output=True, text=True,
+                           timeout=60, preexec_fn=limit,       # no .pyc: the file-size limit would cut one short
+                           env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "PYTHONDONTWRITEBYTECODE": "1"})
+    except subprocess.TimeoutExpired:
+        return "hang (> 60 s)"
+    if "Traceback" in p.stderr:
+        return "traceback"
+    if p.returncode < 0:
+        return f"killed by signal {-p.returncode}"
+    if p.returncode == 0:
+        return "exit 0: " + (p.stdout.strip().splitlines() or [""])[0]
+    return "refused: " + p.stderr.strip().splitlines()[0].split(": ", 1)[-1][:300]
+
+
 def boundaries() -> int:
-    """Run BOUNDARY_CASES through the CLI (10 s each at most); print case | expected | observed."""
+    """Run BOUNDARY_CASES and BOUNDARY_COMMANDS through the CLI; print case | expected | observed."""
     rows, bad = [], 0
     with tempfile.TemporaryDirectory() as tmp:
+        for i, (name, (make, expected, limit)) in enumerate(BOUNDARY_COMMANDS.items()):
+            d = Path(tmp) / f"cmd{i}"
+            d.mkdir()
+            argv = make(d)
+            for lim in (limit if isinstance(limit, list) else [limit]):   # Arrow's C++ may abort (SIGABRT) first
+                seen = _observe(argv, lim)
+                if not seen.startswith(("killed", "exit 0")):
+                    break
+            ok = seen.startswith("refused") and expected.split(": ", 1)[1] in seen
+            bad += not ok
+            rows.append((name, expected, seen[:120]))
         for i, (name, (make, expected)) in enumerate(BOUNDARY_CASES.items()):
             d = Path(tmp) / str(i)
             d.mkdir()

@@ -6,6 +6,12 @@ class CranfieldError(Exception):
     """Base class for every error the engine reports to a user."""
 
 
+# files outside the campaign directory a person's granted root admitted (engine.util.confine.inside),
+# as named and resolved: a problem located in one shows its file and line, never its content
+OUTSIDE_FILES: set[str] = set()
+OUTSIDE_TEXT = "not valid here (content not shown: the file lies outside the campaign directory; open it there)"
+
+
 class Problem:
     """One located problem in an input file (a plain class: a dataclass costs every start-up its code
     generation; equal when path, line and message are)."""
@@ -27,6 +33,8 @@ class Problem:
 
     def __str__(self) -> str:
         where = f"{self.path}:{self.line}" if self.line is not None else f"{self.path}"
+        if OUTSIDE_FILES and str(self.path) in OUTSIDE_FILES:
+            return f"{where}: {OUTSIDE_TEXT}"
         return f"{where}: {self.message}"
 
 

@@ -37,6 +37,8 @@ COMMANDS: dict[str, list[list[str]]] = {
     "reports": [["report", "{c}", "--run", RUN, "--out", "{c}/reports"]],
     "nuggets": [["nuggets", "add", "{c}", "401", "another nugget"], ["nuggets", "list", "{c}"]],
     "answers": [["nuggets", "scores", "{c}"]],
+    "leases": [["judgments", "next", "{c}", "--topic", "401", "--pool", "deep", "-k", "1", "--assessor", "ann"],
+               ["judgments", "add", "{c}", "401", "D401-1", "1", "--assessor", "ann"]],
 }
 
 
@@ -57,7 +59,8 @@ def _prepare(tmp_path: Path) -> tuple[Path, Path]:
     (o / "new.txt").write_text("\n".join(ln.replace(RUN, "newrun") for ln in run) + "\n")
     (o / "imp.qrels").write_text((c / "judgments" / "qrels.txt").read_text())
     (o / "more.jsonl").write_text('{"id": "X1", "title": "t", "text": "x"}\n')
-    for args in (("pool", c, "--strategy", "depth", "--depth", "2", "--name", "p"),
+    for args in (("pool", c, "--strategy", "depth", "--depth", "80", "--name", "deep"),   # documents left to judge
+                 ("pool", c, "--strategy", "depth", "--depth", "2", "--name", "p"),
                  ("judgments", "import", c, o / "imp.qrels", "--name", "imp"),
                  ("judgments", "add", c, "401", "D401-1", "1"), ("table", "--campaign", c, "-m", "map"),
                  ("nuggets", "add", c, "401", "a nugget")):

@@ -122,7 +122,7 @@ def test_deep_json_log_line_is_an_error_with_its_line(tmp_path):
         read_judgment_log(f)
 
 
-def test_outside_paths_refused_without_printing_content(tmp_path, capsys):
+def test_outside_paths_refused_without_printing_content(tmp_path, capsys, monkeypatch):
     secret = put(tmp_path / "secret" / "passwd", "root:x:0:0:SECRET-CONTENT\n")
     rel = os.path.relpath(secret, tmp_path / "c")
     root = _campaign(tmp_path, f"runs:\n  evil:\n    file: {rel}\n")
@@ -137,10 +137,16 @@ def test_outside_paths_refused_without_printing_content(tmp_path, capsys):
     assert main(["eval", "--campaign", str(root)]) == 3
     err = capsys.readouterr().err
     assert "symbolic link" in err and "SECRET" not in err
-    # an explicitly allowed outside root is read
+    # campaign.yaml alone cannot allow an outside root; the person running the command can
     with open(root / "campaign.yaml", "a") as fh:
         fh.write(f"allow_outside: [{secret.parent}]\n")
-    assert main(["check", str(root)]) == 3 and "expected 6 fields" in capsys.readouterr().err
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "noconfig"))
+    monkeypatch.delenv("CRANFIELD_ALLOW_OUTSIDE", raising=False)
+    assert main(["check", str(root)]) == 3 and "symbolic link" in capsys.readouterr().err
+    monkeypatch.setenv("CRANFIELD_ALLOW_OUTSIDE", str(secret.parent))
+    assert main(["check", str(root)]) == 3
+    err = capsys.readouterr().err
+    assert "link.txt:1: not valid here (content not shown" in err and "SECRET" not in err
 
 
 # ----------------------------------------------------------------------------- OS errors

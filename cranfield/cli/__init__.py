@@ -5,6 +5,7 @@ With no arguments, or with `tui DIR` / a directory, it opens the Textual UI.
 from __future__ import annotations
 
 import os
+import resource  # loaded up front: with memory exhausted, even loading a module can fail
 import sys
 from pathlib import Path
 
@@ -75,14 +76,94 @@ def take_max_read(argv: list[str]) -> list[str]:
     return out
 
 
+def take_allow_outside(argv: list[str]) -> list[str]:
+    """Remove every `--allow-outside DIR` (any position, any command) from argv and add DIR to the roots
+    outside campaigns the person grants (CRANFIELD_ALLOW_OUTSIDE, read by engine.util.confine.person_roots;
+    worker processes inherit it). Raises CranfieldError when DIR is missing."""
+    from engine.util.confine import PERSON_ENV
+    out, i, dirs = [], 0, []
+    while i < len(argv):
+        a = argv[i]
+        if a == "--allow-outside" or a.startswith("--allow-outside="):
+            if a == "--allow-outside":
+                if i + 1 >= len(argv):
+                    raise CranfieldError("--allow-outside needs a folder, e.g. --allow-outside /data/trec")
+                val, i = argv[i + 1], i + 2
+            else:
+                val, i = a.partition("=")[2], i + 1
+            dirs.append(os.path.abspath(os.path.expanduser(val)))
+            continue
+        out.append(a)
+        i += 1
+    old = [x for x in os.environ.get(PERSON_ENV, "").split(os.pathsep) if x]
+    os.environ[PERSON_ENV] = os.pathsep.join(old + dirs)
+    return out
+
+
+def _size(n: float) -> str:
+    for unit in ("bytes", "KB", "MB", "GB"):
+        if n < 1000 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
+        n /= 1000
+    return f"{n:.1f} TB"
+
+
+def memory_message(exc: MemoryError, argv: list[str]) -> str:
+    """One line for a command that ran out of memory: what it was doing (the command and its inputs),
+    about how much it asked for and was allowed, and what to do instead."""
+    import re
+    files = [a for a in argv[1:] if not a.startswith("-") and os.path.exists(a)]
+    total = sum(os.path.getsize(f) if os.path.isfile(f) else      # a campaign: its runs
+                sum(q.stat().st_size for q in Path(f, "runs").glob("*") if q.is_file()) for f in files)
+    doing = f"cranfield {argv[0]}" + (f" on {', '.join(files[:3])}" + (" ..." if len(files) > 3 else "")
+                                      + f" ({_size(total)} of input)" if files else "")
+    asked = getattr(exc, "_total_size", None)             # numpy's _ArrayMemoryError
+    if asked is None:
+        m = re.search(r"(?:size|allocate) (\d+)", str(exc))    # Arrow: "malloc of size N failed"
+        asked = int(m.group(1)) if m else None
+    need = f"; one more block of {_size(asked)} did not fit" if asked else ""
+    soft = resource.getrlimit(resource.RLIMIT_AS)[0]
+    limit = f" within the address-space limit of {_size(soft)}" if soft != resource.RLIM_INFINITY else ""
+    if argv[0] == "ingest" or "--campaign" in argv:
+        return (f"out of memory{limit} during {doing}{need}. The run store already reads one block of topics "
+                f"at a time: allow more memory, split the largest run file, or evaluate fewer runs at once")
+    return (f"out of memory{limit} during {doing}{need}. Evaluate large runs through the run store, which "
+            f"reads one block of topics at a time: `cranfield ingest DIR` then `cranfield eval --campaign DIR` "
+            f"(a campaign directory holding the runs), or evaluate fewer runs or topics at once, or allow "
+            f"more memory")
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the `cranfield` console script (`argv` None: the process's own arguments, and the
-    process is this command's to tune: `engine.util.memory.start_short_command` for `eval`)."""
+    process is this command's to tune: `engine.util.memory.start_short_command` for `eval`). Everything
+    printed goes through engine.util.names.ShownStream: an id's control characters are shown escaped."""
+    from engine.util.names import ShownStream
+    out, err = sys.stdout, sys.stderr
+    granted = os.environ.get("CRANFIELD_ALLOW_OUTSIDE")      # --allow-outside holds for this command only
+    sys.stdout, sys.stderr = ShownStream(out), ShownStream(err)
+    try:
+        return _main(argv)
+    finally:
+        sys.stdout, sys.stderr = out, err
+        if argv is not None:
+            if granted is None:
+                os.environ.pop("CRANFIELD_ALLOW_OUTSIDE", None)
+            else:
+                os.environ["CRANFIELD_ALLOW_OUTSIDE"] = granted
+
+
+def _main(argv: list[str] | None) -> int:
     program = argv is None
     argv = list(sys.argv[1:] if argv is None else argv)
     if any(a == "--max-read" or a.startswith("--max-read=") for a in argv):
         try:
             argv = take_max_read(argv)
+        except CranfieldError as exc:
+            print(f"cranfield: {exc}", file=sys.stderr)
+            return EXIT_USAGE
+    if any(a == "--allow-outside" or a.startswith("--allow-outside=") for a in argv):
+        try:
+            argv = take_allow_outside(argv)
         except CranfieldError as exc:
             print(f"cranfield: {exc}", file=sys.stderr)
             return EXIT_USAGE
@@ -121,6 +202,19 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as exc:                       # disk full, read-only, permission: one line, no traceback
         from engine.util.atomic import os_error_message
         print(f"cranfield: {os_error_message(exc)}", file=sys.stderr)
+        return EXIT_INPUT
+    except ImportError as exc:                   # a module that could not be mapped: out of memory too
+        if "map segment" not in str(exc) and "allocate memory" not in str(exc):
+            raise
+        print(f"cranfield: {memory_message(MemoryError(), argv)}", file=sys.stderr)
+        return EXIT_INPUT
+    except MemoryError as exc:                   # numpy's _ArrayMemoryError, Arrow's, Python's own
+        try:
+            msg = memory_message(exc, argv)
+        except Exception:                        # noqa: BLE001 - still short of memory: the words alone
+            msg = ("out of memory: evaluate large runs through the run store (`cranfield ingest DIR` then "
+                   "`cranfield eval --campaign DIR`), or fewer runs or topics at once, or allow more memory")
+        print(f"cranfield: {msg}", file=sys.stderr)
         return EXIT_INPUT
     except RecursionError:
         print("cranfield: input nested too deeply to process (a hostile or damaged file?)", file=sys.stderr)

@@ -27,6 +27,9 @@ def init_campaign(directory, name: str | None = None) -> Path:
                              f"(edit it, or choose a new directory)")
     if root.exists() and not root.is_dir():
         raise CranfieldError(f"{root}: exists and is not a directory")
+    if name is not None:
+        from engine.util.names import check_name
+        check_name(name, "campaign name")       # the one rule of names shown on terminals and pages
     title = name or root.resolve().name or "My campaign"
     root.mkdir(parents=True, exist_ok=True)
     for f in FOLDERS:

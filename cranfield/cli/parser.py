@@ -76,6 +76,10 @@ def _root_parser() -> tuple[argparse.ArgumentParser, argparse._SubParsersAction]
     parser.add_argument("--max-read", metavar="SIZE",
                         help="largest input a reader holds, also after decompression (default 16G, and a .gz "
                              "may not grow more than 100-fold); any command accepts it")
+    parser.add_argument("--allow-outside", metavar="DIR", action="append", default=argparse.SUPPRESS,
+                        help="let campaign files lie under DIR outside the campaign directory (repeatable; also "
+                             "`allow_outside:` in $XDG_CONFIG_HOME/cranfield/config.yaml); campaign.yaml alone "
+                             "cannot grant this; any command accepts it")
     return parser, parser.add_subparsers(dest="command", metavar="COMMAND")
 
 

@@ -96,7 +96,7 @@ SCHEMA: dict = {"kind": "map", "required": ["name"], "keys": {
         "max_references": {"kind": "int", "min": 1, "doc": "most cited passages in one answer"},
     }},
     "allow_outside": {"kind": "list", "items": {"kind": "str"}, "default": [],
-                      "doc": "folders outside the campaign directory that its files may lie in (engine.util.confine)"},
+                      "doc": "folders outside the campaign directory its files are expected in; only narrows the folders the person running the command grants (--allow-outside DIR or their $XDG_CONFIG_HOME/cranfield/config.yaml), never widens them (engine.util.confine)"},
 }}
 
 _KIND_TEXT = {"str": "a string", "int": "an integer", "number": "a number", "bool": "true or false",

@@ -155,7 +155,10 @@ def check_run(path, camp, *, group: str | None = None, taken: set[str] | None = 
                                         f"one file holds one run"))
     sub.tag = next(iter(tags), None)
     if sub.tag is not None:
-        if not _TAG_OK.match(sub.tag):
+        from ..util.names import name_problem
+        if name_problem(sub.tag, "run tag"):
+            err(Problem(spath, tags[sub.tag], name_problem(sub.tag, "run tag")))
+        elif not _TAG_OK.match(sub.tag):
             err(Problem(spath, tags[sub.tag], f"run tag {sub.tag!r}: use ASCII letters (a-z, A-Z), digits and _ . + -"))
         if sub.tag in (taken or set()):
             err(Problem(spath, tags[sub.tag], f"run tag {sub.tag} is already in the campaign; choose a new tag"))

@@ -230,7 +230,8 @@ def to_html(rep: RunReport, campaign: str = "") -> str:
 
 
 def _file_stem(run: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.+-]+", "-", run).strip("-") or "run"
+    from ..util.names import MAX_NAME_CHARS
+    return re.sub(r"[^A-Za-z0-9_.+-]+", "-", run).strip("-.")[:MAX_NAME_CHARS] or "run"
 
 
 def file_stems(runs: list[str]) -> dict[str, str]:
@@ -255,6 +256,7 @@ def write_reports(camp, out: str | Path, runs: list[str] | None = None, measures
     returns the paths."""
     from ..formats.text_tables import Raw, markdown_escape
     from ..util.atomic import atomic_write
+    from ..util.names import shown
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     reps = build_reports(camp, runs, measures, against)
@@ -265,7 +267,7 @@ def write_reports(camp, out: str | Path, runs: list[str] | None = None, measures
     stems = file_stems([rep.run for rep in reps])
     for rep in sorted(reps, key=lambda r: r.positions[first][0] if first else 0):
         stem = stems[rep.run]
-        for suffix, text in ((".md", to_markdown(rep, name)), (".html", to_html(rep, name))):
+        for suffix, text in ((".md", shown(to_markdown(rep, name), "\n\t")), (".html", shown(to_html(rep, name), "\n\t"))):
             p = out / f"{stem}{suffix}"
             atomic_write(p, text.encode("utf-8"))        # a full disk leaves no half page
             paths.append(p)
@@ -278,10 +280,10 @@ def write_reports(camp, out: str | Path, runs: list[str] | None = None, measures
     ms = list(reps[0].summary) if reps else []
     md = [f"# Participant reports: {name}", "", f"Runs ordered by {first}.", "",
           _md(rows_md, ["position", "run", "group", *ms], "rll" + "r" * len(ms))]
-    atomic_write(out / "index.md", "\n".join(md).encode("utf-8"))
+    atomic_write(out / "index.md", shown("\n".join(md), "\n\t").encode("utf-8"))
     page = [f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{html.escape(name)}: runs</title>"
             f"<style>{_CSS}</style></head><body><h1>Participant reports: {html.escape(name)}</h1>"
             f"<p>Runs ordered by {html.escape(str(first))}.</p><table><tr><th>position</th><th>run</th><th>group</th>"
             + "".join(f"<th>{html.escape(m)}</th>" for m in ms) + "</tr>", *rows_html, "</table></body></html>"]
-    atomic_write(out / "index.html", ("\n".join(page) + "\n").encode("utf-8"))
+    atomic_write(out / "index.html", shown("\n".join(page) + "\n", "\n\t").encode("utf-8"))
     return paths + [out / "index.md", out / "index.html"]

@@ -85,7 +85,7 @@ submission: {deadline: "2026-12-01T12:00:00Z", max_runs_per_group: 3}   # option
 sources: {official: human, combine: fill, fill: llm}   # optional: how judgment sources combine
 judging: {guidelines: guidelines.md, lease_seconds: 900}   # optional judging options
 answers: {max_words: 400}               # optional limits on answer runs (also max_sentences, max_references; docs/rag.md)
-allow_outside: [/data/trec/runs]        # optional folders outside the campaign its files may lie in
+allow_outside: [/data/trec/runs]        # optional: narrows the outside folders you grant (--allow-outside)
 ```
 
 ## campaign.yaml, every key

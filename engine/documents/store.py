@@ -294,10 +294,26 @@ class DocStore:
             cur.execute("DELETE FROM terms")  # term statistics describe the old collection
             cur.execute("DELETE FROM meta WHERE key LIKE 'terms_%'")
             cur.execute("COMMIT")
-        except BaseException:
-            cur.execute("ROLLBACK")
+        except BaseException as exc:
+            self._rollback()
+            if isinstance(exc, sqlite3.OperationalError):
+                raise self._write_failed(exc, f"importing {source}") from None
             raise
         return count
+
+    def _rollback(self) -> None:
+        """Undo the open transaction, if any: a failed COMMIT (a full disk) may have ended it already."""
+        if self._conn.in_transaction:
+            try:
+                self._conn.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass
+
+    def _write_failed(self, exc: sqlite3.Error, doing: str) -> CranfieldError:
+        """The one message of a store that could not be written (`doing`: what was being done)."""
+        return CranfieldError(f"{self.path or 'document store'}: cannot be written while {doing} ({exc}): the disk may "
+                              f"be full or a file-size limit reached; free space or raise the limit and run the "
+                              f"command again (nothing was changed)")
 
     @staticmethod
     def _insert(cur, sql, batch, lines, source) -> None:
@@ -311,8 +327,6 @@ class DocStore:
                                       hint="drop the duplicate, or import with replacement") from None
                 seen.add(doc_id)
             raise
-        except sqlite3.OperationalError as exc:
-            raise CranfieldError(f"document store: {exc} (check free disk space and permissions)") from None
 
     # --- reading -------------------------------------------------------------------------------------
     def get(self, doc_id: str) -> Document | None:
@@ -370,8 +384,10 @@ class DocStore:
                 cur.executemany("INSERT INTO terms VALUES (?, ?, ?)", ((t, c, df[t]) for t, c in cf.items()))
                 cur.execute("INSERT OR REPLACE INTO meta VALUES ('terms_ndocs', ?)", (str(ndocs),))
                 cur.execute("COMMIT")
-            except BaseException:
-                cur.execute("ROLLBACK")
+            except BaseException as exc:
+                self._rollback()
+                if isinstance(exc, sqlite3.OperationalError):
+                    raise self._write_failed(exc, "counting terms") from None
                 raise
             return cf, df, ndocs
         cf, df = {}, {}

@@ -9,6 +9,7 @@ Every refusal is a FormatError naming the file and line.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import yaml
@@ -206,12 +207,40 @@ def jsonl_objects(spath: str, data: bytes, warnings, check) -> tuple[list[dict],
     return out, problems
 
 
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
+def lone_surrogate(text: str | bytes, obj: Any) -> str | None:
+    """The first lone surrogate (a JSON escape such as \\ud800 with no partner: no text in UTF-8) in the
+    decoded `obj` of JSON `text`, written as an escape, or None. Every JSON reader refuses one."""
+    raw = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
+    if not _SURROGATE_ESCAPE.search(raw):
+        return None
+    stack = [obj]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, str):
+            for c in v:
+                if 0xD800 <= ord(c) <= 0xDFFF:
+                    return f"\\u{ord(c):04x}"
+        elif isinstance(v, dict):
+            stack.extend(v.keys())
+            stack.extend(v.values())
+        elif isinstance(v, list):
+            stack.extend(v)
+    return None
+
+
 def loads_json(text: str | bytes, path: str, line: int | None = None) -> Any:
-    """json.loads with a nesting limit; ValueError (json.JSONDecodeError or depth) for the caller to
-    word, never RecursionError."""
+    """json.loads with a nesting limit and lone surrogates refused; ValueError (json.JSONDecodeError,
+    depth, surrogate) for the caller to word, never RecursionError."""
     if json_too_deep(text):
         raise ValueError(f"nested deeper than {MAX_DEPTH} levels")
     try:
-        return json.loads(text)
+        obj = json.loads(text)
     except RecursionError:
         raise ValueError(f"nested deeper than {MAX_DEPTH} levels") from None
+    bad = lone_surrogate(text, obj)
+    if bad:
+        raise ValueError(f"a lone surrogate {bad} (a JSON escape that is no character) is not valid text")
+    return obj

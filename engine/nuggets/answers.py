@@ -100,9 +100,14 @@ def _decode(text: str):
     if json_too_deep(text):
         raise ValueError(f"nested deeper than {MAX_DEPTH} levels")
     try:
-        return json.loads(text, object_pairs_hook=_no_repeats)
+        obj = json.loads(text, object_pairs_hook=_no_repeats)
     except RecursionError:
         raise ValueError(f"nested deeper than {MAX_DEPTH} levels") from None
+    from ..formats.safeload import lone_surrogate
+    bad = lone_surrogate(text, obj)
+    if bad:
+        raise ValueError(f"a lone surrogate {bad} (a JSON escape that is no character) is not valid text")
+    return obj
 
 
 def _ident(v, what: str) -> tuple[str | None, str | None]:

@@ -20,7 +20,7 @@ def answer_files(root) -> list[Path]:
     d = answers_dir(root)
     if not d.is_dir():
         return []
-    roots = allowed_roots(Path(root), {})
+    roots = allowed_roots(Path(root), {})[:1]     # the campaign directory only, as before person roots
     files = sorted(p for p in d.iterdir() if not p.name.startswith(".")
                    and (p.name.endswith(".jsonl") or p.name.endswith(".jsonl.gz")))
     for p in files:

@@ -11,6 +11,7 @@ from ..errors import FormatError, Problem, Warnings
 from ..formats.files import read_bytes, read_head
 from ..util.atomic import atomic_write
 from ..util.confine import allowed_roots, refuse_outside
+from ..util.names import name_problem
 from .answers import answers_dir, check_limits, read_answers
 from .rag24 import unanswered_warning
 
@@ -45,7 +46,7 @@ def submit_answers(root, files: list, warnings: Warnings | None = None, dry_run:
     problems: list[Problem] = []
     staged = []
     seen: dict[str, str] = {}
-    roots = allowed_roots(camp.root, {})
+    roots = allowed_roots(camp.root, {})[:1]     # answers are written inside the campaign only
     for f in files:
         data = read_bytes(f)
         try:
@@ -60,6 +61,11 @@ def submit_answers(root, files: list, warnings: Warnings | None = None, dry_run:
             problems.append(Problem(str(f), None, f"holds runs {', '.join(run.runs[:5])}; submit one run per file"))
             continue
         rid = run.runs[0]
+        bad = [m for m in [name_problem(rid, "answer run id"),
+                           *(name_problem(t, "topic id") for t in sorted({a.topic for a in run.answers}))] if m]
+        if bad:
+            problems.extend(Problem(str(f), None, m) for m in bad[:3])
+            continue
         target = answers_dir(camp.root) / f"{rid}.jsonl"
         refuse_outside(target, roots, str(answers_dir(camp.root)), "answer run")
         if rid in seen:

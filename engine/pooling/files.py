@@ -31,8 +31,9 @@ def write_pool(root, name: str, pool: Pool) -> Path:
     """
     from ..util.atomic import atomic_write
 
-    if not name or any(c in name for c in "/\\ \t"):
-        raise CranfieldError(f"pool name {name!r}: use letters, digits, '-' or '_'")
+    from ..util.names import name_problem
+    if name_problem(name, "pool name") or any(c in name for c in " \t"):
+        raise CranfieldError(name_problem(name, "pool name") or f"pool name {name!r}: use letters, digits, '-' or '_'")
     p = pool_path(root, name)
     t = pool.table[POOL_COLUMNS].copy()
     t["prob"] = t["prob"].map(repr)  # exact round trip

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import errno
 import fcntl
+import hashlib
 import os
 from contextlib import contextmanager
 from pathlib import Path
@@ -47,6 +48,22 @@ def os_error_message(exc: OSError) -> str:
     return f"{where}: {what} ({advice})"
 
 
+_WRITE_ERRNOS = (errno.ENOSPC, errno.EFBIG, errno.EDQUOT)
+
+
+def write_failure(exc: BaseException, path: os.PathLike | str) -> str | None:
+    """When `exc` is a failed write of `path` for want of room (a full disk, a file-size limit, a quota;
+    also as Arrow words it: "[errno 27] File too large"), the one message naming `path`; else None."""
+    import re
+    code = getattr(exc, "errno", None)
+    if code not in _WRITE_ERRNOS:
+        m = re.search(r"\[errno (\d+)\]", str(exc), re.IGNORECASE)
+        code = int(m.group(1)) if m else None
+    if code not in _WRITE_ERRNOS:
+        return None
+    return f"{path}: cannot be written: {os.strerror(code)} ({_ADVICE[code]})"
+
+
 def _fsync_dir(d: Path) -> None:
     try:
         fd = os.open(d, os.O_RDONLY)
@@ -66,7 +83,9 @@ def atomic_path(path: os.PathLike | str) -> Iterator[Path]:
     on any error it is removed. The writer writes (and closes) the temporary file itself."""
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
-    tmp = p.with_name(f".{p.name}.tmp{os.getpid()}")
+    name = p.name if len(p.name.encode("utf-8", "surrogateescape")) <= 200 else \
+        hashlib.sha256(p.name.encode("utf-8", "surrogateescape")).hexdigest()[:16]    # a long name: a short temp name
+    tmp = p.with_name(f".{name}.tmp{os.getpid()}")
     try:
         yield tmp
         fd = os.open(tmp, os.O_RDONLY)

@@ -2,9 +2,12 @@
 
 A path named in campaign.yaml (`runs.X.file`) and every file found in runs/, judgments/ and topics/
 must resolve, symbolic links included, inside the campaign directory, unless it lies under a root
-the campaign names explicitly in `allow_outside: [/data/trec, ...]`. A refused file is never opened,
-so no error message can show its content. On a shared server a campaign directory is thus no way to
-read another user's files.
+the person running the command granted (`person_roots`: `--allow-outside DIR`, CRANFIELD_ALLOW_OUTSIDE,
+or `allow_outside:` in their own $XDG_CONFIG_HOME/cranfield/config.yaml). campaign.yaml's
+`allow_outside:` only narrows those grants (and announces what the campaign expects): a campaign cannot
+widen its own confinement. A refused file is never opened; an admitted outside file's errors name its
+path and line, never its content (engine.errors.OUTSIDE_FILES). On a shared server a campaign directory is thus no
+way to read another user's files.
 
 `CAMPAIGN_PATHS` is the one list of the paths a campaign owns (campaign.yaml, runs/, judgments/ and its
 log, leases and sources, pools/, docs/, topics/, truth/, the run store, the cache, exports/, reports/, nuggets/,
@@ -20,16 +23,51 @@ import os
 from functools import lru_cache
 from pathlib import Path
 
-from ..errors import FormatError, Problem
+from ..errors import OUTSIDE_FILES, FormatError, Problem
+
+PERSON_ENV = "CRANFIELD_ALLOW_OUTSIDE"      # os.pathsep-separated roots (set by --allow-outside)
+
+
+def person_config_path() -> Path:
+    """The person's own configuration file: $XDG_CONFIG_HOME/cranfield/config.yaml (~/.config by default)."""
+    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return Path(base) / "cranfield" / "config.yaml"
+
+
+def person_roots() -> list[Path]:
+    """The roots outside any campaign the person running the command granted, resolved: the folders of
+    CRANFIELD_ALLOW_OUTSIDE (what `--allow-outside DIR` sets) and `allow_outside:` of their config file."""
+    named = [x for x in os.environ.get(PERSON_ENV, "").split(os.pathsep) if x]
+    cfg = person_config_path()
+    try:
+        import yaml
+        data = yaml.safe_load(cfg.read_text(encoding="utf-8")) if cfg.is_file() else None
+    except Exception:                   # noqa: BLE001 - an unreadable config grants nothing
+        data = None
+    if isinstance(data, dict) and isinstance(data.get("allow_outside"), list):
+        named += [str(x) for x in data["allow_outside"]]
+    return [Path(os.path.expanduser(x)).resolve() for x in named]
+
+
+def _under(p: Path, r: Path) -> bool:
+    return p == r or p.is_relative_to(r)
 
 
 def allowed_roots(root: Path, config: dict) -> list[Path]:
-    """The campaign directory and the roots listed under `allow_outside`, resolved."""
-    out = [Path(root).resolve()]
+    """The campaign directory, then the outside roots: those the person granted (`person_roots`),
+    narrowed by campaign.yaml's `allow_outside` when it lists any (a listed root counts only as far as
+    it lies under a granted one)."""
+    person = person_roots()
+    listed = []
     for r in config.get("allow_outside") or []:
         p = Path(os.path.expanduser(str(r)))
-        out.append((p if p.is_absolute() else Path(root) / p).resolve())
-    return out
+        listed.append((p if p.is_absolute() else Path(root) / p).resolve())
+    if not listed:
+        extra = person
+    else:
+        extra = [c for c in listed if any(_under(c, g) for g in person)]
+        extra += [g for g in person if any(_under(g, c) for c in listed) and g not in extra]
+    return [Path(root).resolve(), *extra]
 
 
 def _real(path: Path) -> Path | None:
@@ -65,7 +103,12 @@ def inside(path: Path, roots: list[Path], real: Path | None = None) -> bool:
     real = real if real is not None else _real(path)
     if real is None:
         return False
-    return any(real == r or real.is_relative_to(r) for r in roots)
+    for i, r in enumerate(roots):
+        if real == r or real.is_relative_to(r):
+            if i:                       # admitted through a granted outside root: its content is not shown
+                OUTSIDE_FILES.update((str(path), str(real)))
+            return True
+    return False
 
 
 def refuse_outside(path: Path, roots: list[Path], source: str, what: str, real: Path | None = None) -> None:
@@ -81,8 +124,9 @@ def _outside(path: Path, root: Path, source: str, what: str) -> FormatError:
     link = " (through a symbolic link)" if _has_link(Path(path), Path(root)) else ""
     return FormatError(Problem(source, None, f"{what} lies outside the campaign directory{link}; refused, nothing "
                                              f"read or written"),
-                       hint="copy the files into the campaign directory (not a link), or list the folder under "
-                            "`allow_outside:` in campaign.yaml if it is meant to be shared")
+                       hint="copy the files into the campaign directory (not a link), or, if you mean to read "
+                            "that folder, grant it yourself: --allow-outside DIR, or `allow_outside: [DIR]` in "
+                            f"{person_config_path()} (campaign.yaml's allow_outside only narrows what you grant)")
 
 
 def _has_link(path: Path, root: Path) -> bool:
@@ -118,7 +162,7 @@ CAMPAIGN_PATHS: dict[str, str] = {
 
 
 @lru_cache(maxsize=64)
-def _roots(root: str, mtime_ns: int) -> tuple[Path, ...]:
+def _roots(root: str, mtime_ns: int, person: tuple[str, ...]) -> tuple[Path, ...]:
     cfg: dict = {}
     try:
         import yaml
@@ -141,7 +185,8 @@ def campaign_roots(root: os.PathLike | str) -> list[Path]:
         stamp = 0
     if stamp == -1:                     # campaign.yaml itself leads outside: its roots are not trusted
         return [Path(root).resolve()]
-    return list(_roots(str(Path(root)), stamp))
+    person = (os.environ.get(PERSON_ENV, ""), str(person_config_path()))
+    return list(_roots(str(Path(root)), stamp, person))
 
 
 def confine(root: os.PathLike | str, path: os.PathLike | str, what: str | None = None,

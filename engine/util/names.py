@@ -33,3 +33,93 @@ def natural_key(topic: object) -> tuple:
 def natural_sorted(topics) -> list:
     """The topics (any iterable of ids) in natural order."""
     return sorted(topics, key=natural_key)
+
+
+# ----------------------------------------------------------------------------- names that become files or text
+MAX_NAME_CHARS = 100
+NAME_RULE = (f"a name is 1 to {MAX_NAME_CHARS} characters of text, without / or \\, not starting with '.', "
+             "without control characters (NUL, ESC, tab, line breaks, ...) or lone surrogates")
+
+
+def _control(c: str) -> bool:
+    o = ord(c)
+    return o < 0x20 or 0x7F <= o <= 0x9F or 0xD800 <= o <= 0xDFFF
+
+
+def name_problem(value: object, what: str = "name") -> str | None:
+    """None when `value` may be a run tag, answer run id, topic id or pool name (it becomes a file name
+    and terminal text), else what is wrong with it (shown escaped) and the rule."""
+    if not isinstance(value, str):
+        return f"{what} must be text, found {type(value).__name__}"
+    bad = None
+    if not value:
+        bad = "is empty"
+    elif len(value) > MAX_NAME_CHARS:
+        bad = f"is {len(value)} characters long"
+    elif "/" in value or "\\" in value:
+        bad = "contains a path separator"
+    elif value.startswith("."):
+        bad = "starts with '.'"
+    elif any(_control(c) for c in value):
+        bad = "contains a control character or a lone surrogate"
+    if bad is None:
+        return None
+    return f"{what} '{shown(value[:MAX_NAME_CHARS + 20])}' {bad}; {NAME_RULE}"
+
+
+def check_name(value: object, what: str = "name") -> str:
+    """`value` when it passes `name_problem`, else a CranfieldError stating the rule."""
+    msg = name_problem(value, what)
+    if msg is not None:
+        from ..errors import CranfieldError
+        raise CranfieldError(msg)
+    return value        # type: ignore[return-value]
+
+
+_SHOWN: dict[str, object] = {}
+
+
+def _pattern(keep: str):
+    """The compiled class of the characters `shown` escapes, but those in `keep` (cached per `keep`)."""
+    pat = _SHOWN.get(keep)
+    if pat is None:
+        import re
+        ranges = "".join(f"\\x{o:02x}" for o in range(0x20) if chr(o) not in keep)
+        pat = _SHOWN[keep] = re.compile(f"[{ranges}\\x7f-\\x9f\\ud800-\\udfff]")
+    return pat
+
+
+def _escape(m) -> str:
+    o = ord(m.group(0))
+    return f"\\x{o:02x}" if o < 0x100 else f"\\u{o:04x}"
+
+
+def shown(text: object, keep: str = "") -> str:
+    """`text` safe to print on a terminal or in a page: control characters (C0 but those in `keep`, DEL,
+    C1) and lone surrogates written as Python escapes (ESC as \\x1b); everything else unchanged."""
+    s = str(text)
+    pat = _pattern(keep)
+    return pat.sub(_escape, s) if pat.search(s) else s          # one C-speed scan for clean text
+
+
+class ShownStream:
+    """A text stream that writes through `shown` (line breaks and tabs kept, and a carriage return that
+    starts a write: a progress bar redrawing its line), so no id printed by a command can retitle or
+    clear a terminal; non-encodable characters become backslash escapes instead of an error."""
+
+    def __init__(self, stream):
+        self._stream = stream
+        try:
+            stream.reconfigure(errors="backslashreplace")
+        except (AttributeError, ValueError, OSError):
+            pass
+
+    def write(self, s: str) -> int:
+        if s.startswith("\r"):
+            self._stream.write("\r" + shown(s[1:], "\n\t"))
+        else:
+            self._stream.write(shown(s, "\n\t"))
+        return len(s)
+
+    def __getattr__(self, name: str):
+        return getattr(self._stream, name)

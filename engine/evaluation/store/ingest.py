@@ -11,7 +11,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ...errors import FormatError, Warnings
+from ...errors import CranfieldError, FormatError, Warnings
 from ...ranking.order import arrow_run_order
 from ...formats.runs import run_heads
 from ...util.arrowbuf import arrow_numpy, numpy_arrow
@@ -209,6 +209,9 @@ def ingest_file(path: str, part: str, group_rows: int = ROW_GROUP_ROWS) -> dict:
     from ...util.atomic import atomic_path
 
     def failed(exc: Exception) -> dict:
+        from ...util.atomic import write_failure
+        if write_failure(exc, part):     # the part being written, not the run read, is at fault
+            raise CranfieldError(write_failure(exc, part))
         if isinstance(exc, FormatError):
             return {"problems": [(p.path, p.line, p.message) for p in exc.problems], "hint": exc.hint}
         return {"problems": [(str(path), None, f"cannot be read ({exc.strerror or exc})")],
