@@ -54,14 +54,17 @@ def test_out_of_memory_in_ingest_is_one_message(tmp_path):
     assert cli("init", c).rc == 0
     _big_run(c / "runs" / "big.txt")
     _qrels(c / "judgments" / "q.qrels")
-    failed = 0
+    failed = aborted = 0
     for mb in (300, 350, 400):
         for args in (["ingest", c], ["eval", "--campaign", c, "-m", "map"]):
             r = _limited(args, mb * 10**6, resource.RLIMIT_AS)
-            if r.rc > 0:        # (a negative rc: Arrow's C++ aborted, out of Python's reach)
+            if r.rc > 0:
                 failed += 1
                 assert_clean_refusal(r, "out of memory")
-    assert failed
+            aborted += r.rc < 0  # Arrow's C++ aborted (SIGABRT), out of Python's reach
+    if not failed and aborted:
+        pytest.skip(f"every limited run was aborted by Arrow's C++ allocator ({aborted}); nothing to word")
+    assert failed, "no memory limit made ingest fail: lower the limits of this test"
 
 
 @pytest.mark.parametrize("args", [["report", "{c}", "--out", "{o}/rep"],

@@ -98,8 +98,23 @@ def shown(text: object, keep: str = "") -> str:
     """`text` safe to print on a terminal or in a page: control characters (C0 but those in `keep`, DEL,
     C1) and lone surrogates written as Python escapes (ESC as \\x1b); everything else unchanged."""
     s = str(text)
+    if s.isascii():                  # most output: one byte-level pass (about twice the regex scan's speed)
+        b = s.encode("ascii")
+        if len(b.translate(None, _ascii_controls(keep))) == len(b):
+            return s
     pat = _pattern(keep)
     return pat.sub(_escape, s) if pat.search(s) else s          # one C-speed scan for clean text
+
+
+_CONTROLS: dict[str, bytes] = {}
+
+
+def _ascii_controls(keep: str) -> bytes:
+    """The ASCII control bytes `shown` escapes (C0 but those in `keep`, and DEL), cached per `keep`."""
+    got = _CONTROLS.get(keep)
+    if got is None:
+        got = _CONTROLS[keep] = bytes(o for o in [*range(0x20), 0x7f] if chr(o) not in keep)
+    return got
 
 
 class ShownStream:
