@@ -36,7 +36,7 @@ for _p in (str(ROOT), str(ROOT / "benchmarks")):
     if _p not in sys.path:
         sys.path.insert(0, _p)
 
-from _measure import Measured, load, machine, run_group, run_measured  # noqa: E402
+from _measure import Measured, machine, run_group, run_measured  # noqa: E402
 
 PYTREC = """
 import sys, pytrec_eval

@@ -69,7 +69,7 @@ def main() -> int:
             print("|---|---|---|---|---|---|")
             for m in summ["measure"].unique():
                 s = summ[summ["measure"] == m].set_index("complete")
-                cell = lambda c: f"{s.loc[c, 'tau_all']:.4f} / {s.loc[c, 'tau_affected']:.4f}"
+                cell = lambda c, s=s: f"{s.loc[c, 'tau_all']:.4f} / {s.loc[c, 'tau_affected']:.4f}"
                 print(f"| {m} | {cell('none')} | {cell('kld')} | {cell('svm')} | "
                       + " / ".join(f"{s.loc[c, 'mean_abs_rank_change']:.2f}" for c in ("none", "kld", "svm")) + " | "
                       + " / ".join(f"{s.loc[c, 'rms']:.4f}" for c in ("none", "kld", "svm")) + " |")

@@ -129,9 +129,9 @@ def main(argv=None) -> int:
     print("\n95% intervals of mean infAP (sum of per-topic variances / T^2) covering true MAP, per system "
           "(pooled = over all systems and trials):\n")
     print(pd.DataFrame(cov_rows).to_markdown(index=False, floatfmt=".3f"))
-    print(f"\nxinfAP campaign strata at the last rate (mean per topic):\n")
+    print("\nxinfAP campaign strata at the last rate (mean per topic):\n")
     print(strata.to_markdown(index=False))
-    print(f"\nxinfAP terabyte strata at the last rate (mean per topic):\n")
+    print("\nxinfAP terabyte strata at the last rate (mean per topic):\n")
     print(strata_tb.to_markdown(index=False))
     return 0
 

@@ -86,10 +86,10 @@ def main() -> None:
         t["% kept"] = t["% kept"].map(lambda v: f"{v:g}")
         print(md(t, "{:.3f}"))
         drift = summarize_reduction(df, "drift")
-        print(f"\nmean score drift (new - full) at the lowest level: "
+        print("\nmean score drift (new - full) at the lowest level: "
               + ", ".join(f"{c} {drift[c].iloc[-1]:+.3f}" for c in drift.columns))
         mean_tau = tau[paper].mean().sort_values()
-        print(f"\nmean tau over levels (AP and the measures the papers compare it with): "
+        print("\nmean tau over levels (AP and the measures the papers compare it with): "
               + ", ".join(f"{k} {v:.3f}" for k, v in mean_tau.items()))
         print(f"finding 'AP degrades fastest': {'REPRODUCED' if mean_tau.index[0] == 'map' else 'NOT reproduced'}"
               f" (fastest: {mean_tau.index[0]})\n")

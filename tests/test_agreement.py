@@ -44,7 +44,7 @@ def test_kappa_and_alpha_match_oracles_on_random_pairs():
     from sklearn.metrics import cohen_kappa_score
     import krippendorff
     rng = np.random.default_rng(5)
-    for trial in range(25):
+    for _ in range(25):
         k = int(rng.integers(2, 5))
         n = int(rng.integers(5, 200))
         a = rng.integers(0, k, n)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.judging.auto import (DEFAULT_PROMPT, JudgeSettings, parse_grade, plan, pooled_pairs, render,
+from engine.judging.auto import (DEFAULT_PROMPT, JudgeSettings, parse_grade, pooled_pairs, render,
     run_auto_judge)
 from engine.campaign.campaign import load_campaign
 from engine.simulation.campaigns import simulate, write_campaign

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import errno
 import gzip
-import json
 import multiprocessing
 import os
 import threading

@@ -37,7 +37,6 @@ def test_predict_help_names_the_files_predict_writes(tmp_path, capsys):
 
 def test_pool_says_how_many_documents_are_new(tmp_path, capsys):
     """`cranfield pool` said how many documents to judge, not how many of them nobody judged yet."""
-    import pandas as pd
     import yaml
     from engine import read_qrels, read_runs
     camp = private_copy(DEMO, tmp_path / "demo")

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import gzip
-import time
 
 import numpy as np
 import pandas as pd
@@ -123,7 +122,7 @@ def test_balanced_threshold_with_few_relevant():
 
 
 def test_svm_equals_sklearn_on_the_same_vectors():
-    sklearn = pytest.importorskip("sklearn")
+    pytest.importorskip("sklearn")
     from sklearn.svm import SVC
     from engine.completion.svm import SVMClassifier, svmlight_c
 

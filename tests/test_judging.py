@@ -11,7 +11,7 @@ import time
 import pandas as pd
 import pytest
 
-from engine.errors import Warnings
+from engine.errors import CranfieldError, Warnings
 from engine.judging.workflow import (append_records, apply_undo, export_batch, judgment_record, judgment_summary,
     merged_log, next_documents, read_judgment_file, read_log, record_judgment, resolve_judgments, sample_qrels,
     undo_judgment)
@@ -102,7 +102,7 @@ def test_log_roundtrip_conflicts_and_undo(tmp_path):
     assert resolve_judgments(tie, "majority")["grade"].tolist() == [1]    # tie -> the latest of the tied
     m = merged_log(root / "judgments" / "log.jsonl", "last")
     assert dict(zip(m["doc"], m["grade"])) == {"a": 0, "c": 1}
-    with pytest.raises(Exception):
+    with pytest.raises(CranfieldError, match="random"):
         resolve_judgments(live, "random")
 
 

@@ -2,7 +2,6 @@
 hand-computed case, side-by-side grades with unjudged markers."""
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 import pandas as pd

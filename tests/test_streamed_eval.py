@@ -53,7 +53,7 @@ def _same(argv: list[str], served: bool | None = True, workers: int = 1) -> str:
 
 
 @pytest.mark.parametrize("name", ["trec_eval", "demo", "simulated", "messy"])
-def test_streamed_path_prints_what_the_full_path_prints(datasets, name):
+def test_streamed_path_prints_what_the_full_path_prints(datasets, name):  # noqa: F811  (the fixture)
     qrels, runs = datasets[name]
     # the messy files may be left to the full path (e.g. a file a reader refuses): the bytes are equal anyway
     served = None if name == "messy" else True

@@ -115,7 +115,7 @@ async def test_a_wide_table_never_shows_a_cut_number_and_says_it_scrolls():
 async def test_every_screens_key_hints_are_whole_at_80_columns(tmp_path):
     """The footer of every screen (and modal) names each of its shown keys whole at 80x24: the predicted-
     relevance screen ended in 'q Qui'."""
-    from test_tui_keys import ROUTES, screen_classes
+    from test_tui_keys import ROUTES
     from tui.screens.help import all_bindings
     app = CranfieldApp(demo(tmp_path), export_dir=tmp_path / "exports")
     checked = []

@@ -1,7 +1,6 @@
 """Pilot tests: drive every screen of the TUI through its main keys on the demo campaign."""
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 
@@ -16,9 +15,6 @@ from engine.ranking.ranked import EvalOptions
 from tui.app import CranfieldApp
 from tui.testing import press, private_copy, run_async, screen_text, settle
 
-import asyncio
-import functools
-import inspect
 
 
 ROOT = Path(__file__).resolve().parents[1]

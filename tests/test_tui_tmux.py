@@ -5,7 +5,6 @@ Needs the tmux binary (CI: apt-get install tmux); skipped with that reason when 
 """
 from __future__ import annotations
 
-import os
 import re
 import shlex
 import shutil

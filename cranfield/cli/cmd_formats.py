@@ -33,7 +33,6 @@ def detect_kind(path: Path) -> str:
     if name in ("campaign.yaml", "campaign.yml") or name.endswith((".yaml", ".yml")):
         return "yaml"
     if name.endswith((".jsonl", ".json")):
-        import json
         first = read_bytes(path)[:65536].lstrip().split(b"\n")[0]
         try:
             from engine.formats.safeload import loads_json

@@ -44,9 +44,9 @@ def read_csv_matrix(path: str):
     try:
         df = pd.read_csv(path)
     except FileNotFoundError:
-        raise CranfieldError(f"{path}: no such file")
+        raise CranfieldError(f"{path}: no such file") from None
     except Exception as exc:  # pandas parser errors
-        raise FormatError(Problem(path, None, f"not a readable CSV ({exc})"))
+        raise FormatError(Problem(path, None, f"not a readable CSV ({exc})")) from None
     if df.shape[1] < 2 or len(df) < 2:
         raise FormatError(Problem(path, None, "a score matrix needs at least 2 topics (rows) and 2 systems (columns)"))
     first = df.columns[0]
@@ -298,7 +298,7 @@ def run_reduction(args) -> int:
         try:
             levels = [float(v) for v in args.levels.split(",")]
         except ValueError:
-            raise CranfieldError(f"--levels {args.levels!r}: give comma-separated percentages")
+            raise CranfieldError(f"--levels {args.levels!r}: give comma-separated percentages") from None
     if args.trials < 1:
         raise CranfieldError("--trials must be >= 1")
     with _bar(args, "stability reduction") as prog:

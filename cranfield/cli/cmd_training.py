@@ -2,7 +2,6 @@
 the training-measure sensitivity under incomplete judgments (He, Macdonald and Ounis 2008)."""
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -255,7 +254,7 @@ def submit(campaign, paths: list, *, group: str | None = None, manual: bool = Fa
 
 def _submit_locked(camp, paths: list, *, group, manual, priority, override_deadline, now, dry_run,
                    pooled) -> list[Submission]:
-    from .campaign import CONFIG_NAME, read_config
+    from .campaign import read_config
     cfg = submission_config(camp)
     now = now or datetime.now(timezone.utc)
     dl = _deadline(cfg, str(camp.config_path))

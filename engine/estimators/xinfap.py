@@ -119,7 +119,7 @@ def xinfap_terms(r: Ranked, cutoff: int = MAX_RESULT_SIZE, gains: np.ndarray | N
         ret_samp[:, s] = r.seg_sum(sampled & in_s)
     pc = np.where(rel, 1.0 / k + pc_sum / k, 0.0)
     # xinfAP: weight each relevant row by N_s / n_s of its stratum (topic level), divide by R_hat
-    Nt, nt, rt = N[topic_row], n[topic_row], rr[topic_row]
+    Nt, nt = N[topic_row], n[topic_row]
     code = np.maximum(row_code, 0)
     idx = np.arange(r.n_rows)
     w_row = np.divide(Nt[idx, code], nt[idx, code], out=np.zeros(r.n_rows), where=nt[idx, code] > 0)

@@ -70,7 +70,7 @@ def _closure(p: np.ndarray) -> np.ndarray:
 def topic_groups(prefs: pd.DataFrame) -> dict[str, list[JudgmentGroup]]:
     """Per topic, its judgment groups in trec_eval's order (group names sorted as strings)."""
     out: dict[str, list[JudgmentGroup]] = {}
-    for (topic, jg), g in prefs.groupby(["topic", "jg"], sort=True):
+    for (topic, _jg), g in prefs.groupby(["topic", "jg"], sort=True):
         docs = np.array(sorted(set(g["doc"])), dtype=object)
         idx = {d: i for i, d in enumerate(docs)}
         n = len(docs)

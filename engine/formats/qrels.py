@@ -60,7 +60,7 @@ def resolve_duplicate_judgments(df: pd.DataFrame, spath: str, w: Warnings,
     conflicting = n_distinct[n_distinct > 1].index
     n_same = int((pd.Series(dk).value_counts() - 1)[n_distinct[n_distinct == 1].index].sum())
     has_line = "line" in d.columns
-    for i, k in enumerate(conflicting[:50]):
+    for k in conflicting[:50]:
         rows = d[dk == k]
         if has_line:
             where = ", ".join(f"line {int(l)}: {int(g)}" for l, g in zip(rows["line"], rows["grade"]))

@@ -12,8 +12,8 @@ import pandas as pd
 
 from ..errors import CranfieldError, Warnings
 from ..util.names import natural_key
-from ..judgments.log import (CONFLICT_RULES, LOG_NAME, append_records, apply_undo, judgment_record, log_path,
-    merged_log, now_ts, read_log, resolve_judgments, undo_judgment)  # noqa: F401
+from ..judgments.log import (CONFLICT_RULES, LOG_NAME, append_records, apply_undo, judgment_record, log_path,  # noqa: F401
+    merged_log, now_ts, read_log, resolve_judgments, undo_judgment)  # (the log's names, re-exported for the workflow's users)
 
 # ---------------------------------------------------------------------------- next document
 

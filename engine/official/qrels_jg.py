@@ -4,7 +4,6 @@ against each group's judgments and average the values over the groups judging th
 """
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 
 from ..errors import Warnings

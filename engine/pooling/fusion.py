@@ -23,4 +23,4 @@ def fusion_pool(rr: pd.DataFrame, kind: str, budgets: pd.Series | None, *, k: fl
     return w[pos < lim].reset_index(drop=True)
 
 
-from ..util.names import FUSION_STRATEGIES as FUSION_POOLS  # noqa: E402  (one list of names)
+from ..util.names import FUSION_STRATEGIES as FUSION_POOLS  # noqa: E402, F401  (one list of names; re-exported)

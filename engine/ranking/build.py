@@ -35,7 +35,6 @@ def build_ranked(qrels: pd.DataFrame, runs: pd.DataFrame, options: EvalOptions |
     notes: dict = {}
     topic_names, q_tcode, q_grade = _judged_topics(qrels)
     topic_index = {t: i for i, t in enumerate(topic_names)}
-    n_topics = len(topic_names)
 
     rr_codes, rr_names = _str_codes(runs["run"])
     rt_codes, rt_names = _str_codes(runs["topic"])

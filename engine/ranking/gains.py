@@ -120,7 +120,7 @@ def _merge_segments(left: list, right: list) -> list:
                 out.append(a)
                 i += 1
             else:                                       # right items while x - c >= 1 (x - c < 2^31 holds)
-                last = _bisect_last(b[1], b[2], lambda c: _c_int_cmp(x, float(c)) > 0)
+                last = _bisect_last(b[1], b[2], lambda c: _c_int_cmp(x, float(c)) > 0)  # noqa: B023  (called here)
                 out.append(("r", b[1], last))
                 if last == b[2]:
                     j += 1
@@ -136,7 +136,7 @@ def _merge_segments(left: list, right: list) -> list:
                 if d != d or d >= 2.0 ** 31:            # stays <= 0 for the whole (increasing) range
                     last = a[2]
                 else:
-                    last = _bisect_last(a[1], a[2], lambda v: float(v) - y < 1.0)
+                    last = _bisect_last(a[1], a[2], lambda v: float(v) - y < 1.0)  # noqa: B023  (called here)
                 out.append(("r", a[1], last))
                 if last == a[2]:
                     i += 1

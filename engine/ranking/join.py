@@ -149,7 +149,7 @@ class PairGrades:
 
     def _make(self, seed: int) -> _Keys:
         t, words, grade = self._src
-        for seed in range(seed, seed + 8):
+        for seed in range(seed, seed + 8):  # noqa: B020  (the range is made once, from the first seed)
             key = pair_keys(t, words, seed)
             order = np.argsort(key, kind="stable")
             key = key[order]

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import time
 
-import numpy as np
 import pandas as pd
 from rich.text import Text
 from textual.app import ComposeResult

@@ -231,7 +231,7 @@ def ingest_file(path: str, part: str, group_rows: int = ROW_GROUP_ROWS) -> dict:
             with atomic_path(part) as tmp:
                 got = _ingest_whole(path, tmp, group_rows, w, raw)
                 if got["tag"] is None:
-                    raise _NotStreamable                 # nothing to store
+                    raise _NotStreamable from None       # nothing to store
     except _NotStreamable:
         pass
     except (FormatError, OSError) as exc:
