@@ -473,5 +473,6 @@ def run_app(target: Path, **options) -> int:
                              f"(with campaign.yaml) or a folder of campaigns")
     if not is_campaign(target) and not find_campaigns(target):
         raise CranfieldError(f"{target}: not a campaign (no campaign.yaml) and holds no campaign directories")
-    CranfieldApp(target, **options).run()
-    return 0
+    app = CranfieldApp(target, **options)
+    app.run()
+    return app.return_code or 0          # non-zero when the app ended on an error (e.g. its styles failed)
