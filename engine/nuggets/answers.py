@@ -110,8 +110,8 @@ def _decode(text: str):
     return obj
 
 
-def _ident(v, what: str) -> tuple[str | None, str | None]:
-    """(id, None) or (None, message) for a run, topic or reference id."""
+def check_ident(v, what: str) -> tuple[str | None, str | None]:
+    """(id, None) or (None, message) for a run, topic, reference or nugget id (every nugget reader's rule)."""
     if isinstance(v, bool) or not isinstance(v, (str, int)):
         return None, f"{what} must be a string, found {type_name(v)}"
     s = str(v)
@@ -145,12 +145,12 @@ def parse_answer(obj, path: str, line: int, warnings: Warnings,
     if run_v is None:
         errs.append('missing "run_id" (the run\'s name)')
     else:
-        run, err = _ident(run_v, '"run_id"')
+        run, err = check_ident(run_v, '"run_id"')
         errs += [err] if err else []
     if topic_v is None:
         errs.append('missing "topic_id" (or "metadata": {"narrative_id": ...})')
     else:
-        topic, err = _ident(topic_v, '"topic_id"')
+        topic, err = check_ident(topic_v, '"topic_id"')
         errs += [err] if err else []
     if "metadata" not in obj:     # the 2024 layout: NIST's checker requires the question and the length
         if "topic" not in obj:
@@ -171,7 +171,7 @@ def parse_answer(obj, path: str, line: int, warnings: Warnings,
         n_refs, refs_ok = len(refs_v), True
         seen: dict[str, int] = {}
         for i, r in enumerate(refs_v):
-            rid, err = _ident(r, f"reference {i}")
+            rid, err = check_ident(r, f"reference {i}")
             if err:
                 errs.append(err)
             elif rid in seen:

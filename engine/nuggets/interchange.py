@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from ..errors import FormatError, Problem
 from ..formats.files import check_text, read_bytes
 from ..formats.safeload import loads_json, type_name
+from .answers import check_ident
 from .scores import IMPORTANCE, LABELS
 
 FORMATS = ("nuggetizer-nuggets", "nuggetizer-assignments", "trec-nuggets", "trec-assignments")
@@ -39,15 +40,6 @@ class Item:
     run: str | None = None
     label: str | None = None
     origin: dict = field(default_factory=dict)
-
-
-def _ident(v, what: str) -> tuple[str | None, str | None]:
-    if isinstance(v, bool) or not isinstance(v, (str, int)):
-        return None, f"{what} must be a string, found {type_name(v)}"
-    s = str(v)
-    if not s or any(c.isspace() for c in s):
-        return None, f"{what} {s!r} must be non-empty without white space"
-    return s, None
 
 
 def _json_records(spath: str, text: str) -> tuple[list[tuple[int, dict]], list[Problem]]:
@@ -185,13 +177,13 @@ def _read_json(spath: str, text: str, fmt: str) -> tuple[list[Item], list[Proble
     seen: dict[tuple, int] = {}
     for ln, obj in recs:
         errs = []
-        topic, e = _ident(obj.get("qid"), '"qid"')
+        topic, e = check_ident(obj.get("qid"), '"qid"')
         errs += [e] if e else []
         run = None
         if assigning:
             if "candidate_text" in obj or "docid" in obj:
                 errs.append("a retrieval-mode assignment (candidate_text, docid) judges a passage, not an answer")
-            run, e = _ident(obj.get("run_id"), '"run_id"')
+            run, e = check_ident(obj.get("run_id"), '"run_id"')
             errs += [e] if e else []
         q = obj.get("query", "")
         if not isinstance(q, str):
@@ -244,8 +236,8 @@ def _read_tsv(spath: str, text: str, fmt: str) -> tuple[list[Item], list[Problem
             probs.append(Problem(spath, ln, f"{len(f)} tab-separated fields; {fmt} lines have 4"))
             continue
         if fmt == "trec-nuggets":
-            topic, e1 = _ident(f[0], "topic")
-            nid, e2 = _ident(f[1], "nugget id")
+            topic, e1 = check_ident(f[0], "topic")
+            nid, e2 = check_ident(f[1], "nugget id")
             errs += [e for e in (e1, e2) if e]
             if f[2] not in IMPORTANCE:
                 errs.append(f"importance {f[2]!r}: use vital or okay")
@@ -254,9 +246,9 @@ def _read_tsv(spath: str, text: str, fmt: str) -> tuple[list[Item], list[Problem
             key: tuple = (topic, nid)
             item = Item(topic or "", t, f[2], nid, None, None, {"format": fmt, "line": ln, "id": nid})
         else:
-            run, e1 = _ident(f[0], "run")
-            topic, e2 = _ident(f[1], "topic")
-            nid, e3 = _ident(f[2], "nugget id")
+            run, e1 = check_ident(f[0], "run")
+            topic, e2 = check_ident(f[1], "topic")
+            nid, e3 = check_ident(f[2], "nugget id")
             errs += [e for e in (e1, e2, e3) if e]
             if f[3] not in _TOKENS:
                 errs.append(f"label {f[3]!r}: use {', '.join(LABELS)} or NIST's 2, 1, 0")
