@@ -51,28 +51,38 @@ def campaign_as_option(parser, argv: list[str]) -> list[str]:
     return move(parser, argv)
 
 
-def take_max_read(argv: list[str]) -> list[str]:
-    """Remove `--max-read SIZE` (any position, any command) from argv and set the read limit every reader
-    (and worker process) uses: CRANFIELD_MAX_READ. Raises CranfieldError on a bad size."""
-    out, i = [], 0
+def _take_option(argv: list[str], flag: str, example: str) -> tuple[list[str], list[str]]:
+    """(argv without every `FLAG VALUE` / `FLAG=VALUE`, at any position, the values in order); a FLAG
+    with no value after it is an error that shows `example`."""
+    out, values, i = [], [], 0
     while i < len(argv):
         a = argv[i]
-        if a == "--max-read" or a.startswith("--max-read="):
-            if a == "--max-read":
+        if a == flag or a.startswith(flag + "="):
+            if a == flag:
                 if i + 1 >= len(argv):
-                    raise CranfieldError("--max-read needs a size, e.g. --max-read 64G")
-                val, i = argv[i + 1], i + 2
+                    raise CranfieldError(f"{flag} needs a value, e.g. {flag} {example}")
+                values.append(argv[i + 1])
+                i += 2
             else:
-                val, i = a.partition("=")[2], i + 1
-            from engine.formats.files import parse_size
-            try:
-                parse_size(val)
-            except ValueError:
-                raise CranfieldError(f"--max-read {val!r}: give a size such as 500M, 20G or 1T") from None
-            os.environ["CRANFIELD_MAX_READ"] = val
+                values.append(a.partition("=")[2])
+                i += 1
             continue
         out.append(a)
         i += 1
+    return out, values
+
+
+def take_max_read(argv: list[str]) -> list[str]:
+    """Remove `--max-read SIZE` (any position, any command) from argv and set the read limit every reader
+    (and worker process) uses: CRANFIELD_MAX_READ. Raises CranfieldError on a bad size."""
+    out, values = _take_option(argv, "--max-read", "64G")
+    for val in values:
+        from engine.formats.files import parse_size
+        try:
+            parse_size(val)
+        except ValueError:
+            raise CranfieldError(f"--max-read {val!r}: give a size such as 500M, 20G or 1T") from None
+        os.environ["CRANFIELD_MAX_READ"] = val
     return out
 
 
@@ -81,22 +91,11 @@ def take_allow_outside(argv: list[str]) -> list[str]:
     outside campaigns the person grants (CRANFIELD_ALLOW_OUTSIDE, read by engine.util.confine.person_roots;
     worker processes inherit it). Raises CranfieldError when DIR is missing."""
     from engine.util.confine import PERSON_ENV
-    out, i, dirs = [], 0, []
-    while i < len(argv):
-        a = argv[i]
-        if a == "--allow-outside" or a.startswith("--allow-outside="):
-            if a == "--allow-outside":
-                if i + 1 >= len(argv):
-                    raise CranfieldError("--allow-outside needs a folder, e.g. --allow-outside /data/trec")
-                val, i = argv[i + 1], i + 2
-            else:
-                val, i = a.partition("=")[2], i + 1
-            dirs.append(os.path.abspath(os.path.expanduser(val)))
-            continue
-        out.append(a)
-        i += 1
-    old = [x for x in os.environ.get(PERSON_ENV, "").split(os.pathsep) if x]
-    os.environ[PERSON_ENV] = os.pathsep.join(old + dirs)
+    out, values = _take_option(argv, "--allow-outside", "/data/trec")
+    dirs = [os.path.abspath(os.path.expanduser(v)) for v in values]
+    if dirs:
+        old = [x for x in os.environ.get(PERSON_ENV, "").split(os.pathsep) if x]
+        os.environ[PERSON_ENV] = os.pathsep.join(old + dirs)
     return out
 
 
