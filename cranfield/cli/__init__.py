@@ -136,9 +136,10 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of the `cranfield` console script (`argv` None: the process's own arguments, and the
     process is this command's to tune: `engine.util.memory.start_short_command` for `eval`). Everything
     printed goes through engine.util.names.ShownStream: an id's control characters are shown escaped."""
+    from engine.util.confine import PERSON_ENV
     from engine.util.names import ShownStream
     out, err = sys.stdout, sys.stderr
-    granted = os.environ.get("CRANFIELD_ALLOW_OUTSIDE")      # --allow-outside holds for this command only
+    granted = os.environ.get(PERSON_ENV)      # --allow-outside holds for this command only
     sys.stdout, sys.stderr = ShownStream(out), ShownStream(err)
     try:
         return _main(argv)
@@ -146,26 +147,19 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout, sys.stderr = out, err
         if argv is not None:
             if granted is None:
-                os.environ.pop("CRANFIELD_ALLOW_OUTSIDE", None)
+                os.environ.pop(PERSON_ENV, None)
             else:
-                os.environ["CRANFIELD_ALLOW_OUTSIDE"] = granted
+                os.environ[PERSON_ENV] = granted
 
 
 def _main(argv: list[str] | None) -> int:
     program = argv is None
     argv = list(sys.argv[1:] if argv is None else argv)
-    if any(a == "--max-read" or a.startswith("--max-read=") for a in argv):
-        try:
-            argv = take_max_read(argv)
-        except CranfieldError as exc:
-            print(f"cranfield: {exc}", file=sys.stderr)
-            return EXIT_USAGE
-    if any(a == "--allow-outside" or a.startswith("--allow-outside=") for a in argv):
-        try:
-            argv = take_allow_outside(argv)
-        except CranfieldError as exc:
-            print(f"cranfield: {exc}", file=sys.stderr)
-            return EXIT_USAGE
+    try:
+        argv = take_allow_outside(take_max_read(argv))      # global options, at any position
+    except CranfieldError as exc:
+        print(f"cranfield: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     if not argv or (len(argv) == 1 and not argv[0].startswith("-") and Path(argv[0]).is_dir()):
         argv = ["tui", *argv]
     args = None
