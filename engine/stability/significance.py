@@ -52,6 +52,14 @@ def paired_t(d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return t, p
 
 
+def _present_mean_sd(x: np.ndarray, ok: np.ndarray, n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per column of x: mean and sample standard deviation (ddof 1) over the rows where `ok` (n of them)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mean = np.where(ok, x, 0.0).sum(axis=0) / np.maximum(n, 1)
+        dev = np.where(ok, x - mean, 0.0)
+        return mean, np.sqrt((dev * dev).sum(axis=0) / np.maximum(n - 1, 1))
+
+
 def paired_p(d: np.ndarray) -> np.ndarray:
     """Two-sided paired t-test p-value per column of d (topics x pairs of differences), over the topics
     present in that column (NaN rows left out). The one rule of every face: identical runs (all
@@ -65,12 +73,10 @@ def paired_p(d: np.ndarray) -> np.ndarray:
     if ok.all():
         _, p = paired_t(d) if d.shape[0] > 1 else (None, np.full(d.shape[1], np.nan))
         return np.where(n > 1, p, np.nan)
+    mean, sd = _present_mean_sd(d, ok, n)
     with np.errstate(divide="ignore", invalid="ignore"):
-        nn = np.maximum(n, 1)
-        mean = np.where(ok, d, 0.0).sum(axis=0) / nn
-        dev = np.where(ok, d - mean, 0.0)
-        sd = np.sqrt((dev * dev).sum(axis=0) / np.maximum(n - 1, 1))
-        t = np.where(sd > 0, mean / (sd / np.sqrt(nn)), np.where(mean == 0, np.nan, np.copysign(np.inf, mean)))
+        t = np.where(sd > 0, mean / (sd / np.sqrt(np.maximum(n, 1))),
+                     np.where(mean == 0, np.nan, np.copysign(np.inf, mean)))
     from scipy import special
     p = 2 * special.stdtr(np.maximum(n - 1, 1), -np.abs(t))
     return np.where(n > 1, p, np.nan)
@@ -88,17 +94,13 @@ def adjacent_paired_p(m: np.ndarray) -> np.ndarray:
 def t_interval(m: np.ndarray, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
     """Per row of a runs x topics matrix: the mean over the topics present and the half-width of its
     Student-t interval at `level` (NaN with fewer than two topics)."""
-    m = np.atleast_2d(np.asarray(m, float))
+    m = np.atleast_2d(np.asarray(m, float)).T            # topics x runs, as _present_mean_sd takes it
     ok = ~np.isnan(m)
-    n = ok.sum(axis=1)
-    nn = np.maximum(n, 1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        mean = np.where(ok, m, 0.0).sum(axis=1) / nn
-        dev = np.where(ok, m - mean[:, None], 0.0)
-        sd = np.sqrt((dev * dev).sum(axis=1) / np.maximum(n - 1, 1))
+    n = ok.sum(axis=0)
+    mean, sd = _present_mean_sd(m, ok, n)
     from scipy import special
     tq = special.stdtrit(np.maximum(n - 1, 1), 0.5 + level / 2)
-    half = np.where(n > 1, tq * sd / np.sqrt(nn), np.nan)
+    half = np.where(n > 1, tq * sd / np.sqrt(np.maximum(n, 1)), np.nan)
     return np.where(n > 0, mean, np.nan), half
 
 
