@@ -3,7 +3,8 @@ confusion matrices; graded and binarized, overall and per topic) and on the syst
 under each source, Kendall tau, tau_ap, the largest rank change, top-k overlap).
 
 Kappa is computed here (weights by the distance between label positions on the scale, as
-scikit-learn's `cohen_kappa_score` does); alpha comes from the `krippendorff` package.
+scikit-learn's `cohen_kappa_score` does), and so is alpha (from the confusion matrix; scikit-learn and the
+`krippendorff` package are the tests' oracles).
 Formulas and an example: docs/judgment-sources.md.
 """
 from __future__ import annotations
@@ -59,17 +60,63 @@ def cohen_kappa(a, b, weights: str = "unweighted", labels: list[int] | None = No
     return kappa_from_confusion(confusion(a, b, labels), weights)
 
 
-def krippendorff_alpha(a, b, level: str = "nominal", labels: list[int] | None = None) -> float:
-    """Krippendorff's alpha of two coders over the same items (the `krippendorff` package);
-    `labels` is the value domain (the scale) for the ordinal metric. NaN with fewer than two values."""
-    import krippendorff
+ALPHA_LEVELS = ("nominal", "ordinal", "interval")
+MIN_SHARED = 30
+"""Fewer documents judged by both sources than this and the label agreement is flagged as not to be trusted."""
 
+
+def shared_caution(n_shared: int) -> str | None:
+    """The small-sample caution for agreement on `n_shared` shared documents (None when there are enough)."""
+    if n_shared >= MIN_SHARED:
+        return None
+    return (f"only {n_shared} shared document{'s' if n_shared != 1 else ''}; not to be trusted "
+            f"(kappa and alpha need at least {MIN_SHARED})")
+
+
+def alpha_from_confusion(m: np.ndarray, level: str = "nominal", values=None) -> float:
+    """Krippendorff's alpha of two coders who both labelled every item, from their confusion matrix `m`
+    (rows coder A, columns coder B, in the order of `values`, default 0..k-1): coincidences o = m + m^T,
+    alpha = 1 - (n - 1) sum o_ck d_ck / sum n_c n_k d_ck with the level's distance d (nominal: c != k;
+    ordinal: (sum of n_g from c to k - (n_c + n_k) / 2)^2; interval: (v_c - v_k)^2). NaN when the expected
+    disagreement is 0 (one value only)."""
+    if level not in ALPHA_LEVELS:
+        raise CranfieldError(f"alpha level {level!r}: use one of {', '.join(ALPHA_LEVELS)}")
+    m = np.asarray(m, float)
+    k = len(m)
+    v = np.arange(k, dtype=float) if values is None else np.asarray(values, float)
+    o = m + m.T
+    nc = o.sum(axis=1)
+    n = nc.sum()
+    if n < 2:
+        return float("nan")
+    i, j = np.indices((k, k))
+    if level == "nominal":
+        d = (i != j).astype(float)
+    elif level == "interval":
+        d = (v[:, None] - v[None, :]) ** 2
+    else:
+        cum = np.concatenate([[0.0], np.cumsum(nc)])
+        lo, hi = np.minimum(i, j), np.maximum(i, j)
+        d = (cum[hi + 1] - cum[lo] - (nc[i] + nc[j]) / 2.0) ** 2
+    de = (np.outer(nc, nc) * d).sum()
+    if de <= 0:
+        return float("nan")
+    return float(1.0 - (n - 1) * (o * d).sum() / de)
+
+
+def krippendorff_alpha(a, b, level: str = "nominal", labels: list[int] | None = None) -> float:
+    """Krippendorff's alpha of two coders over the same items (`alpha_from_confusion`; the `krippendorff`
+    package is the tests' oracle); `labels` is the value domain (the scale). NaN with fewer than two values."""
     a, b = np.asarray(a, float), np.asarray(b, float)
+    if len(a) != len(b):
+        raise CranfieldError("alpha needs two label vectors of the same length")
     domain = sorted(set(labels or []) | set(a.tolist()) | set(b.tolist()))
     if len(a) == 0 or len(domain) < 2 or len(set(a.tolist()) | set(b.tolist())) < 2:
         return float("nan")
-    return float(krippendorff.alpha(reliability_data=np.vstack([a, b]), level_of_measurement=level,
-                                    value_domain=domain))
+    idx = {x: i for i, x in enumerate(domain)}
+    m = np.zeros((len(domain), len(domain)))
+    np.add.at(m, ([idx[x] for x in a.tolist()], [idx[x] for x in b.tolist()]), 1.0)
+    return alpha_from_confusion(m, level, domain)
 
 
 def label_stats(a, b, labels: list[int]) -> dict:
@@ -212,7 +259,8 @@ def report_lines(la: LabelAgreement, sa: SystemAgreement | None = None, top_topi
     A, B = la.names
     g, b = la.graded, la.binary
     out = [f"Agreement between {A} ({la.n_a} judged) and {B} ({la.n_b} judged)",
-           f"documents judged by both: {g['n']}", "",
+           f"documents judged by both: {g['n']}",
+           *([f"caution: {shared_caution(g['n'])}"] if shared_caution(g["n"]) else []), "",
            f"graded scale {la.labels}:",
            f"  observed agreement         {_f(g['agreement'])}",
            f"  Cohen's kappa (unweighted) {_f(g['kappa_unweighted'])}",
