@@ -26,6 +26,25 @@ def register_actions(jsub) -> None:
     s.add_argument("campaign")
     s.set_defaults(func=run_sources)
 
+    c = jsub.add_parser("card", help="judge cards: each source against the people's judgments",
+                        description="One card per judgment source, against the gold source (people): kappa and "
+                                    "alpha with bootstrap intervals over topics, the confusion matrix with exact "
+                                    "intervals, false-positive and false-negative rates by grade (Wilson), tau, "
+                                    "tau_ap and tau@10 of the runs with topic-bootstrap intervals, cost and time "
+                                    "from the source's records, and a caution where the shared sample is small.")
+    c.add_argument("campaign")
+    c.add_argument("--source", action="append", dest="sources", help="the source (repeatable; default: every "
+                                                                      "source independent of the gold one)")
+    c.add_argument("--gold", default="human", help="the people's source (default human)")
+    c.add_argument("-m", "--measure", default=None, help="measure ranking the runs (default: the campaign's first)")
+    c.add_argument("-l", "--rel-level", type=int, default=None, help="relevant from this grade (default: the "
+                                                                      "campaign's binary_threshold)")
+    c.add_argument("--boot", type=int, default=1000, help="bootstrap resamples of topics (default 1000)")
+    c.add_argument("--seed", type=int, default=0)
+    c.add_argument("--alpha", type=float, default=0.05, help="1 - confidence of the intervals (default 0.05)")
+    c.add_argument("--format", choices=["md", "text", "json"], default="text")
+    c.set_defaults(func=run_card)
+
     a = jsub.add_parser("auto", help="judge the pool with an LLM behind an OpenAI-compatible endpoint",
                         description="Send each pooled (topic, document) to an OpenAI-compatible chat endpoint "
                                     "(vLLM, llama.cpp server, Ollama, hosted APIs) and record the grades as a "
@@ -60,6 +79,34 @@ def run_import(args) -> int:
     for p in w:
         print(f"warning: {p}", file=sys.stderr)
     print(f"imported {len(names)} source(s): {', '.join(names)}")
+    return 0
+
+
+def run_card(args) -> int:
+    import json
+
+    from engine.campaign.campaign import load_campaign
+    from engine.judgments.judge_card import card_text, judge_cards
+    from engine.planning.cost import CostModel, model_from_config
+    w = Warnings()
+    if args.boot < 0:
+        raise CranfieldError("--boot must be 0 or more resamples")
+    if not 0 < args.alpha < 1:
+        raise CranfieldError("--alpha must lie between 0 and 1, e.g. 0.05 for 95% intervals")
+    camp = load_campaign(args.campaign, warnings=w)
+    cm = model_from_config(camp.config.get("cost"), CostModel())
+    cards = judge_cards(camp, args.gold, args.sources, measure=args.measure, threshold=args.rel_level,
+                        n_boot=args.boot, seed=args.seed, alpha=args.alpha,
+                        seconds_per_judgment=cm.times(None).judgment_avg, cost_source=cm.describe())
+    for p in w:
+        print(f"warning: {p}", file=sys.stderr)
+    if not cards:
+        raise CranfieldError(f"{args.campaign}: no judgment source shares documents with {args.gold}; import one "
+                             f"(`cranfield judgments import`) or judge with a model (`cranfield judgments auto`)")
+    if args.format == "json":
+        sys.stdout.write(json.dumps([c.to_dict() for c in cards], indent=1, default=str) + "\n")
+        return 0
+    sys.stdout.write("\n".join(card_text(c, "markdown" if args.format == "md" else "text") for c in cards))
     return 0
 
 

@@ -286,9 +286,9 @@ def run_auto_judge(camp, source: str, settings: JudgeSettings, pairs: pd.DataFra
         return (f"grade {mapped} is not on the campaign's scale ({', '.join(map(str, scale))}); "
                 f"not recorded: map the model's grades with --grade-map {mapped}={top}")
 
-    def record(t, d, key, g, answer, seconds=None):
+    def record(t, d, key, g, answer, seconds=None, tokens=(None, None)):
         rec = {"topic": t, "doc": d, "grade": gm.get(int(g), int(g)), **base, "key": key, "ts": now_ts(),
-               "seconds": seconds}
+               "seconds": seconds, "prompt_tokens": tokens[0], "completion_tokens": tokens[1]}
         if int(g) in gm:
             rec["model_grade"] = int(g)
         append_records(log_p, [rec])
@@ -331,7 +331,7 @@ def run_auto_judge(camp, source: str, settings: JudgeSettings, pairs: pd.DataFra
         append_records(cache_p, [{"key": key, "topic": t, "doc": d, "model": settings.model,
                                   "prompt_version": settings.prompt_version, "grade": g,
                                   "answer": out.text[-2000:], "ts": now_ts()}])
-        record(t, d, key, g, out.text, out.seconds)
+        record(t, d, key, g, out.text, out.seconds, (out.prompt_tokens, out.completion_tokens))
         with lock:
             res.judged += 1
 

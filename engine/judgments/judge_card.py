@@ -232,8 +232,9 @@ def source_cost(records: pd.DataFrame | None, kind: str, origin: str = "", secon
     out["timed"] = int(secs.notna().sum())
     out["seconds"] = float(secs.sum())
     out["seconds_per_judgment"] = float(secs.mean()) if secs.notna().any() else float("nan")
-    if "cached" in judge:
-        cached = judge["cached"].astype(str).str.lower().isin(["true", "1"])
+    if kind == "auto" or "cached" in judge:
+        cached = (judge["cached"].astype(str).str.lower().isin(["true", "1"]) if "cached" in judge
+                  else pd.Series(False, index=judge.index))
         out["from_cache"] = int(cached.sum())
         out["calls"] = int((~cached).sum())
     for c in ("prompt_tokens", "completion_tokens"):
