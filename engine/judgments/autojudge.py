@@ -250,3 +250,44 @@ def qrel_evaluate(truth: pd.DataFrame, predicted: pd.DataFrame, truth_max_grade:
             left.append(f"{c} over {int(v.notna().sum())} of {len(v)} topics")
     mean["reasons"] = ("undefined values left out: " + ", ".join(left)) if left else ""
     return pd.concat([df, pd.DataFrame([mean])], ignore_index=True)
+
+
+# ---------------------------------------------------------------------------- a campaign's files
+
+def source_leaderboard(camp, name: str, measures: list[str] | None = None) -> pd.DataFrame:
+    """The leaderboard under one judgment source: per-topic rows and each run's `all` row (the evaluator's
+    summary value), as a long table run, topic, measure, value."""
+    from ..evaluation.evaluate import summarize
+    from ..formats.autojudge import with_aggregates
+    from .ppi import _long_values
+    from .sources import source_judgments
+    long = _long_values(camp, source_judgments(camp, name), measures or camp.measures() or ["map"])
+    return with_aggregates(long, summarize(long))
+
+
+def export_campaign(camp, out, sources: list[str] | None = None, measures: list[str] | None = None,
+                    board_format: str = "jsonl") -> list:
+    """Write SOURCE.qrels (AutoJudge's judgment format: TREC qrels) and SOURCE.eval.jsonl (or .eval.tot /
+    .eval.ir_measures) for each judgment source into `out`; returns the paths."""
+    from pathlib import Path
+
+    from ..formats.autojudge import leaderboard_text
+    from ..formats.qrels import write_qrels
+    from ..util.atomic import atomic_write
+    from .sources import source_judgments, source_names
+    names = sources or source_names(camp)
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for n in names:
+        stem = n.replace(":", "_")
+        q = source_judgments(camp, n)
+        if not len(q):
+            continue
+        write_qrels(out / f"{stem}.qrels", q)
+        paths.append(out / f"{stem}.qrels")
+        board = source_leaderboard(camp, n, measures)
+        p = out / f"{stem}.eval.{board_format}"
+        atomic_write(p, leaderboard_text(board, board_format).encode("utf-8"))
+        paths.append(p)
+    return paths
