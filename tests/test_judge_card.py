@@ -201,3 +201,42 @@ def test_cost_from_an_automatic_judges_records(tmp_path):
     people = source_cost(pd.DataFrame({"op": ["judge", "judge"], "seconds": [10.0, None]}), "human",
                          seconds_per_judgment=13.0, cost_source="table")
     assert people["seconds"] == 10.0 and people["timed"] == 1 and people["model_hours"] == pytest.approx(26 / 3600)
+
+
+def test_tui_agreement_screen_shows_the_card(camp_dir):
+    from tui.app import CranfieldApp
+    from tui.testing import press, run_async, settle
+
+    @run_async
+    async def go():
+        app = CranfieldApp(camp_dir)
+        async with app.run_test(size=(100, 40)) as pilot:
+            await settle(pilot)
+            await press(pilot, "k")
+            await settle(pilot)
+            scr = app.screen
+            assert (scr.a, scr.b) == ("human", "judge-noisy")
+            for _ in range(100):
+                text = str(scr.query_one("#agr-text").render())
+                if "Judge card" in text:
+                    break
+                await pilot.pause(0.1)
+            assert "Judge card: judge-noisy (simulated, model noisy judge, error 0.25) against human" in text
+            assert "False positives and negatives by the people's grade" in text and "tau@10" in text
+            assert "Details" in text and "documents judged by both" in text
+    go()
+
+
+def test_report_page_of_judge_cards_as_a_process(camp_dir, tmp_path):
+    out = tmp_path / "reports"
+    r = cli("report", camp_dir, "--out", out, timeout=180)
+    assert r.rc == 0, r.text
+    md = (out / "judges.md").read_text()
+    assert md.startswith("# Judge cards: ") and "## Judge card: judge-noisy" in md and "| tau_ap |" in md
+    from engine.campaign.campaign import load_campaign
+    from engine.judgments.judge_card import judge_card
+    kappa = judge_card(load_campaign(camp_dir), "judge-noisy").agreement.set_index("statistic").loc["kappa", "value"]
+    assert f"| kappa | {kappa:.3f} |" in md
+    assert "Judge card: judge-noisy" in (out / "judges.html").read_text()
+    assert "[judges](judges.md)" in (out / "index.md").read_text()
+    assert 'href="judges.html"' in (out / "index.html").read_text()

@@ -278,12 +278,40 @@ def write_reports(camp, out: str | Path, runs: list[str] | None = None, measures
                          f"{html.escape(rep.run)}</a></td><td>{html.escape(str(rep.meta.get('group', '')))}</td>"
                          + "".join(f"<td class=n>{v:.4f}</td>" for v in rep.summary.values()) + "</tr>")
     ms = list(reps[0].summary) if reps else []
+    judges = write_judge_pages(camp, out, name)
+    paths += judges
     md = [f"# Participant reports: {name}", "", f"Runs ordered by {first}.", "",
+          *(["Judge cards: [judges](judges.md).", ""] if judges else []),
           _md(rows_md, ["position", "run", "group", *ms], "rll" + "r" * len(ms))]
     atomic_write(out / "index.md", shown("\n".join(md), "\n\t").encode("utf-8"))
     page = [f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{html.escape(name)}: runs</title>"
             f"<style>{_CSS}</style></head><body><h1>Participant reports: {html.escape(name)}</h1>"
-            f"<p>Runs ordered by {html.escape(str(first))}.</p><table><tr><th>position</th><th>run</th><th>group</th>"
+            f"<p>Runs ordered by {html.escape(str(first))}.</p>"
+            + ("<p>Judge cards: <a href=\"judges.html\">judges</a>.</p>" if judges else "") + "<table><tr><th>position</th><th>run</th><th>group</th>"
             + "".join(f"<th>{html.escape(m)}</th>" for m in ms) + "</tr>", *rows_html, "</table></body></html>"]
     atomic_write(out / "index.html", shown("\n".join(page) + "\n", "\n\t").encode("utf-8"))
     return paths + [out / "index.md", out / "index.html"]
+
+
+def write_judge_pages(camp, out: Path, name: str = "") -> list[Path]:
+    """judges.md and judges.html: the judge card of every judgment source that shares documents with the
+    people's (engine.judgments.judge_card; tables through format_table); [] when there is none."""
+    from ..judgments.judge_card import card_text, judge_cards
+    from ..util.atomic import atomic_write
+    from ..util.names import shown
+    try:
+        cards = judge_cards(camp)
+    except CranfieldError:
+        return []
+    if not cards:
+        return []
+    title = f"Judge cards: {name}" if name else "Judge cards"
+    md = shown("\n".join([f"# {title}", "", *(card_text(c, "markdown") for c in cards)]), "\n\t")
+    page = [f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{html.escape(title)}</title>"
+            f"<style>{_CSS}</style></head><body><h1>{html.escape(title)}</h1><p><a href=\"index.html\">all runs</a></p>"]
+    page += [f"<pre>{html.escape(card_text(c, 'text'))}</pre>" for c in cards]
+    page.append("</body></html>")
+    paths = [out / "judges.md", out / "judges.html"]
+    atomic_write(paths[0], md.encode("utf-8"))
+    atomic_write(paths[1], shown("\n".join(page) + "\n", "\n\t").encode("utf-8"))
+    return paths

@@ -25,8 +25,12 @@ class AgreementScreen(CranfieldScreen):
 on the documents both judged, Cohen's kappa (unweighted, linear, quadratic), Krippendorff's alpha
 (nominal, ordinal) and the confusion matrix, graded and binarized at the campaign's threshold; the
 topics that disagree most; and the leaderboard under each source (Kendall tau, tau_ap, largest rank
-change, top-k overlap) for the first shown measure. a and b choose the two sources; e exports the
-per-topic table. Same as `cranfield agreement DIR --sources A B`."""
+change, top-k overlap) for the first shown measure. Above them, B's judge card against A (the people):
+kappa and alpha with bootstrap intervals over topics, the confusion matrix with exact intervals,
+false-positive and false-negative rates by grade (Wilson), tau, tau_ap and tau@10 with topic-bootstrap
+intervals, cost and time, and a caution where the shared documents are few. a and b choose the two
+sources; e exports the per-topic table. Same as `cranfield agreement DIR --sources A B` and
+`cranfield judgments card DIR --source B --gold A`."""
     BINDINGS = [Binding("a", "pick('a')", "Source A"), Binding("b", "pick('b')", "Source B")]
 
     def __init__(self):
@@ -93,12 +97,23 @@ per-topic table. Same as `cranfield agreement DIR --sources A B`."""
                 opt = camp.eval_options()
                 sa = leaderboard_agreement(mean_scores(ja, runs, measure, opt, camp.gains()),
                                            mean_scores(jb, runs, measure, opt, camp.gains()), (a, b), measure)
-            return la, sa
+            progress(0.6, "judge card")
+            try:
+                from engine.judgments.judge_card import card_text, judge_card
+                from engine.planning.cost import CostModel, model_from_config
+                cm = model_from_config(camp.config.get("cost"), CostModel())
+                card = card_text(judge_card(camp, b, a, measure, seconds_per_judgment=cm.times(None).judgment_avg,
+                                            cost_source=cm.describe()), "text")
+            except CranfieldError as exc:
+                card = f"No judge card of {b} against {a}: {exc}"
+            return la, sa, card
 
         def done(res) -> None:
             from engine.judgments.agreement import report_lines
-            self.result = res
-            self.query_one("#agr-text", Static).update(Text("\n".join(report_lines(*res, top_topics=15))))
+            from engine.util.names import shown
+            self.result = res[:2]
+            self.query_one("#agr-text", Static).update(Text(shown(res[2], "\n") + "\n\nDetails\n\n"
+                                                            + "\n".join(report_lines(*res[:2], top_topics=15))))
         self.run_job("agreement", work, done)
 
     def action_pick(self, which: str) -> None:
