@@ -270,3 +270,27 @@ def test_leaderboard_reader_errors_and_oracle_files(nltk_env, tmp_path):
         er = oracle_load(p, format=fmt, recompute_aggregates=False, verify=True, on_missing="error")
         assert er.get_aggregate_ranking("m1") == pytest.approx(run_means(b, "m1").to_dict(), abs=1e-15)
         assert read_leaderboard(p, fmt).equals(b)
+
+
+def test_qrel_evaluate_degenerate_topics_both_ways(nltk_env):
+    from autojudge_base.qrels.qrels import QrelRow, Qrels
+    from autojudge_evaluate.nugget_doc_eval import grade_agreement, set_overlap
+    # o: one document; n: the judge calls nothing relevant; ok: an ordinary topic
+    T = pd.DataFrame([("o", "a", 1), ("n", "a", 1), ("n", "b", 0), ("ok", "a", 1), ("ok", "b", 0), ("ok", "c", 1)],
+                     columns=["topic", "doc", "grade"])
+    P = pd.DataFrame([("o", "a", 1), ("n", "a", 0), ("n", "b", 0), ("ok", "a", 1), ("ok", "b", 1), ("ok", "c", 0)],
+                     columns=["topic", "doc", "grade"])
+    tq, pq = (Qrels([QrelRow(*r) for r in x.itertuples(index=False)]) for x in (T, P))
+    ov = {r.topic_id: r for r in set_overlap(tq, pq)}
+    ag = {r.topic_id: r for r in grade_agreement(tq, pq)}
+    got = qrel_evaluate(T, P).set_index("Topic")
+    assert ag["o"].ari == 1.0 and np.isnan(got.loc["o", "ARI"])
+    assert "one document: no pair to compare (auto-judge-evaluate gives 1.0)" in got.loc["o", "reasons"]
+    assert ov["n"].precision == 0.0 and np.isnan(got.loc["n", "Precision"])
+    assert "the judge calls no document relevant: precision undefined" in got.loc["n", "reasons"]
+    assert ag["n"].kappa_binary[(1, 1)] == 0.0 and np.isnan(got.loc["n", "Kappa@1"])
+    assert got.loc["n", "Recall"] == ov["n"].recall == 0.0 and got.loc["n", "F1"] == ov["n"].f1 == 0.0
+    assert got.loc["ok", "Kappa@1"] == pytest.approx(ag["ok"].kappa_binary[(1, 1)], abs=1e-12)
+    assert got.loc["ok", "ARI"] == pytest.approx(ag["ok"].ari, abs=1e-12) and got.loc["ok", "reasons"] == ""
+    # the means: the oracle's include its 0.0 and 1.0; Cranfield's only the defined values
+    assert got.loc["MEAN", "Precision"] == pytest.approx(np.mean([ov["o"].precision, ov["ok"].precision]))
