@@ -294,3 +294,38 @@ def test_qrel_evaluate_degenerate_topics_both_ways(nltk_env):
     assert got.loc["ok", "ARI"] == pytest.approx(ag["ok"].ari, abs=1e-12) and got.loc["ok", "reasons"] == ""
     # the means: the oracle's include its 0.0 and 1.0; Cranfield's only the defined values
     assert got.loc["MEAN", "Precision"] == pytest.approx(np.mean([ov["o"].precision, ov["ok"].precision]))
+
+
+def test_autoargue_nugget_banks_both_ways(nltk_env, tmp_path):
+    from autojudge_base.nugget_data import NuggetBank, NuggetClaim, NuggetQuestion
+    from autojudge_base.nugget_data.nugget_banks import NuggetBanks, load_nugget_banks_from_file, write_nugget_banks
+    d = tmp_path / "c"
+    assert cli("simulate", "--out", d, "--runs", "3", "--topics", "2", "--depth", "5", timeout=120).rc == 0
+    b1 = NuggetBank(query_id="401", title_query="q one")
+    b1.add_nuggets([NuggetQuestion.from_lazy("401", "What is alpha?", gold_answers=["a1"], importance="vital"),
+                    NuggetClaim(claim="beta holds", query_id="401", importance="okay")])
+    b2 = NuggetBank(query_id="402", title_query="q two")
+    b2.add_nuggets([NuggetQuestion.from_lazy("402", "Who is gamma?")])          # no importance: okay, noted
+    f = tmp_path / "argue.jsonl"
+    write_nugget_banks(NuggetBanks.from_banks_list([b1, b2]), f)
+    r = cli("autojudge", "import", d, f, "--what", "nuggets", timeout=60)
+    assert r.rc == 0, r.text
+    assert "(autoargue-nuggets): 3 nuggets imported" in r.out
+    assert "1 nugget(s) without an importance read as okay" in r.err and "answers" in r.err
+    from engine.nuggets.store import current_nuggets
+    cur = current_nuggets(d)
+    assert sorted(zip(cur["topic"], cur["text"], cur["importance"])) == [
+        ("401", "What is alpha?", "vital"), ("401", "beta holds", "okay"), ("402", "Who is gamma?", "okay")]
+    again = cli("autojudge", "import", d, f, "--what", "nuggets", timeout=60)
+    assert again.rc == 0 and "nothing new" in again.out
+    out = tmp_path / "aj"
+    assert cli("autojudge", "export", d, "--out", out, "-m", "map", timeout=120).rc == 0
+    back = load_nugget_banks_from_file(out / "nuggets.argue.jsonl")
+    got = {q: sorted((type(n).__name__, getattr(n, "question", None) or n.claim, n.importance)
+                     for n in b.nuggets_as_list()) for q, b in back.banks.items()}
+    assert got == {"401": [("NuggetClaim", "beta holds", "okay"), ("NuggetQuestion", "What is alpha?", "vital")],
+                   "402": [("NuggetQuestion", "Who is gamma?", "okay")]}
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"query_id": "401", "nugget_bank": [{"question": "q?", "importance": 3}]}\n')
+    r = cli("autojudge", "import", d, bad, "--what", "nuggets", timeout=60)
+    assert r.rc != 0 and f'{bad}:1: nugget_bank[0]: "importance" must be vital or okay, found 3' in r.err

@@ -18,7 +18,8 @@ def register(sub) -> None:
                                    "undefined where that tool prints 0.0 (docs/llm-judges.md, AutoJudge).")
     a = p.add_subparsers(dest="autojudge_command", metavar="ACTION")
 
-    e = a.add_parser("export", help="each judgment source as SOURCE.qrels and SOURCE.eval.jsonl (and the nuggets)")
+    e = a.add_parser("export", help="each judgment source as SOURCE.qrels and SOURCE.eval.jsonl (and the nuggets "
+                                    "as nuggets.jsonl, nuggetizer's bank, and nuggets.argue.jsonl, AutoARGUE's)")
     e.add_argument("campaign")
     e.add_argument("--out", required=True, help="output directory")
     e.add_argument("--source", action="append", dest="sources", help="source to export (repeatable; default all)")
@@ -27,7 +28,8 @@ def register(sub) -> None:
     e.add_argument("--leaderboard-format", choices=["jsonl", "tot", "ir_measures"], default="jsonl")
     e.set_defaults(func=run_export)
 
-    i = a.add_parser("import", help="an AutoJudge qrels file as a judgment source, or a nugget bank")
+    i = a.add_parser("import", help="an AutoJudge qrels file as a judgment source, or a nugget bank (nuggetizer "
+                                    "or AutoARGUE)")
     i.add_argument("campaign")
     i.add_argument("file")
     i.add_argument("--what", choices=["qrels", "nuggets"], default="qrels")
@@ -127,11 +129,12 @@ def run_export(args) -> int:
     from engine.nuggets.store import nuggets_path
     if nuggets_path(camp.root).is_file():
         from engine.util.atomic import atomic_write
-        text = export_text(camp.root, "nuggetizer-nuggets")
-        if text:
-            p = Path(args.out) / "nuggets.jsonl"
-            atomic_write(p, text.encode("utf-8"))
-            paths.append(p)
+        for fmt, name in (("nuggetizer-nuggets", "nuggets.jsonl"), ("autoargue-nuggets", "nuggets.argue.jsonl")):
+            text = export_text(camp.root, fmt)
+            if text:
+                p = Path(args.out) / name
+                atomic_write(p, text.encode("utf-8"))
+                paths.append(p)
     print(f"wrote {len(paths)} file(s) to {args.out}: " + ", ".join(p.name for p in paths))
     return 0
 
@@ -146,7 +149,14 @@ def run_import(args) -> int:
         msg = f"imported source {', '.join(names)}"
     else:
         from engine.nuggets.exchange import import_file
-        msg = import_file(camp.root, args.file, "nuggetizer-nuggets", by="autojudge").summary()
+        from engine.nuggets.interchange import read_interchange
+        fmt = read_interchange(args.file)[0]
+        if fmt not in ("nuggetizer-nuggets", "autoargue-nuggets"):
+            raise CranfieldError(f"{args.file}: reads as {fmt}, not a nugget bank (nuggetizer or AutoARGUE)")
+        res = import_file(camp.root, args.file, fmt, by="autojudge")
+        msg = res.summary()
+        for n in res.notes:
+            print(f"note: {n}", file=sys.stderr)
     for item in w:
         print(f"warning: {item}", file=sys.stderr)
     print(msg)

@@ -7,7 +7,7 @@ import sys
 
 from engine.errors import CranfieldError
 
-FORMATS = ("nuggetizer-nuggets", "nuggetizer-assignments", "trec-nuggets", "trec-assignments")
+FORMATS = ("nuggetizer-nuggets", "nuggetizer-assignments", "trec-nuggets", "trec-assignments", "autoargue-nuggets")
 
 
 def register_io(ns) -> None:

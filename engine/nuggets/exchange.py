@@ -18,6 +18,7 @@ from ..errors import CranfieldError, FormatError, Problem
 from ..judgments.log import append_records, now_ts
 from .interchange import (
     Item,
+    autoargue_nugget_line,
     label_token,
     nuggetizer_assignment_line,
     nuggetizer_nugget_line,
@@ -222,10 +223,14 @@ def export_text(root, fmt: str, source: str | None = None, answers=None, titles:
     cur = [v for v in fold_nuggets(nugget_log(root)).values() if v["active"]]
     if fmt == "trec-nuggets":
         return "".join(trec_nugget_line(v["topic"], v["nugget"], v["importance"], v["text"]) for v in cur)
-    if fmt == "nuggetizer-nuggets":
+    if fmt in ("nuggetizer-nuggets", "autoargue-nuggets"):
         topics: dict[str, list[dict]] = {}
         for v in cur:
             topics.setdefault(v["topic"], []).append(v)
+        if fmt == "autoargue-nuggets":      # a nugget read as a question stays one; every other is a claim
+            return "".join(autoargue_nugget_line(t, _query(vs, titles), [
+                (v["text"], v["importance"], (v.get("origin") or {}).get("kind", "claim")) for v in vs])
+                for t, vs in topics.items())
         return "".join(nuggetizer_nugget_line(t, _query(vs, titles), [(v["text"], v["importance"]) for v in vs])
                        for t, vs in topics.items())
     if source is None:

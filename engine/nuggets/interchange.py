@@ -8,6 +8,11 @@
 - `trec-nuggets`: tab-separated TOPIC, NUGGET_ID, vital|okay, TEXT (one nugget a line, ids kept)
 - `trec-assignments`: tab-separated RUN, TOPIC, NUGGET_ID, LABEL with LABEL support, partial_support,
   not_support or NIST's 0-2 support scale (2 full, 1 partial, 0 no support); the token is kept.
+- `autoargue-nuggets`: TREC AutoJudge's AutoARGUE nugget banks (JSON lines, one bank a topic, or one
+  bank as one JSON document): {"query_id": "T", "title_query": "...", "nugget_bank": {QUESTION:
+  {"question": ..., "importance": "vital"}}, "claim_bank": {CLAIM: {"claim": ...}}} (either bank a dict
+  or a list); a question or a claim is one nugget; importance vital or okay (absent: okay, noted);
+  answers, references and sub-nuggets are not kept (noted).
 Each item read carries its origin: file, format, line, position in the line's list, original id.
 Detection never guesses: a file that reads as two formats, or lines of different formats, is refused
 with a request for --format.
@@ -23,7 +28,7 @@ from ..formats.safeload import loads_json, type_name
 from .answers import check_ident
 from .scores import IMPORTANCE, LABELS
 
-FORMATS = ("nuggetizer-nuggets", "nuggetizer-assignments", "trec-nuggets", "trec-assignments")
+FORMATS = ("nuggetizer-nuggets", "nuggetizer-assignments", "trec-nuggets", "trec-assignments", "autoargue-nuggets")
 NIST_SCALE = {"2": "support", "1": "partial_support", "0": "not_support"}
 _TOKENS = {**{x: x for x in LABELS}, **NIST_SCALE}
 _HINT = ("give the file's format with --format (" + ", ".join(FORMATS) + "); docs/rag.md describes each")
@@ -85,6 +90,8 @@ def detect_format(spath: str, text: str) -> str:
     if not lines:
         raise FormatError(Problem(spath, None, "holds no records"), hint=_HINT)
     if lines[0][1].lstrip().startswith("{"):
+        if _autoargue_records(spath, text)[0]:
+            return "autoargue-nuggets"
         recs, probs = _json_records(spath, text)
         if probs:
             raise FormatError(probs, hint=_HINT)
@@ -130,12 +137,15 @@ def read_interchange(path, fmt: str | None = None) -> tuple[str, list[Item], byt
         fmt = detect_format(spath, text)
     elif fmt not in FORMATS:
         raise FormatError(Problem(spath, None, f"unknown format {fmt!r}"), hint=_HINT)
-    items, probs = (_read_json if fmt.startswith("nuggetizer") else _read_tsv)(spath, text, fmt)
+    notes: list[str] = []
+    if fmt == "autoargue-nuggets":
+        items, probs = _read_autoargue(spath, text, notes)
+    else:
+        items, probs = (_read_json if fmt.startswith("nuggetizer") else _read_tsv)(spath, text, fmt)
     if probs:
         raise FormatError(probs, hint=f"the file was read as {fmt}; " + _HINT)
     if not items:
         raise FormatError(Problem(spath, None, f"holds no {fmt.split('-')[1]}"))
-    notes = []
     if fmt.startswith("nuggetizer"):
         extra = _extra_keys(text, fmt)
         if extra:
@@ -223,6 +233,72 @@ def _read_json(spath: str, text: str, fmt: str) -> tuple[list[Item], list[Proble
     return items, probs
 
 
+def _autoargue_records(spath: str, text: str) -> tuple[list[tuple[int, dict]], list[Problem]]:
+    """The banks of an AutoARGUE file (JSON lines, or one JSON document): [] when it holds none."""
+    recs, probs = _json_records(spath, text)
+    if probs:
+        try:
+            whole = loads_json(text, spath)
+        except ValueError:
+            return [], probs
+        recs, probs = ([(1, whole)] if isinstance(whole, dict) else []), []
+    banks = [(ln, o) for ln, o in recs if "nugget_bank" in o or "claim_bank" in o]
+    return (banks, probs) if banks and len(banks) == len(recs) else ([], probs)
+
+
+def _read_autoargue(spath: str, text: str, notes: list[str]) -> tuple[list[Item], list[Problem]]:
+    recs, probs = _autoargue_records(spath, text)
+    if not recs:
+        return [], probs or [Problem(spath, None, 'no line is a nugget bank (a "nugget_bank" or "claim_bank")')]
+    items: list[Item] = []
+    seen: dict[str, int] = {}
+    no_imp = dropped = 0
+    for ln, obj in recs:
+        errs = []
+        topic, e = check_ident(obj.get("query_id"), '"query_id"')
+        errs += [e] if e else []
+        if topic and topic in seen:
+            errs.append(f"topic {topic} again (first at line {seen[topic]})")
+        seen.setdefault(topic or "", ln)
+        q = obj.get("title_query") or ""
+        line_items = []
+        for key, field_, kind in (("nugget_bank", "question", "question"), ("claim_bank", "claim", "claim")):
+            bank = obj.get(key)
+            if bank is None:
+                continue
+            entries = list(bank.values()) if isinstance(bank, dict) else bank
+            if not isinstance(entries, list):
+                errs.append(f'"{key}" must be an object or a list, found {type_name(bank)}')
+                continue
+            for i, n in enumerate(entries):
+                where = f"{key}[{i}]"
+                if not isinstance(n, dict):
+                    errs.append(f"{where}: expected an object, found {type_name(n)}")
+                    continue
+                t, e = _nugget_text(n.get(field_), f'{where} "{field_}"')
+                errs += [e] if e else []
+                imp = n.get("importance")
+                if imp is None:
+                    imp, no_imp = "okay", no_imp + 1
+                elif imp not in IMPORTANCE:
+                    errs.append(f'{where}: "importance" must be vital or okay, found {type_name(imp)}')
+                dropped += sum(1 for k in ("answers", "references", "sub_nuggets") if n.get(k))
+                origin = {"format": "autoargue-nuggets", "line": ln, "index": len(line_items), "kind": kind,
+                          "id": n.get("question_id") or n.get("claim_id")}
+                if not line_items:
+                    origin["query"] = q if isinstance(q, str) else ""
+                line_items.append(Item(topic or "", t, imp, None, None, None, origin))
+        if errs:
+            probs.extend(Problem(spath, ln, e) for e in errs)
+        else:
+            items.extend(line_items)
+    if no_imp:
+        notes.append(f"{spath}: {no_imp} nugget(s) without an importance read as okay")
+    if dropped:
+        notes.append(f"{spath}: answers, references and sub-nuggets ({dropped} field(s)) are not kept")
+    return items, probs
+
+
 def _read_tsv(spath: str, text: str, fmt: str) -> tuple[list[Item], list[Problem]]:
     items: list[Item] = []
     probs: list[Problem] = []
@@ -279,6 +355,16 @@ def nuggetizer_assignment_line(run: str, topic: str, query: str, answer_text: st
     return json.dumps({"query": query, "qid": topic, "answer_text": answer_text, "response_length": response_length,
                        "run_id": run, "nuggets": [{"text": t, "importance": i, "assignment": a}
                                                   for t, i, a in nuggets]}) + "\n"
+
+
+def autoargue_nugget_line(topic: str, query: str, nuggets: list[tuple[str, str, str]]) -> str:
+    """One AutoARGUE nugget bank (a JSON line): (text, importance, kind) per nugget, kind question or claim."""
+    bank = {"query_id": topic, "title_query": query, "format_version": "v3"}
+    for key, field_, kind in (("nugget_bank", "question", "question"), ("claim_bank", "claim", "claim")):
+        sub = {t: {field_: t, "query_id": topic, "importance": i} for t, i, k in nuggets if k == kind}
+        if sub:
+            bank[key] = sub
+    return json.dumps(bank) + "\n"
 
 
 def trec_nugget_line(topic: str, nugget: str, importance: str, text: str) -> str:
