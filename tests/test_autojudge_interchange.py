@@ -329,3 +329,26 @@ def test_autoargue_nugget_banks_both_ways(nltk_env, tmp_path):
     bad.write_text('{"query_id": "401", "nugget_bank": [{"question": "q?", "importance": 3}]}\n')
     r = cli("autojudge", "import", d, bad, "--what", "nuggets", timeout=60)
     assert r.rc != 0 and f'{bad}:1: nugget_bank[0]: "importance" must be vital or okay, found 3' in r.err
+
+
+@pytest.mark.parametrize("methods", [["kendall", "tauap_b", "kendall@10"], ["kendall", "pearson"]])
+def test_missing_runs_as_the_oracle_handles_them(nltk_env, tmp_path, methods):
+    """--on-missing default: a run the judge left out scores 0.0, unless a METHOD@K is asked, when the
+    oracle keeps the runs both scored for every method; Cranfield does the same and says so."""
+    from autojudge_evaluate.evaluation import LeaderboardEvaluator
+    rng = np.random.default_rng(9)
+    runs = [f"r{i}" for i in range(12)]
+    truth = _board(rng, runs, ["1", "2", "3"], ("m",))
+    judge = truth[truth["run"] != "r3"].assign(value=lambda x: x["value"] + rng.normal(0, 0.2, len(x)))
+    (tmp_path / "t.jsonl").write_text(leaderboard_text(truth))
+    (tmp_path / "j.jsonl").write_text(leaderboard_text(judge))
+    ev = LeaderboardEvaluator(tmp_path / "t.jsonl", truth_format="jsonl", eval_format="jsonl", on_missing="default",
+                              correlation_methods=methods)
+    want = ev.evaluate(tmp_path / "j.jsonl")[("m", "m")]
+    got = meta_evaluate(truth, {"j": judge}, methods=methods, on_missing="default").iloc[0]
+    for m in methods:
+        assert got[m] == pytest.approx(want[m], abs=1e-12), m
+    if any("@" in m for m in methods):
+        assert "1 run(s) scored on one side only left out of every method" in got["reasons"]
+    else:
+        assert "kendall: 1 run(s) missing from the judge's leaderboard scored 0.0" in got["reasons"]

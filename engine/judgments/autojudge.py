@@ -130,6 +130,14 @@ def meta_evaluate(truth: pd.DataFrame, judges: dict[str, pd.DataFrame], truth_me
                 e = run_means(board, em)
                 row = {"Judge": name, "TruthMeasure": tm, "EvalMeasure": em}
                 reasons = []
+                if any("@" in m for m in methods):
+                    # auto-judge-evaluate keeps only the runs both scored for every method once a METHOD@K
+                    # is asked; the same here, and said
+                    both = [r for r in t.index if r in e.index]
+                    if len(both) < len(t) or len(both) < len(e):
+                        reasons.append(f"{len(t) + len(e) - 2 * len(both)} run(s) scored on one side only left "
+                                       f"out of every method (a METHOD@K is asked)")
+                    t, e = t.loc[both], e.loc[both]
                 for m in methods:
                     v, why = correlate(t, e, m, on_missing)
                     row[m] = v
