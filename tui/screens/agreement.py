@@ -25,7 +25,7 @@ class AgreementScreen(CranfieldScreen):
 on the documents both judged, Cohen's kappa (unweighted, linear, quadratic), Krippendorff's alpha
 (nominal, ordinal) and the confusion matrix, graded and binarized at the campaign's threshold; the
 topics that disagree most; and the leaderboard under each source (Kendall tau, tau_ap, largest rank
-change, top-k overlap) for the first shown measure. Above them, B's judge card against A (the people):
+change, top-k overlap) for the first shown measure. Below them, B's judge card against A (the people):
 kappa and alpha with bootstrap intervals over topics, the confusion matrix with exact intervals,
 false-positive and false-negative rates by grade (Wilson), tau, tau_ap and tau@10 with topic-bootstrap
 intervals, cost and time, and a caution where the shared documents are few. a and b choose the two
@@ -112,8 +112,8 @@ sources; e exports the per-topic table. Same as `cranfield agreement DIR --sourc
             from engine.judgments.agreement import report_lines
             from engine.util.names import shown
             self.result = res[:2]
-            self.query_one("#agr-text", Static).update(Text(shown(res[2], "\n") + "\n\nDetails\n\n"
-                                                            + "\n".join(report_lines(*res[:2], top_topics=15))))
+            self.query_one("#agr-text", Static).update(Text("\n".join(report_lines(*res[:2], top_topics=15))
+                                                            + "\n\n" + shown(res[2], "\n")))
         self.run_job("agreement", work, done)
 
     def action_pick(self, which: str) -> None:
