@@ -94,12 +94,11 @@ def _judge_screen():
     return JudgeScreen()
 
 
-class DeskApp(CranfieldApp):
+class DeskApp(CranfieldApp, inherit_bindings=False):   # none of the main app's keys (h l m p v c x o ...)
     """The judging desk of one assessor (see the module's docstring for what it leaves out)."""
 
     TITLE = "Cranfield judging desk"
     ENABLE_COMMAND_PALETTE = False
-    inherit_bindings = False                  # none of the main app's keys (h l m p v c x o g k ctrl+r ...)
     MODES = {"judge": _judge_screen, "assign": DeskAssignScreen}
     DEFAULT_MODE = "judge"
     NAV = DESK_NAV
