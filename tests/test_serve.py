@@ -6,16 +6,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import socket
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
 from _cli import ROOT, assert_clean_refusal, cli
+from _serve import Served
 from tui.testing import deepen_demo_pool, private_copy, run_async, settle
 
 DEMO = ROOT / "campaigns" / "demo"
@@ -25,12 +22,6 @@ def campaign(tmp_path: Path) -> Path:
     camp = private_copy(DEMO, tmp_path / "c", skip=("pools", "log.jsonl*"))
     deepen_demo_pool(camp, 60)
     return camp
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 # ---------------------------------------------------------------------- tokens
@@ -83,36 +74,6 @@ def test_token_commands_run_as_separate_processes(tmp_path):
 
 
 # ---------------------------------------------------------------------- the server
-class Served:
-    """`cranfield serve CAMP` in a subprocess on a free port (ended by its pid)."""
-
-    def __init__(self, camp: Path, *extra: str):
-        self.port = free_port()
-        env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
-        self.p = subprocess.Popen([sys.executable, "-m", "cranfield.cli", "serve", str(camp), "--port",
-                                   str(self.port), *extra], env=env, stdout=subprocess.PIPE,
-                                  stderr=subprocess.PIPE, text=True)
-        end = time.time() + 30
-        while time.time() < end:
-            try:
-                socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
-                return
-            except OSError:
-                if self.p.poll() is not None:
-                    raise AssertionError(self.p.stderr.read())
-                time.sleep(0.1)
-        raise AssertionError("cranfield serve did not start listening")
-
-    def stop(self) -> str:
-        self.p.terminate()
-        try:
-            _, err = self.p.communicate(timeout=15)
-        except subprocess.TimeoutExpired:
-            self.p.kill()
-            _, err = self.p.communicate()
-        return err
-
-
 def listening(port: int) -> list[str]:
     """The local addresses listening on `port` (from /proc/net/tcp and tcp6)."""
     out = []
