@@ -107,8 +107,8 @@ class Browser:
         raise AssertionError(f"browser: {what} not seen in {timeout} s; screen:\n{s}")
 
     def press(self, keys: str) -> None:
-        from selenium.webdriver.common.action_chains import ActionChains
-        ActionChains(self.d).send_keys(keys).perform()
+        from selenium.webdriver.common.by import By
+        self.d.find_element(By.CSS_SELECTOR, ".xterm-helper-textarea").send_keys(keys)
 
     def reload(self) -> None:
         self.d.get(self.url + "/")

@@ -165,6 +165,23 @@ class DeskApp(CranfieldApp, inherit_bindings=False):   # none of the main app's 
             self.file_versions[k] += 1
         if changed or redraw:
             self._refresh_current()
+        if "judgments" in changed:
+            self._follow_judgments()
+
+    def _follow_judgments(self) -> None:
+        """Other assessors judged: the Judging screen's counts follow; a document on screen that someone
+        else judged meanwhile (an override of the lease) gives way to the next one."""
+        from .screens.judge import JudgeScreen
+        for scr in self.screen_stack:
+            if isinstance(scr, JudgeScreen) and scr.composed() and scr.topic is not None:
+                try:
+                    others = set(scr.judged_by().get((scr.topic, scr.doc), set())) - {self.assessor}
+                    if scr.doc is not None and others and (scr.topic, scr.doc) not in scr.double_set([scr.doc]):
+                        scr.next_doc()
+                    else:
+                        scr.draw()
+                except Exception as exc:      # noqa: BLE001 - a failed redraw must not end the session
+                    self.report_error(exc)
 
 
 def main(argv: list[str] | None = None) -> int:
