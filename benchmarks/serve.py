@@ -52,6 +52,19 @@ def desk_pids(server_pid: int) -> list[int]:
     return out
 
 
+def desk_cpu(server_pid: int) -> float:
+    """CPU seconds (user + system) the desk processes have used so far."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    for p in desk_pids(server_pid):
+        try:
+            f = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
+            total += (int(f[11]) + int(f[12])) / tick
+        except (OSError, IndexError, ValueError):
+            continue
+    return total
+
+
 def memory(pid: int) -> tuple[float, float]:
     """(RSS, PSS) of process `pid` in MiB."""
     rss = pss = 0.0
@@ -84,6 +97,11 @@ async def session(url: str, token: str, key: str, seconds: float, offset: float,
             await asyncio.sleep(offset)
             end = time.perf_counter() + seconds
             while time.perf_counter() < end:
+                while True:                                  # frames of an earlier update are not this key's
+                    try:
+                        await ws.receive(timeout=0.001)
+                    except asyncio.TimeoutError:
+                        break
                 tick = time.perf_counter()
                 await ws.send_str(json.dumps(["stdin", key]))
                 first = last = None
@@ -103,7 +121,7 @@ async def session(url: str, token: str, key: str, seconds: float, offset: float,
                 await asyncio.sleep(max(0.0, tick + 1.0 - time.perf_counter()))
 
 
-async def drive(url: str, tokens: list[str], key: str, seconds: float) -> tuple[list, list, float]:
+async def drive(url: str, tokens: list[str], key: str, seconds: float, server_pid: int) -> tuple:
     started = asyncio.Event()
     ready: list = []
     lat_first: list[float] = []
@@ -121,9 +139,10 @@ async def drive(url: str, tokens: list[str], key: str, seconds: float) -> tuple[
                     raise t.exception()
         await asyncio.sleep(0.1)
     opened = time.perf_counter() - t0
+    cpu0 = desk_cpu(server_pid)
     started.set()
     await asyncio.gather(*tasks)
-    return lat_first, lat_done, opened
+    return lat_first, lat_done, opened, desk_cpu(server_pid) - cpu0
 
 
 def main() -> int:
@@ -146,7 +165,7 @@ def main() -> int:
     load0 = os.getloadavg()
     srv = Served(camp)
     try:
-        first, done, opened = asyncio.run(drive(srv.url, tokens, a.key, a.seconds))
+        first, done, opened, cpu = asyncio.run(drive(srv.url, tokens, a.key, a.seconds, srv.p.pid))
         pids = desk_pids(srv.p.pid)
         mem = [memory(p) for p in pids]
     finally:
@@ -163,6 +182,9 @@ def main() -> int:
     for name, xs in (("first frame", first), ("complete update", done)):
         print(f"  keypress -> {name}: p50 {pctl(xs, 0.5):.0f} ms, p95 {pctl(xs, 0.95):.0f} ms, "
               f"max {max(xs):.0f} ms")
+    print(f"desk CPU while pressing: {cpu:.1f} s over {a.seconds:.0f} s for {a.sessions} sessions = "
+          f"{100 * cpu / a.seconds / a.sessions:.1f}% of a core per session, "
+          f"{1000 * cpu / max(1, len(first)):.0f} ms of CPU per keypress (idle time included)")
     print(f"memory per session ({len(mem)} desk processes): RSS median {statistics.median(rss):.0f} MiB, "
           f"PSS median {statistics.median(pss):.0f} MiB; all sessions: PSS {sum(pss):.0f} MiB")
     goal = pctl(done, 0.95) < 150 and a.sessions >= 20
