@@ -266,3 +266,33 @@ async def test_desk_judgments_and_leases_carry_the_assessor_in_the_terminal_form
     assert (mine["topic"], mine["doc"], mine["grade"], mine["assessor"]) == (topic, doc, 1, "alice")
     assert set(mine) == set(theirs) and mine["action"] == theirs["action"] == "judge"   # one form
     assert type(mine["ts"]) is type(theirs["ts"]) and mine["strategy"] == theirs["strategy"]
+
+
+@run_async
+async def test_desk_assigns_nuggets_under_the_assessor_and_cannot_author_them(tmp_path):
+    from engine.nuggets.simulate import simulate_rag, write_rag_campaign
+    from engine.nuggets.store import add_nuggets, current_nuggets, read_assignments
+    from tui.desk_app import DeskApp
+    camp = write_rag_campaign(simulate_rag(3, 2, nuggets=(2, 3), seed=4), tmp_path / "r", with_nuggets=False)
+    add_nuggets(camp, "q1", [("fact one", "vital"), ("fact two", "okay")], by="organizer")
+    app = DeskApp(camp, "alice")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot, errors_ok=True)
+        await pilot.press("N")
+        await settle(pilot, 1)
+        assert type(app.screen).__name__ == "DeskAssignScreen" and app.screen.topics == ["q1"]
+        assert "0/6 assessed" in str(app.screen.query_one("OptionList").get_option_at_index(0).prompt)
+        for k in ("a", "r", "i", "d"):                         # the Nuggets screen's authoring keys: nothing
+            await pilot.press(k)
+            await settle(pilot, 1, errors_ok=True)
+        await pilot.press("enter")
+        await settle(pilot, 1)
+        assert type(app.screen).__name__ == "AssignModeScreen"
+        await pilot.press("s")
+        await settle(pilot, 1)
+        await pilot.press("escape")
+        await settle(pilot, 1)
+        assert "1/6 assessed" in str(app.screen.query_one("OptionList").get_option_at_index(0).prompt)
+    a = read_assignments(camp, "human")
+    assert len(a) == 1 and list(a["assessor"]) == ["alice"] and list(a["label"]) == ["support"]
+    assert list(current_nuggets(camp, "q1")["text"]) == ["fact one", "fact two"]     # no nugget authored

@@ -61,6 +61,7 @@ back here. j goes to relevance judging."""
         from .screens.nuggets import NO_RAG, SOURCE, has_rag
         title = self.query_one("#desk-assign-title", Static)
         box = self.query_one(OptionList)
+        was = box.highlighted or 0                # the topic under the cursor stays there on a redraw
         box.clear_options()
         root = Path(self.model.root)
         if not has_rag(root):
@@ -75,6 +76,8 @@ back here. j goes to relevance judging."""
             box.add_option(Option(f"{shown(t)}  {done}/{total} assessed", id=None))
         title.update(f"Assign nuggets as {shown(self.app.assessor)}: {len(self.topics)} topics with answers "
                      f"and nuggets" if self.topics else "No topic has both nuggets and answers to assess yet.")
+        if self.topics:
+            box.highlighted = min(was, len(self.topics) - 1)
         box.focus()
 
     def action_open_topic(self) -> None:
@@ -86,6 +89,7 @@ back here. j goes to relevance judging."""
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()
+        self.query_one(OptionList).highlighted = event.option_index
         self.action_open_topic()
 
 

@@ -135,22 +135,27 @@ def verify(root, token: str | None) -> Token | None:
     revoked token). The file is read again whenever its size or time changed."""
     if not token or not isinstance(token, str) or len(token) > 200:
         return None
-    p = tokens_path(root)
-    try:
-        st = p.stat()
-    except FileNotFoundError:
-        return None
-    stamp = (st.st_mtime_ns, st.st_size, st.st_ino)
-    hit = _CACHE.get(str(p))
-    if hit is None or hit[0] != stamp:
-        hit = _CACHE[str(p)] = (stamp, read_tokens(root))
     h = digest(token)
-    for t in hit[1]:
+    for t in _current(root):
         if t.active and hmac.compare_digest(t.sha256, h):
             return t
     return None
 
 
+def _current(root) -> list[Token]:
+    """read_tokens(root), read again only when the file's time, size or inode changed."""
+    p = tokens_path(root)
+    try:
+        st = p.stat()
+    except FileNotFoundError:
+        return []
+    stamp = (st.st_mtime_ns, st.st_size, st.st_ino)
+    hit = _CACHE.get(str(p))
+    if hit is None or hit[0] != stamp:
+        hit = _CACHE[str(p)] = (stamp, read_tokens(root))
+    return hit[1]
+
+
 def token_active(root, token_id: str) -> bool:
     """The token with id `token_id` is in force (not revoked, still in the file)."""
-    return any(t.id == token_id and t.active for t in read_tokens(root))
+    return any(t.id == token_id and t.active for t in _current(root))
