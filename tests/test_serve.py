@@ -109,7 +109,7 @@ def test_server_binds_to_loopback_and_admits_only_tokens(tmp_path):
         status, _, body = asyncio.run(_http(srv.port, "/?token=cft_wrong"))
         assert status == 403 and "not valid" in body
         status, h, _ = asyncio.run(_http(srv.port, f"/?token={token}"))
-        assert status == 303 and h["Location"] == "/"
+        assert status == 303 and h["Location"] == "/" and h["Referrer-Policy"] == "no-referrer"
         assert "HttpOnly" in h["Set-Cookie"] and "SameSite=Strict" in h["Set-Cookie"]
         status, h, body = asyncio.run(_http(srv.port, "/", headers={"Cookie": f"cranfield_desk={token}"}))
         assert status == 200 and "textual.js" in body and h["X-Frame-Options"] == "DENY"

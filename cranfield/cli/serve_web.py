@@ -126,13 +126,22 @@ class DeskServer(Server):
 
     @web.middleware
     async def _headers(self, request: web.Request, handler):
-        resp = await handler(request)
+        try:
+            resp = await handler(request)
+        except web.HTTPException as exc:          # redirects and refusals get the same headers
+            self._secure(request, exc)
+            raise
+        if not isinstance(resp, web.WebSocketResponse):
+            self._secure(request, resp)
+        return resp
+
+    @staticmethod
+    def _secure(request: web.Request, resp) -> None:
         resp.headers.setdefault("X-Frame-Options", "DENY")          # no framing: keys cannot be tricked in
         resp.headers.setdefault("Referrer-Policy", "no-referrer")
         resp.headers.setdefault("X-Content-Type-Options", "nosniff")
         if not request.path.startswith("/static"):
             resp.headers.setdefault("Cache-Control", "no-store")
-        return resp
 
     def _sign_in(self, message: str, status: int) -> web.Response:
         return web.Response(text=SIGN_IN.format(message=html.escape(message)), status=status,
