@@ -58,7 +58,7 @@ def test_token_commands_run_as_separate_processes(tmp_path):
     assert r.rc == 0, r.text
     token = r.out.strip()
     assert token.startswith("cft_") and "alice" in r.err and token not in r.err
-    r = cli("serve", "token", "list", camp)
+    r = cli("serve", "token", "list", "--campaign", camp)
     assert r.rc == 0 and "alice" in r.out and "in force" in r.out and token not in r.out
     r = cli("serve", "token", "revoke", camp, "--assessor", "alice")
     assert r.rc == 0 and "revoked" in r.out

@@ -22,8 +22,9 @@ def register(sub) -> None:
                     "| --id ID`), or a reverse proxy names them in a header (--trust-header). Bound to "
                     "127.0.0.1 unless --host says otherwise; put a TLS proxy in front for other machines "
                     "(docs/serve.md).")
-    p.add_argument("args", nargs="+", metavar="DIR | token {add,list,revoke} DIR",
+    p.add_argument("args", nargs="*", metavar="DIR | token {add,list,revoke} DIR",
                    help="the campaign directory to serve, or `token add|list|revoke DIR`")
+    p.add_argument("--campaign", metavar="DIR", help="the campaign directory (the same as DIR)")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)")
     p.add_argument("--port", type=int, default=8000, help="port to listen on (default 8000)")
     p.add_argument("--trust-header", metavar="HEADER",
@@ -45,7 +46,9 @@ def _campaign(d: str) -> Path:
 
 
 def run(args) -> int:
-    a = list(args.args)
+    a = list(args.args) + ([args.campaign] if args.campaign else [])
+    if not a:
+        raise CranfieldError(f"serve: give the campaign directory; usage: {USAGE}")
     if a[0] == "token" and len(a) >= 2 and a[1] in ("add", "list", "revoke"):
         if len(a) != 3:
             raise CranfieldError(f"serve token {a[1]}: give the campaign directory, e.g. "
