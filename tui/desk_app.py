@@ -110,7 +110,7 @@ class DeskApp(CranfieldApp, inherit_bindings=False):   # none of the main app's 
         Binding("j", "goto('judge')", show=False, description="Judge"),
         Binding("N", "goto('assign')", show=False, description="Assign nuggets"),
         Binding("question_mark", "help", "Help", key_display="?", show=False),
-        Binding("ctrl+q", "quit", "Quit", show=False),
+        Binding("ctrl+q", "quit", "End this judging session", show=False),
     ]
 
     def __init__(self, target: Path, assessor: str):
