@@ -39,6 +39,8 @@ COMMANDS: dict[str, list[list[str]]] = {
     "answers": [["nuggets", "scores", "{c}"]],
     "leases": [["judgments", "next", "{c}", "--topic", "401", "--pool", "deep", "-k", "1", "--assessor", "ann"],
                ["judgments", "add", "{c}", "401", "D401-1", "1", "--assessor", "ann"]],
+    "serve_tokens": [["serve", "token", "add", "{c}", "--assessor", "ann"], ["serve", "token", "list", "{c}"],
+                     ["serve", "token", "revoke", "{c}", "--assessor", "ann"]],
 }
 
 
@@ -100,7 +102,7 @@ def test_a_campaign_path_linked_outside_is_refused_by_every_command(prepared, tm
     outside = away / target.name
     if target.exists():
         shutil.move(str(target), str(outside))
-    elif CAMPAIGN_PATHS[name].endswith((".jsonl", ".yaml")):
+    elif CAMPAIGN_PATHS[name].endswith((".jsonl", ".json", ".yaml")):
         outside.write_text("")
     else:
         outside.mkdir()

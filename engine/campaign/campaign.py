@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
 LOG_FILE = Path(CAMPAIGN_PATHS["log"]).name     # the assessor log in judgments/ (not an imported file)
 LEASES_FILE = Path(CAMPAIGN_PATHS["leases"]).name   # the judging leases in judgments/ (never judgments)
+TOKENS_FILE = Path(CAMPAIGN_PATHS["serve_tokens"]).name   # cranfield serve's assessor tokens (never judgments)
 _LOG_NAMES = ("LOG_COLUMNS", "LOG_NAME", "log_judgments", "merge_judgments", "read_judgment_log")
 
 
@@ -205,9 +206,9 @@ class Campaign:
         return files
 
     def judgment_files(self) -> list[Path]:
-        """Imported judgment files in judgments/ (not the log, not the judging leases, nor their .torn /
+        """Imported judgment files in judgments/ (not the log, not the judging leases or serve tokens, nor their .torn /
         .rejected side files)."""
-        return self._scan("judgments", JUDGMENT_SUFFIXES, "judgments", skip={LOG_FILE, LEASES_FILE})
+        return self._scan("judgments", JUDGMENT_SUFFIXES, "judgments", skip={LOG_FILE, LEASES_FILE, TOKENS_FILE})
 
     def log_path(self) -> Path:
         return self.path("log")

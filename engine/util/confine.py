@@ -10,7 +10,7 @@ path and line, never its content (engine.errors.OUTSIDE_FILES). On a shared serv
 way to read another user's files.
 
 `CAMPAIGN_PATHS` is the one list of the paths a campaign owns (campaign.yaml, runs/, judgments/ and its
-log, leases and sources, pools/, docs/, topics/, truth/, the run store, the cache, exports/, reports/, nuggets/,
+log, leases, serve tokens and sources, pools/, docs/, topics/, truth/, the run store, the cache, exports/, reports/, nuggets/,
 answers/);
 `campaign_path(root, name, ...)` is the one way to reach them: it refuses, before anything is opened,
 read or written, a path that a symbolic link (of the file or of any folder on the way) takes outside
@@ -147,6 +147,7 @@ CAMPAIGN_PATHS: dict[str, str] = {
     "judgments": "judgments",
     "log": "judgments/log.jsonl",
     "leases": "judgments/leases.jsonl",
+    "serve_tokens": "judgments/serve-tokens.json",
     "sources": "judgments/sources",
     "pools": "pools",
     "pool_log": "pools/pools.log.jsonl",

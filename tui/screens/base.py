@@ -32,7 +32,8 @@ NAV = [("h", "home", "home"), ("l", "leaderboard", "board"), ("m", "matrix", "ma
 def nav_bar(screen) -> Static:
     """One line naming the screens and their keys (the current one highlighted)."""
     mode = getattr(screen, "MODE", "")
-    parts = [f"[reverse] {k} {label} [/]" if name == mode else f"[b]{k}[/b] {label}" for k, name, label in NAV]
+    nav = getattr(screen.app, "NAV", NAV)          # the judging desk (tui.desk_app) names only its own screens
+    parts = [f"[reverse] {k} {label} [/]" if name == mode else f"[b]{k}[/b] {label}" for k, name, label in nav]
     return Static(" ".join(parts) + "  [b]?[/b] help", classes="nav")
 
 

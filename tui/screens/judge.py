@@ -116,7 +116,7 @@ took. The title line shows how many documents of the active pool are left. ctrl+
 
     def on_unmount(self) -> None:
         """Leaving the app: give the document on screen back to the other assessors."""
-        if _engine_missing() is None and self.model is not None:
+        if _engine_missing() is None and self.model is not None and not getattr(self.app, "keep_leases", False):
             self.release()
 
     # ------------------------------------------------------------------ state
