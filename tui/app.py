@@ -93,6 +93,15 @@ def break_paths(text: str, width: int) -> str:
     return re.sub(r"\S{%d,}" % (width + 1), lambda m: "\n" + split(m.group()), text) if width > 8 else text
 
 
+def _answer_run_count(root: Path) -> int:
+    """Answer runs in answers/ (engine.nuggets.campaign.answer_runs); 0 when unreadable (N says why)."""
+    from engine.nuggets.campaign import answer_runs
+    try:
+        return len(answer_runs(root))
+    except (CranfieldError, OSError):
+        return 0
+
+
 SCREEN_MODES = ("home", "leaderboard", "matrix", "pool", "judge", "stability", "cost", "training", "agreement",
                 "nuggets")
 """Every screen family, one mode each (declared once, in CranfieldApp.MODES)."""
@@ -271,6 +280,7 @@ class CranfieldApp(App):
     def _load(self, progress, path: Path, measures: list[str] | None,
               judgment_spec: str | None) -> tuple[CampaignModel, list[str], list[str]]:
         model = CampaignModel.load(path)
+        model.answer_run_count = _answer_run_count(model.root)
         check_cancel()
         specs, bad = model.usable_measures(measures or model.default_measures)
         if judgment_spec is not None:
@@ -288,8 +298,8 @@ class CranfieldApp(App):
                 bad = bad + ["no judgments of retrieval runs yet: the leaderboard (l) shows the answer runs' "
                              "nugget scores; N opens the nuggets"]
             else:
-                bad = bad + ["no judgments yet: the leaderboard, matrix, stability and cost screens need some; "
-                             "build a pool (p) and judge (j), then ctrl+r"]
+                from .screens.base import missing_scores
+                bad = bad + [missing_scores(model)]
             return model, specs, bad
         model.evaluate(specs)
         check_cancel()
@@ -358,7 +368,7 @@ class CranfieldApp(App):
         self.judgment_spec = model.judgment_spec
         self._file_sig = file_signature(model.root)
         for b in bad:
-            self.notify(b if b.startswith(("no judgments", "judgments ")) else f"measure skipped: {b}",
+            self.notify(b if b.startswith(("no judgments", "no runs", "judgments ")) else f"measure skipped: {b}",
                         severity="warning", timeout=12)
         self._announce_problems(model)
         self._refresh_current()

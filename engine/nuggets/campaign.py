@@ -43,6 +43,17 @@ def campaign_answers(root, warnings: Warnings | None = None) -> list[Answer]:
     return out
 
 
+def answer_runs(root, warnings: Warnings | None = None) -> pd.DataFrame:
+    """Per answer run: run, file (under answers/), topics answered; in natural order of run ids."""
+    from ..util.names import natural_key
+    rows = {}
+    for a in campaign_answers(root, warnings):
+        r = rows.setdefault(a.run, [Path(a.path).name if a.path else "", set()])
+        r[1].add(a.topic)
+    return pd.DataFrame([(run, f, len(t)) for run, (f, t) in sorted(rows.items(), key=lambda kv: natural_key(kv[0]))],
+                        columns=["run", "file", "topics"])
+
+
 def answer_frame(answers: list[Answer]) -> pd.DataFrame:
     return pd.DataFrame([(a.run, a.topic) for a in answers], columns=["run", "topic"])
 

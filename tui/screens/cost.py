@@ -31,6 +31,7 @@ PLAN_TOPICS = 1000
 class CostScreen(CranfieldScreen):
     TITLE = "Cost-benefit"
     MODE = "cost"
+    AUTO_FOCUS = "#cost-designs"     # never a target input: screen and app keys work on arrival
     HELP = """Plans a judging effort from this campaign's runs and judgments (engine.planning.planner): for designs of Q
 queries x j judgments per query, the assessor hours (engine.planning.cost, thesis Table 3.4 times unless
 campaign.yaml overrides them) and the expected Kendall tau against the full ranking (subsampling

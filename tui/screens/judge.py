@@ -47,6 +47,7 @@ class TextPrompt(ModalScreen):
 
 class JudgeScreen(CranfieldScreen):
     NEEDS_SCORES = False
+    NEEDS_RUNS = True
     WATCH = ("pools", "sources", "config")   # a new pool or automatic labels: the next document comes from them
     TITLE = "Judging"
     MODE = "judge"

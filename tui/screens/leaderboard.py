@@ -135,13 +135,19 @@ s moves the sort to the next column; r reverses. Enter opens the run."""
         """The answer runs' nugget scores (engine.nuggets.campaign.leaderboard, as `cranfield nuggets scores`),
         read in a worker; the table redraws when they arrive."""
         from engine.errors import CranfieldError
-        from engine.nuggets.campaign import leaderboard
+        from engine.nuggets.campaign import campaign_answers, leaderboard, per_topic_scores
         from .nuggets import SOURCE
         root = self.model.root
 
         def work(progress):
             try:
-                return leaderboard(root, SOURCE), ""
+                ans = campaign_answers(root)
+                board = leaderboard(root, SOURCE, answers=ans)
+                pt = per_topic_scores(root, SOURCE, answers=ans).groupby("run")[["nuggets", "unassigned"]].sum()
+                pt = pt.reindex(board["run"], fill_value=0)
+                board["assessed"] = (pt["nuggets"] - pt["unassigned"]).to_numpy()
+                board["pairs"] = pt["nuggets"].to_numpy()
+                return board, ""
             except CranfieldError as exc:
                 return None, str(exc)
 
@@ -164,8 +170,11 @@ s moves the sort to the next column; r reverses. Enter opens the run."""
             self.frame = None
             t.set_data(["pos", "run"], ["#", "run"], [])
             self._row_runs = []
-            why = f"no nugget scores: {self.nugget_problem}" if self.nugget_problem else "reading the nugget scores…"
-            title = Text.from_markup(f"[b]Answer runs[/b] · {Text(why).markup} · n: retrieval runs")
+            why = ("reading the nugget scores…" if not self.nugget_problem
+                   else "no nuggets yet: N creates them (a adds one)" if "no nuggets yet" in self.nugget_problem
+                   else f"no nugget scores: {self.nugget_problem}")
+            title = Text.from_markup(f"[b]Answer runs[/b] · {Text(why).markup}"
+                                     + (" · n: retrieval runs" if self.model.scores is not None else ""))
         else:
             df = df.sort_values([self.sort_key, "run"], ascending=[not self.descending, True], kind="mergesort")
             df = df.reset_index(drop=True)
@@ -176,12 +185,15 @@ s moves the sort to the next column; r reverses. Enter opens the run."""
             cols = [("pos", "#", [str(i + 1) for i in range(len(df))]), ("run", label("run", "run"), list(df["run"]))]
             cols += [(k, label(k, h), [f"{v:.4f}" for v in df[k].to_numpy()]) for k, h in NUGGET_COLUMNS]
             cols.append(("topics", "topics", [str(int(v)) for v in df["topics"]]))
+            cols.append(("assessed", "assessed", [f"{int(a)}/{int(n)}" for a, n in zip(df["assessed"], df["pairs"])]))
             t.set_data([c[0] for c in cols], [c[1] for c in cols],
                        [[c[2][i] for c in cols] for i in range(len(df))], right=[k == "pos" for k, _, _ in cols])
             self._row_runs = []                    # x / o compare retrieval runs only
+            done, pairs = int(df["assessed"].sum()), int(df["pairs"].sum())
             title = Text.from_markup(
                 f"[b]Answer runs[/b] · nugget scores ({SOURCE}) · {len(df)} runs · by {self.sort_key}{arrow}"
-                f" · n: retrieval runs")
+                f" · assessed {done}/{pairs} (answer, nugget) pairs ({100 * done / max(pairs, 1):.0f}%)"
+                + (" · n: retrieval runs" if self.model.scores is not None else ""))
         self.set_title(title, any_height=df is None)
 
     def set_title(self, title: Text, any_height: bool = False) -> None:

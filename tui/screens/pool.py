@@ -19,6 +19,7 @@ def _engine_missing() -> str | None:
 
 class PoolScreen(CranfieldScreen):
     NEEDS_SCORES = False
+    NEEDS_RUNS = True
     TITLE = "Pool builder"
     MODE = "pool"
     HELP = """Choose a pooling strategy, a per-topic budget (documents: 50; a fraction of each depth pool:
