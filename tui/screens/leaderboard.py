@@ -70,7 +70,7 @@ s moves the sort to the next column; r reverses. Enter opens the run."""
         yield Header()
         yield Static("", id="lb-title", classes="title")
         yield JobBar()
-        yield FastTable(id="lb")
+        yield FastTable(id="lb", fixed=3)
         yield nav_bar(self)
         yield Footer(compact=True)
 
