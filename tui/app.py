@@ -14,6 +14,7 @@ from textual.worker import Worker
 
 from engine.errors import CranfieldError
 from engine.judging.checks import default_assessor
+from engine.util.names import shown
 
 from .export import write_exports
 from .model import CampaignModel
@@ -161,7 +162,7 @@ class CranfieldApp(App):
         self.notices.append(Notice(str(message), str(title), str(severity)))
         del self.notices[:-1000]
         width = min(60, max(self.size.width // 2, 20)) - 5      # the toast's text width (Textual: 60, <= 50%)
-        super().notify(break_paths(str(message), width), title=title, severity=severity, timeout=timeout,
+        super().notify(break_paths(shown(str(message), "\n"), width), title=shown(title), severity=severity, timeout=timeout,
                        markup=markup)
 
     # ------------------------------------------------------------------ screens

@@ -158,7 +158,7 @@ class CranfieldScreen(Screen):
                 self.measure = choice
                 then()
         ms = self.model.scores.measures
-        self.app.push_screen(ChoiceScreen(title, [(x, x) for x in ms]), done)
+        self.app.push_screen(ChoiceScreen(title, [(x, x) for x in ms], current=getattr(self, "measure", None)), done)
 
     def on_screen_resume(self) -> None:
         self.sync()

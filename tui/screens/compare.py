@@ -140,7 +140,8 @@ and tau_ap of the lists. a / b choose run A / B, w swaps them, n moves to the ne
                     return
                 self.draw()
         runs = self.model.scores.runs
-        self.app.push_screen(ChoiceScreen(f"Run {which.upper()}", [(r, r) for r in runs]), done)
+        self.app.push_screen(ChoiceScreen(f"Run {which.upper()}", [(r, r) for r in runs], current=getattr(self, which)),
+                             done)
 
     def action_swap(self) -> None:
         self.a, self.b = self.b, self.a

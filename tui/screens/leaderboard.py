@@ -317,7 +317,8 @@ s moves the sort to the next column; r reverses. Enter opens the run."""
                 kind, value, label = choice
                 self.filt, self.filt_label = (kind, value), label
                 self.redraw()
-        self.app.push_screen(ChoiceScreen("Show which runs?", opts), done)
+        current = next((v for _, v in opts if (v[0], v[1]) == self.filt), None)
+        self.app.push_screen(ChoiceScreen("Show which runs?", opts, current=current), done)
 
     def action_choose_measures(self) -> None:
         if self.model is None:
@@ -339,7 +340,7 @@ s moves the sort to the next column; r reverses. Enter opens the run."""
         if len(opts) < 2:
             self.notify("this campaign has one judgment source (official); import another with "
                         "`cranfield judgments import` or run `cranfield judgments auto`", timeout=8)
-        self.app.push_screen(ChoiceScreen(f"Judgments (now {current})", opts),
+        self.app.push_screen(ChoiceScreen(f"Judgments (now {current})", opts, current=current),
                              lambda spec: spec is not None and self.app.set_judgments(spec))
 
     def action_submit(self) -> None:
