@@ -79,8 +79,10 @@ async def test_create_assign_and_see_the_leaderboard_change_in_the_main_app(camp
         # columns: all, vital, s.all, s.vital, wtd, s.wtd, topics (q2 has no nuggets: not scored)
         # rag01: all (1 + .5)/2, vital 1/1, strict all 1/2, strict vital 1, weighted (1 + .5 * .5)/1.5,
         #        strict weighted 1/1.5; rag02: all (0 + 1)/2, vital 0, strict all 1/2, weighted .5/1.5
-        assert rows["rag01"] == ["0.7500", "1.0000", "0.5000", "1.0000", "0.8333", "0.6667", "1"]
-        assert rows["rag02"] == ["0.5000", "0.0000", "0.5000", "0.0000", "0.3333", "0.3333", "1"]
+        # then the (answer, nugget) pairs assessed: rag01 and rag02 both of their 2, rag03 none
+        assert rows["rag01"] == ["0.7500", "1.0000", "0.5000", "1.0000", "0.8333", "0.6667", "1", "2/2"]
+        assert rows["rag02"] == ["0.5000", "0.0000", "0.5000", "0.0000", "0.3333", "0.3333", "1", "2/2"]
+        assert rows["rag03"][7] == "0/2" and "assessed 4/6 (answer, nugget) pairs (67%)" in screen_text(app)
         assert rows["rag03"][:6] == ["0.0000"] * 6
         cli = cli_scores(camp)                                   # the same numbers as `cranfield nuggets scores`
         cols = ("all", "vital", "strict_all", "strict_vital", "weighted", "strict_weighted")

@@ -153,6 +153,7 @@ class CranfieldApp(App):
         self.last_export = ""                   # what the last `e` wrote (also shown as a notification)
         self.judgment_spec: str | None = None    # the judgments scores use (None: the campaign's own)
         self.notices: list[Notice] = []          # every notification shown, oldest first (last 1000)
+        self._held: list[tuple] = []             # notifications waiting for a dialog to close (last 20)
         self.file_versions: dict[str, int] = dict.fromkeys(FILE_KINDS, 0)   # bumped when those files change
         self._file_sig: dict[str, tuple] | None = None
 
@@ -161,9 +162,30 @@ class CranfieldApp(App):
         """Show a notification and record it in `notices` (a public record: toasts expire)."""
         self.notices.append(Notice(str(message), str(title), str(severity)))
         del self.notices[:-1000]
+        self._held.append((str(message), str(title), severity, timeout, markup))
+        del self._held[:-20]
+        self._show_held()
+
+    def _dialog_open(self) -> bool:
+        """A modal screen (a picker, a form, help) is on top: toasts would cover it."""
+        from textual.screen import ModalScreen
+        return bool(self.screen_stack) and isinstance(self.screen, ModalScreen)
+
+    def _show_held(self) -> None:
+        """Show the notifications held while a dialog was open (never drawn over a dialog)."""
+        if self._dialog_open():
+            return
         width = min(60, max(self.size.width // 2, 20)) - 5      # the toast's text width (Textual: 60, <= 50%)
-        super().notify(break_paths(shown(str(message), "\n"), width), title=shown(title), severity=severity, timeout=timeout,
-                       markup=markup)
+        held, self._held = self._held, []
+        for message, title, severity, timeout, markup in held:
+            super().notify(break_paths(shown(message, "\n"), width), title=shown(title), severity=severity,
+                           timeout=timeout, markup=markup)
+
+    def pop_screen(self):
+        """As App.pop_screen; notifications held while a dialog was open are shown once it closes."""
+        done = super().pop_screen()
+        self.call_after_refresh(self._show_held)
+        return done
 
     # ------------------------------------------------------------------ screens
     def on_mount(self) -> None:

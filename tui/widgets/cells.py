@@ -73,3 +73,8 @@ def bar(frac: float, width: int = 10) -> Text:
     frac = 0.0 if not math.isfinite(frac) else max(0.0, min(1.0, frac))
     full = int(round(frac * width))
     return Text("█" * full, style="green") + Text("░" * (width - full), style="dim")
+
+
+def plural(n: int, noun: str, nouns: str | None = None) -> str:
+    """`n` and the noun in the number it takes: "1 run", "2 runs", "0 runs"."""
+    return f"{n} {noun if n == 1 else (nouns or noun + 's')}"
