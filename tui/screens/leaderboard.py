@@ -8,6 +8,8 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import Footer, Header, Static
 
+from engine.util.names import shown
+
 from ..model import measure_choices
 from ..widgets.fasttable import FastTable
 from ..widgets.jobbar import JobBar
@@ -182,7 +184,7 @@ s moves the sort to the next column; r reverses. Enter opens the run."""
 
             def label(name: str, text: str) -> str:
                 return f"{sortable.index(name) + 1}:{text}" + (arrow if name == self.sort_key else "")
-            cols = [("pos", "#", [str(i + 1) for i in range(len(df))]), ("run", label("run", "run"), list(df["run"]))]
+            cols = [("pos", "#", [str(i + 1) for i in range(len(df))]), ("run", label("run", "run"), [shown(r) for r in df["run"]])]
             cols += [(k, label(k, h), [f"{v:.4f}" for v in df[k].to_numpy()]) for k, h in NUGGET_COLUMNS]
             cols.append(("topics", "topics", [str(int(v)) for v in df["topics"]]))
             cols.append(("assessed", "assessed", [f"{int(a)}/{int(n)}" for a, n in zip(df["assessed"], df["pairs"])]))
@@ -254,8 +256,8 @@ s moves the sort to the next column; r reverses. Enter opens the run."""
         pos = [("*" if r in marked else "") + str(i + 1) for i, r in enumerate(runs)]
         sig = [SIG_MARK if x else "" for x in same]
         # columns: (key, header, values) of plain strings; FastTable joins each row into one line
-        cols = [("pos", "#", pos), ("sig", SIG_MARK, sig), ("run", label("run"), list(runs)),
-                ("group", label("group", "grp"), list(groups)), ("flags", "MP", list(flags))]
+        cols = [("pos", "#", pos), ("sig", SIG_MARK, sig), ("run", label("run"), [shown(r) for r in runs]),
+                ("group", label("group", "grp"), [shown(g) for g in groups]), ("flags", "MP", list(flags))]
         if "filled@10" in df:        # which judgments the scores used: share of each top 10 not official
             cols.append(("filled@10", label("filled@10", "fill@10"), [f"{v:.2f}" for v in df["filled@10"]]))
         cols += [(n, label(n), cells[n]) for n in s.measures]
@@ -268,10 +270,10 @@ s moves the sort to the next column; r reverses. Enter opens the run."""
             t.move_cursor(self._row_runs.index(cursor_run))
         sm = df.attrs.get("sig_measure")
         title = Text.from_markup(
-            f"[b]{Text(m.name).markup}[/b] · {len(df)}/{len(s.runs)} runs"
+            f"[b]{Text(shown(m.name)).markup}[/b] · {len(df)}/{len(s.runs)} runs"
             + ("" if self.filt[0] == "all" else f" ({self.filt_label})")
             + f" · by {self.sort_key}{arrow} · {SIG_MARK} n.s. vs above ({sm})"
-            + f" · judgments [b]{Text(s.judgments).markup}[/b]"
+            + f" · judgments [b]{Text(shown(s.judgments)).markup}[/b]"
             + (" · n: answer runs" if self.has_answers() else ""))
         self.set_title(title)
 

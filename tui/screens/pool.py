@@ -2,13 +2,14 @@
 from __future__ import annotations
 
 import pandas as pd
+from rich.markup import escape
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.widgets import DataTable, Footer, Header, Input, Label, Select, Static
 
 from ..model import CampaignModel, CranfieldError, pool_preview
-from ..widgets.cells import num
+from ..widgets.cells import num, plain
 from ..widgets.jobbar import JobBar
 from .base import CranfieldScreen, Unavailable, nav_bar
 
@@ -121,7 +122,7 @@ hedge, mtc) choose as judgments arrive: use the judging screen."""
         for c in ("topic", "frame", "to judge", "judged", "new", "hours"):
             t.add_column(c, key=c)
         for r in frame.itertuples(index=False):
-            t.add_row(r.topic, str(r.frame), str(r.to_judge), str(r.judged), str(r.new), num(r.hours, 2), key=r.topic)
+            t.add_row(plain(r.topic), str(r.frame), str(r.to_judge), str(r.judged), str(r.new), num(r.hours, 2), key=r.topic)
         b = spec["budget"]
         self.query_one("#pool-summary", Static).update(
             f"[b]{spec['strategy']}[/b] depth {spec['depth']}, budget {b if b is not None else 'none'}, seed {spec['seed']}: "
@@ -138,7 +139,7 @@ hedge, mtc) choose as judgments arrive: use the judging screen."""
         except Exception as exc:
             self.app.report_error(exc)
             return
-        self.notify(f"wrote {path}", title="Pool written", timeout=10)
+        self.notify(f"wrote {escape(str(path))}", title="Pool written", timeout=10)
         self.app.campaign_changed()
 
     def export_table(self):

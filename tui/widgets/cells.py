@@ -78,3 +78,10 @@ def bar(frac: float, width: int = 10) -> Text:
 def plural(n: int, noun: str, nouns: str | None = None) -> str:
     """`n` and the noun in the number it takes: "1 run", "2 runs", "0 runs"."""
     return f"{n} {noun if n == 1 else (nouns or noun + 's')}"
+
+
+def plain(value: object) -> Text:
+    """An id (run tag, topic, document, nugget) as literal cell text: never markup, control characters
+    escaped (engine.util.names.shown)."""
+    from engine.util.names import shown
+    return Text(shown(value))
