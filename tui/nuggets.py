@@ -10,7 +10,6 @@ from engine.util.names import natural_key
 import time
 from pathlib import Path
 
-from rich.markup import escape as _markup_escape
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
@@ -18,18 +17,16 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Input, Static
 
 from engine.errors import CranfieldError
-from engine.util.names import shown
 
-from .widgets.cells import plain
+from .widgets.cells import literal, plain
 
 LABEL_KEYS = {"s": "support", "p": "partial_support", "n": "not_support"}
 SHORT = {"support": "S", "partial_support": "P", "not_support": "N"}
 
 
 def esc(text: object) -> str:
-    """Text (an id, a nugget, a passage) for markup: control characters escaped (`shown`, line breaks and
-    tabs kept), markup characters literal."""
-    return _markup_escape(shown(text, "\n\t"))
+    """Text (an id, a nugget, a passage) for markup, shown as it is (tui.widgets.cells.literal)."""
+    return literal(text)
 
 
 class NuggetData:

@@ -5,12 +5,12 @@ import functools
 from typing import Callable
 
 import pandas as pd
-from rich.markup import escape
 from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Static
 from textual.worker import Worker
 
+from ..widgets.cells import literal
 from ..widgets.jobbar import JobBar
 from ..work import start_work
 
@@ -189,7 +189,7 @@ class CranfieldScreen(Screen):
         """Say on the screen (its title line) what it lacks to show anything, and what to do."""
         titles = self.query(".title")
         if titles and isinstance(titles.first(), Static):
-            titles.first().update(escape(text))
+            titles.first().update(literal(text))
         else:
             self.notify(f"{self.TITLE}: {text}", severity="warning")
 

@@ -1,7 +1,6 @@
 """Small modal pickers: one option from a list, or several (measures); typing filters the list."""
 from __future__ import annotations
 
-from rich.markup import escape
 from rich.segment import Segment
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -14,6 +13,8 @@ from textual.widgets._toggle_button import ToggleButton
 from textual.widgets.option_list import Option, OptionDoesNotExist
 
 from engine.util.names import shown
+
+from ..widgets.cells import literal
 
 CHECKED, UNCHECKED = "✓", " "
 
@@ -77,7 +78,7 @@ class ChoiceScreen(ModalScreen):
     def compose(self) -> ComposeResult:
         with Vertical(id="choice-box"):
             hint = "space toggles, enter confirms, escape cancels" if self.multi else "enter picks, escape cancels"
-            yield Static(f"[b]{escape(shown(self.title_text))}[/b]  ({hint})")
+            yield Static(f"[b]{literal(self.title_text)}[/b]  ({hint})")
             yield Static(self._filter_line(), id="choice-filter")
             if self.multi:
                 yield MarkedSelectionList(*self._items(), id="choice")
@@ -87,7 +88,7 @@ class ChoiceScreen(ModalScreen):
     def _filter_line(self) -> str:
         if not self.query_text:
             return f"[dim]type to filter ({len(self.options)} options)[/dim]"
-        return (f"filter [b]{escape(shown(self.query_text))}[/b]: {len(self.shown)} of {len(self.options)}"
+        return (f"filter [b]{literal(self.query_text)}[/b]: {len(self.shown)} of {len(self.options)}"
                 " (backspace erases)")
 
     def _items(self) -> list:

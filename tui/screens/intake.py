@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rich.markup import escape
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -16,6 +15,7 @@ from textual.widgets.option_list import Option
 
 from engine.util.names import shown
 
+from ..widgets.cells import literal
 from ..work import start_work
 from .choice import PlainOptionList
 
@@ -82,7 +82,7 @@ class SubmitScreen(ModalScreen):
         self.result = result
         if result.accepted:
             self.show(result.lines + ["", "the leaderboard is reloading with the new run; escape closes"], True)
-            self.app.notify(f"accepted run {escape(', '.join(shown(t) for t in result.tags))}; reloading",
+            self.app.notify(f"accepted run {literal(', '.join(result.tags))}; reloading",
                             title="Submit")
             self.app.action_reload()
         else:
@@ -153,7 +153,7 @@ class FuseScreen(ModalScreen):
         self.query_one("#fuse-report", Static).update(Text(shown(summary, "\n") + "\ns submits it to the campaign, "
                                                                      "escape closes"))
         self.query_one("#fuse-method", OptionList).focus()
-        self.app.notify(escape(summary), title="Fusion", timeout=15)
+        self.app.notify(literal(summary), title="Fusion", timeout=15)
 
     def action_submit_fused(self) -> None:
         if self.path is None:

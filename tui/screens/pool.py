@@ -2,14 +2,13 @@
 from __future__ import annotations
 
 import pandas as pd
-from rich.markup import escape
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.widgets import DataTable, Footer, Header, Input, Label, Select, Static
 
 from ..model import CampaignModel, CranfieldError, pool_preview
-from ..widgets.cells import num, plain
+from ..widgets.cells import literal, num, plain
 from ..widgets.jobbar import JobBar
 from .base import CranfieldScreen, Unavailable, nav_bar
 
@@ -139,7 +138,7 @@ hedge, mtc) choose as judgments arrive: use the judging screen."""
         except Exception as exc:
             self.app.report_error(exc)
             return
-        self.notify(f"wrote {escape(str(path))}", title="Pool written", timeout=10)
+        self.notify(f"wrote {literal(path)}", title="Pool written", timeout=10)
         self.app.campaign_changed()
 
     def export_table(self):

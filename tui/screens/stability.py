@@ -6,15 +6,12 @@ import math
 
 import numpy as np
 import pandas as pd
-from rich.markup import escape
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import DataTable, Footer, Header, Static, TabbedContent, TabPane
 
-from engine.util.names import shown
-
 from ..model import CampaignModel
-from ..widgets.cells import num, plain
+from ..widgets.cells import literal, num, plain
 from ..widgets.jobbar import JobBar
 from .base import CranfieldScreen, Unavailable, nav_bar
 from .plotview import FullPlot
@@ -137,7 +134,7 @@ levels, Kendall tau against the full judgments). f shows the plot of the tab sho
         self.tables["dstudy"] = pd.DataFrame({"topics": dall.n_topics, "erho2": dall.erho2,
                                               "erho2_lower": dall.erho2_lower, "erho2_upper": dall.erho2_upper,
                                               "phi": dall.phi, "phi_lower": dall.phi_lower, "phi_upper": dall.phi_upper})
-        warn = f" · {escape(shown('; '.join(p.message for p in g.warnings)))}" if len(g.warnings) else ""
+        warn = f" · {literal('; '.join(p.message for p in g.warnings))}" if len(g.warnings) else ""
         self.query_one("#st-title", Static).update(
             f"[b]{self.measure}[/b] · {g.n_systems} runs x {g.n_topics} topics · Phi={num(d.phi, 3)} "
             f"Eρ²={num(d.erho2, 3)} · Phi≥{self.target:.2f}: {_n(need_phi[0])} topics{warn}")

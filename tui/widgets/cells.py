@@ -85,3 +85,11 @@ def plain(value: object) -> Text:
     escaped (engine.util.names.shown)."""
     from engine.util.names import shown
     return Text(shown(value))
+
+
+def literal(text: object, keep: str = "\n\t") -> str:
+    """Text for a markup string that shows as it is: control characters escaped (`shown`, but those in
+    `keep`) and every "[" escaped (Rich's and Textual's `escape` leave "[31m" after an escaped ESC as it is,
+    which Textual's parser then reads as the start of a tag)."""
+    from engine.util.names import shown
+    return shown(text, keep).replace("[", "\\[")

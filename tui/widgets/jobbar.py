@@ -27,11 +27,11 @@ class JobBar(Horizontal):
     def fit(self, text: str) -> str:
         """The line's text and its escape hint in the room beside the bar (the text shortened with …,
         never the hint)."""
-        from rich.markup import escape
+        from .cells import literal
         room = (self.size.width or self.app.size.width) - 2 - 22 - len(self.HINT)
         if room > 8 and len(text) > room:
             text = text[:room - 1] + "…"
-        return escape(text) + self.HINT
+        return literal(text) + self.HINT
 
     def step(self, fraction: float, text: str = "") -> None:
         self.query_one("#job-bar", ProgressBar).update(progress=100 * max(0.0, min(1.0, fraction)))
