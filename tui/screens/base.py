@@ -39,9 +39,8 @@ def nav_bar(screen) -> Static:
 
 def missing_scores(model) -> str:
     """One line for a screen that needs scores the campaign cannot have yet: what is missing, what to do."""
-    from .nuggets import has_answer_runs
     if model.runs is None or len(model.runs) == 0:
-        if has_answer_runs(model.root):
+        if getattr(model, "answer_run_count", 0):          # counted when the app loaded the campaign
             return "only answer runs here: l lists their nugget scores, N creates and assigns nuggets"
         return "no runs yet: copy run files into runs/ (answer runs: answers/), then ctrl+r"
     return "no judgments yet: build a pool (p) and judge it (j); the scores follow"
