@@ -4,6 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.widgets import Footer, Header
 
 from .choice import ChoiceScreen
@@ -25,10 +26,15 @@ class PickerScreen(ChoiceScreen):
     """Choose one campaign of a folder (typing filters; escape quits)."""
 
     TITLE = "Choose a campaign"
+    BINDINGS = [Binding("escape", "quit_picker", "Quit")]
 
     def __init__(self, campaigns: list[Path]):
         super().__init__(f"{len(campaigns)} campaigns here; enter opens one", [(_label(p), p) for p in campaigns])
         self.campaigns = campaigns
+
+    def action_quit_picker(self) -> None:
+        """Escape: clear the filter, else leave (the app ends)."""
+        self.action_cancel()
 
     def compose(self) -> ComposeResult:
         yield Header()
