@@ -237,7 +237,9 @@ def tiny(tmp_path: Path) -> Path:
 async def choose_judgments(pilot, spec: str) -> None:
     await press(pilot, "J")
     opts = [v for _, v in pilot.app.screen.options]
-    await press(pilot, *(["down"] * opts.index(spec)), "enter")
+    here = pilot.app.screen.query_one("#choice").highlighted or 0      # the picker opens on the current source
+    step = opts.index(spec) - here
+    await press(pilot, *(["down" if step > 0 else "up"] * abs(step)), "enter")
     await settle(pilot)
 
 

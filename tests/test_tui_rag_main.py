@@ -79,8 +79,11 @@ async def test_create_assign_and_see_the_leaderboard_change_in_the_main_app(camp
         # columns: all, vital, s.all, s.vital, wtd, s.wtd, topics (q2 has no nuggets: not scored)
         # rag01: all (1 + .5)/2, vital 1/1, strict all 1/2, strict vital 1, weighted (1 + .5 * .5)/1.5,
         #        strict weighted 1/1.5; rag02: all (0 + 1)/2, vital 0, strict all 1/2, weighted .5/1.5
-        assert rows["rag01"] == ["0.7500", "1.0000", "0.5000", "1.0000", "0.8333", "0.6667", "1"]
-        assert rows["rag02"] == ["0.5000", "0.0000", "0.5000", "0.0000", "0.3333", "0.3333", "1"]
+        # then the (answer, nugget) pairs assessed: rag01 and rag02 both of their 2, rag03 none
+        assert rows["rag01"] == ["0.7500", "1.0000", "0.5000", "1.0000", "0.8333", "0.6667", "1", "2/2"]
+        assert rows["rag02"] == ["0.5000", "0.0000", "0.5000", "0.0000", "0.3333", "0.3333", "1", "2/2"]
+        assert rows["rag03"][7] == "0/2"
+        assert "assessed 4/6 (answer, nugget) pairs (67%)" in " ".join(screen_text(app).split())
         assert rows["rag03"][:6] == ["0.0000"] * 6
         cli = cli_scores(camp)                                   # the same numbers as `cranfield nuggets scores`
         cols = ("all", "vital", "strict_all", "strict_vital", "weighted", "strict_weighted")
@@ -144,7 +147,8 @@ async def test_retrieval_and_answer_runs_side_by_side(tmp_path):
         text = screen_text(app)
         assert "Answer runs · nugget scores (human) · 2 runs" in text and "f Filter" not in text
         # rag01: all (.5 + 1)/2, vital .5, strict all 1/2, strict vital 0, weighted (.5 + .5)/1.5, s.wtd .5/1.5
-        assert board_rows(app)["rag01"] == ["0.7500", "0.5000", "0.5000", "0.0000", "0.6667", "0.3333", "1"]
+        assert board_rows(app)["rag01"] == ["0.7500", "0.5000", "0.5000", "0.0000", "0.6667", "0.3333", "1",
+                                            "2/2"]
         await press(pilot, "n")
         assert "n: answer runs" in screen_text(app) and "judged@10" in app.screen.frame.columns
 
@@ -169,7 +173,7 @@ async def test_answer_runs_without_nuggets_say_why(camp):
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
         await press(pilot, "l")
-        text = " ".join(screen_text(app).split())            # the title wraps the file name as needed
-        assert "Answer runs · no nugget scores:" in text and "no nuggets yet" in text
+        lines = screen_text(app).splitlines()               # one line: what is missing and what to do
+        assert any("Answer runs · no nuggets yet: N creates them (a adds one)" in ln for ln in lines)
         await press(pilot, "s", "r", "1", "e", "enter")
         assert app.return_code is None and type(app.screen).__name__ == "LeaderboardScreen"

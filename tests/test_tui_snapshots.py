@@ -30,6 +30,7 @@ SCREENS = {
     "judge": ["j"],
     "stability": ["v"],
     "cost": ["c"],
+    "measures-picker": ["l", "a", "n", "d", "c", "g"],     # typed "ndcg": the 150 measures filtered
 }
 
 

@@ -14,6 +14,7 @@ from textual.worker import Worker
 
 from engine.errors import CranfieldError
 from engine.judging.checks import default_assessor
+from engine.util.names import shown
 
 from .export import write_exports
 from .model import CampaignModel
@@ -93,6 +94,15 @@ def break_paths(text: str, width: int) -> str:
     return re.sub(r"\S{%d,}" % (width + 1), lambda m: "\n" + split(m.group()), text) if width > 8 else text
 
 
+def _answer_run_count(root: Path) -> int:
+    """Answer runs in answers/ (engine.nuggets.campaign.answer_runs); 0 when unreadable (N says why)."""
+    from engine.nuggets.campaign import answer_runs
+    try:
+        return len(answer_runs(root))
+    except (CranfieldError, OSError):
+        return 0
+
+
 SCREEN_MODES = ("home", "leaderboard", "matrix", "pool", "judge", "stability", "cost", "training", "agreement",
                 "nuggets")
 """Every screen family, one mode each (declared once, in CranfieldApp.MODES)."""
@@ -143,6 +153,7 @@ class CranfieldApp(App):
         self.last_export = ""                   # what the last `e` wrote (also shown as a notification)
         self.judgment_spec: str | None = None    # the judgments scores use (None: the campaign's own)
         self.notices: list[Notice] = []          # every notification shown, oldest first (last 1000)
+        self._held: list[tuple] = []             # notifications waiting for a dialog to close (last 20)
         self.file_versions: dict[str, int] = dict.fromkeys(FILE_KINDS, 0)   # bumped when those files change
         self._file_sig: dict[str, tuple] | None = None
 
@@ -151,9 +162,30 @@ class CranfieldApp(App):
         """Show a notification and record it in `notices` (a public record: toasts expire)."""
         self.notices.append(Notice(str(message), str(title), str(severity)))
         del self.notices[:-1000]
+        self._held.append((str(message), str(title), severity, timeout, markup))
+        del self._held[:-20]
+        self._show_held()
+
+    def _dialog_open(self) -> bool:
+        """A modal screen (a picker, a form, help) is on top: toasts would cover it."""
+        from textual.screen import ModalScreen
+        return bool(self.screen_stack) and isinstance(self.screen, ModalScreen)
+
+    def _show_held(self) -> None:
+        """Show the notifications held while a dialog was open (never drawn over a dialog)."""
+        if self._dialog_open():
+            return
         width = min(60, max(self.size.width // 2, 20)) - 5      # the toast's text width (Textual: 60, <= 50%)
-        super().notify(break_paths(str(message), width), title=title, severity=severity, timeout=timeout,
-                       markup=markup)
+        held, self._held = self._held, []
+        for message, title, severity, timeout, markup in held:
+            super().notify(break_paths(shown(message, "\n"), width), title=shown(title), severity=severity,
+                           timeout=timeout, markup=markup)
+
+    def pop_screen(self):
+        """As App.pop_screen; notifications held while a dialog was open are shown once it closes."""
+        done = super().pop_screen()
+        self.call_after_refresh(self._show_held)
+        return done
 
     # ------------------------------------------------------------------ screens
     def on_mount(self) -> None:
@@ -271,6 +303,7 @@ class CranfieldApp(App):
     def _load(self, progress, path: Path, measures: list[str] | None,
               judgment_spec: str | None) -> tuple[CampaignModel, list[str], list[str]]:
         model = CampaignModel.load(path)
+        model.answer_run_count = _answer_run_count(model.root)
         check_cancel()
         specs, bad = model.usable_measures(measures or model.default_measures)
         if judgment_spec is not None:
@@ -288,8 +321,8 @@ class CranfieldApp(App):
                 bad = bad + ["no judgments of retrieval runs yet: the leaderboard (l) shows the answer runs' "
                              "nugget scores; N opens the nuggets"]
             else:
-                bad = bad + ["no judgments yet: the leaderboard, matrix, stability and cost screens need some; "
-                             "build a pool (p) and judge (j), then ctrl+r"]
+                from .screens.base import missing_scores
+                bad = bad + [missing_scores(model)]
             return model, specs, bad
         model.evaluate(specs)
         check_cancel()
@@ -358,7 +391,7 @@ class CranfieldApp(App):
         self.judgment_spec = model.judgment_spec
         self._file_sig = file_signature(model.root)
         for b in bad:
-            self.notify(b if b.startswith(("no judgments", "judgments ")) else f"measure skipped: {b}",
+            self.notify(b if b.startswith(("no judgments", "no runs", "judgments ")) else f"measure skipped: {b}",
                         severity="warning", timeout=12)
         self._announce_problems(model)
         self._refresh_current()

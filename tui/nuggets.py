@@ -10,7 +10,6 @@ from engine.util.names import natural_key
 import time
 from pathlib import Path
 
-from rich.markup import escape
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
@@ -19,8 +18,15 @@ from textual.widgets import DataTable, Footer, Header, Input, Static
 
 from engine.errors import CranfieldError
 
+from .widgets.cells import literal, plain
+
 LABEL_KEYS = {"s": "support", "p": "partial_support", "n": "not_support"}
 SHORT = {"support": "S", "partial_support": "P", "not_support": "N"}
+
+
+def esc(text: object) -> str:
+    """Text (an id, a nugget, a passage) for markup, shown as it is (tui.widgets.cells.literal)."""
+    return literal(text)
 
 
 class NuggetData:
@@ -123,13 +129,13 @@ class NuggetsScreen(Screen):
         table.clear()
         nug = self.data.topic_nuggets(self.topic)
         for r in nug.itertuples(index=False):
-            table.add_row(r.nugget, "VITAL" if r.importance == "vital" else "okay", r.provenance, str(r.edits),
-                          r.text if len(r.text) <= 44 else r.text[:43] + "…")
+            table.add_row(plain(r.nugget), "VITAL" if r.importance == "vital" else "okay", plain(r.provenance),
+                          str(r.edits), plain(r.text if len(r.text) <= 44 else r.text[:43] + "…"))
         if len(nug):
             table.move_cursor(row=min(row, len(nug) - 1))
         done, total = self.data.progress(self.topic)
         n_v = int((nug["importance"] == "vital").sum()) if len(nug) else 0
-        title.update(f"[b]Topic {escape(self.topic)}[/b] ({self.t + 1}/{len(self.data.topics)}) · {len(nug)} "
+        title.update(f"[b]Topic {esc(self.topic)}[/b] ({self.t + 1}/{len(self.data.topics)}) · {len(nug)} "
                      f"nuggets, {n_v} vital · assigned {done}/{total} ({self.data.source}) · ⏎ assign")
         self.show_text()
 
@@ -141,8 +147,8 @@ class NuggetsScreen(Screen):
             return
         nug = self.data.topic_nuggets(self.topic).set_index("nugget").loc[nid]
         who = f" · model {nug['model']}" if nug["model"] else ""
-        text.update(f"{nid}: {escape(nug['text'])}\n[dim]{nug['provenance']}{escape(who)} · made by "
-                    f"{escape(str(nug['created_by'] or '-'))}[/dim]")
+        text.update(f"{esc(nid)}: {esc(nug['text'])}\n[dim]{esc(nug['provenance'])}{esc(who)} · made by "
+                    f"{esc(str(nug['created_by'] or '-'))}[/dim]")
 
     def on_data_table_row_highlighted(self, event) -> None:
         self.show_text()
@@ -253,10 +259,10 @@ class PassagesScreen(Screen):
                 for c in s.citations:
                     if a.references[c] not in ids:
                         ids.append(a.references[c])
-        lines = [f"[b]{escape(d)}[/b] {escape(str(docs.get(d, {}).get('text', '(no text in docs/docs.jsonl)')))}"
+        lines = [f"[b]{esc(d)}[/b] {esc(str(docs.get(d, {}).get('text', '(no text in docs/docs.jsonl)')))}"
                  for d in ids] or ["No passage is cited for this topic."]
         yield Header()
-        yield Static(f"[b]Topic {escape(self.topic)}[/b] · {len(ids)} cited passage(s)", classes="title")
+        yield Static(f"[b]Topic {esc(self.topic)}[/b] · {len(ids)} cited passage(s)", classes="title")
         with VerticalScroll(id="as-body"):
             yield Static("\n\n".join(lines))
         yield Footer()
@@ -319,22 +325,22 @@ class AssignScreen(Screen):
         done, total = self.data.progress(self.topic)
         have = self.data.labels.get((a.run, self.topic, row["nugget"]))
         self.query_one("#as-title", Static).update(
-            f"[b]Topic {escape(self.topic)}[/b] · answer {self.a + 1}/{len(ans)} run {escape(a.run)} · nugget "
+            f"[b]Topic {esc(self.topic)}[/b] · answer {self.a + 1}/{len(ans)} run {esc(a.run)} · nugget "
             f"{self.k + 1}/{len(nug)} · done {done}/{total}")
-        state = f"now: [b]{have}[/b]" if have else "not assigned yet"
+        state = f"now: [b]{esc(have)}[/b]" if have else "not assigned yet"
         imp = "VITAL" if row["importance"] == "vital" else "okay"
         self.query_one("#as-nugget", Static).update(
-            f"[b]{row['nugget']} ({imp})[/b] {escape(row['text'])}\n{state} · s support, p partial, n not")
+            f"[b]{esc(row['nugget'])} ({imp})[/b] {esc(row['text'])}\n{state} · s support, p partial, n not")
         lines = []
         for i, s in enumerate(a.sentences):
             cites = "".join(f" [{c + 1}]" for c in s.citations)
-            lines.append(f"{i + 1}. {escape(s.text)}{escape(cites)}")
+            lines.append(f"{i + 1}. {esc(s.text)}{esc(cites)}")
         if self.show_cited:
             lines.append("")
             lines.append("[b]Cited passages[/b] (c hides)")
             for j, d in enumerate(a.references):
                 doc = self.docs.get(d, {})
-                lines.append(f"[{j + 1}] {escape(d)}: {escape(str(doc.get('text', '(no text in docs/docs.jsonl)')))}")
+                lines.append(f"[{j + 1}] {esc(d)}: {esc(str(doc.get('text', '(no text in docs/docs.jsonl)')))}")
         elif a.references:
             lines.append(f"\n[dim]{len(a.references)} cited passage(s): c shows them[/dim]")
         self.query_one("#as-answer", Static).update("\n".join(lines))

@@ -56,6 +56,15 @@ def status_tables(camp) -> dict:
         ("topics judged", f"{int((per['judged'] > 0).sum())} of {len(per)}"),
         ("assessor log", "none" if log is None else f"{len(log)} entries"),
     ]
+    from engine.errors import CranfieldError
+    from engine.nuggets.campaign import answer_runs
+    try:
+        answers = answer_runs(camp.root, camp.warnings)
+    except CranfieldError as exc:               # a broken answer file: said, the rest of the status still shown
+        answers = None
+        summary.insert(2, ("answer runs", f"unreadable: {exc}"))
+    if answers is not None and len(answers):
+        summary.insert(2, ("answer runs", f"{len(answers)} in answers/ (nugget scores: cranfield nuggets scores)"))
     pool = None
     from engine.judging.progress import judging_progress
     prog = judging_progress(camp)             # the one count of progress against the newest pool
@@ -65,7 +74,8 @@ def status_tables(camp) -> dict:
         left = dict(zip(pool["topic"], pool["left"]))
         per["pool left"] = [int(left.get(t, 0)) for t in per["topic"]]
         totals["pool left"] = prog.left
-    return {"summary": summary, "runs": run_table, "topics": per, "totals": totals, "pool": pool}
+    return {"summary": summary, "runs": run_table, "topics": per, "totals": totals, "pool": pool,
+            "answers": answers if answers is not None and len(answers) else None}
 
 
 def _fmt(v) -> str:
@@ -102,6 +112,10 @@ def render(tables: dict, out=None, rich: bool | None = None) -> None:
         out.write("\n")
         _plain("Runs (judged@k: fraction of the run's top k documents that is judged)", list(runs.columns),
                run_rows, out)
+        if tables.get("answers") is not None:
+            a = tables["answers"]
+            _plain("Answer runs (answers/)", list(a.columns), [[_fmt(v) for v in r] for r in a.itertuples(
+                index=False, name=None)], out)
         _plain("Topics", list(per.columns), topic_rows + [total_row], out)
         return
     from rich.console import Console
@@ -120,6 +134,14 @@ def render(tables: dict, out=None, rich: bool | None = None) -> None:
     for r in run_rows:
         rt.add_row(*r)
     con.print(rt)
+    if tables.get("answers") is not None:
+        at = Table(title="Answer runs (answers/)", title_justify="left")
+        for c in tables["answers"].columns:
+            at.add_column(str(c), justify="right" if c == "topics" else "left", no_wrap=True, max_width=30,
+                          overflow="ellipsis")
+        for r in tables["answers"].itertuples(index=False, name=None):
+            at.add_row(*[_fmt(v) for v in r])
+        con.print(at)
     tt = Table(title="Topics", title_justify="left", show_footer=True)
     heads = [short.get(c, c.replace("grade ", "g")) for c in per.columns]
     widths = [max([len(h), len(total_row[i])] + [len(r[i]) for r in topic_rows]) for i, h in enumerate(heads)]

@@ -90,8 +90,11 @@ class RunComparison:
 
     def most_different(self, n: int = 5) -> pd.DataFrame:
         """The n topics with the largest absolute difference."""
-        t = self.topics.assign(_abs=self.topics["diff"].abs())
-        return t.sort_values(["_abs", "topic"], ascending=[False, True], kind="mergesort").head(n).drop(columns="_abs")
+        from ..util.names import natural_sorted
+        order = {t: i for i, t in enumerate(natural_sorted(self.topics["topic"]))}     # ties: natural topic order
+        t = self.topics.assign(_abs=self.topics["diff"].abs(), _o=self.topics["topic"].map(order))
+        return (t.sort_values(["_abs", "_o"], ascending=[False, True], kind="mergesort").head(n)
+                .drop(columns=["_abs", "_o"]))
 
     def summary_lines(self) -> list[str]:
         out = [f"{self.measure}: {self.a} {self.mean_a:.4f} vs {self.b} {self.mean_b:.4f} "

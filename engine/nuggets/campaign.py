@@ -10,6 +10,7 @@ from ..errors import CranfieldError, FormatError, Problem, Warnings
 from ..judgments.agreement import cohen_kappa
 from ..stability.correlation import kendall_tau
 from ..util.confine import allowed_roots, refuse_outside
+from ..util.names import natural_key, natural_sorted
 from .answers import Answer, answers_dir, read_answers
 from .scores import LABELS, MEASURES, citation_rows, run_scores, score_table, support_table
 from .store import current_nuggets, read_assignments, read_support
@@ -43,6 +44,16 @@ def campaign_answers(root, warnings: Warnings | None = None) -> list[Answer]:
     return out
 
 
+def answer_runs(root, warnings: Warnings | None = None) -> pd.DataFrame:
+    """Per answer run: run, file (under answers/), topics answered; in natural order of run ids."""
+    rows = {}
+    for a in campaign_answers(root, warnings):
+        r = rows.setdefault(a.run, [Path(a.path).name if a.path else "", set()])
+        r[1].add(a.topic)
+    return pd.DataFrame([(run, f, len(t)) for run, (f, t) in sorted(rows.items(), key=lambda kv: natural_key(kv[0]))],
+                        columns=["run", "file", "topics"])
+
+
 def answer_frame(answers: list[Answer]) -> pd.DataFrame:
     return pd.DataFrame([(a.run, a.topic) for a in answers], columns=["run", "topic"])
 
@@ -65,7 +76,7 @@ def leaderboard(root, source: str, warnings: Warnings | None = None, support_sou
     w = warnings if warnings is not None else Warnings()
     ans = answers if answers is not None else campaign_answers(root, w)
     pt = per_topic_scores(root, source, w, ans)
-    topics = sorted(set(current_nuggets(root)["topic"]))
+    topics = natural_sorted(set(current_nuggets(root)["topic"]))
     order = ("all",) + tuple(m for m in MEASURES if m != "all")
     board = run_scores(pt, topics, order)
     if support_source:

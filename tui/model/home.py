@@ -20,7 +20,8 @@ class HomeView:
                 "unjudged_pooled": int((q["grade"] < 0).sum()),
                 "groups": int(self.run_meta["group"].replace("", np.nan).nunique()),
                 "manual": int((self.run_meta["type"] == "manual").sum()),
-                "pooled": int(self.run_meta["pooled"].sum())}
+                "pooled": int(self.run_meta["pooled"].sum()),
+                "answer_runs": int(getattr(self, "answer_run_count", 0))}
 
 
     def problems(self, limit: int = 200) -> list[str]:

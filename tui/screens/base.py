@@ -10,6 +10,7 @@ from textual.screen import Screen
 from textual.widgets import Static
 from textual.worker import Worker
 
+from ..widgets.cells import literal
 from ..widgets.jobbar import JobBar
 from ..work import start_work
 
@@ -37,13 +38,28 @@ def nav_bar(screen) -> Static:
     return Static(" ".join(parts) + "  [b]?[/b] help", classes="nav")
 
 
+def missing_scores(model) -> str:
+    """One line for a screen that needs scores the campaign cannot have yet: what is missing, what to do."""
+    if model.runs is None or len(model.runs) == 0:
+        if getattr(model, "answer_run_count", 0):          # counted when the app loaded the campaign
+            return "only answer runs here: l lists their nugget scores, N creates and assigns nuggets"
+        return "no runs yet: copy run files into runs/ (answer runs: answers/), then ctrl+r"
+    return "no judgments yet: build a pool (p) and judge it (j); the scores follow"
+
+
+def has_runs(model) -> bool:
+    """The campaign has retrieval runs, or pool files to judge from."""
+    return bool(len(model.runs)) or bool(len(model.pools()))
+
+
 def _guard(fn: Callable, needs_data: bool) -> Callable:
     @functools.wraps(fn)
     def action(self, *args, **kw):
         if needs_data and not self.ready():
             what = {"loading": "the campaign is still loading", "evaluating": "the campaign is being evaluated",
                     "cancelled": "loading was cancelled (ctrl+r loads again)",
-                    "error": "the campaign could not be opened"}.get(self.app.status, "there are no scores yet")
+                    "error": "the campaign could not be opened"}.get(self.app.status)
+            what = what or (missing_scores(self.app.model) if self.app.model is not None else "no scores yet")
             self.notify(f"{self.TITLE}: not available, {what}", severity="warning", timeout=4)
             return None
         try:
@@ -61,6 +77,7 @@ class CranfieldScreen(Screen):
     HELP = ""
     NEEDS_SCORES = True   # False for screens that work before anything is judged (home, pool, judge)
     ALWAYS_ACTIONS: tuple = ("back", "cancel")   # actions that work before the campaign is loaded
+    NEEDS_RUNS = False    # True for screens that pool or judge retrieval runs (nothing to do without runs or pools)
     WATCH: tuple = ()     # campaign files (tui.app.FILE_KINDS) whose change redraws the screen
     BINDINGS = [
         Binding("e", "export", "Export"),
@@ -82,7 +99,8 @@ class CranfieldScreen(Screen):
     def ready(self) -> bool:
         """The screen has what it shows (scores, when it needs them)."""
         m = self.app.model
-        return m is not None and (not self.NEEDS_SCORES or m.scores is not None)
+        return (m is not None and (not self.NEEDS_SCORES or m.scores is not None)
+                and (not self.NEEDS_RUNS or has_runs(m)))
 
     def __init__(self, *args, **kw):
         super().__init__(*args, **kw)
@@ -140,7 +158,7 @@ class CranfieldScreen(Screen):
                 self.measure = choice
                 then()
         ms = self.model.scores.measures
-        self.app.push_screen(ChoiceScreen(title, [(x, x) for x in ms]), done)
+        self.app.push_screen(ChoiceScreen(title, [(x, x) for x in ms], current=getattr(self, "measure", None)), done)
 
     def on_screen_resume(self) -> None:
         self.sync()
@@ -151,10 +169,14 @@ class CranfieldScreen(Screen):
         files = tuple(self.app.file_versions.get(k, 0) for k in self.WATCH)
         if self.app.model is not None and self.composed() and (
                 self.app.data_version != self._seen_version or files != self._seen_files):
+            if self.NEEDS_RUNS and not self.NEEDS_SCORES and not has_runs(self.app.model):
+                if self.app.data_version != self._seen_version or files != self._seen_files:
+                    self.show_missing(missing_scores(self.app.model))
+                self._seen_version, self._seen_files = self.app.data_version, files
+                return
             if self.NEEDS_SCORES and self.app.model.scores is None:
                 if self.app.data_version != self._seen_version:
-                    self.notify(f"{self.TITLE}: nothing to show until the campaign has judgments "
-                                f"(p builds a pool, j judges; ctrl+r re-evaluates)", severity="warning")
+                    self.show_missing(missing_scores(self.app.model))
                 self._seen_version = self.app.data_version
                 return
             self._seen_version, self._seen_files = self.app.data_version, files
@@ -162,6 +184,14 @@ class CranfieldScreen(Screen):
                 self.refresh_data()
             except Exception as exc:  # an engine error must not kill the UI
                 self.app.report_error(exc)
+
+    def show_missing(self, text: str) -> None:
+        """Say on the screen (its title line) what it lacks to show anything, and what to do."""
+        titles = self.query(".title")
+        if titles and isinstance(titles.first(), Static):
+            titles.first().update(literal(text))
+        else:
+            self.notify(f"{self.TITLE}: {text}", severity="warning")
 
     def composed(self) -> bool:
         """The screen's widgets exist (compose ran), even while its Mount event is still running."""

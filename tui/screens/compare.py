@@ -10,6 +10,9 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.widgets import DataTable, Footer, Header, Static
 
+from engine.util.names import shown
+
+from ..widgets.cells import plain
 from .base import CranfieldScreen, nav_bar
 from .choice import ChoiceScreen
 
@@ -90,12 +93,12 @@ and tau_ap of the lists. a / b choose run A / B, w swaps them, n moves to the ne
         t = self.query_one("#cmp-topics", DataTable)
         t.clear(columns=True)
         for c in ("topic", self.a, self.b, "diff", "outcome"):
-            t.add_column(c, key=c)
+            t.add_column(plain(c), key=c)
         top = r.most_different(len(r.topics))
         for row in top.itertuples(index=False):
-            t.add_row(row.topic, f"{row.a:.4f}", f"{row.b:.4f}", f"{row.diff:+.4f}", row.outcome, key=row.topic)
+            t.add_row(plain(row.topic), f"{row.a:.4f}", f"{row.b:.4f}", f"{row.diff:+.4f}", row.outcome, key=row.topic)
         lines = r.summary_lines()
-        self.query_one("#cmp-title", Static).update(Text("\n".join(lines)))
+        self.query_one("#cmp-title", Static).update(Text(shown("\n".join(lines), "\n")))
         if self.topic not in set(r.topics["topic"]):
             self.topic = str(top["topic"].iloc[0]) if len(top) else None
         if self.topic is not None:
@@ -112,15 +115,15 @@ and tau_ap of the lists. a / b choose run A / B, w swaps them, n moves to the ne
         runs = m.topic_runs(self.topic)
         sbs = side_by_side(runs, m.qrels, self.a, self.b, self.topic, depth=20)
         for c in sbs.columns:
-            t.add_column(c.replace("grade_", "g ").replace("doc_", ""), key=c)
+            t.add_column(plain(c.replace("grade_", "g ").replace("doc_", "")), key=c)
         for row in sbs.itertuples(index=False):
-            t.add_row(*[str(v) for v in row])
+            t.add_row(*[plain(v) for v in row])
         tau, tap, n = list_correlation(ranked_list(runs, self.a, self.topic, 100),
                                        ranked_list(runs, self.b, self.topic, 100))
         self.list_stats = (tau, tap, n)
-        self.query_one("#cmp-title", Static).update(Text(
+        self.query_one("#cmp-title", Static).update(Text(shown(
             "\n".join(self.result.summary_lines())
-            + f"\ntopic {self.topic}: Kendall tau {tau:.3f}, tau_ap {tap:.3f} over {n} common documents (top 100)"))
+            + f"\ntopic {self.topic}: Kendall tau {tau:.3f}, tau_ap {tap:.3f} over {n} common documents (top 100)", "\n")))
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         if event.data_table.id != "cmp-topics" or event.row_key is None or event.row_key.value == self.topic:
@@ -140,7 +143,8 @@ and tau_ap of the lists. a / b choose run A / B, w swaps them, n moves to the ne
                     return
                 self.draw()
         runs = self.model.scores.runs
-        self.app.push_screen(ChoiceScreen(f"Run {which.upper()}", [(r, r) for r in runs]), done)
+        self.app.push_screen(ChoiceScreen(f"Run {which.upper()}", [(r, r) for r in runs], current=getattr(self, which)),
+                             done)
 
     def action_swap(self) -> None:
         self.a, self.b = self.b, self.a

@@ -31,6 +31,7 @@ PLAN_TOPICS = 1000
 class CostScreen(CranfieldScreen):
     TITLE = "Cost-benefit"
     MODE = "cost"
+    AUTO_FOCUS = "#cost-designs"     # never a target input: screen and app keys work on arrival
     HELP = """Plans a judging effort from this campaign's runs and judgments (engine.planning.planner): for designs of Q
 queries x j judgments per query, the assessor hours (engine.planning.cost, thesis Table 3.4 times unless
 campaign.yaml overrides them) and the expected Kendall tau against the full ranking (subsampling
@@ -156,7 +157,7 @@ documents per topic, and topics with fewer than j, which keep all they have). 'C
             t.add_row(str(r.j), _f(r.hours_per_query, 3), _f(r.queries_tau_mean, 0), _f(r.hours_tau_mean),
                       _f(r.queries_tau_p95, 0), _f(r.hours_tau_p95), _f(r.queries_phi, 0), _f(r.hours_phi))
         best = []
-        for crit, lab in (("tau_mean", f"E\\[tau]>={res.target_tau}"), ("tau_p95", f"tau>={res.target_tau} w.p. 95%"),
+        for crit, lab in (("tau_mean", f"E\\[tau]>={res.target_tau}"), ("tau_p95", f"tau>={res.target_tau} with probability 95%"),
                           ("phi", f"Phi>={res.target_phi}")):
             try:
                 b = res.cheapest(crit)

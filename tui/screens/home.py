@@ -70,6 +70,7 @@ as `cranfield submit`; accepted runs are copied into runs/ and the campaign relo
         facts = Text.from_markup(
             f"[b]{f['name']}[/b]\n"
             f"{f['runs']} runs ({f['groups']} groups, {f['manual']} manual, {f['pooled']} pooled) · "
+            + (f"{f['answer_runs']} answer runs · " if f["answer_runs"] else "") +
             f"{f['topics']} topics · {f['judged']} judged, {f['relevant']} relevant"
             + (f", {f['unjudged_pooled']} pooled awaiting judgment" if f["unjudged_pooled"] else "")
             + f"\nmeasures: {measures}" + self.pool_line())

@@ -13,7 +13,11 @@ from textual.screen import ModalScreen
 from textual.widgets import Checkbox, Input, OptionList, Static
 from textual.widgets.option_list import Option
 
+from engine.util.names import shown
+
+from ..widgets.cells import literal
 from ..work import start_work
+from .choice import PlainOptionList
 
 FUSION_HELP = {"rrf": "reciprocal rank fusion, sum 1/(60 + rank)",
                "combsum": "sum of min-max normalized scores",
@@ -78,7 +82,8 @@ class SubmitScreen(ModalScreen):
         self.result = result
         if result.accepted:
             self.show(result.lines + ["", "the leaderboard is reloading with the new run; escape closes"], True)
-            self.app.notify(f"accepted run {', '.join(result.tags)}; reloading", title="Submit")
+            self.app.notify(f"accepted run {literal(', '.join(result.tags))}; reloading",
+                            title="Submit")
             self.app.action_reload()
         else:
             self.show(["refused (nothing copied):"] + result.lines, False)
@@ -88,7 +93,7 @@ class SubmitScreen(ModalScreen):
         style = {True: "green", False: "red", None: ""}[ok]
         text = Text()
         for i, ln in enumerate(lines):
-            text.append(("\n" if i else "") + ln, style=style if i == 0 else "")
+            text.append(("\n" if i else "") + shown(ln, "\n\t"), style=style if i == 0 else "")
         self.query_one("#submit-report", Static).update(text)
 
 
@@ -107,9 +112,10 @@ class FuseScreen(ModalScreen):
         methods = self.app.model.fusion_methods() if self.app.model is not None else ()
         methods = sorted(methods, key=lambda m: m != "rrf")          # RRF first: the usual choice
         with Vertical(id="intake-box"):
-            yield Static(Text.assemble(("Fuse ", "bold"), (f"{len(self.runs)} runs", "bold"), f" ({self.why}): ",
-                                       ", ".join(self.runs), "\nenter fuses with the method, escape closes"))
-            yield OptionList(*[Option(f"{m:<8} {FUSION_HELP.get(m, '')}", id=m) for m in methods], id="fuse-method")
+            yield Static(Text.assemble(("Fuse ", "bold"), (f"{len(self.runs)} runs", "bold"), f" ({shown(self.why)}): ",
+                                       ", ".join(shown(r) for r in self.runs),
+                                       "\nenter fuses with the method, escape closes"))
+            yield PlainOptionList(*[Option(f"{m:<8} {FUSION_HELP.get(m, '')}", id=m) for m in methods], id="fuse-method")
             yield Input(placeholder="run tag (default fused-METHOD)", id="fuse-tag")
             with VerticalScroll(id="intake-report"):
                 yield Static("", id="fuse-report")
@@ -144,10 +150,10 @@ class FuseScreen(ModalScreen):
 
     def finished(self, result) -> None:
         self.path, summary = result
-        self.query_one("#fuse-report", Static).update(Text(summary + "\ns submits it to the campaign, "
+        self.query_one("#fuse-report", Static).update(Text(shown(summary, "\n") + "\ns submits it to the campaign, "
                                                                      "escape closes"))
         self.query_one("#fuse-method", OptionList).focus()
-        self.app.notify(summary, title="Fusion", timeout=15)
+        self.app.notify(literal(summary), title="Fusion", timeout=15)
 
     def action_submit_fused(self) -> None:
         if self.path is None:

@@ -12,6 +12,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Footer, Header, Input, Static
 
 from ..model import CampaignModel, CranfieldError
+from ..widgets.cells import plural
 from ..widgets.hints import Hints, key_hint
 from .base import CranfieldScreen, Unavailable, nav_bar
 from .choice import ChoiceScreen
@@ -47,6 +48,7 @@ class TextPrompt(ModalScreen):
 
 class JudgeScreen(CranfieldScreen):
     NEEDS_SCORES = False
+    NEEDS_RUNS = True
     WATCH = ("pools", "sources", "config")   # a new pool or automatic labels: the next document comes from them
     TITLE = "Judging"
     MODE = "judge"
@@ -342,7 +344,7 @@ took. The title line shows how many documents of the active pool are left. ctrl+
                 auto_txt = (f"\nautomatic label [b]{auto}[/b] {Text(lab).markup} ({Text(self.auto_source or '').markup})"
                             f" · [b]Enter[/b] accepts, a number changes it")
             info.update(Text.from_markup(
-                f"document [b]{self.doc}[/b] · retrieved by {r['run'].nunique()} runs, best rank {best}"
+                f"document [b]{self.doc}[/b] · retrieved by {plural(r['run'].nunique(), 'run')}, best rank {best}"
                 + (f" · {src_doc}" if src_doc else "") + auto_txt
                 + (f"\nrationale: {Text(self.rationale).markup}" if self.rationale else "")))
             d = m.docs().get(self.doc)

@@ -8,6 +8,8 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import Footer, Header, Static
 
+from engine.util.names import shown
+
 from ..model import measure_choices
 from ..widgets.fasttable import FastTable
 from ..widgets.jobbar import JobBar
@@ -70,7 +72,7 @@ s moves the sort to the next column; r reverses. Enter opens the run."""
         yield Header()
         yield Static("", id="lb-title", classes="title")
         yield JobBar()
-        yield FastTable(id="lb")
+        yield FastTable(id="lb", fixed=3)
         yield nav_bar(self)
         yield Footer(compact=True)
 
@@ -135,13 +137,19 @@ s moves the sort to the next column; r reverses. Enter opens the run."""
         """The answer runs' nugget scores (engine.nuggets.campaign.leaderboard, as `cranfield nuggets scores`),
         read in a worker; the table redraws when they arrive."""
         from engine.errors import CranfieldError
-        from engine.nuggets.campaign import leaderboard
+        from engine.nuggets.campaign import campaign_answers, leaderboard, per_topic_scores
         from .nuggets import SOURCE
         root = self.model.root
 
         def work(progress):
             try:
-                return leaderboard(root, SOURCE), ""
+                ans = campaign_answers(root)
+                board = leaderboard(root, SOURCE, answers=ans)
+                pt = per_topic_scores(root, SOURCE, answers=ans).groupby("run")[["nuggets", "unassigned"]].sum()
+                pt = pt.reindex(board["run"], fill_value=0)
+                board["assessed"] = (pt["nuggets"] - pt["unassigned"]).to_numpy()
+                board["pairs"] = pt["nuggets"].to_numpy()
+                return board, ""
             except CranfieldError as exc:
                 return None, str(exc)
 
@@ -164,8 +172,11 @@ s moves the sort to the next column; r reverses. Enter opens the run."""
             self.frame = None
             t.set_data(["pos", "run"], ["#", "run"], [])
             self._row_runs = []
-            why = f"no nugget scores: {self.nugget_problem}" if self.nugget_problem else "reading the nugget scores…"
-            title = Text.from_markup(f"[b]Answer runs[/b] · {Text(why).markup} · n: retrieval runs")
+            why = ("reading the nugget scores…" if not self.nugget_problem
+                   else "no nuggets yet: N creates them (a adds one)" if "no nuggets yet" in self.nugget_problem
+                   else f"no nugget scores: {self.nugget_problem}")
+            title = Text.from_markup(f"[b]Answer runs[/b] · {Text(why).markup}"
+                                     + (" · n: retrieval runs" if self.model.scores is not None else ""))
         else:
             df = df.sort_values([self.sort_key, "run"], ascending=[not self.descending, True], kind="mergesort")
             df = df.reset_index(drop=True)
@@ -173,15 +184,18 @@ s moves the sort to the next column; r reverses. Enter opens the run."""
 
             def label(name: str, text: str) -> str:
                 return f"{sortable.index(name) + 1}:{text}" + (arrow if name == self.sort_key else "")
-            cols = [("pos", "#", [str(i + 1) for i in range(len(df))]), ("run", label("run", "run"), list(df["run"]))]
+            cols = [("pos", "#", [str(i + 1) for i in range(len(df))]), ("run", label("run", "run"), [shown(r) for r in df["run"]])]
             cols += [(k, label(k, h), [f"{v:.4f}" for v in df[k].to_numpy()]) for k, h in NUGGET_COLUMNS]
             cols.append(("topics", "topics", [str(int(v)) for v in df["topics"]]))
+            cols.append(("assessed", "assessed", [f"{int(a)}/{int(n)}" for a, n in zip(df["assessed"], df["pairs"])]))
             t.set_data([c[0] for c in cols], [c[1] for c in cols],
                        [[c[2][i] for c in cols] for i in range(len(df))], right=[k == "pos" for k, _, _ in cols])
             self._row_runs = []                    # x / o compare retrieval runs only
+            done, pairs = int(df["assessed"].sum()), int(df["pairs"].sum())
             title = Text.from_markup(
                 f"[b]Answer runs[/b] · nugget scores ({SOURCE}) · {len(df)} runs · by {self.sort_key}{arrow}"
-                f" · n: retrieval runs")
+                f" · assessed {done}/{pairs} (answer, nugget) pairs ({100 * done / max(pairs, 1):.0f}%)"
+                + (" · n: retrieval runs" if self.model.scores is not None else ""))
         self.set_title(title, any_height=df is None)
 
     def set_title(self, title: Text, any_height: bool = False) -> None:
@@ -242,8 +256,8 @@ s moves the sort to the next column; r reverses. Enter opens the run."""
         pos = [("*" if r in marked else "") + str(i + 1) for i, r in enumerate(runs)]
         sig = [SIG_MARK if x else "" for x in same]
         # columns: (key, header, values) of plain strings; FastTable joins each row into one line
-        cols = [("pos", "#", pos), ("sig", SIG_MARK, sig), ("run", label("run"), list(runs)),
-                ("group", label("group", "grp"), list(groups)), ("flags", "MP", list(flags))]
+        cols = [("pos", "#", pos), ("sig", SIG_MARK, sig), ("run", label("run"), [shown(r) for r in runs]),
+                ("group", label("group", "grp"), [shown(g) for g in groups]), ("flags", "MP", list(flags))]
         if "filled@10" in df:        # which judgments the scores used: share of each top 10 not official
             cols.append(("filled@10", label("filled@10", "fill@10"), [f"{v:.2f}" for v in df["filled@10"]]))
         cols += [(n, label(n), cells[n]) for n in s.measures]
@@ -256,10 +270,10 @@ s moves the sort to the next column; r reverses. Enter opens the run."""
             t.move_cursor(self._row_runs.index(cursor_run))
         sm = df.attrs.get("sig_measure")
         title = Text.from_markup(
-            f"[b]{Text(m.name).markup}[/b] · {len(df)}/{len(s.runs)} runs"
+            f"[b]{Text(shown(m.name)).markup}[/b] · {len(df)}/{len(s.runs)} runs"
             + ("" if self.filt[0] == "all" else f" ({self.filt_label})")
             + f" · by {self.sort_key}{arrow} · {SIG_MARK} n.s. vs above ({sm})"
-            + f" · judgments [b]{Text(s.judgments).markup}[/b]"
+            + f" · judgments [b]{Text(shown(s.judgments)).markup}[/b]"
             + (" · n: answer runs" if self.has_answers() else ""))
         self.set_title(title)
 
@@ -305,7 +319,8 @@ s moves the sort to the next column; r reverses. Enter opens the run."""
                 kind, value, label = choice
                 self.filt, self.filt_label = (kind, value), label
                 self.redraw()
-        self.app.push_screen(ChoiceScreen("Show which runs?", opts), done)
+        current = next((v for _, v in opts if (v[0], v[1]) == self.filt), None)
+        self.app.push_screen(ChoiceScreen("Show which runs?", opts, current=current), done)
 
     def action_choose_measures(self) -> None:
         if self.model is None:
@@ -327,7 +342,7 @@ s moves the sort to the next column; r reverses. Enter opens the run."""
         if len(opts) < 2:
             self.notify("this campaign has one judgment source (official); import another with "
                         "`cranfield judgments import` or run `cranfield judgments auto`", timeout=8)
-        self.app.push_screen(ChoiceScreen(f"Judgments (now {current})", opts),
+        self.app.push_screen(ChoiceScreen(f"Judgments (now {current})", opts, current=current),
                              lambda spec: spec is not None and self.app.set_judgments(spec))
 
     def action_submit(self) -> None:

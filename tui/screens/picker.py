@@ -5,40 +5,38 @@ from pathlib import Path
 
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.screen import Screen
-from textual.widgets import Footer, Header, OptionList, Static
-from textual.widgets.option_list import Option
+from textual.widgets import Footer, Header
+
+from .choice import ChoiceScreen
 
 
 def _label(p: Path) -> str:
     from engine.formats.safeload import safe_yaml
+    from engine.util.names import shown
     try:
         cfg = safe_yaml((p / "campaign.yaml").read_text(encoding="utf-8"), str(p / "campaign.yaml")) or {}
         name = str(cfg.get("name") or p.name)
     except Exception:  # a broken campaign.yaml still shows, by folder name
         name = p.name + "  (campaign.yaml unreadable)"
     n_runs = len(list((p / "runs").glob("*"))) if (p / "runs").is_dir() else 0
-    return f"{name}  —  {p.name}/, {n_runs} run files"
+    return shown(f"{name}  —  {p.name}/, {n_runs} run files")
 
 
-class PickerScreen(Screen):
-    """Choose one campaign of a folder."""
+class PickerScreen(ChoiceScreen):
+    """Choose one campaign of a folder (typing filters; escape quits)."""
 
     TITLE = "Choose a campaign"
-    BINDINGS = [Binding("q,escape", "quit_picker", "Quit")]
+    BINDINGS = [Binding("escape", "quit_picker", "Quit")]
 
     def __init__(self, campaigns: list[Path]):
-        super().__init__()
+        super().__init__(f"{len(campaigns)} campaigns here; enter opens one", [(_label(p), p) for p in campaigns])
         self.campaigns = campaigns
+
+    def action_quit_picker(self) -> None:
+        """Escape: clear the filter, else leave (the app ends)."""
+        self.action_cancel()
 
     def compose(self) -> ComposeResult:
         yield Header()
-        yield Static(f"{len(self.campaigns)} campaigns here; enter opens one.", classes="title")
-        yield OptionList(*[Option(_label(p), id=str(i)) for i, p in enumerate(self.campaigns)], id="picker")
+        yield from super().compose()
         yield Footer(compact=True)
-
-    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
-        self.dismiss(self.campaigns[int(event.option.id)])
-
-    def action_quit_picker(self) -> None:
-        self.dismiss(None)

@@ -8,7 +8,7 @@ from textual.containers import Horizontal
 from textual.widgets import DataTable, Footer, Header, Input, Label, Select, Static
 
 from ..model import CampaignModel, CranfieldError, pool_preview
-from ..widgets.cells import num
+from ..widgets.cells import literal, num, plain
 from ..widgets.jobbar import JobBar
 from .base import CranfieldScreen, Unavailable, nav_bar
 
@@ -19,6 +19,7 @@ def _engine_missing() -> str | None:
 
 class PoolScreen(CranfieldScreen):
     NEEDS_SCORES = False
+    NEEDS_RUNS = True
     TITLE = "Pool builder"
     MODE = "pool"
     HELP = """Choose a pooling strategy, a per-topic budget (documents: 50; a fraction of each depth pool:
@@ -120,7 +121,7 @@ hedge, mtc) choose as judgments arrive: use the judging screen."""
         for c in ("topic", "frame", "to judge", "judged", "new", "hours"):
             t.add_column(c, key=c)
         for r in frame.itertuples(index=False):
-            t.add_row(r.topic, str(r.frame), str(r.to_judge), str(r.judged), str(r.new), num(r.hours, 2), key=r.topic)
+            t.add_row(plain(r.topic), str(r.frame), str(r.to_judge), str(r.judged), str(r.new), num(r.hours, 2), key=r.topic)
         b = spec["budget"]
         self.query_one("#pool-summary", Static).update(
             f"[b]{spec['strategy']}[/b] depth {spec['depth']}, budget {b if b is not None else 'none'}, seed {spec['seed']}: "
@@ -137,7 +138,7 @@ hedge, mtc) choose as judgments arrive: use the judging screen."""
         except Exception as exc:
             self.app.report_error(exc)
             return
-        self.notify(f"wrote {path}", title="Pool written", timeout=10)
+        self.notify(f"wrote {literal(path)}", title="Pool written", timeout=10)
         self.app.campaign_changed()
 
     def export_table(self):

@@ -86,7 +86,7 @@ another run; Enter opens the topic."""
             if choice:
                 self.run = choice
                 self.draw()
-        self.app.push_screen(ChoiceScreen("Run", [(r, r) for r in self.model.scores.runs]), done)
+        self.app.push_screen(ChoiceScreen("Run", [(r, r) for r in self.model.scores.runs], current=self.run), done)
 
     def action_open_topic(self) -> None:
         t = self.query_one("#bmw-table", DataTable)

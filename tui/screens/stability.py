@@ -11,7 +11,7 @@ from textual.binding import Binding
 from textual.widgets import DataTable, Footer, Header, Static, TabbedContent, TabPane
 
 from ..model import CampaignModel
-from ..widgets.cells import num
+from ..widgets.cells import literal, num, plain
 from ..widgets.jobbar import JobBar
 from .base import CranfieldScreen, Unavailable, nav_bar
 from .plotview import FullPlot
@@ -134,7 +134,7 @@ levels, Kendall tau against the full judgments). f shows the plot of the tab sho
         self.tables["dstudy"] = pd.DataFrame({"topics": dall.n_topics, "erho2": dall.erho2,
                                               "erho2_lower": dall.erho2_lower, "erho2_upper": dall.erho2_upper,
                                               "phi": dall.phi, "phi_lower": dall.phi_lower, "phi_upper": dall.phi_upper})
-        warn = f" · {'; '.join(p.message for p in g.warnings)}" if len(g.warnings) else ""
+        warn = f" · {literal('; '.join(p.message for p in g.warnings))}" if len(g.warnings) else ""
         self.query_one("#st-title", Static).update(
             f"[b]{self.measure}[/b] · {g.n_systems} runs x {g.n_topics} topics · Phi={num(d.phi, 3)} "
             f"Eρ²={num(d.erho2, 3)} · Phi≥{self.target:.2f}: {_n(need_phi[0])} topics{warn}")
@@ -191,7 +191,7 @@ levels, Kendall tau against the full judgments). f shows the plot of the tab sho
         for c in ("run a", "run b", "diff", "ASL", "sig"):
             t.add_column(c)
         for r in pairs.itertuples(index=False):
-            t.add_row(r.a, r.b, f"{r.diff:+.4f}", f"{r.asl:.3f}", "*" if r.significant else "")
+            t.add_row(plain(r.a), plain(r.b), f"{r.diff:+.4f}", f"{r.asl:.3f}", "*" if r.significant else "")
 
     def action_reduction(self) -> None:
         if _engine_missing() is not None or self.model is None or self.model.scores is None:

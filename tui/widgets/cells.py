@@ -73,3 +73,23 @@ def bar(frac: float, width: int = 10) -> Text:
     frac = 0.0 if not math.isfinite(frac) else max(0.0, min(1.0, frac))
     full = int(round(frac * width))
     return Text("█" * full, style="green") + Text("░" * (width - full), style="dim")
+
+
+def plural(n: int, noun: str, nouns: str | None = None) -> str:
+    """`n` and the noun in the number it takes: "1 run", "2 runs", "0 runs"."""
+    return f"{n} {noun if n == 1 else (nouns or noun + 's')}"
+
+
+def plain(value: object) -> Text:
+    """An id (run tag, topic, document, nugget) as literal cell text: never markup, control characters
+    escaped (engine.util.names.shown)."""
+    from engine.util.names import shown
+    return Text(shown(value))
+
+
+def literal(text: object, keep: str = "\n\t") -> str:
+    """Text for a markup string that shows as it is: control characters escaped (`shown`, but those in
+    `keep`) and every "[" escaped (Rich's and Textual's `escape` leave "[31m" after an escaped ESC as it is,
+    which Textual's parser then reads as the start of a tag)."""
+    from engine.util.names import shown
+    return shown(text, keep).replace("[", "\\[")

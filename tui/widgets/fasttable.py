@@ -51,8 +51,9 @@ class FastTable(ScrollView, can_focus=True):
             self.table = table
             self.cursor_row = row
 
-    def __init__(self, *, id: str | None = None, classes: str | None = None):
+    def __init__(self, *, fixed: int = 0, id: str | None = None, classes: str | None = None):
         super().__init__(id=id, classes=classes)
+        self.fixed = fixed                   # leading columns that never scroll (the run name)
         self.column_keys: list[str] = []
         self._header = ""
         self._lines: list[str] = []
@@ -109,19 +110,33 @@ class FastTable(ScrollView, can_focus=True):
                 style = base + self.get_component_rich_style("fasttable--odd")
             else:
                 style = base
+        f = self._fixed_width(width)
+        if f:
+            spans = [(a - f, b - f) for a, b in self._spans[self.fixed:]]
+            text = text[:f] + self._window(text[f:], sx, width - f, header=y == 0, spans=spans)
+            return Strip([Segment(text, style)], width)
         return Strip([Segment(self._window(text, sx, width, header=y == 0), style)], width)
 
-    def _window(self, text: str, sx: int, width: int, header: bool) -> str:
+    def _fixed_width(self, width: int) -> int:
+        """Cells of the fixed leading columns (0 without any, or when they would leave under 20 cells)."""
+        if not self.fixed or len(self._spans) <= self.fixed:
+            return 0
+        f = self._spans[self.fixed][0]
+        return f if width - f >= 20 else 0
+
+    def _window(self, text: str, sx: int, width: int, header: bool,
+                spans: list[tuple[int, int]] | None = None) -> str:
         """`width` cells of a line from `sx`: a column that does not fit whole is left blank (never a
         number cut short, e.g. 0 for 0.953); the header shows ← / → where columns are off screen."""
+        spans = self._spans if spans is None else spans
         end = sx + width
         line = list(text[sx:end].ljust(width))
         if width < 3:
             return "".join(line)
-        right = any(b > end for _, b in self._spans)
-        left = any(a < sx for a, _ in self._spans)
+        right = any(b > end for _, b in spans)
+        left = any(a < sx for a, _ in spans)
         lo, hi = sx + left, end - right               # the hint cells are kept for ← and →
-        for a, b in self._spans:
+        for a, b in spans:
             if a < lo < b or a < hi < b:                # cut by an edge: blank its visible part
                 for i in range(max(a, sx), min(b, end)):
                     line[i - sx] = " "
@@ -162,6 +177,25 @@ class FastTable(ScrollView, can_focus=True):
     def action_select(self) -> None:
         if self._lines:
             self.post_message(self.RowSelected(self, self.cursor_row))
+
+    def _starts(self) -> list[int]:
+        """Scroll positions that show a scrolling column first (cells after the fixed columns)."""
+        f = self._fixed_width(self.scrollable_content_region.width)
+        first = self.fixed if f else 0
+        return [max(0, a - f - 1) for a, _ in self._spans[first:]]
+
+    def action_scroll_right(self) -> None:
+        """→: the next whole column comes into view (the scroll moves by a column, not a cell)."""
+        sx = self.scroll_offset.x
+        nxt = [x for x in self._starts() if x > sx]
+        if nxt and sx < self.max_scroll_x:
+            self.scroll_to(x=min(nxt[0], self.max_scroll_x), animate=False)
+
+    def action_scroll_left(self) -> None:
+        """←: back by one whole column."""
+        sx = self.scroll_offset.x
+        prev = [x for x in self._starts() if x < sx]
+        self.scroll_to(x=prev[-1] if prev else 0, animate=False)
 
     def on_click(self, event) -> None:
         if event.y >= 1:

@@ -9,8 +9,9 @@ import numpy as np
 from rich.text import Text
 from textual_plotext import PlotextPlot
 
-MIN_WIDTH, MIN_HEIGHT = 32, 8
-"""Below this many cells a plot is replaced by a line of text saying so."""
+MIN_WIDTH, MIN_HEIGHT = 32, 13
+"""Below this many cells a plot is replaced by a line of text saying so (13 rows: 8 rows of data, the
+title, the frame, the ticks and the x label)."""
 
 
 @dataclass
@@ -83,8 +84,9 @@ class Plot(PlotextPlot):
             return f"({what})"
         if w < MIN_WIDTH or h < MIN_HEIGHT:
             full = hasattr(self.screen, "action_full_plot") if self.is_attached else False
-            return (f"({self.figure.title}: the plot needs {MIN_WIDTH}x{MIN_HEIGHT} cells, it has {w}x{h}; "
-                    f"{'f shows it full screen' if full else 'a larger terminal shows it'}; e exports its numbers)")
+            return (f"({'press f for full screen: ' if full else ''}{self.figure.title}: the plot needs "
+                    f"{MIN_WIDTH}x{MIN_HEIGHT} cells, it has {w}x{h}"
+                    f"{'' if full else '; a larger terminal shows it'}; e exports its numbers)")
         return None
 
     def render(self):
