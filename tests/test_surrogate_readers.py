@@ -78,8 +78,25 @@ def test_source_readers(tmp_path):
 
 def test_judgments_next_with_a_surrogate_lease_is_a_clean_refusal(tmp_path):
     c = demo_copy(tmp_path / "c")
-    assert cli("pool", c, "--strategy", "depth", "--depth", "5", "--name", "p", in_process=True).rc == 0
+    assert cli("pool", c, "--strategy", "depth", "--depth", "80", "--name", "p", in_process=True).rc == 0
     (c / "judgments" / "leases.jsonl").write_text(BAD + "\n")
     r = cli("judgments", "next", c, "--topic", "401", "--pool", "p", "-k", "1", "--assessor", "bob")
     assert r.rc not in (0, 1) and "Traceback" not in r.text, r.text[-2000:]
     assert "leases.jsonl:1" in r.text and "lone surrogate" in r.text, r.text
+
+
+def test_doclist_reader(tmp_path):
+    """submission.doclist: a lone surrogate, a line that is no JSON object with an id: file:line."""
+    from types import SimpleNamespace
+
+    from engine.campaign.intake import _doclist
+    p = tmp_path / "ids.txt"
+    camp = SimpleNamespace(root=tmp_path, config_path=tmp_path / "campaign.yaml")
+    for text, words in ((f"D1\n{BAD}\n", "lone surrogate"), ('D1\n{"id": \n', 'not a JSON object with an "id"'),
+                        ('{"doc": "x"}\n', 'not a JSON object with an "id"')):
+        p.write_text(text)
+        with pytest.raises(CranfieldError) as exc:
+            _doclist(camp, {"doclist": "ids.txt"})
+        assert f"{p}:" in str(exc.value) and words in str(exc.value), str(exc.value)
+    p.write_text('D1 x\n{"id": "D2"}\n# note\n')
+    assert _doclist(camp, {"doclist": "ids.txt"}) == {"D1", "D2"}
