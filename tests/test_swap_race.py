@@ -20,6 +20,7 @@ import os
 import shutil
 import threading
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -160,21 +161,21 @@ def _canary_in(folder: Path) -> list[str]:
     return hits
 
 
-@pytest.fixture(scope="module")
-def endpoints():
+@contextmanager
+def model_endpoints():
     """Two chat endpoints on 127.0.0.1 for the model commands: one grading 1, one answering nonsense."""
     from _fakeendpoint import RawServer, answering
     with RawServer(answering(lambda p: "1")) as good, RawServer(answering(lambda p: "no idea")) as bad:
         ENDPOINTS.update(good=good.url, bad=bad.url)
-        yield ENDPOINTS
-    ENDPOINTS.clear()
+        try:
+            yield ENDPOINTS
+        finally:
+            ENDPOINTS.clear()
 
 
-@pytest.fixture(scope="module")
-def templates(tmp_path_factory, endpoints):
+def make_templates(base: Path) -> dict:
     """The two small campaigns every case starts from (built once), their scratch inputs, and the output
     of each reading command on them (what a read during a swap must print, or refuse cleanly)."""
-    base = tmp_path_factory.mktemp("swap")
     o = base / "o"
     o.mkdir()
     ir = demo_copy(base / "ir")
@@ -209,6 +210,17 @@ def templates(tmp_path_factory, endpoints):
         assert r.rc == 0 and "Traceback" not in r.err, r.text
         seen[kind] = r.out.replace(str(c), "{c}")
     return {"ir": ir, "rag": rag, "o": o, "seen": seen}
+
+
+@pytest.fixture(scope="module")
+def endpoints():
+    with model_endpoints() as e:
+        yield e
+
+
+@pytest.fixture(scope="module")
+def templates(tmp_path_factory, endpoints):
+    return make_templates(tmp_path_factory.mktemp("swap"))
 
 
 def _argv(kind: str, c: Path, o: Path, n: int) -> list[str]:

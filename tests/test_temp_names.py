@@ -59,9 +59,8 @@ def _tree(p: Path) -> str:
     return h.hexdigest()
 
 
-@pytest.fixture(scope="module")
-def template(tmp_path_factory):
-    base = tmp_path_factory.mktemp("temps")
+def make_template(base: Path) -> Path:
+    """`base`/c: the demo campaign with a pool, a run store and a judgment; `base`/new.txt: a run to submit."""
     c = demo_copy(base / "c")
     for args in (("pool", c, "--strategy", "depth", "--depth", "5", "--name", "p"), ("ingest", c),
                  ("judgments", "add", c, "401", "D401-1", "1")):
@@ -69,6 +68,11 @@ def template(tmp_path_factory):
         assert r.rc == 0, r.text
     (base / "new.txt").write_text((c / "runs" / "asterA1.txt").read_text().replace("asterA1", "newrun"))
     return base
+
+
+@pytest.fixture(scope="module")
+def template(tmp_path_factory):
+    return make_template(tmp_path_factory.mktemp("temps"))
 
 
 # command -> (argv, the files it writes (relative to the campaign), the check that it did its work)
@@ -97,6 +101,12 @@ FAILS_ON_MAIN: set[str] = {"submit", "report", "judgments export", "judgments re
 @pytest.mark.parametrize("kind", [pytest.param(k, marks=[pytest.mark.xfail(strict=True, reason=ANCHOR)]
                                                if k in FAILS_ON_MAIN else []) for k in COMMANDS])
 def test_links_at_the_next_thousand_temp_names_change_nothing_outside(template, tmp_path, kind):
+    planted_case(template, tmp_path, kind)
+
+
+def planted_case(template: Path, tmp_path: Path, kind: str) -> None:
+    """Links at every guessable temporary name of what `kind` writes, then `kind` as a separate process:
+    an AssertionError saying what went wrong, else nothing changed outside and the work was done."""
     import shutil
     c = tmp_path / "c"
     shutil.copytree(template / "c", c, symlinks=True)
