@@ -483,8 +483,7 @@ def test_swapped_at_the_worst_moment(worst, path_kind, kind):
 # the cases the tight loop runs by default (the reproduced ones); all of them with CRANFIELD_SWAP_ITER
 LOOP = ALL if "CRANFIELD_SWAP_ITER" in os.environ else [
     ("log", "judgments add"), ("sources", "judgments import"), ("nuggets.log", "nuggets add"),
-    ("assign.human", "nuggets assign"), ("runs", "eval"), ("config", "submit"), ("pools", "pool"),
-    ("leases", "judgments next"), ("answers", "nuggets scores"), ("topics", "status")]
+    ("assign.human", "nuggets assign"), ("runs", "status"), ("config", "submit")]
 
 
 @pytest.fixture(scope="module")
