@@ -15,6 +15,7 @@ manifest and index, the documents' SQLite file).
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 import os
 import shutil
@@ -31,6 +32,8 @@ from _swap import HOOK, Swap, supported
 CANARY = "CANARY7f3a"
 ITER = int(os.environ.get("CRANFIELD_SWAP_ITER", "2"))
 ANCHOR = "needs engine/util/fs.py (anchor)"
+# the anchored open not there yet (main at 7c8dfbb): the cases that follow a link are expected to fail
+BEFORE_ANCHOR = importlib.util.find_spec("engine.util.fs") is None
 
 # path kind -> (campaign: ir | rag, path relative to the campaign, folder?)
 PATHS: dict[str, tuple[str, str, bool]] = {
@@ -386,7 +389,7 @@ WORST_FAILS_ON_MAIN: set[tuple[str, str]] = {
 
 def _mark(cases, fails):
     return [pytest.param(p, k, id=f"{p}-{k.replace(' ', '_')}",
-                         marks=[pytest.mark.xfail(strict=True, reason=ANCHOR)] if (p, k) in fails else [])
+                         marks=[pytest.mark.xfail(BEFORE_ANCHOR, strict=True, reason=ANCHOR)] if (p, k) in fails else [])
             for p, k in cases]
 
 
@@ -495,7 +498,7 @@ def looped(templates, tmp_path_factory):
 
 @pytest.mark.parametrize("path_kind,kind", [
     pytest.param(p, k, id=f"{p}-{k.replace(' ', '_')}",
-                 marks=pytest.mark.xfail(strict=False, reason=ANCHOR + "; a race: fails on main in some runs only"))
+                 marks=pytest.mark.xfail(BEFORE_ANCHOR, strict=False, reason=ANCHOR + "; a race: fails on main in some runs only"))
     for p, k in LOOP])
 def test_swapped_in_a_tight_loop(looped, path_kind, kind):
     """A thread flips the path back and forth while the command runs ITER times as a separate process:

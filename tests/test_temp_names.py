@@ -9,6 +9,7 @@ campaign.yaml is a regular file afterwards, and each command did its work.
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import os
 from pathlib import Path
 
@@ -19,6 +20,8 @@ from _cli import cli, demo_copy
 CANARY = "CANARY51d2"
 AHEAD = 1000
 ANCHOR = "needs engine/util/fs.py (anchor)"
+# the anchored open not there yet (main at 7c8dfbb): the cases that follow a link are expected to fail
+BEFORE_ANCHOR = importlib.util.find_spec("engine.util.fs") is None
 
 
 def _next_pids(n: int) -> list[int]:
@@ -100,7 +103,7 @@ COMMANDS = {
 FAILS_ON_MAIN: set[str] = {"submit", "pool", "report", "judgments export", "judgments repair", "ingest"}
 
 
-@pytest.mark.parametrize("kind", [pytest.param(k, marks=[pytest.mark.xfail(strict=True, reason=ANCHOR)]
+@pytest.mark.parametrize("kind", [pytest.param(k, marks=[pytest.mark.xfail(BEFORE_ANCHOR, strict=True, reason=ANCHOR)]
                                                if k in FAILS_ON_MAIN else []) for k in COMMANDS])
 def test_links_at_the_next_thousand_temp_names_change_nothing_outside(template, tmp_path, kind):
     planted_case(template, tmp_path, kind)
