@@ -1,7 +1,8 @@
 """Push mutated input files through the CLI; count tracebacks, hangs over 5 s and silent differences.
 
     python3 benchmarks/fuzz.py [--count 5000 --seed 1 --jobs 2] [--csv]
-    python3 benchmarks/fuzz.py --boundaries      # the fixed adversarial inputs of issue 26, as a table
+    python3 benchmarks/fuzz.py --boundaries      # the fixed adversarial inputs of issues 26 and 34, as a table
+    CRANFIELD_SWAP_ITER=20 python3 benchmarks/fuzz.py --boundaries --races   # with the swap races (minutes)
 
 Each case mutates a valid run or qrels file (byte flips, inserted fields, numbers C reads
 differently, NUL bytes, truncation, deep nesting) and runs `cranfield eval QRELS RUN -m map -q`
@@ -187,6 +188,73 @@ def _big(d: Path) -> list[str]:
     return ["eval", str(d / "q.qrels"), str(d / "r.txt"), "-m", "map"]
 
 
+def _source_line(d: Path, line: str) -> Path:
+    c = _demo(d)
+    (c / "judgments" / "sources").mkdir()
+    _put(c / "judgments" / "sources", "llm-x.jsonl", line + "\n")
+    return c
+
+
+def _surrogate_lease(d: Path) -> list[str]:
+    c = _demo(d)
+    subprocess.run([sys.executable, "-m", "cranfield.cli", "pool", str(c), "--strategy", "depth", "--depth", "80",
+                    "--name", "p"], cwd=ROOT, capture_output=True, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    _put(c / "judgments", "leases.jsonl", '{"op": "lease", "topic": "401", "doc": "D\\ud800", "assessor": "a", '
+                                          '"ts": 1.0, "expires": 9999999999.0}\n')
+    return ["judgments", "next", str(c), "--topic", "401", "--pool", "p", "--assessor", "b"]
+
+
+def _nuggets_import(d: Path, run_id: str) -> list[str]:
+    c = d / "rag"
+    subprocess.run([sys.executable, "-m", "cranfield.cli", "simulate", "--rag", "--out", str(c), "--runs", "2",
+                    "--topics", "1", "--no-nuggets"], cwd=ROOT, capture_output=True,
+                   env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    return ["nuggets", "import", str(c), str(_put(d, "a.tsv", f"{run_id}\tq1\tN-1\t2\n")), "--source", "x"]
+
+
+def races() -> list[tuple[str, str, str]]:
+    """Issue 34's swap races and planted temporary names, through tests/test_swap_race.py and
+    tests/test_temp_names.py (the same cases and checks; CRANFIELD_SWAP_ITER runs per tight-loop case)."""
+    import os
+    os.environ.setdefault("CRANFIELD_SWAP_ITER", "5")
+    sys.path.insert(0, str(ROOT / "tests"))
+    import test_swap_race as sr
+    import test_temp_names as tn
+
+    class _Dirs:
+        def __init__(self, base: Path):
+            self.base = base
+
+        def mktemp(self, name: str) -> Path:
+            return Path(tempfile.mkdtemp(prefix=name, dir=self.base))
+
+    def said(exc) -> str:
+        if exc is None:
+            return "kept inside"
+        return "FAILED: " + (str(exc).strip().splitlines() or ["?"])[0][:110]
+
+    rows = []
+    expected = "kept inside: nothing outside changed or shown, acknowledged writes kept"
+    with tempfile.TemporaryDirectory() as tmp, sr.model_endpoints():
+        dirs = _Dirs(Path(tmp))
+        tpl = sr.make_templates(dirs.mktemp("tpl"))
+        worst = sr._all(tpl, dirs, sr._worst, sr.ALL)
+        loop = sr._all(tpl, dirs, sr._loop, sr.ALL)
+        for p, k in sr.ALL:
+            rel = sr.PATHS[p][1]
+            rows.append((f"`{rel}` linked out at the first use: `{k}`", expected, said(worst[(p, k)])))
+            rows.append((f"`{rel}` swapped in a tight loop ({sr.ITER} runs): `{k}`", expected, said(loop[(p, k)])))
+        base = tn.make_template(dirs.mktemp("tn"))
+        for k in tn.COMMANDS:
+            try:
+                tn.planted_case(base, dirs.mktemp("case"), k)
+                seen = "kept inside"
+            except AssertionError as exc:
+                seen = said(exc)
+            rows.append((f"links at the next {tn.AHEAD} temp names: `{k}`", expected, seen))
+    return rows
+
+
 def _limit(kind: str, n: int):
     import resource
     which = {"as": resource.RLIMIT_AS, "fsize": resource.RLIMIT_FSIZE}[kind]
@@ -208,6 +276,18 @@ BOUNDARY_COMMANDS = {
                                                           [_limit("as", mb * 10**6) for mb in (300, 350, 400)]),
     "report with RLIMIT_FSIZE 3000 bytes": (lambda d: ["report", str(_demo(d)), "--out", str(d / "rep")],
                                             "refused: cannot be written", _limit("fsize", 3000)),
+    "a lone surrogate \\ud800 in judgments/sources/llm-x.jsonl: judgments sources": (
+        lambda d: ["judgments", "sources", str(_source_line(d, '{"topic": "401", "doc": "D\\ud800", "grade": 1}'))],
+        "refused: lone surrogate", None),
+    "a lone surrogate \\ud800 in judgments/leases.jsonl: judgments next": (_surrogate_lease, "refused: lone surrogate",
+                                                                           None),
+    "nuggets import: assignment run id `a/b`": (lambda d: _nuggets_import(d, "a/b"), "refused: path separator", None),
+    "nuggets import: assignment run id `.hidden`": (lambda d: _nuggets_import(d, ".hidden"), "refused: starts with '.'",
+                                                   None),
+    "nuggets import: assignment run id of 250 characters": (lambda d: _nuggets_import(d, "r" * 250),
+                                                            "refused: 250 characters long", None),
+    "nuggets import: assignment run id with ESC": (lambda d: _nuggets_import(d, "x\x1b[2Jy"),
+                                                   "refused: control character", None),
 }
 
 
@@ -261,6 +341,10 @@ def boundaries() -> int:
             ok = seen.startswith("refused") and expected.split(": ", 1)[1] in seen
             bad += not ok
             rows.append((name, expected, seen))
+    if "--races" in sys.argv[1:]:
+        for r in races():
+            bad += r[2] != "kept inside"
+            rows.append(r)
     print("| case | expected | observed |\n|---|---|---|")
     for r in rows:
         print("| " + " | ".join(x.replace("|", "\\|") for x in r) + " |")

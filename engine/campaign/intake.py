@@ -12,7 +12,6 @@ accepts late runs).
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -81,12 +80,21 @@ def _doclist(camp, cfg: dict) -> set[str] | None:
     p = camp.root / str(f)
     if not p.is_file():
         raise CranfieldError(f"{camp.config_path}: submission.doclist: {f} does not exist")
+    from ..formats.safeload import json_line
     ids = set()
-    for ln in p.read_text(encoding="utf-8").splitlines():
+    for i, ln in enumerate(p.read_text(encoding="utf-8").splitlines(), start=1):
         ln = ln.strip()
         if not ln or ln.startswith("#"):
             continue
-        ids.add(str(json.loads(ln)["id"]) if ln.startswith("{") else ln.split()[0])
+        if not ln.startswith("{"):
+            ids.add(ln.split()[0])
+            continue
+        try:
+            rec = json_line(ln, p, i)
+            ids.add(str(rec["id"]))
+        except (ValueError, KeyError, TypeError):
+            raise CranfieldError(f"{p}:{i}: not a JSON object with an \"id\" (the doclist holds one document id, "
+                                 f"or one {{\"id\": ...}} object, per line)") from None
     return ids
 
 

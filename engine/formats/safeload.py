@@ -244,3 +244,16 @@ def loads_json(text: str | bytes, path: str, line: int | None = None) -> Any:
     if bad:
         raise ValueError(f"a lone surrogate {bad} (a JSON escape that is no character) is not valid text")
     return obj
+
+
+def json_line(text: str | bytes, path, line: int | None = None) -> Any:
+    """One JSON value of a campaign file (a line of a log, cache or lease file, or a small JSON file):
+    ValueError when it does not parse (the caller skips a torn line or words it), a FormatError naming
+    `path`:`line` for a lone surrogate, which no reader passes on."""
+    obj = json.loads(text)
+    bad = lone_surrogate(text, obj)
+    if bad:
+        raise FormatError(Problem(str(path), line, f"a lone surrogate {bad} (a JSON escape that is no character) "
+                                                   f"is not valid text"),
+                          hint="write the text as UTF-8 (or escape a real character), then run the command again")
+    return obj

@@ -145,13 +145,15 @@ def check_settings(settings: JudgeSettings) -> None:
 def read_docs(root) -> dict[str, dict]:
     """docs/docs.jsonl as id -> record (title, text); empty when absent."""
     from engine.util.confine import campaign_path
+
+    from ..formats.safeload import json_line
     p = campaign_path(root, "docs", "docs.jsonl")
     out: dict[str, dict] = {}
     if p.is_file():
         for ln, line in enumerate(p.read_text(encoding="utf-8").splitlines(), start=1):
             if line.strip():
                 try:
-                    rec = json.loads(line)
+                    rec = json_line(line, p, ln)
                 except json.JSONDecodeError:
                     raise CranfieldError(f"{p}:{ln}: not valid JSON (one document object per line)") from None
                 out[str(rec.get("id"))] = rec
@@ -192,12 +194,13 @@ def pooled_pairs(camp, pool: str | None = None, depth: int | None = None, topics
 def read_cache_lines(path: Path) -> list[dict]:
     """The JSON objects of a reply cache; lines that do not parse (a torn last line) are skipped, since
     a cached reply that is lost is asked again."""
+    from ..formats.safeload import json_line
     out = []
     if path.is_file():
-        for line in path.read_bytes().split(b"\n"):
+        for ln, line in enumerate(path.read_bytes().split(b"\n"), start=1):
             if line.strip():
                 try:
-                    rec = json.loads(line)
+                    rec = json_line(line, path, ln)
                 except ValueError:
                     continue           # a torn last line: the writer died; that judgment is redone
                 if isinstance(rec, dict):

@@ -89,10 +89,11 @@ def pool_double_fraction(root, name: str | None) -> float | None:
     p = campaign_path(root, "pool_log")
     if not name or not p.is_file():
         return None
+    from ..formats.safeload import json_line
     frac = None
-    for ln in p.read_text(encoding="utf-8").splitlines():
+    for i, ln in enumerate(p.read_text(encoding="utf-8").splitlines(), start=1):
         try:
-            rec = json.loads(ln)
+            rec = json_line(ln, p, i)
         except ValueError:
             continue
         if isinstance(rec, dict) and rec.get("name") == name:
@@ -165,14 +166,16 @@ def _whole_lease_line(line: bytes) -> bool:
     return isinstance(rec, dict) and rec.get("op") in ("lease", "release", "done")
 
 
-def _read_lines(fd: int) -> list[dict]:
+def _read_lines(fd: int, path: Path | str | None = None) -> list[dict]:
+    from ..formats.safeload import json_line
     size = os.fstat(fd).st_size
     data = os.pread(fd, size, 0) if size else b""
     out = []
-    for ln in data.split(b"\n"):
+    where = path if path is not None else "judgments/leases.jsonl"
+    for i, ln in enumerate(data.split(b"\n"), start=1):
         if ln.strip():
             try:
-                rec = json.loads(ln)
+                rec = json_line(ln, where, i)
             except ValueError:
                 continue
             if isinstance(rec, dict):
@@ -187,7 +190,7 @@ def read_leases(root) -> list[dict]:
         return []
     fd = os.open(p, os.O_RDONLY)
     try:
-        return _read_lines(fd)
+        return _read_lines(fd, p)
     finally:
         os.close(fd)
 
@@ -237,7 +240,7 @@ def acquire_many(root, topic: str, candidates: list[str], assessor: str, k: int 
     picks: list[str] = []
     with locked_file(p, _whole_lease_line) as fd:
         t = time.time() if now is None else now
-        held = active_leases(_read_lines(fd), t)
+        held = active_leases(_read_lines(fd, p), t)
         judged_by = judged_by or {}
         double = double or set()
         new = []

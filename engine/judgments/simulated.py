@@ -111,7 +111,8 @@ def read_judge_matrix(root, name: str) -> np.ndarray | None:
     p = sources_dir(root) / f"{name}.meta.json"
     if not p.is_file():
         return None
-    m = json.loads(p.read_text()).get("confusion_matrix")
+    from ..formats.safeload import json_line
+    m = json_line(p.read_text(), p, 1).get("confusion_matrix")
     return None if m is None else np.asarray(m, float)
 
 

@@ -150,8 +150,9 @@ def list_sources(camp) -> list[Source]:
                 meta = {}
                 mp = p.with_suffix(".meta.json")
                 if mp.is_file():
+                    from ..formats.safeload import json_line
                     try:
-                        meta = json.loads(mp.read_text())
+                        meta = json_line(mp.read_text(), mp, 1)
                     except (OSError, ValueError):
                         meta = {}
                 out.append(Source(p.stem, str(meta.get("kind") or "imported"), str(meta.get("model") or ""),
@@ -163,10 +164,11 @@ def list_sources(camp) -> list[Source]:
 
 
 def _auto_meta(p: Path) -> dict:
+    from ..formats.safeload import json_line
     try:
         with open(p, "rb") as fh:
             first = fh.readline()
-        rec = json.loads(first)
+        rec = json_line(first, p, 1)
         return {k: str(rec.get(k) or "") for k in ("model", "prompt_version", "endpoint")}
     except (OSError, ValueError):
         return {}

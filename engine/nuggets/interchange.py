@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from ..errors import FormatError, Problem
 from ..formats.files import check_text, read_bytes
 from ..formats.safeload import loads_json, type_name
+from ..util.names import name_problem
 from .answers import check_ident
 from .scores import IMPORTANCE, LABELS
 
@@ -180,6 +181,13 @@ def _nugget_text(t, where: str) -> tuple[str | None, str | None]:
     return t, None
 
 
+def _run_id(v, what: str) -> tuple[str | None, str | None]:
+    """A run id of an assignment file: the rule for names that become file names and terminal text
+    (engine.util.names.name_problem), then `check_ident`."""
+    e = name_problem(v, what) if isinstance(v, str) else None
+    return (None, e) if e else check_ident(v, what)
+
+
 def _read_json(spath: str, text: str, fmt: str) -> tuple[list[Item], list[Problem]]:
     recs, probs = _json_records(spath, text)
     items: list[Item] = []
@@ -193,7 +201,7 @@ def _read_json(spath: str, text: str, fmt: str) -> tuple[list[Item], list[Proble
         if assigning:
             if "candidate_text" in obj or "docid" in obj:
                 errs.append("a retrieval-mode assignment (candidate_text, docid) judges a passage, not an answer")
-            run, e = check_ident(obj.get("run_id"), '"run_id"')
+            run, e = _run_id(obj.get("run_id"), '"run_id"')
             errs += [e] if e else []
         q = obj.get("query", "")
         if not isinstance(q, str):
@@ -322,7 +330,7 @@ def _read_tsv(spath: str, text: str, fmt: str) -> tuple[list[Item], list[Problem
             key: tuple = (topic, nid)
             item = Item(topic or "", t, f[2], nid, None, None, {"format": fmt, "line": ln, "id": nid})
         else:
-            run, e1 = check_ident(f[0], "run")
+            run, e1 = _run_id(f[0], "run")
             topic, e2 = check_ident(f[1], "topic")
             nid, e3 = check_ident(f[2], "nugget id")
             errs += [e for e in (e1, e2, e3) if e]
