@@ -9,6 +9,7 @@ from typing import Callable, Iterable
 import pandas as pd
 from textual.app import App, SystemCommand
 from textual.binding import Binding
+from textual.message import Message
 from textual.screen import Screen
 from textual.worker import Worker
 
@@ -47,6 +48,24 @@ def _screen_factory(name: str) -> Callable[[], Screen]:
 FILE_KINDS = ("runs", "pools", "judgments", "sources", "config", "answers", "nuggets")
 """The campaign files screens watch (`CranfieldScreen.WATCH`): run files, pools, the judgment log and
 imported judgments, judgment sources, campaign.yaml, answer runs, the nugget and assignment stores."""
+
+
+POLL_SECONDS = 0.5
+"""How often the app compares the campaign's files with what its screens last saw (`check_files`): a
+judgment another assessor records (the CLI, another terminal, a browser) shows within this."""
+
+
+class FilesChanged(Message):
+    """Campaign files of `kinds` (FILE_KINDS) changed on disk, whoever wrote them: sent by the app's one poll
+    (`CranfieldApp.check_files`) to every screen on the stack; a screen that follows other writers (Judging
+    moves off a document someone else judged, Assign reloads the assignments) handles `on_files_changed`.
+    Screens that only redraw need nothing: they watch the kinds (`CranfieldScreen.WATCH`)."""
+
+    bubble = False
+
+    def __init__(self, kinds: frozenset[str]):
+        super().__init__()
+        self.kinds = kinds
 
 
 def file_signature(root: Path) -> dict[str, tuple]:
@@ -158,7 +177,7 @@ class CranfieldApp(App):
     # ------------------------------------------------------------------ screens
     def on_mount(self) -> None:
         self.sub_title = str(self.target)
-        self.set_interval(1.0, self.check_files)
+        self.set_interval(POLL_SECONDS, self.check_files)
         if is_campaign(self.target):
             self.load(self.target)
         elif find_campaigns(self.target):
@@ -390,9 +409,10 @@ class CranfieldApp(App):
         self.check_files(redraw=True)
 
     def check_files(self, redraw: bool = False) -> None:
-        """Compare the campaign's files with what screens last saw (every second and after the app
-        writes): changed kinds bump `file_versions`; new judgments or runs mark the scores stale; the
-        screens that watch a changed kind redraw (no ctrl+r needed)."""
+        """Compare the campaign's files with what screens last saw (every POLL_SECONDS and after the app
+        writes): changed kinds bump `file_versions` and go to the screens on the stack as one FilesChanged;
+        new judgments or runs mark the scores stale; the screens that watch a changed kind redraw (no
+        ctrl+r needed)."""
         if self.model is None or self.busy:
             if redraw:
                 self._refresh_current()
@@ -402,6 +422,9 @@ class CranfieldApp(App):
         changed = [k for k in FILE_KINDS if old is not None and old.get(k) != sig[k]]
         for k in changed:
             self.file_versions[k] += 1
+        if changed:
+            for scr in self.screen_stack:
+                scr.post_message(FilesChanged(frozenset(changed)))
         if set(changed) & {"judgments", "sources", "runs", "config"}:
             self.judgments_changed = True
             if self.model.scores is None:        # the first judgments: nothing on screen to keep, score now

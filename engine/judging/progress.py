@@ -121,10 +121,15 @@ class Offer:
 
 
 def offer_next(camp, topic, assessor: str, k: int = 1, *, pool: str | None = None, strategy: str | None = None,
-               depth: int | None = None, seed: int = 0, budget=None, skip=(), now: float | None = None) -> Offer:
+               depth: int | None = None, seed: int = 0, budget=None, skip=(), now: float | None = None,
+               candidates: list[str] | None = None, random_order: bool | None = None,
+               lease: bool = True) -> Offer:
     """Lease the next `k` documents of `topic` to `assessor`: from pool `pool`, else the newest in pools/,
     else the campaign's strategy to `depth` over the pooled runs (none written); `skip`: (topic, doc)
-    pairs passed over this session (a screen's skipped documents)."""
+    pairs passed over this session (a screen's skipped documents). `candidates`: with no pool, the
+    strategy's documents of the topic in judging order when the caller has them (a screen's kept per-topic
+    pools); `random_order`: instead of judging.random_order; `lease=False`: the documents that would be
+    offered, none leased (a read-only campaign, a preview)."""
     from . import sessions as assess
     from .workflow import next_documents
     camp = _campaign(camp)
@@ -139,6 +144,11 @@ def offer_next(camp, topic, assessor: str, k: int = 1, *, pool: str | None = Non
         cands = list(dict.fromkeys(rows["doc"].astype(str)))
         limit = f"in pool {prog.label()}" + ("" if cands else ", which holds no document of this topic")
         frac = assess.pool_double_fraction(camp.root, name)
+    elif candidates is not None:
+        cands = [str(d) for d in candidates]
+        pcfg = camp.pool()
+        limit = f"under strategy {strategy or pcfg['strategy']} at depth {int(depth or pcfg['depth'])} (no pool in pools/)"
+        frac = None
     else:
         pcfg = camp.pool()
         strategy = strategy or str(pcfg["strategy"])
@@ -167,10 +177,13 @@ def offer_next(camp, topic, assessor: str, k: int = 1, *, pool: str | None = Non
         if who and not second:
             continue
         open_docs.append(d)
-    open_docs = assess.order_documents(open_docs, topic, assessor, bool(jcfg["random_order"]))
+    rand = bool(jcfg["random_order"]) if random_order is None else bool(random_order)
+    open_docs = assess.order_documents(open_docs, topic, assessor, rand)
     double = {(topic, d) for d in open_docs if assess.is_double(topic, d, frac)}
     if k < 1:
         raise CranfieldError(f"-k {k}: ask for at least one document")
+    if not lease:
+        return Offer(topic, open_docs[:k], limit, name, prog)
     docs = assess.acquire_many(camp.root, topic, open_docs, assessor, k, judged_by=by, double=double,
                                seconds=float(jcfg["lease_seconds"]), now=now) if open_docs else []
     offer = Offer(topic, docs, limit, name, prog)

@@ -225,6 +225,15 @@ def lease_holder(root, topic: str, doc: str, assessor: str, now: float | None = 
     return leases_held_by_others(read_leases(root), assessor, t).get((str(topic), str(doc)))
 
 
+def check_lease(root, topic: str, doc: str, assessor: str) -> None:
+    """Raise LeaseHeld when another assessor holds (topic, doc)'s judging lease now (the check every
+    judgment path makes before it records, unless told to override)."""
+    if leases_path(root).is_file():
+        held = lease_holder(root, topic, doc, assessor)
+        if held is not None:
+            raise LeaseHeld(str(topic), str(doc), *held)
+
+
 def acquire_many(root, topic: str, candidates: list[str], assessor: str, k: int = 1, *,
                  judged_by: dict | None = None, double: set | None = None,
                  seconds: float = DEFAULT_LEASE_SECONDS, now: float | None = None) -> list[str]:
@@ -283,13 +292,17 @@ def release(root, topic: str, doc: str, assessor: str, judged: bool = False) -> 
 
 def record_action(root, topic, doc, grade: int, assessor: str, seconds: float | None = None,
                   strategy: str | None = None, *, action: str = "judge", auto_grade: int | None = None,
-                  auto_source: str | None = None, rationale: str | None = None) -> dict:
+                  auto_source: str | None = None, rationale: str | None = None,
+                  override_lease: bool = False) -> dict:
     """Append a judgment with how it was made: action judge (no automatic label), accept (the automatic
-    label taken as is) or change (a different grade than the automatic label)."""
+    label taken as is) or change (a different grade than the automatic label). A document another assessor
+    holds the lease of raises LeaseHeld (check_lease) unless `override_lease`."""
     from ..judgments.log import append_records, judgment_record, log_path
     if action not in ("judge", "accept", "change"):
         raise CranfieldError(f"judging action {action!r}: judge, accept or change")
     rec = judgment_record(topic, doc, grade, assessor, seconds, strategy)
+    if not override_lease:
+        check_lease(root, rec["topic"], rec["doc"], rec["assessor"])
     rec["action"] = action
     if auto_source is not None:
         rec["auto_grade"] = None if auto_grade is None else int(auto_grade)
