@@ -471,10 +471,24 @@ class CranfieldApp(App):
         root = self.model.root if self.model is not None else self.target
         return campaign_path(root, "exports")
 
+    def export_about(self):
+        """What an export now is made with: the judgments the scores use (official, or the spec chosen
+        with J), how many are in force, the time (engine.formats.about.ExportAbout)."""
+        from engine.formats.about import ExportAbout
+        m = self.model
+        if m is None:
+            return ExportAbout("none", 0)
+        q = m.judgments()
+        return ExportAbout(m.judgments_label(), int((q["grade"] >= 0).sum()), campaign=str(m.name))
+
     def export(self, stem: str, df: pd.DataFrame) -> list[Path]:
+        """Write a screen's table (tui.export.write_exports) named and described by its judgments and the
+        time, never over an earlier export; `last_export` and a notification say what was written."""
+        folder = None
         try:
             folder = self.export_folder()
-            paths = write_exports(df, stem, folder)
+            self._export_about = about = self.export_about()
+            paths = write_exports(df, stem, folder, about)
         except CranfieldError as exc:
             self.notify(str(exc)[:2000], title="Export refused", severity="error", timeout=20)
             return []
@@ -484,6 +498,14 @@ class CranfieldApp(App):
         self.last_export = (f"wrote {len(df)} rows to {folder}/: " + ", ".join(p.name for p in paths))
         self.notify(self.last_export, title="Export", timeout=15)
         return paths
+
+    def export_texts(self, stem: str, texts: dict[str, str]) -> list[Path]:
+        """Write texts (file suffix -> text) already rendered, as `export` names and describes a table,
+        with the judgments and time of the export just made (a table that goes with it)."""
+        from engine.formats.about import write_described
+        from .export import clean_stem
+        about = getattr(self, "_export_about", None) or self.export_about()
+        return write_described(self.export_folder(), clean_stem(stem), texts, about, clean_stem(stem))
 
 
 def run_app(target: Path, **options) -> int:
