@@ -159,7 +159,7 @@ async def test_a_tui_lease_refuses_judgments_add_and_the_tui_checks_leases_too(t
         nxt = cli("judgments", "next", camp, "--topic", topic, "-k", "1", assessor="alice")
         theirs = nxt.stdout.split()[1]
         assert theirs != doc
-        with pytest.raises(sessions.LeaseHeld, match=f"leased to alice"):
+        with pytest.raises(sessions.LeaseHeld, match="leased to alice"):
             app.model.judging.record(topic, theirs, 1, "organizer", 2.0, "depth")
         await press(pilot, "1")                         # organizer grades its own document: recorded
         log = read_log(log_path(camp))
@@ -309,3 +309,24 @@ def test_judgments_export_says_what_it_is_and_refuses_to_replace_a_file(tmp_path
     names = sorted(p.name for p in folder.iterdir())
     assert len(names) == 4 and all(re.fullmatch(rf"judgments_official_{n}j_\d{{8}}T\d{{6}}Z(-2)?\.qrels"
                                                 r"(\.about\.json)?", x) for x in names), names
+
+
+@run_async
+async def test_the_desk_alone_leaves_out_the_organizer_keys(tmp_path):
+    """`cranfield serve` shows the Judging screen with the app's desk_only set: no export key, no bar of the
+    organizer's screens; grading works as in the terminal."""
+    camp = demo_with_pool(tmp_path)
+    app = CranfieldApp(camp, export_dir=tmp_path / "exports", assessor="ann")
+    app.desk_only = True
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await press(pilot, "j")
+        scr = app.screen
+        assert scr.doc is not None and not scr.query(".nav")
+        assert "Export" not in screen_text(app).splitlines()[-1]
+        await press(pilot, "e")
+        assert not (tmp_path / "exports").exists()
+        doc = scr.doc
+        await press(pilot, "1")
+        assert scr.doc != doc
+        await pilot.press("q")

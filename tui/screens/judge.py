@@ -15,7 +15,7 @@ from engine.util.names import shown
 
 from ..model import CampaignModel, CranfieldError
 from ..widgets.hints import Hints, key_hint
-from .base import CranfieldScreen, Unavailable, nav_bar
+from .base import CranfieldScreen, Unavailable, desk_only, nav_bar
 from .choice import ChoiceScreen
 
 
@@ -111,11 +111,19 @@ took. The title line shows how many documents of the active pool are left. ctrl+
                     yield Static("", id="judge-topic")
                     yield Static("", id="judge-guidelines")
             yield Static("", id="judge-keys", classes="status")
-        yield nav_bar(self)
+        if not desk_only(self.app):
+            yield nav_bar(self)
         yield Footer(compact=True)
+
+    ORGANIZER_ACTIONS = ("export",)
+    """Keys hidden and refused on the assessors' desk (tui.screens.base.desk_only: `cranfield serve`)."""
 
     def on_mount(self) -> None:
         self.sync()
+
+    def check_action(self, action: str, parameters: tuple) -> bool | None:
+        """On the assessors' desk the organizer's keys (ORGANIZER_ACTIONS) are hidden and refused."""
+        return not (action in self.ORGANIZER_ACTIONS and desk_only(self.app))
 
     def on_unmount(self) -> None:
         """Leaving the app: give the document on screen back to the other assessors."""
@@ -350,7 +358,8 @@ took. The title line shows how many documents of the active pool are left. ctrl+
             text.update("Press t for another topic, or wait: a lease ends when its document is judged or skipped.")
         elif self.doc is None:
             info.update("Nothing left to judge for this topic under this strategy.")
-            text.update("Press t for another topic, or build a deeper or larger pool on the pool screen (p).")
+            text.update("Press t for another topic." if desk_only(self.app) else
+                        "Press t for another topic, or build a deeper or larger pool on the pool screen (p).")
         else:
             tr = m.topic_runs(topic)
             r = tr[(tr["topic"] == topic) & (tr["doc"] == self.doc)]
