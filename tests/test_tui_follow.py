@@ -115,6 +115,7 @@ async def test_a_cli_judgment_of_the_document_on_screen_moves_judging_on_within_
         await pilot.pause()
         assert scr.doc != doc, "the Judging screen still offers the document alice judged"
         assert moved < 1.5, f"moved on after {moved:.2f} s"
+        print(f"Judging moved off the document alice judged {moved:.2f} s after the CLI returned")
         assert any(f"{doc} was judged by alice" in n.message for n in app.notices)
         now = judging_progress(camp)
         assert now.left == before.left - 1
@@ -194,6 +195,7 @@ async def test_the_assign_screen_follows_nuggets_assign(tmp_path):
         text = screen_text(app)
         assert f"done {done + 1}/{total}" in text and "now: support" in text, text
         assert took < 1.5, f"followed after {took:.2f} s"
+        print(f"Assign followed `nuggets assign` {took:.2f} s after it returned")
         await pilot.press("q")
 
 
