@@ -64,7 +64,9 @@ one you cannot judge (with a reason), r adds a rationale to the next judgment, o
 you (judgments/leases.jsonl) so another assessor on the same topic gets a different one, unless it is
 double judged (judging.double_fraction); a lease is released on skip and expires after
 judging.lease_seconds. Each action is appended to judgments/log.jsonl with your name and the seconds it
-took. The title line shows how many documents of the active pool are left. ctrl+r re-evaluates."""
+took. The title line shows how many documents of the active pool are judged and left (as Home, t and
+`cranfield status` count them); a document another assessor judges meanwhile is left within a second.
+ctrl+r re-evaluates."""
     BINDINGS = [Binding(str(g), f"grade({g})", f"Grade {g}", show=False) for g in range(10)] + [
         Binding("enter", "accept", "Accept label", show=False),
         Binding("s", "skip", "Skip"),
