@@ -73,25 +73,27 @@ def pool_table(root, name: str | None) -> tuple[str | None, pd.DataFrame | None,
 
 def judged_by(camp) -> dict[tuple[str, str], set[str]]:
     """(topic, doc) -> the assessors whose judgment stands in the log; '' for a judgment only imported."""
+    from .sessions import _strings
     q = camp.qrels()
     q = q[q["grade"] >= 0]
-    out: dict[tuple[str, str], set[str]] = {k: {""} for k in zip(q["topic"].astype(str), q["doc"].astype(str))}
+    out: dict[tuple[str, str], set[str]] = {k: {""} for k in zip(_strings(q["topic"]), _strings(q["doc"]))}
     log = camp.log()
     if log is not None and len(log):
         from ..judgments.log import apply_undo
         j = apply_undo(log)
-        for t, d, a in zip(j["topic"].astype(str), j["doc"].astype(str), j["assessor"].astype(str)):
+        for t, d, a in zip(_strings(j["topic"]), _strings(j["doc"]), _strings(j["assessor"])):
             out[(t, d)] = (out.get((t, d), set()) - {""}) | {a}
     return out
 
 
-def judging_progress(camp, pool: str | None = None, *, by: dict | None = None) -> JudgingProgress:
+def judging_progress(camp, pool: str | None = None, *, by: dict | None = None,
+                     table: tuple | None = None) -> JudgingProgress:
     """Pooled / judged / left per topic of pool `pool` (default: the newest in pools/) and judged per
-    assessor; `camp` a Campaign or its directory; `by`: judged_by(camp) when the caller has it. With no
-    pool, empty tables (pool None)."""
-    from .sessions import pool_progress
+    assessor; `camp` a Campaign or its directory; `by`: judged_by(camp) and `table`: pool_table(root, pool)
+    when the caller has them. With no pool, empty tables (pool None)."""
+    from .sessions import _strings, pool_progress
     camp = _campaign(camp)
-    name, pt, newest = pool_table(camp.root, pool)
+    name, pt, newest = pool_table(camp.root, pool) if table is None else table
     if pt is None:
         empty = pd.DataFrame({"topic": pd.Series([], dtype=object), "pooled": [], "judged": [], "left": []})
         return JudgingProgress(None, True, empty.astype({c: "int64" for c in ("pooled", "judged", "left")}),
@@ -101,7 +103,7 @@ def judging_progress(camp, pool: str | None = None, *, by: dict | None = None) -
     per = per[per["topic"] != "all"].reset_index(drop=True)
     by = judged_by(camp) if by is None else by
     keys = pt[["topic", "doc"]].drop_duplicates()
-    rows = [(t, a) for t, d in zip(keys["topic"], keys["doc"]) for a in by.get((t, d), ())]
+    rows = [(t, a) for t, d in zip(_strings(keys["topic"]), _strings(keys["doc"])) for a in by.get((t, d), ())]
     ta = pd.DataFrame(rows, columns=["topic", "assessor"], dtype=object)
     ta = ta.groupby(["topic", "assessor"], sort=False).size().rename("judged").reset_index()
     tot = ta.groupby("assessor", sort=True)["judged"].sum().reset_index()
@@ -136,10 +138,10 @@ def offer_next(camp, topic, assessor: str, k: int = 1, *, pool: str | None = Non
     topic = str(topic)
     jcfg = assess.judging_config({"judging": camp.judging()})
     by = judged_by(camp)
-    name, pt, _ = pool_table(camp.root, pool)
+    name, pt, newest = pool_table(camp.root, pool)
     prog = None
     if pt is not None:
-        prog = judging_progress(camp, pool, by=by)
+        prog = judging_progress(camp, pool, by=by, table=(name, pt, newest))
         rows = pt[pt["topic"] == topic].sort_values("order", kind="mergesort")
         cands = list(dict.fromkeys(rows["doc"].astype(str)))
         limit = f"in pool {prog.label()}" + ("" if cands else ", which holds no document of this topic")

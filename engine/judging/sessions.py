@@ -100,11 +100,18 @@ def pool_double_fraction(root, name: str | None) -> float | None:
     return None if frac is None else float(frac)
 
 
+def _strings(col: pd.Series) -> list[str]:
+    """A column's values as a list of str (a Python list: iterating an Arrow string column item by item is
+    many times slower)."""
+    return col.astype(str).tolist()
+
+
 def pool_progress(pool: pd.DataFrame, judged: pd.DataFrame) -> pd.DataFrame:
     """Per topic of the pool: pooled, judged (of the pooled documents), left; plus a last row `all`."""
-    key = set(zip(judged.loc[judged["grade"] >= 0, "topic"].astype(str), judged.loc[judged["grade"] >= 0, "doc"].astype(str)))
+    j = judged.loc[judged["grade"] >= 0]
+    key = set(zip(_strings(j["topic"]), _strings(j["doc"])))
     p = pool[["topic", "doc"]].astype(str).drop_duplicates()
-    p = p.assign(judged=[(t, d) in key for t, d in zip(p["topic"], p["doc"])])
+    p = p.assign(judged=[(t, d) in key for t, d in zip(_strings(p["topic"]), _strings(p["doc"]))])
     g = p.groupby("topic", sort=False)["judged"].agg(pooled="size", judged="sum").reset_index()
     g["judged"] = g["judged"].astype(np.int64)
     g["left"] = g["pooled"] - g["judged"]
