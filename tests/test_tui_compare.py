@@ -10,7 +10,7 @@ from scipy import stats
 
 from engine.campaign.campaign import load_campaign
 from tui.app import CranfieldApp
-from tui.testing import press, private_copy, screen_text, settle
+from tui.testing import exported, press, private_copy, screen_text, settle
 
 DEMO = Path(__file__).resolve().parents[1] / "campaigns" / "demo"
 
@@ -80,9 +80,10 @@ def test_leaderboard_export_writes_significance_table(tmp_path):
     measures, runs = asyncio.run(body())
     from engine.campaign.tables import compare_scores
     expected = compare_scores(long, measures, runs=runs)
-    tex = (tmp_path / "leaderboard-significance.tex").read_text()
-    assert tex == expected.to_latex()
-    assert (tmp_path / "leaderboard-significance.md").read_text() == expected.to_markdown()
+    head, tex = exported(tmp_path, "leaderboard-significance", "tex")[0].read_text().split("\n", 1)
+    assert head.startswith("% leaderboard-significance · judgments: official (") and tex == expected.to_latex()
+    md_head, md = exported(tmp_path, "leaderboard-significance", "md")[0].read_text().split("\n\n", 1)
+    assert md_head == head[2:] and md == expected.to_markdown()
     assert tex.count(r"\textsuperscript{") > 0 and r"\textbf{" in tex
 
 

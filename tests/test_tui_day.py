@@ -17,7 +17,7 @@ from cranfield.cli import main
 from test_autojudge import FakeLLM
 from tui.app import CranfieldApp
 from tui.model import CampaignModel
-from tui.testing import press, run_async, screen_text, settle, write_pool
+from tui.testing import exported, press, run_async, screen_text, settle, write_pool
 
 DEMO = Path(__file__).resolve().parents[1] / "campaigns" / "demo"
 RUNS = ["asterA1", "birchA1", "cedarA1"]
@@ -148,5 +148,5 @@ async def test_an_organizers_day(tmp_path):
         assert {p.stem for p in (tmp_path / "reports").glob("*.md")} >= set(RUNS)
         await press(pilot, "e")
         out = camp / "exports"
-        assert {"leaderboard.csv", "leaderboard-significance.md"} <= {p.name for p in out.iterdir()}
+        assert exported(out, "leaderboard", "csv") and exported(out, "leaderboard-significance", "md")
         assert not [n for n in app.notices if n.severity == "error"], app.notices

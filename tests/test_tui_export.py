@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 
 from tui.app import CranfieldApp
-from tui.testing import press, private_copy, run_async, settle
+from tui.testing import exported, press, private_copy, run_async, settle
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = ROOT / "campaigns" / "demo"
@@ -39,11 +39,12 @@ async def test_leaderboard_export_writes_marks_and_the_significance_table(tmp_pa
         assert not errors, errors
         measures = list(app.model.scores.measures)
     out = camp.resolve() / "exports"
-    assert sorted(p.name for p in out.iterdir()) == [
-        "leaderboard-significance.csv", "leaderboard-significance.md", "leaderboard-significance.tex",
-        "leaderboard.csv", "leaderboard.md", "leaderboard.tex"]
-    assert app.last_export.startswith(f"wrote 12 rows to {out}/: leaderboard.csv")
-    board = pd.read_csv(out / "leaderboard.csv", keep_default_na=False)
+    files = {(stem, x): exported(out, stem, x) for stem in ("leaderboard", "leaderboard-significance")
+             for x in ("csv", "md", "tex", "about.json")}
+    assert all(len(f) == 1 for f in files.values()) and len(list(out.iterdir())) == 8, sorted(out.iterdir())
+    f = {k: v[0] for k, v in files.items()}
+    assert app.last_export.startswith(f"wrote 12 rows to {out}/: {f['leaderboard', 'csv'].name}")
+    board = pd.read_csv(f["leaderboard", "csv"], keep_default_na=False)
     runs = board["run"].astype(str).tolist()
     assert board["letter"].tolist() == [chr(ord("a") + i) for i in range(12)]
     ref = pd.read_csv(io.StringIO(cli_table(camp, runs, "csv")), keep_default_na=False)
@@ -53,7 +54,7 @@ async def test_leaderboard_export_writes_marks_and_the_significance_table(tmp_pa
         assert board[m].round(4).tolist() == ref[m].round(4).tolist()
     assert any(board[f"{m} mark"].astype(str).str.len().sum() for m in measures)   # some pair differs
     # the significance table is the CLI's (its columns in the leaderboard's measure order)
-    sig = pd.read_csv(out / "leaderboard-significance.csv", keep_default_na=False)
+    sig = pd.read_csv(f["leaderboard-significance", "csv"], keep_default_na=False)
     pd.testing.assert_frame_equal(sig, ref[list(sig.columns)])
     assert sorted(sig.columns) == sorted(ref.columns)
 
@@ -62,7 +63,7 @@ async def test_leaderboard_export_writes_marks_and_the_significance_table(tmp_pa
         head = [c.strip() for c in lines[0].strip("|").split("|")]
         return {r[0]: dict(zip(head, r)) for r in
                 ([c.strip() for c in ln.strip("|").split("|")] for ln in lines[2:])}
-    md, ref_md = (out / "leaderboard-significance.md").read_text(), cli_table(camp, runs, "markdown")
+    md, ref_md = f["leaderboard-significance", "md"].read_text(), cli_table(camp, runs, "markdown")
     assert md_rows(md) == md_rows(ref_md) and len(md_rows(md)) == 12
     assert md.splitlines()[-1] == ref_md.splitlines()[-1]             # the legend
 
@@ -98,9 +99,8 @@ async def test_leaderboard_export_tests_the_pairs_in_the_background(tmp_path, mo
         await settle(pilot)
         assert not bar.has_class("running")
         assert not [n for n in app.notices if n.severity == "error"]
-    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [
-        "leaderboard-significance.csv", "leaderboard-significance.md", "leaderboard-significance.tex",
-        "leaderboard.csv", "leaderboard.md", "leaderboard.tex"]
+    for stem in ("leaderboard", "leaderboard-significance"):
+        assert [len(exported(tmp_path / "out", stem, x)) for x in ("csv", "md", "tex", "about.json")] == [1] * 4
 
 
 def _md_cells(line: str) -> list[str]:
@@ -125,15 +125,16 @@ async def test_a_run_tag_with_a_bar_keeps_the_markdown_table_whole(tmp_path):
         await press(pilot, "l", "e")
         await settle(pilot)
         board = app.screen.export_table()[1]
-    md = (tmp_path / "out" / "leaderboard.md").read_text().splitlines()
+    md = [ln for ln in exported(tmp_path / "out", "leaderboard", "md")[0].read_text().splitlines()
+          if ln.startswith("|")]                                # after the line saying what the file is
     head = _md_cells(md[0])
     rows = [_md_cells(ln) for ln in md[2:]]
     assert len(rows) == 12 and all(len(r) == len(head) for r in rows), md
     runs = [dict(zip(head, r))["run"] for r in rows]
     assert "a|b" in runs and runs == board["run"].astype(str).tolist() and head[1:3] == ["letter", "run"]
-    csv = pd.read_csv(tmp_path / "out" / "leaderboard.csv", keep_default_na=False)
+    csv = pd.read_csv(exported(tmp_path / "out", "leaderboard", "csv")[0], keep_default_na=False)
     assert csv["run"].astype(str).tolist() == runs
-    assert r"a\textbar{}b" in (tmp_path / "out" / "leaderboard.tex").read_text()   # LaTeX's escape of |
+    assert r"a\textbar{}b" in exported(tmp_path / "out", "leaderboard", "tex")[0].read_text()   # LaTeX's escape of |
 
 
 def test_export_formats_are_the_engine_writer_s():

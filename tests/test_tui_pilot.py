@@ -13,7 +13,7 @@ from engine.evaluation.evaluate import evaluate
 from engine import read_qrels, read_runs, summarize
 from engine.ranking.ranked import EvalOptions
 from tui.app import CranfieldApp
-from tui.testing import press, private_copy, run_async, screen_text, settle
+from tui.testing import exported, press, private_copy, run_async, screen_text, settle
 
 
 
@@ -131,10 +131,11 @@ async def test_leaderboard_sort_filter_marker_and_export(engine_map, tmp_path):
         assert "manual runs" in screen_text(app)
         # export: one key writes CSV, Markdown and LaTeX
         await press(pilot, "e")
-        csv = pd.read_csv(tmp_path / "leaderboard.csv")
+        csv = pd.read_csv(exported(tmp_path, "leaderboard", "csv")[0])
         assert sorted(csv["run"]) == sorted(manual)
-        assert (tmp_path / "leaderboard.md").read_text().startswith("| position | letter | run |")
-        assert "\\begin{tabular}" in (tmp_path / "leaderboard.tex").read_text()
+        md = exported(tmp_path, "leaderboard", "md")[0].read_text()
+        assert md.split("\n\n", 1)[1].startswith("| position | letter | run |")
+        assert "\\begin{tabular}" in exported(tmp_path, "leaderboard", "tex")[0].read_text()
 
 
 @run_async
@@ -238,7 +239,7 @@ async def test_home_screen_facts_and_warnings(tmp_path, demo_copy):
         t = table(app, "#home-progress")
         assert t.row_count == 20
         await press(pilot, "e")
-        assert (tmp_path / "pool-progress.csv").exists()
+        assert exported(tmp_path, "pool-progress", "csv")
 
 
 @run_async
@@ -302,7 +303,7 @@ async def test_pool_builder_and_judging(tmp_path, demo_copy):
         assert list(log["op"]) == ["judge", "undo"]
         assert scr.doc == first
         # a judgment by a second assessor (another process) is not offered again
-        other = judging.next_documents(app.model.runs, scr.judged(), scr.topic, "depth", k=3,
+        other = judging.next_documents(app.model.runs, app.model.judging.judged(), scr.topic, "depth", k=3,
                                        pool=scr.pool_table)
         judging.record_judgment(demo_copy, scr.topic, other[1], 0, "bob", 3.0)
         await press(pilot, "2")

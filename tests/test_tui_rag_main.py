@@ -10,7 +10,7 @@ import pytest
 from engine.nuggets.simulate import simulate_rag, write_rag_campaign
 from engine.nuggets.store import current_nuggets, read_assignments
 from tui.app import CranfieldApp
-from tui.testing import press, private_copy, run_async, screen_text, settle
+from tui.testing import exported, press, private_copy, run_async, screen_text, settle
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -95,7 +95,7 @@ async def test_create_assign_and_see_the_leaderboard_change_in_the_main_app(camp
         await press(pilot, "r")
         assert list(board_rows(app))[-1] == "rag01"
         await press(pilot, "e")
-        assert (camp / "exports" / "leaderboard-answers.csv").is_file()
+        assert exported(camp / "exports", "leaderboard-answers", "csv")
         await press(pilot, "n")                                  # no retrieval scores: stays, says why
         assert any("no retrieval scores yet" in n.message for n in app.notices)
         await press(pilot, "f", "a", "J", "space", "u", "enter")  # retrieval-only keys do nothing here

@@ -9,6 +9,7 @@ from typing import Callable, Iterable
 import pandas as pd
 from textual.app import App, SystemCommand
 from textual.binding import Binding
+from textual.message import Message
 from textual.screen import Screen
 from textual.worker import Worker
 
@@ -48,6 +49,24 @@ def _screen_factory(name: str) -> Callable[[], Screen]:
 FILE_KINDS = ("runs", "pools", "judgments", "sources", "config", "answers", "nuggets")
 """The campaign files screens watch (`CranfieldScreen.WATCH`): run files, pools, the judgment log and
 imported judgments, judgment sources, campaign.yaml, answer runs, the nugget and assignment stores."""
+
+
+POLL_SECONDS = 0.5
+"""How often the app compares the campaign's files with what its screens last saw (`check_files`): a
+judgment another assessor records (the CLI, another terminal, a browser) shows within this."""
+
+
+class FilesChanged(Message):
+    """Campaign files of `kinds` (FILE_KINDS) changed on disk, whoever wrote them: sent by the app's one poll
+    (`CranfieldApp.check_files`) to every screen on the stack; a screen that follows other writers (Judging
+    moves off a document someone else judged, Assign reloads the assignments) handles `on_files_changed`.
+    Screens that only redraw need nothing: they watch the kinds (`CranfieldScreen.WATCH`)."""
+
+    bubble = False
+
+    def __init__(self, kinds: frozenset[str]):
+        super().__init__()
+        self.kinds = kinds
 
 
 def file_signature(root: Path) -> dict[str, tuple]:
@@ -190,7 +209,7 @@ class CranfieldApp(App):
     # ------------------------------------------------------------------ screens
     def on_mount(self) -> None:
         self.sub_title = str(self.target)
-        self.set_interval(1.0, self.check_files)
+        self.set_interval(POLL_SECONDS, self.check_files)
         if is_campaign(self.target):
             self.load(self.target)
         elif find_campaigns(self.target):
@@ -423,9 +442,10 @@ class CranfieldApp(App):
         self.check_files(redraw=True)
 
     def check_files(self, redraw: bool = False) -> None:
-        """Compare the campaign's files with what screens last saw (every second and after the app
-        writes): changed kinds bump `file_versions`; new judgments or runs mark the scores stale; the
-        screens that watch a changed kind redraw (no ctrl+r needed)."""
+        """Compare the campaign's files with what screens last saw (every POLL_SECONDS and after the app
+        writes): changed kinds bump `file_versions` and go to the screens on the stack as one FilesChanged;
+        new judgments or runs mark the scores stale; the screens that watch a changed kind redraw (no
+        ctrl+r needed)."""
         if self.model is None or self.busy:
             if redraw:
                 self._refresh_current()
@@ -435,6 +455,9 @@ class CranfieldApp(App):
         changed = [k for k in FILE_KINDS if old is not None and old.get(k) != sig[k]]
         for k in changed:
             self.file_versions[k] += 1
+        if changed:
+            for scr in self.screen_stack:
+                scr.post_message(FilesChanged(frozenset(changed)))
         if set(changed) & {"judgments", "sources", "runs", "config"}:
             self.judgments_changed = True
             if self.model.scores is None:        # the first judgments: nothing on screen to keep, score now
@@ -481,10 +504,24 @@ class CranfieldApp(App):
         root = self.model.root if self.model is not None else self.target
         return campaign_path(root, "exports")
 
+    def export_about(self):
+        """What an export now is made with: the judgments the scores use (official, or the spec chosen
+        with J), how many are in force, the time (engine.formats.about.ExportAbout)."""
+        from engine.formats.about import ExportAbout
+        m = self.model
+        if m is None:
+            return ExportAbout("none", 0)
+        q = m.judgments()
+        return ExportAbout(m.judgments_label(), int((q["grade"] >= 0).sum()), campaign=str(m.name))
+
     def export(self, stem: str, df: pd.DataFrame) -> list[Path]:
+        """Write a screen's table (tui.export.write_exports) named and described by its judgments and the
+        time, never over an earlier export; `last_export` and a notification say what was written."""
+        folder = None
         try:
             folder = self.export_folder()
-            paths = write_exports(df, stem, folder)
+            self._export_about = about = self.export_about()
+            paths = write_exports(df, stem, folder, about)
         except CranfieldError as exc:
             self.notify(str(exc)[:2000], title="Export refused", severity="error", timeout=20)
             return []
@@ -494,6 +531,14 @@ class CranfieldApp(App):
         self.last_export = (f"wrote {len(df)} rows to {folder}/: " + ", ".join(p.name for p in paths))
         self.notify(self.last_export, title="Export", timeout=15)
         return paths
+
+    def export_texts(self, stem: str, texts: dict[str, str]) -> list[Path]:
+        """Write texts (file suffix -> text) already rendered, as `export` names and describes a table,
+        with the judgments and time of the export just made (a table that goes with it)."""
+        from engine.formats.about import write_described
+        from .export import clean_stem
+        about = getattr(self, "_export_about", None) or self.export_about()
+        return write_described(self.export_folder(), clean_stem(stem), texts, about, clean_stem(stem))
 
 
 def run_app(target: Path, **options) -> int:

@@ -1,6 +1,7 @@
 """Write any table the UI shows as CSV, Markdown and LaTeX through the engine's one table writer
-(engine.formats.text_tables.format_table); only what is the TUI's own is here: the file names, yes/no for
-flags, and ± typeset in LaTeX."""
+(engine.formats.text_tables.format_table), named and described by the judgments they were made with and
+when (engine.formats.about: never over an earlier export); only what is the TUI's own is here: the file
+stems, yes/no for flags, and ± typeset in LaTeX."""
 from __future__ import annotations
 
 import re
@@ -9,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from engine.formats.about import ExportAbout, write_described
 from engine.formats.text_tables import format_table
 
 EXPORTS = (("csv", "csv"), ("md", "markdown"), ("tex", "latex"))
@@ -33,14 +35,14 @@ def render(df: pd.DataFrame, fmt: str) -> str:
     return text.replace("±", r"$\pm$") if fmt == "latex" else text
 
 
-def write_exports(df: pd.DataFrame, stem: str, folder: Path) -> list[Path]:
-    """Write `stem`.csv, .md and .tex into `folder`; returns the paths."""
-    folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
-    stem = re.sub(r"[^A-Za-z0-9_.-]+", "-", stem).strip("-") or "table"
-    paths = []
-    for suffix, fmt in EXPORTS:
-        path = folder / f"{stem}.{suffix}"
-        path.write_text(render(df, fmt), encoding="utf-8")
-        paths.append(path)
-    return paths
+def clean_stem(stem: str) -> str:
+    """A screen's table name as a file name stem."""
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", stem).strip("-") or "table"
+
+
+def write_exports(df: pd.DataFrame, stem: str, folder: Path, about: ExportAbout) -> list[Path]:
+    """Write the table as `STEM_SOURCE_NNNj_STAMP`.csv, .md and .tex into `folder`, with its
+    .about.json (engine.formats.about.write_described); returns the paths."""
+    stem = clean_stem(stem)
+    return write_described(folder, stem, {suffix: render(df, fmt) for suffix, fmt in EXPORTS}, about, stem,
+                           rows=len(df))

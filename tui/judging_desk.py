@@ -47,10 +47,17 @@ class JudgingDesk:
         from engine.judging import sessions as assess
         return assess.pool_double_fraction(self.root, name)
 
-    def pool_progress(self, pool_table: pd.DataFrame, judged: pd.DataFrame) -> pd.DataFrame:
-        """Per topic of a pool: documents left to judge (last row: overall)."""
-        from engine.judging.sessions import pool_progress
-        return pool_progress(pool_table, judged)
+    def progress(self, by: dict | None = None):
+        """Pooled / judged / left per topic of the newest pool and per assessor (the engine's one count,
+        engine.judging.progress.judging_progress, as `cranfield status` and `judgments next` give it)."""
+        from engine.judging.progress import judging_progress
+        return judging_progress(self.model._engine_campaign(), by=by)
+
+    def offer(self, topic: str, assessor: str, k: int = 1, **kw):
+        """The next `k` documents of `topic` for `assessor`, leased to them (the engine's one rule,
+        engine.judging.progress.offer_next; `kw` as there)."""
+        from engine.judging.progress import offer_next
+        return offer_next(self.model._engine_campaign(), topic, assessor, k, **kw)
 
     def guidelines(self) -> str:
         """The assessor guidelines text (campaign.yaml judging.guidelines)."""
@@ -80,35 +87,16 @@ class JudgingDesk:
         return judging.read_log(lp) if lp.exists() else None
 
     def judged(self) -> pd.DataFrame:
-        """Imported judgments plus the log as it is now (other assessors included): topic, doc, grade."""
-        from engine.judging import workflow as judging
-        m = self.model
-        rule = self.conflict_rule()
-        base = m.qrels[m.qrels["grade"] >= 0][["topic", "doc", "grade"]]
-        lp = judging.log_path(m.root)
-        if not lp.exists():
-            return base.reset_index(drop=True)
-        log = judging.merged_log(lp, rule)[["topic", "doc", "grade"]]
-        both = pd.concat([base, log], ignore_index=True)
-        return both.drop_duplicates(["topic", "doc"], keep="last").reset_index(drop=True)
+        """The judgments in force now (imported files and the log, other assessors included; the campaign's
+        merged judgments, re-read when a file changed): topic, doc, grade."""
+        q = self.model._engine_campaign().qrels()
+        return q.loc[q["grade"] >= 0, ["topic", "doc", "grade"]].reset_index(drop=True)
 
     def judged_by(self) -> dict:
-        """(topic, doc) -> assessors whose judgment stands in the log ('' for imported judgments)."""
-        from engine.judging import workflow as judging
-        m = self.model
-        imported = self.__dict__.get("_imported")
-        if imported is None or imported[0] is not m.qrels:     # the imported judgments: read once per table
-            q = m.qrels[m.qrels["grade"] >= 0]
-            who = frozenset({""})
-            imported = self._imported = (m.qrels, dict.fromkeys(zip(map(str, q["topic"]), map(str, q["doc"])), who))
-        out: dict = dict(imported[1])
-        log = self.log()
-        if log is not None and len(log):
-            j = judging.apply_undo(log)
-            for t, d, a in zip(j["topic"], j["doc"], j["assessor"]):
-                key = (str(t), str(d))
-                out[key] = (out.get(key, frozenset()) - {""}) | {str(a)}
-        return out
+        """(topic, doc) -> assessors whose judgment stands ('' for imported judgments;
+        engine.judging.progress.judged_by)."""
+        from engine.judging.progress import judged_by
+        return judged_by(self.model._engine_campaign())
 
     def next_documents(self, topic: str, strategy: str, *, k: int, depth: int,
                        judged: pd.DataFrame | None = None) -> list[str]:
@@ -187,7 +175,9 @@ class JudgingDesk:
         return m.runs.iloc[split.get(str(topic), np.zeros(0, np.int64))]
 
     def record(self, topic: str, doc: str, grade: int, assessor: str, seconds: float, strategy: str, **kw) -> None:
-        """Append a judgment (checked) to the log; `kw` as engine.judging.sessions.record_action."""
+        """Append a judgment (checked) to the log; a document another assessor holds the lease of raises
+        engine.judging.sessions.LeaseHeld, as `judgments add` refuses it; `kw` as
+        engine.judging.sessions.record_action."""
         from engine.judging import sessions as assess
         assess.record_action(self.root, topic, doc, grade, assessor, seconds, strategy, **kw)
 
@@ -200,17 +190,7 @@ class JudgingDesk:
         from engine.judging import workflow as judging
         judging.undo_judgment(self.root, topic, doc, assessor)
 
-    # ------------------------------------------------------------------ presentation order and leases
-    @staticmethod
-    def is_double(topic: str, doc: str, fraction: float) -> bool:
-        from engine.judging import sessions as assess
-        return assess.is_double(topic, doc, fraction)
-
-    @staticmethod
-    def order_documents(docs: list[str], topic: str, assessor: str, random_order: bool) -> list[str]:
-        from engine.judging import sessions as assess
-        return assess.order_documents(docs, topic, assessor, random_order)
-
+    # ------------------------------------------------------------------ leases
     @staticmethod
     def cannot_judge_reasons() -> tuple:
         from engine.judging import sessions as assess

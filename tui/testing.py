@@ -65,6 +65,16 @@ async def write_pool(pilot, depth: int):
     return pilot.app.screen.frame
 
 
+def exported(folder, stem: str, suffix: str) -> list:
+    """The files `e` wrote for table `stem` with `suffix` (csv, md, tex, about.json): named
+    STEM_SOURCE_NNNj_STAMP[-N].SUFFIX (engine.formats.about), oldest name first."""
+    import re
+    from pathlib import Path
+    pat = re.compile(re.escape(stem) + r"_[A-Za-z0-9.-]+_\d+j_\d{8}T\d{6}Z(-\d+)?\." + re.escape(suffix) + "$")
+    return sorted((p for p in Path(folder).iterdir() if pat.match(p.name)),
+                  key=lambda p: (len(p.name), p.name))
+
+
 def deepen_demo_pool(campaign, depth: int = 60):
     """Set the demo copy's campaign.yaml pool depth (50, all judged) to `depth`: documents left to judge."""
     from pathlib import Path

@@ -87,9 +87,15 @@ def register(sub) -> None:
     b.add_argument("--limit", type=int, default=None, help="at most N documents per topic")
     b.set_defaults(func=run_batch)
 
-    e = jsub.add_parser("export", help="export the merged judgments as qrels, prels or sample_eval qrels")
+    e = jsub.add_parser("export", help="export the merged judgments as qrels, prels or sample_eval qrels",
+                        description="Export the campaign's judgments in force. Beside the file, OUT.about.json "
+                                    "says which judgments (source, how many) and when (UTC); an OUT that is a "
+                                    "folder (or ends in /) gets a file named after them: "
+                                    "judgments_official_NNNj_YYYYMMDDTHHMMSSZ.FORMAT. An existing file is "
+                                    "never replaced unless --force.")
     e.add_argument("campaign")
-    e.add_argument("--out", required=True)
+    e.add_argument("--out", required=True, help="the file to write, or a folder to write a named file into")
+    e.add_argument("--force", action="store_true", help="replace an existing OUT (and its .about.json)")
     e.add_argument("--format", choices=["qrels", "prels", "sample"], default="qrels")
     e.add_argument("--pool", default=None, help="pool giving strata and probabilities (prels, sample)")
     e.set_defaults(func=run_export)
@@ -327,6 +333,11 @@ def run_batch(args) -> int:
 
 
 def run_export(args) -> int:
+    import json
+    import os
+
+    from engine.formats.about import ABOUT, ExportAbout, free_stem, refuse_existing, sidecar_path
+    from engine.formats.files import write_text
     from engine.formats.sampled import write_prels, write_sample
     from engine.formats.qrels import write_qrels
     from engine.judging.workflow import sample_qrels
@@ -334,11 +345,18 @@ def run_export(args) -> int:
     w = Warnings()
     camp = _campaign(args.campaign, w)
     from engine.util.confine import confine_output
-    confine_output(camp.root, args.out)
     q = camp.qrels()
+    about = ExportAbout("official", int((q["grade"] >= 0).sum()), campaign=str(camp.name))
+    out = Path(args.out)
+    if out.is_dir() or str(args.out).endswith(("/", os.sep)):    # a folder: a free name saying what it holds
+        fmt = args.format
+        out = out / f"{free_stem(out, f'judgments{about.suffix()}', [fmt, f'{fmt}.{ABOUT}'])}.{fmt}"
+    out = confine_output(camp.root, out)
+    refuse_existing(out, args.force)
     q = q[q["grade"] >= 0] if args.format != "sample" else q
     if args.format == "qrels":
-        write_qrels(args.out, q)
+        table = q
+        write_qrels(out, q)
     else:
         if args.pool:
             pool = read_pool(pool_path(camp.root, args.pool))
@@ -351,9 +369,13 @@ def run_export(args) -> int:
             table = q
         else:
             table = q
-        (write_prels if args.format == "prels" else write_sample)(args.out, table)
+        (write_prels if args.format == "prels" else write_sample)(out, table)
+    side = sidecar_path(out)
+    write_text(side, json.dumps(about.record(f"judgments ({args.format})", [out.name], format=args.format,
+                                             pool=args.pool, lines=len(table)), indent=2) + "\n")
     _warn(w)
-    print(f"wrote {args.format} to {args.out}")
+    print(f"wrote {args.format} to {out}: judgments {about.source}, {about.count:,} in force, exported "
+          f"{about.utc:%Y-%m-%d %H:%M:%S} UTC (described in {side.name})")
     return 0
 
 

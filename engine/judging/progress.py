@@ -73,25 +73,27 @@ def pool_table(root, name: str | None) -> tuple[str | None, pd.DataFrame | None,
 
 def judged_by(camp) -> dict[tuple[str, str], set[str]]:
     """(topic, doc) -> the assessors whose judgment stands in the log; '' for a judgment only imported."""
+    from .sessions import _strings
     q = camp.qrels()
     q = q[q["grade"] >= 0]
-    out: dict[tuple[str, str], set[str]] = {k: {""} for k in zip(q["topic"].astype(str), q["doc"].astype(str))}
+    out: dict[tuple[str, str], set[str]] = {k: {""} for k in zip(_strings(q["topic"]), _strings(q["doc"]))}
     log = camp.log()
     if log is not None and len(log):
         from ..judgments.log import apply_undo
         j = apply_undo(log)
-        for t, d, a in zip(j["topic"].astype(str), j["doc"].astype(str), j["assessor"].astype(str)):
+        for t, d, a in zip(_strings(j["topic"]), _strings(j["doc"]), _strings(j["assessor"])):
             out[(t, d)] = (out.get((t, d), set()) - {""}) | {a}
     return out
 
 
-def judging_progress(camp, pool: str | None = None, *, by: dict | None = None) -> JudgingProgress:
+def judging_progress(camp, pool: str | None = None, *, by: dict | None = None,
+                     table: tuple | None = None) -> JudgingProgress:
     """Pooled / judged / left per topic of pool `pool` (default: the newest in pools/) and judged per
-    assessor; `camp` a Campaign or its directory; `by`: judged_by(camp) when the caller has it. With no
-    pool, empty tables (pool None)."""
-    from .sessions import pool_progress
+    assessor; `camp` a Campaign or its directory; `by`: judged_by(camp) and `table`: pool_table(root, pool)
+    when the caller has them. With no pool, empty tables (pool None)."""
+    from .sessions import _strings, pool_progress
     camp = _campaign(camp)
-    name, pt, newest = pool_table(camp.root, pool)
+    name, pt, newest = pool_table(camp.root, pool) if table is None else table
     if pt is None:
         empty = pd.DataFrame({"topic": pd.Series([], dtype=object), "pooled": [], "judged": [], "left": []})
         return JudgingProgress(None, True, empty.astype({c: "int64" for c in ("pooled", "judged", "left")}),
@@ -101,7 +103,7 @@ def judging_progress(camp, pool: str | None = None, *, by: dict | None = None) -
     per = per[per["topic"] != "all"].reset_index(drop=True)
     by = judged_by(camp) if by is None else by
     keys = pt[["topic", "doc"]].drop_duplicates()
-    rows = [(t, a) for t, d in zip(keys["topic"], keys["doc"]) for a in by.get((t, d), ())]
+    rows = [(t, a) for t, d in zip(_strings(keys["topic"]), _strings(keys["doc"])) for a in by.get((t, d), ())]
     ta = pd.DataFrame(rows, columns=["topic", "assessor"], dtype=object)
     ta = ta.groupby(["topic", "assessor"], sort=False).size().rename("judged").reset_index()
     tot = ta.groupby("assessor", sort=True)["judged"].sum().reset_index()
@@ -121,24 +123,34 @@ class Offer:
 
 
 def offer_next(camp, topic, assessor: str, k: int = 1, *, pool: str | None = None, strategy: str | None = None,
-               depth: int | None = None, seed: int = 0, budget=None, skip=(), now: float | None = None) -> Offer:
+               depth: int | None = None, seed: int = 0, budget=None, skip=(), now: float | None = None,
+               candidates: list[str] | None = None, random_order: bool | None = None,
+               lease: bool = True) -> Offer:
     """Lease the next `k` documents of `topic` to `assessor`: from pool `pool`, else the newest in pools/,
     else the campaign's strategy to `depth` over the pooled runs (none written); `skip`: (topic, doc)
-    pairs passed over this session (a screen's skipped documents)."""
+    pairs passed over this session (a screen's skipped documents). `candidates`: with no pool, the
+    strategy's documents of the topic in judging order when the caller has them (a screen's kept per-topic
+    pools); `random_order`: instead of judging.random_order; `lease=False`: the documents that would be
+    offered, none leased (a read-only campaign, a preview)."""
     from . import sessions as assess
     from .workflow import next_documents
     camp = _campaign(camp)
     topic = str(topic)
     jcfg = assess.judging_config({"judging": camp.judging()})
     by = judged_by(camp)
-    name, pt, _ = pool_table(camp.root, pool)
+    name, pt, newest = pool_table(camp.root, pool)
     prog = None
     if pt is not None:
-        prog = judging_progress(camp, pool, by=by)
+        prog = judging_progress(camp, pool, by=by, table=(name, pt, newest))
         rows = pt[pt["topic"] == topic].sort_values("order", kind="mergesort")
         cands = list(dict.fromkeys(rows["doc"].astype(str)))
         limit = f"in pool {prog.label()}" + ("" if cands else ", which holds no document of this topic")
         frac = assess.pool_double_fraction(camp.root, name)
+    elif candidates is not None:
+        cands = [str(d) for d in candidates]
+        pcfg = camp.pool()
+        limit = f"under strategy {strategy or pcfg['strategy']} at depth {int(depth or pcfg['depth'])} (no pool in pools/)"
+        frac = None
     else:
         pcfg = camp.pool()
         strategy = strategy or str(pcfg["strategy"])
@@ -167,10 +179,13 @@ def offer_next(camp, topic, assessor: str, k: int = 1, *, pool: str | None = Non
         if who and not second:
             continue
         open_docs.append(d)
-    open_docs = assess.order_documents(open_docs, topic, assessor, bool(jcfg["random_order"]))
+    rand = bool(jcfg["random_order"]) if random_order is None else bool(random_order)
+    open_docs = assess.order_documents(open_docs, topic, assessor, rand)
     double = {(topic, d) for d in open_docs if assess.is_double(topic, d, frac)}
     if k < 1:
         raise CranfieldError(f"-k {k}: ask for at least one document")
+    if not lease:
+        return Offer(topic, open_docs[:k], limit, name, prog)
     docs = assess.acquire_many(camp.root, topic, open_docs, assessor, k, judged_by=by, double=double,
                                seconds=float(jcfg["lease_seconds"]), now=now) if open_docs else []
     offer = Offer(topic, docs, limit, name, prog)

@@ -101,11 +101,18 @@ def pool_double_fraction(root, name: str | None) -> float | None:
     return None if frac is None else float(frac)
 
 
+def _strings(col: pd.Series) -> list[str]:
+    """A column's values as a list of str (a Python list: iterating an Arrow string column item by item is
+    many times slower)."""
+    return col.astype(str).tolist()
+
+
 def pool_progress(pool: pd.DataFrame, judged: pd.DataFrame) -> pd.DataFrame:
     """Per topic of the pool: pooled, judged (of the pooled documents), left; plus a last row `all`."""
-    key = set(zip(judged.loc[judged["grade"] >= 0, "topic"].astype(str), judged.loc[judged["grade"] >= 0, "doc"].astype(str)))
+    j = judged.loc[judged["grade"] >= 0]
+    key = set(zip(_strings(j["topic"]), _strings(j["doc"])))
     p = pool[["topic", "doc"]].astype(str).drop_duplicates()
-    p = p.assign(judged=[(t, d) in key for t, d in zip(p["topic"], p["doc"])])
+    p = p.assign(judged=[(t, d) in key for t, d in zip(_strings(p["topic"]), _strings(p["doc"]))])
     g = p.groupby("topic", sort=False)["judged"].agg(pooled="size", judged="sum").reset_index()
     g["judged"] = g["judged"].astype(np.int64)
     g["left"] = g["pooled"] - g["judged"]
@@ -228,6 +235,15 @@ def lease_holder(root, topic: str, doc: str, assessor: str, now: float | None = 
     return leases_held_by_others(read_leases(root), assessor, t).get((str(topic), str(doc)))
 
 
+def check_lease(root, topic: str, doc: str, assessor: str) -> None:
+    """Raise LeaseHeld when another assessor holds (topic, doc)'s judging lease now (the check every
+    judgment path makes before it records, unless told to override)."""
+    if leases_path(root).is_file():
+        held = lease_holder(root, topic, doc, assessor)
+        if held is not None:
+            raise LeaseHeld(str(topic), str(doc), *held)
+
+
 def acquire_many(root, topic: str, candidates: list[str], assessor: str, k: int = 1, *,
                  judged_by: dict | None = None, double: set | None = None,
                  seconds: float = DEFAULT_LEASE_SECONDS, now: float | None = None) -> list[str]:
@@ -286,13 +302,17 @@ def release(root, topic: str, doc: str, assessor: str, judged: bool = False) -> 
 
 def record_action(root, topic, doc, grade: int, assessor: str, seconds: float | None = None,
                   strategy: str | None = None, *, action: str = "judge", auto_grade: int | None = None,
-                  auto_source: str | None = None, rationale: str | None = None) -> dict:
+                  auto_source: str | None = None, rationale: str | None = None,
+                  override_lease: bool = False) -> dict:
     """Append a judgment with how it was made: action judge (no automatic label), accept (the automatic
-    label taken as is) or change (a different grade than the automatic label)."""
+    label taken as is) or change (a different grade than the automatic label). A document another assessor
+    holds the lease of raises LeaseHeld (check_lease) unless `override_lease`."""
     from ..judgments.log import append_records, judgment_record, log_path
     if action not in ("judge", "accept", "change"):
         raise CranfieldError(f"judging action {action!r}: judge, accept or change")
     rec = judgment_record(topic, doc, grade, assessor, seconds, strategy)
+    if not override_lease:
+        check_lease(root, rec["topic"], rec["doc"], rec["assessor"])
     rec["action"] = action
     if auto_source is not None:
         rec["auto_grade"] = None if auto_grade is None else int(auto_grade)

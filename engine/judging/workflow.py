@@ -84,11 +84,9 @@ def record_judgment(root, topic, doc, grade, assessor="", seconds=None, strategy
     from .checks import check_new_judgment
     check_new_judgment(root, str(topic), grade, seconds, assessor, strategy, new_topic)
     rec = judgment_record(topic, doc, grade, assessor, seconds, strategy)
+    if not override_lease:
+        sessions.check_lease(root, rec["topic"], rec["doc"], rec["assessor"])
     leases = sessions.leases_path(root).is_file()
-    if leases and not override_lease:
-        held = sessions.lease_holder(root, rec["topic"], rec["doc"], rec["assessor"])
-        if held is not None:
-            raise sessions.LeaseHeld(rec["topic"], rec["doc"], *held)
     append_records(log_path(root), [rec])
     if leases:
         sessions.release(root, rec["topic"], rec["doc"], rec["assessor"], judged=True)

@@ -16,30 +16,34 @@ class PoolsView:
     """The pool (p), home progress and cost (c) screens' engine calls and tables."""
 
     def pool_progress(self) -> pd.DataFrame:
-        """Per topic: judged, pooled-but-unjudged, target (campaign target, else the pool size), share done."""
+        """Per topic: judged (every judgment in force, as `cranfield status`), left (documents of the newest
+        pool nobody has judged: engine.judging.progress.judging_progress, status's "pool left"; without a
+        pool, the pooled-but-unjudged marks), target (the campaign's target, else judged + left), relevant,
+        share done (1 only when the target is reached and nothing is left)."""
         q = self.qrels
         now = self.judging.judged()            # the judgments as they are now (the log read again)
-        topics = sorted(set(self.topics["topic"]) | set(q["topic"]), key=natural_key)
-        judged = now.groupby("topic").size().reindex(topics).fillna(0).astype(np.int64)
-        left = q[q["grade"] < 0][["topic", "doc"]].merge(now[["topic", "doc"]], how="left", indicator=True)
-        waiting = left[left["_merge"] == "left_only"].groupby("topic").size().reindex(topics).fillna(0).astype(np.int64)
-        pools = self.pools()
-        if len(pools):   # the active (newest) pool, the one being judged
-            from engine.judging.sessions import active_pool
-            name = active_pool(self.root)[0]
-            pools = pools[pools["pool"] == name] if name is not None else pools
-            pools = pools[pd.to_numeric(pools["order"], errors="coerce").fillna(1) > 0]
-            pooled = pools.drop_duplicates(["topic", "doc"]).groupby("topic").size().reindex(topics).fillna(0)
-            waiting = np.maximum(waiting, pooled.astype(np.int64) - judged)
+        prog = self.judging.progress()
+        topics = sorted(set(self.topics["topic"].astype(str)) | set(q["topic"].astype(str))
+                        | set(prog.topics["topic"].astype(str)), key=natural_key)
+        judged = now.groupby(now["topic"].astype(str)).size().reindex(topics).fillna(0).astype(np.int64)
+        if prog.pool is not None:              # the active (newest) pool, the one being judged
+            left = pd.Series(prog.topics["left"].to_numpy(), index=prog.topics["topic"].astype(str))
+        else:
+            marks = q[q["grade"] < 0][["topic", "doc"]].astype(str)
+            marks = marks.merge(now[["topic", "doc"]].astype(str), how="left", indicator=True)
+            left = marks[marks["_merge"] == "left_only"].groupby("topic").size()
+        left = left.reindex(topics).fillna(0).astype(np.int64)
         tg = self.o.targets()
         target = pd.Series([tg.get(t, 0) for t in topics], index=topics, dtype=np.int64)
-        target = target.where(target > 0, judged + waiting)
-        rel = now[now["grade"] >= self.options.rel_level].groupby("topic").size().reindex(topics).fillna(0)
-        done = np.divide(judged.to_numpy(float), target.to_numpy(float), out=np.zeros(len(topics)),
-                         where=target.to_numpy() > 0)
-        return pd.DataFrame({"topic": topics, "judged": judged.to_numpy(), "target": target.to_numpy(),
-                             "relevant": rel.astype(np.int64).to_numpy(), "done": np.minimum(done, 1.0)})
-
+        target = target.where(target > 0, judged + left)
+        rel = now[now["grade"] >= self.options.rel_level].groupby(now["topic"].astype(str)).size()
+        rel = rel.reindex(topics).fillna(0)
+        j, lt = judged.to_numpy(float), left.to_numpy(float)
+        done = np.minimum(np.divide(j, target.to_numpy(float), out=np.zeros(len(topics)), where=target.to_numpy() > 0),
+                          np.divide(j, j + lt, out=np.ones(len(topics)), where=j + lt > 0))   # < 1 while any is left
+        return pd.DataFrame({"topic": topics, "judged": judged.to_numpy(), "left": left.to_numpy(),
+                             "target": target.to_numpy(), "relevant": rel.astype(np.int64).to_numpy(),
+                             "done": np.minimum(done, 1.0)})
 
     @staticmethod
     def pool_strategies() -> tuple:

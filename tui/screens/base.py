@@ -30,6 +30,12 @@ NAV = [("h", "home", "home"), ("l", "leaderboard", "board"), ("m", "matrix", "ma
        ("N", "nuggets", "nuggets")]
 
 
+def desk_only(app) -> bool:
+    """The app serves the judging desk alone (`app.desk_only`, set by `cranfield serve` for assessors): the
+    desk's screens (Judging, Assign) leave out the organizer's keys (export) and the other screens' bar."""
+    return bool(getattr(app, "desk_only", False))
+
+
 def nav_bar(screen) -> Static:
     """One line naming the screens and their keys (the current one highlighted)."""
     mode = getattr(screen, "MODE", "")

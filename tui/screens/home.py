@@ -8,6 +8,8 @@ from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import DataTable, Footer, Header, ProgressBar, Static
 
+from engine.util.names import shown
+
 from ..widgets.cells import bar
 from .base import CranfieldScreen, nav_bar
 
@@ -83,7 +85,7 @@ as `cranfield submit`; accepted runs are copied into runs/ and the campaign relo
         t.add_column("rel", key="rel")
         self._progress = m.pool_progress()
         for r in self._progress.itertuples():
-            t.add_row(str(r.topic), f"{r.judged}/{r.target}", bar(r.done, 8), str(r.relevant), key=str(r.topic))
+            t.add_row(shown(r.topic), f"{r.judged}/{r.target}", bar(r.done, 8), str(r.relevant), key=str(r.topic))
         probs = m.problems()
         done = int((self._progress["done"] >= 1).sum())
         head = f"[b]Topics fully judged: {done}/{len(self._progress)}[/b]\n"
@@ -94,17 +96,16 @@ as `cranfield submit`; accepted runs are copied into runs/ and the campaign relo
         self.query_one("#home-warn-text", Static).update(head + body)
 
     def pool_line(self) -> str:
-        """Progress against the active pool (the newest in pools/), when there is one."""
+        """Progress against the active pool (the newest in pools/), when there is one: the engine's one count
+        (judging_progress), worded as `cranfield status` words it."""
         try:
-            from engine.judging.sessions import active_pool, pool_progress
-            name, pt = active_pool(self.model.root)
+            prog = self.model.judging.progress()
         except Exception:   # an unreadable pool file is reported by the pool screen
             return ""
-        if pt is None:
+        if prog.pool is None:
             return ""
-        tot = pool_progress(pt, self.model.judging.judged()).iloc[-1]
-        return (f"\nactive pool {Text(name).markup}: {int(tot['judged'])} of {int(tot['pooled'])} judged, "
-                f"[b]{int(tot['left'])} left[/b]")
+        return (f"\nactive pool {Text(shown(prog.pool)).markup}: {prog.judged} of {prog.pooled} judged, "
+                f"[b]{prog.left} left[/b]")
 
     def export_table(self) -> tuple[str, pd.DataFrame] | None:
         if self.model is None:

@@ -11,10 +11,12 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Footer, Header, Input, Static
 
+from engine.util.names import shown
+
 from ..model import CampaignModel, CranfieldError
 from ..widgets.cells import plural
 from ..widgets.hints import Hints, key_hint
-from .base import CranfieldScreen, Unavailable, nav_bar
+from .base import CranfieldScreen, Unavailable, desk_only, nav_bar
 from .choice import ChoiceScreen
 
 
@@ -64,7 +66,9 @@ one you cannot judge (with a reason), r adds a rationale to the next judgment, o
 you (judgments/leases.jsonl) so another assessor on the same topic gets a different one, unless it is
 double judged (judging.double_fraction); a lease is released on skip and expires after
 judging.lease_seconds. Each action is appended to judgments/log.jsonl with your name and the seconds it
-took. The title line shows how many documents of the active pool are left. ctrl+r re-evaluates."""
+took. The title line shows how many documents of the active pool are judged and left (as Home, t and
+`cranfield status` count them); a document another assessor judges meanwhile is left within a second.
+ctrl+r re-evaluates."""
     BINDINGS = [Binding(str(g), f"grade({g})", f"Grade {g}", show=False) for g in range(10)] + [
         Binding("enter", "accept", "Accept label", show=False),
         Binding("s", "skip", "Skip"),
@@ -92,8 +96,9 @@ took. The title line shows how many documents of the active pool are left. ctrl+
         self.auto: dict[tuple[str, str], int] = {}
         self.auto_source: str | None = None
         self.rationale = ""
-        self.cannot: set[tuple[str, str]] = set()
-        self.progress: pd.DataFrame | None = None
+        self.progress = None                 # the engine's JudgingProgress last drawn (a pool is judged)
+        self.held_by_others: dict = {}       # what is left of the topic, leased to others: doc -> (holder, expiry)
+        self._followed: int | None = None    # the app's judgments file version this screen last followed
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -110,11 +115,19 @@ took. The title line shows how many documents of the active pool are left. ctrl+
                     yield Static("", id="judge-topic")
                     yield Static("", id="judge-guidelines")
             yield Static("", id="judge-keys", classes="status")
-        yield nav_bar(self)
+        if not desk_only(self.app):
+            yield nav_bar(self)
         yield Footer(compact=True)
+
+    ORGANIZER_ACTIONS = ("export",)
+    """Keys hidden and refused on the assessors' desk (tui.screens.base.desk_only: `cranfield serve`)."""
 
     def on_mount(self) -> None:
         self.sync()
+
+    def check_action(self, action: str, parameters: tuple) -> bool | None:
+        """On the assessors' desk the organizer's keys (ORGANIZER_ACTIONS) are hidden and refused."""
+        return not (action in self.ORGANIZER_ACTIONS and desk_only(self.app))
 
     def on_unmount(self) -> None:
         """Leaving the app: give the document on screen back to the other assessors."""
@@ -132,9 +145,9 @@ took. The title line shows how many documents of the active pool are left. ctrl+
             return
         m = self.model
         desk = m.judging
-        cfg = m.config.get("pool") or {}
-        self.strategy = str(cfg.get("strategy") or "depth")
-        self.depth = int(cfg.get("depth") or 100)
+        pcfg = m.o.engine_campaign.pool()       # campaign.yaml's pool: section with the schema's defaults
+        self.strategy = str(pcfg["strategy"])
+        self.depth = int(pcfg["depth"])
         self.pool_table = None
         try:
             self.jcfg = desk.config()
@@ -147,16 +160,17 @@ took. The title line shows how many documents of the active pool are left. ctrl+
             self.pool_table = pt
             self.strategy = f"{pt['method'].iat[0]}"
             self.pool_name = name
-            frac = desk.pool_double_fraction(name)
-            if frac is not None:          # the pool builder's double-judging share
-                self.jcfg["double_fraction"] = frac
         self.load_auto_labels()
-        self.cannot = self.my_cannot_judge()
+        self._followed = self.app.file_versions.get("judgments")
         self.release()                       # the document on screen goes back; the next one is chosen anew
         if self.topic is None:
-            open_topic = self.first_open_topic()
-            self.topic = open_topic if open_topic is not None else self.first_topic()
-            self.next_doc(advance=False)     # the topics were just searched
+            found = self.first_open_topic()
+            if found is not None:            # the topics were just searched: its offer is the document
+                self.topic, offer = found
+                self.show_offer(offer)
+                return
+            self.topic = self.first_topic()
+            self.next_doc(advance=False)
         else:
             self.next_doc()
 
@@ -172,112 +186,126 @@ took. The title line shows how many documents of the active pool are left. ctrl+
         except CranfieldError as exc:
             self.app.report_error(exc)
 
-    def log_entries(self) -> pd.DataFrame | None:
-        return self.model.judging.log()
-
-    def my_cannot_judge(self) -> set[tuple[str, str]]:
-        log = self.log_entries()
-        if log is None or not len(log):
-            return set()
-        c = log[(log["op"] == "cannot_judge") & (log["assessor"] == self.app.assessor)]
-        return set(zip(c["topic"].astype(str), c["doc"].astype(str)))
-
-    def judged(self) -> pd.DataFrame:
-        """Imported judgments plus the log as it is now (other assessors included)."""
-        return self.model.judging.judged()
-
     def judged_by(self) -> dict:
-        """(topic, doc) -> assessors whose judgment stands in the log ('' for imported judgments)."""
+        """(topic, doc) -> assessors whose judgment stands ('' for imported judgments)."""
         return self.model.judging.judged_by()
 
-    def candidates(self, topic: str, k: int, judged: pd.DataFrame | None = None) -> list[str]:
-        if self.pool_table is not None:
-            pt = self.pool_table[self.pool_table["topic"] == topic].sort_values("order", kind="mergesort")
-            return list(dict.fromkeys(pt["doc"].astype(str)))
-        return self.model.judging.next_documents(topic, self.strategy, k=k, depth=self.depth, judged=judged)
-
-    def open_documents(self, topic: str, k: int = 1, by: dict | None = None,
-                       judged: pd.DataFrame | None = None) -> list[str]:
-        """The topic's documents this assessor could judge now, in presentation order (before leases);
-        `by`, `judged`: judged_by() and judged() when the caller has them."""
+    def offer(self, topic: str, k: int = 1, lease: bool = True):
+        """The engine's next documents of `topic` for this assessor (engine.judging.progress.offer_next,
+        as `cranfield judgments next`): leased to them unless `lease` is False; this session's skipped
+        documents passed over, in this screen's order. With no pool written, the campaign's strategy
+        documents come from the desk's kept per-topic pools."""
         desk = self.model.judging
-        by = self.judged_by() if by is None else by
-        frac = self.jcfg.get("double_fraction", 0.0)
-        out = []
-        for d in self.candidates(topic, k, judged):
-            key = (topic, d)
-            if key in self.skipped or key in self.cannot:
-                continue
-            who = by.get(key, set())
-            if self.app.assessor in who:
-                continue
-            second = desk.is_double(topic, d, frac) and "" not in who and len(who) < 2
-            if who and not second:
-                continue
-            out.append(d)
-        return desk.order_documents(out, topic, self.app.assessor, self.random_order)
+        cands = None
+        if self.pool_table is None:
+            cands = desk.next_documents(topic, self.strategy, k=1 << 30, depth=self.depth)
+        return desk.offer(topic, self.app.assessor, k, skip=self.skipped, candidates=cands,
+                          random_order=self.random_order, lease=lease)
 
-    def first_open_topic(self) -> str | None:
-        """The first topic with a document this assessor could judge now; None when there is none."""
+    def open_documents(self, topic: str, k: int = 1) -> list[str]:
+        """The topic's first `k` documents this assessor could judge now, in presentation order (none leased)."""
+        return self.offer(topic, k, lease=False).docs
+
+    def first_open_topic(self):
+        """(topic, offer) of the first topic with a document this assessor may judge now, leased to them;
+        None when there is none. Topics with nothing left in the pool are passed over at once (unless
+        documents are double judged: one judged by another may still be this assessor's)."""
+        desk = self.model.judging
         topics = list(self.model.pool_progress()["topic"])
-        by = self.judged_by()
-        per_topic: dict = {}
         left = None
-        if self.pool_table is None:         # the log read once, split by topic once
-            judged = self.judged()
-            per_topic = {str(t): g for t, g in judged.groupby(judged["topic"].astype(str), sort=False)}
-            none = judged.iloc[:0]
+        if self.pool_table is not None:
+            prog = desk.progress()
+            frac = desk.pool_double_fraction(self.pool_name)
+            frac = float(self.jcfg.get("double_fraction") or 0.0) if frac is None else frac
+            if frac <= 0:
+                left = set(prog.topics.loc[prog.topics["left"] > 0, "topic"].astype(str))
+        else:
             try:                            # topics whose pool has nothing unjudged are passed over at once
-                left = self.model.judging.topics_left(self.strategy, self.depth, judged)
+                left = desk.topics_left(self.strategy, self.depth, desk.judged())
             except CranfieldError:
                 left = None
         for t in topics:
             if left is not None and str(t) not in left:
                 continue
             try:
-                if self.open_documents(t, 1, by, per_topic.get(str(t), none) if self.pool_table is None else None):
-                    return t
+                offer = self.offer(t)
             except CranfieldError:
                 continue
+            except OSError:                 # a read-only campaign: judge without leases
+                offer = self.offer(t, lease=False)
+            if offer.docs:
+                return t, offer
         return None
 
     def next_doc(self, advance: bool = True) -> None:
         """Show the topic's next document; when the topic has none left (and `advance`), the first topic
         with work left."""
-        self._next_doc()
-        if self.doc is None and advance and self.topic is not None:
-            topic = self.first_open_topic()
-            if topic is not None and topic != self.topic:
+        offer = self._offer()
+        if not (offer is not None and offer.docs) and advance and self.topic is not None:
+            found = self.first_open_topic()
+            if found is not None and found[0] != self.topic:
                 done = self.topic
-                self.topic = topic
-                self._next_doc()
-                if self.doc is not None:
-                    self.notify(f"topic {done}: nothing left to judge; on to topic {topic}", timeout=4)
+                self.topic, offer = found
+                self.notify(f"topic {shown(done)}: nothing left to judge; on to topic {shown(self.topic)}",
+                            timeout=4)
+        self.show_offer(offer)
 
-    def _next_doc(self) -> None:
-        desk = self.model.judging
-        self.doc = None
-        if self.topic is not None:
+    def _offer(self):
+        """The engine's offer for the current topic (a lease), or None; errors become notifications."""
+        if self.topic is None:
+            return None
+        try:
             try:
-                k = 1 + sum(1 for t, _ in self.skipped if t == self.topic) + len(self.cannot)
-                docs = self.open_documents(self.topic, k)
-                if docs:
-                    try:
-                        self.doc = desk.acquire(self.topic, docs, self.app.assessor, judged_by=self.judged_by(),
-                                                double=self.double_set(docs),
-                                                seconds=desk.lease_seconds(self.jcfg))
-                    except OSError as exc:   # a read-only campaign: judge without leases
-                        self.doc = docs[0]
-                        self.notify(f"no document lease ({exc.strerror or exc}): another assessor may get the "
-                                    f"same document", severity="warning")
-            except CranfieldError as exc:
-                self.app.report_error(exc)
-        self.shown_at = time.monotonic()
-        self.draw()
+                return self.offer(self.topic)
+            except OSError as exc:           # a read-only campaign: judge without leases
+                self.notify(f"no document lease ({exc.strerror or exc}): another assessor may get the "
+                            f"same document", severity="warning")
+                return self.offer(self.topic, lease=False)
+        except CranfieldError as exc:
+            self.app.report_error(exc)
+            return None
 
-    def double_set(self, docs: list[str]) -> set:
-        frac = self.jcfg.get("double_fraction", 0.0)
-        return {(self.topic, d) for d in docs if self.model.judging.is_double(self.topic, d, frac)}
+    def show_offer(self, offer) -> None:
+        """Put the offer's first document on screen (none: nothing left, or what is left is leased)."""
+        self.doc = offer.docs[0] if offer is not None and offer.docs else None
+        self.held_by_others = dict(offer.leased) if offer is not None and self.doc is None else {}
+        self.shown_at = time.monotonic()
+        self.draw(offer.progress if offer is not None else None)
+
+    def follow(self) -> None:
+        """The judgments changed on disk (another assessor, the CLI, this screen): move off the document on
+        screen when it is no longer this assessor's to judge (judged by someone else), else redraw the
+        counts."""
+        self._followed = self.app.file_versions.get("judgments")
+        if self.topic is None or _engine_missing() is not None:
+            return
+        if self.doc is None:
+            self.next_doc(advance=False)
+            return
+        try:
+            mine = self.doc in self.offer(self.topic, 1 << 30, lease=False).docs
+        except CranfieldError:
+            return
+        if mine:
+            self.draw()
+            return
+        gone = self.doc
+        who = sorted(a or "imported judgments" for a in self.judged_by().get((str(self.topic), str(gone)), ()))
+        self.release()
+        self.notify(f"{shown(gone)} was judged by {shown(', '.join(who)) or 'another assessor'}; "
+                    f"on to the next document", timeout=4)
+        self.next_doc()
+
+    def on_files_changed(self, event) -> None:
+        """The app's poll saw the judgment files change (tui.app.FilesChanged): follow them."""
+        if "judgments" in event.kinds and self.composed() and self.model is not None:
+            self.follow()
+
+    def on_screen_resume(self) -> None:
+        """Back on this screen (CranfieldScreen.on_screen_resume redraws what it watches): judgments
+        recorded meanwhile are followed (Textual calls each class's handler)."""
+        if self._followed != self.app.file_versions.get("judgments") and self.model is not None:
+            self.follow()
 
     def release(self, judged: bool = False) -> None:
         if self.doc is not None and self.topic is not None:
@@ -286,26 +314,27 @@ took. The title line shows how many documents of the active pool are left. ctrl+
             except OSError as exc:
                 self.app.report_error(exc)
 
-    def draw(self) -> None:
+    def draw(self, progress=None) -> None:
+        """Draw the topic, the document and the counts (`progress`: the engine's judging_progress when the
+        caller has it, else read now)."""
         m = self.model
         topic = self.topic
         tt = m.topics
         trow = tt[tt["topic"].astype(str) == str(topic)] if topic is not None and len(tt) else tt.iloc[0:0]
         title = str(trow["title"].iat[0]) if len(trow) else ""
-        judged = self.judged()
-        n_j = int((judged["topic"] == topic).sum()) if topic else 0
         if self.pool_table is not None:
-            pp = m.judging.pool_progress(self.pool_table, judged)
-            self.progress = pp
-            row = pp[pp["topic"] == str(topic)]
-            left_t = int(row["left"].iat[0]) if len(row) else 0
-            src = f"pool {self.pool_name}: {left_t} left in topic, {int(pp['left'].iat[-1])} left overall"
+            prog = self.progress = progress if progress is not None else m.judging.progress()
+            pooled, n_j, left_t = prog.topic(topic) if topic is not None else (0, 0, 0)
+            src = (f"pool {shown(prog.pool)}: {n_j} of {pooled} judged, {left_t} left in topic, "
+                   f"{prog.left} left overall")
         else:
-            src = f"strategy {self.strategy}, depth {self.depth}"
+            judged = m.judging.judged()
+            n_j = int((judged["topic"].astype(str) == str(topic)).sum()) if topic else 0
+            src = f"{n_j} judged · strategy {self.strategy}, depth {self.depth}"
         order = " · random order" if self.random_order else ""
         self.query_one("#judge-title", Static).update(Text.from_markup(
-            f"[b]Topic {topic}[/b] {Text(title).markup} · {n_j} judged · {Text(src).markup}{order} · "
-            f"assessor {Text(self.app.assessor).markup}"))
+            f"[b]Topic {Text(shown(topic)).markup}[/b] {Text(title).markup} · {Text(src).markup}{order} · "
+            f"assessor {Text(shown(self.app.assessor)).markup}"))
         side = []
         if len(trow):
             for col, lab in (("title", "Title"), ("description", "Description"), ("narrative", "Narrative")):
@@ -325,9 +354,16 @@ took. The title line shows how many documents of the active pool are left. ctrl+
             Text.from_markup("[b]Guidelines[/b]\n") + Text(gl) if gl else Text(""))
         info = self.query_one("#judge-info", Static)
         text = self.query_one("#judge-text", Static)
-        if self.doc is None:
+        if self.doc is None and self.held_by_others:
+            from engine.judging.sessions import lease_time
+            held = "; ".join(f"{shown(d)} to {shown(a) or 'an unnamed assessor'} until {lease_time(e)}"
+                             for d, (a, e) in list(self.held_by_others.items())[:3])
+            info.update(Text(f"What is left of this topic is leased to other assessors: {held}."))
+            text.update("Press t for another topic, or wait: a lease ends when its document is judged or skipped.")
+        elif self.doc is None:
             info.update("Nothing left to judge for this topic under this strategy.")
-            text.update("Press t for another topic, or build a deeper or larger pool on the pool screen (p).")
+            text.update("Press t for another topic." if desk_only(self.app) else
+                        "Press t for another topic, or build a deeper or larger pool on the pool screen (p).")
         else:
             tr = m.topic_runs(topic)
             r = tr[(tr["topic"] == topic) & (tr["doc"] == self.doc)]
@@ -363,6 +399,7 @@ took. The title line shows how many documents of the active pool are left. ctrl+
 
     # ------------------------------------------------------------------ actions
     def action_grade(self, g: int, accepted: bool = False) -> None:
+        from engine.judging.sessions import LeaseHeld
         if _engine_missing() is not None or self.doc is None:
             return
         if g not in self.scale():
@@ -376,6 +413,11 @@ took. The title line shows how many documents of the active pool are left. ctrl+
             self.model.judging.record(self.topic, self.doc, g, self.app.assessor, secs, self.strategy,
                                       action=action, auto_grade=auto, auto_source=self.auto_source if auto is not None
                                       else None, rationale=self.rationale or None)
+        except LeaseHeld as exc:               # our lease ran out and another assessor took the document
+            self.notify(f"{exc}: on to the next document", severity="warning", timeout=8)
+            self.doc = None
+            self.next_doc()
+            return
         except Exception as exc:
             self.app.report_error(exc)
             return
@@ -420,7 +462,6 @@ took. The title line shows how many documents of the active pool are left. ctrl+
                 self.app.report_error(exc)
                 return
             self.release()
-            self.cannot.add((topic, doc))
             self.notify(f"{doc}: cannot judge ({reason})")
             self.next_doc()
         self.app.push_screen(ChoiceScreen("Why can you not judge this document?",
@@ -468,7 +509,8 @@ took. The title line shows how many documents of the active pool are left. ctrl+
         if self.model is None:
             return
         pp = self.model.pool_progress()
-        opts = [(f"{r.topic}  {r.judged}/{r.target} judged", str(r.topic)) for r in pp.itertuples()]
+        opts = [(f"{shown(r.topic)}  {r.judged}/{r.target} judged" + (f", {r.left} left" if r.left else ""),
+                 str(r.topic)) for r in pp.itertuples()]
 
         def done(t) -> None:
             if t is not None:

@@ -423,7 +423,8 @@ s moves the sort to the next column; r reverses. Enter opens the run."""
             return
         folder = self.app.export_folder()
         try:
-            sig = res.write(folder, "leaderboard-significance")
+            sig = self.app.export_texts("leaderboard-significance", {ext: res.render(fmt) for ext, fmt in
+                                                                    (("md", "markdown"), ("csv", "csv"), ("tex", "latex"))})
         except OSError as exc:
             self.notify(f"export to {folder} failed: {exc}", severity="error", timeout=20)
             return

@@ -142,3 +142,12 @@ escape goes back. The leaderboard's nugget scores (l, n) follow at once."""
         Binding("comma", "answer(-1)", "Answer", show=False),
         Binding("full_stop", "answer(1)", "Answer", key_display=", ."),
     ]
+
+    def on_files_changed(self, event) -> None:
+        """The stores changed on disk (`cranfield nuggets assign`, another assessor): read them again and
+        redraw the answer and nugget on screen (its timer keeps running)."""
+        if event.kinds & {"nuggets", "answers"} and self.is_mounted:
+            shown_at = self.shown_at
+            self.data.reload()
+            self.show()
+            self.shown_at = shown_at

@@ -67,11 +67,11 @@ hedge, mtc) choose as judgments arrive: use the judging screen."""
     def refresh_data(self) -> None:
         if _engine_missing() is not None:
             return
-        cfg = self.model.config.get("pool") or {}
+        cfg = self.model.o.engine_campaign.pool()   # campaign.yaml's pool: section with the schema's defaults
         d = self.query_one("#pool-depth", Input)
         if not d.value:
-            d.value = str(cfg.get("depth") or 100)
-        if cfg.get("strategy") in self.model.pool_strategies():
+            d.value = str(cfg["depth"])
+        if cfg["strategy"] in self.model.pool_strategies():
             self.query_one("#pool-strategy", Select).value = cfg["strategy"]
         if not self._shown or not isinstance(self.focused, (Input, Select)):
             self.query_one("#pool-table", DataTable).focus()   # later: never out of a field being typed in
