@@ -11,7 +11,7 @@ way to read another user's files.
 
 `CAMPAIGN_PATHS` is the one list of the paths a campaign owns (campaign.yaml, runs/, judgments/ and its
 log, leases and sources, pools/, docs/, topics/, truth/, the run store, the cache, exports/, reports/, nuggets/,
-answers/);
+answers/, audit/ (judge audits: the canaries planted in pools));
 `campaign_path(root, name, ...)` is the one way to reach them: it refuses, before anything is opened,
 read or written, a path that a symbolic link (of the file or of any folder on the way) takes outside
 the campaign. `confine_output(root, path)` does the same for an output path a user names inside the
@@ -158,6 +158,7 @@ CAMPAIGN_PATHS: dict[str, str] = {
     "reports": "reports",
     "nuggets": "nuggets",
     "answers": "answers",
+    "audit": "audit",
 }
 
 
