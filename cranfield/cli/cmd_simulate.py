@@ -59,7 +59,7 @@ def register(sub) -> None:
     p.add_argument("--crafted-run", default=None, metavar="TAG",
                    help="a run crafted to inflate itself under the model judge: each of its documents the judge "
                         "would call non-relevant is judged relevant with probability --crafted-rate ('auto': the "
-                        "run of median quality); `cranfield judgments audit` should flag it")
+                        "run of lowest quality, which the model then ranks high); `cranfield judgments audit` should flag it")
     p.add_argument("--crafted-rate", type=float, default=0.8, metavar="R",
                    help="with --crafted-run: the chance one of its non-relevant documents is judged relevant "
                         "(default 0.8)")
@@ -228,7 +228,7 @@ def _model_judge(args, sim, out: Path, grades: list[int], pool_depth) -> None:
         labels = apply_judge(jd, base, grades, args.seed + 2000)
     crafted = None
     if args.crafted_run:
-        crafted = by_quality[len(by_quality) // 2] if args.crafted_run == "auto" else args.crafted_run
+        crafted = by_quality[0] if args.crafted_run == "auto" else args.crafted_run
         labels = apply_crafted_run(labels, sim.runs, crafted, grades, rel, args.crafted_rate, depth,
                                    seed=args.seed + 2001)
     meta = {"model": f"{kind} judge, error {args.judge_error}", "grades": list(map(int, grades)),

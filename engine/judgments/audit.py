@@ -205,24 +205,31 @@ def judges(camp) -> list[str]:
     return [s.name for s in list_sources(camp) if s.kind not in ("human", "assessor")]
 
 
+def rate_rows(canaries: pd.DataFrame, labels: pd.DataFrame, rel_level: int, alpha: float = 0.05,
+              judge: str = "") -> list[dict]:
+    """One judge's rows of `canary_rates` from its labels (topic, doc, grade) of any documents."""
+    m = canaries.merge(labels[["topic", "doc", "grade"]], on=["topic", "doc"], how="left")
+    rows = []
+    for kind in KINDS:
+        g = m[m["kind"] == kind]
+        judged = g["grade"].notna()
+        fp = int((g.loc[judged, "grade"] >= rel_level).sum())
+        n = int(judged.sum())
+        lo, hi = wilson(fp, n, alpha)
+        rows.append({"judge": judge, "kind": kind, "planted": len(g), "judged": n, "false_positives": fp,
+                     "rate": fp / n if n else np.nan, "lower": float(lo), "upper": float(hi)})
+    return rows
+
+
 def canary_rates(camp, sources=None, alpha: float = 0.05, warnings: Warnings | None = None) -> pd.DataFrame:
     """Per judge and canary kind: canaries planted, judged, false positives (grade >= the binary
     threshold), the rate and its Wilson interval."""
     from .sources import source_judgments
     c = read_canaries(camp.root)
-    rel = camp.binary_threshold()
     rows = []
     for s in sources if sources is not None else judges(camp):
         q = source_judgments(camp, s, warnings, canaries=True)
-        m = c.merge(q, on=["topic", "doc"], how="left")
-        for kind in KINDS:
-            g = m[m["kind"] == kind]
-            judged = g["grade"].notna()
-            fp = int((g.loc[judged, "grade"] >= rel).sum())
-            n = int(judged.sum())
-            lo, hi = wilson(fp, n, alpha)
-            rows.append({"judge": s, "kind": kind, "planted": len(g), "judged": n, "false_positives": fp,
-                         "rate": fp / n if n else np.nan, "lower": float(lo), "upper": float(hi)})
+        rows += rate_rows(c, q, camp.binary_threshold(), alpha, s)
     return pd.DataFrame(rows, columns=["judge", "kind", "planted", "judged", "false_positives", "rate", "lower",
                                        "upper"])
 
@@ -242,6 +249,26 @@ def gap_flags(gaps: np.ndarray, sd: float = GAP_SD) -> tuple[np.ndarray, np.ndar
     return z, np.abs(np.nan_to_num(z)) > sd
 
 
+def gap_table(human: np.ndarray, model: np.ndarray, labelled: np.ndarray, runs) -> tuple[pd.DataFrame, dict]:
+    """Run gaps from topics x runs values: `model` on every topic, `human` on the `labelled` ones. Per run:
+    gold mean and model mean over the labelled topics, the model's mean over all, gap, z, flagged; and the
+    tau summary (gold ranking vs the model's ranking over every topic, with and without flagged runs)."""
+    from ..stability.correlation import kendall_tau
+    lab = np.asarray(labelled, dtype=bool)
+    h = human[lab].mean(0)
+    ml = model[lab].mean(0)
+    ma = model.mean(0)
+    gap = ml - h
+    z, flag = gap_flags(gap)
+    df = pd.DataFrame({"run": list(runs), "gold": h, "model": ml, "model_all_topics": ma, "gap": gap, "z": z,
+                       "flagged": flag})
+    keep = ~flag
+    tau = {"runs": len(h), "flagged": int(flag.sum()), "gold_topics": int(lab.sum()), "topics": len(model),
+           "tau_all": float(kendall_tau(ma, h)),
+           "tau_unflagged": float(kendall_tau(ma[keep], h[keep])) if keep.sum() > 1 else np.nan}
+    return df, tau
+
+
 @dataclass
 class AuditReport:
     """Canary false-positive rates, run gaps with flags, and tau with and without the flagged runs."""
@@ -256,7 +283,6 @@ def run_gaps(camp, model: str, gold: str = "human", measure: str | None = None,
              warnings: Warnings | None = None) -> tuple[pd.DataFrame, dict]:
     """Per run under one model source: gold and model means over the gold-judged topics, the gap, its z
     against the other runs and the flag; and {tau_all, tau_unflagged, runs, flagged}."""
-    from ..stability.correlation import kendall_tau
     from .ppi import topic_values
     measure = measure or (camp.measures() or ["map"])[0]
     tvs = topic_values(camp, model, gold, [measure], warnings=warnings)
@@ -266,17 +292,10 @@ def run_gaps(camp, model: str, gold: str = "human", measure: str | None = None,
     lab = tv.labelled
     if lab.sum() < 1:
         raise CranfieldError(f"source {gold} judged none of the topics {model} judged: no gaps to measure")
-    h = tv.human[lab].mean(0)
-    ml = tv.model[lab].mean(0)
-    gap = ml - h
-    z, flag = gap_flags(gap)
-    df = pd.DataFrame({"judge": model, "measure": tv.measure, "run": tv.runs, "gold": h, "model": ml,
-                       "model_all_topics": tv.model.mean(0), "gap": gap, "z": z, "flagged": flag})
-    keep = ~flag
-    tau = {"judge": model, "measure": tv.measure, "runs": len(tv.runs), "flagged": int(flag.sum()),
-           "gold_topics": int(lab.sum()), "topics": len(tv.topics),
-           "tau_all": float(kendall_tau(tv.model.mean(0), h)),
-           "tau_unflagged": float(kendall_tau(tv.model.mean(0)[keep], h[keep])) if keep.sum() > 1 else np.nan}
+    df, tau = gap_table(tv.human, tv.model, lab, tv.runs)
+    df.insert(0, "measure", tv.measure)
+    df.insert(0, "judge", model)
+    tau = {"judge": model, "measure": tv.measure, **tau}
     return df, tau
 
 
