@@ -32,6 +32,33 @@ def _widths(board):
     return np.array([hi - lo for _e, lo, hi in board.intervals.values()])
 
 
+def test_participant_report_has_the_ppi_interval(camp, tmp_path):
+    """`cranfield report`: each run's page gives its PPI interval per measure, the library's numbers; a
+    campaign without a model source gets no such section."""
+    from engine.campaign.campaign import load_campaign
+    from engine.judgments.ppi import campaign_ppi
+    out = tmp_path / "rep"
+    r = cli("report", camp, "-m", "map", "-m", "P.10", "--out", out, timeout=180)
+    assert r.rc == 0, r.text
+    rep = campaign_ppi(load_campaign(camp), "judge-model", "human", ["map", "P.10"])
+    for row in rep.runs.itertuples(index=False):
+        md = (out / f"{row.run}.md").read_text()
+        assert "## Intervals from model and human judgments" in md
+        assert "the model source judge-model judged all 60 topics, people 30 of them" in md
+        section = md.split("## Intervals from model and human judgments")[1].split("\n## ")[0]
+        line = next(x for x in section.splitlines() if x.startswith(f"| {row.measure} "))
+        assert f"{row.lower:.4f}" in line and f"{row.upper:.4f}" in line and f"{row.human_lower:.4f}" in line
+        page = (out / f"{row.run}.html").read_text()
+        assert f"<td>{row.lower:.4f}</td><td>{row.upper:.4f}</td>" in page
+    plain = tmp_path / "plain"
+    import shutil
+    shutil.copytree(camp, plain)
+    shutil.rmtree(plain / "judgments" / "sources")
+    r = cli("report", plain, "-m", "map", "--out", tmp_path / "rep2", timeout=180)
+    assert r.rc == 0, r.text
+    assert "Intervals from model" not in next((tmp_path / "rep2").glob("*A1.md")).read_text()
+
+
 @run_async
 async def test_leaderboard_ppi_intervals_follow_human_judgments(camp, tmp_path):
     import pandas as pd

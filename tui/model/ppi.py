@@ -36,29 +36,14 @@ class PPIBoard:
         return f"PPI {self.measure} n={self.n_human}/{self.n_topics}" + ("!" if self.small else "")
 
 
-def model_source(camp, judgments: str | None = None) -> str | None:
-    """The model source the intervals use: the leaderboard's judgments when they name one non-human source,
-    else the first non-human source that judged more topics than people did; None without one."""
-    from engine.judgments.audit import judges
-    from engine.judgments.sources import source_judgments
-    names = judges(camp)
-    if judgments in names:
-        return judgments
-    human = set(source_judgments(camp, "human")["topic"])
-    for s in names:
-        if len(set(source_judgments(camp, s)["topic"]) - human):
-            return s
-    return None
-
-
 def ppi_board(root, measure: str, judgments: str | None = None, alpha: float = 0.05) -> PPIBoard | None:
     """The PPI intervals of `measure` for the campaign at `root`, or None when it has no model source
     judging beyond the human sample, or people judged fewer than 2 or all of its topics."""
     from engine.campaign.campaign import load_campaign
-    from engine.judgments.ppi import campaign_ppi
+    from engine.judgments.ppi import campaign_ppi, default_model_source
     from engine.stability.ppi import MIN_TOPICS
     camp = load_campaign(root)
-    model = model_source(camp, judgments)
+    model = default_model_source(camp, judgments)
     if model is None:
         return None
     try:
