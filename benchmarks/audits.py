@@ -8,7 +8,7 @@ depth-20 pool of every run, judged from the truth, is what people say. A simulat
 same pool with a set error structure (uniform noise, grade bias up / down, bias toward the documents of the
 second and third weakest runs), and on top of it a crafted run (`--crafted`: the weakest run, default, or the run of median quality) inflates itself: each of its
 top-20 documents the judge would call non-relevant is judged relevant with probability `--crafted-rate`
-(engine.judgments.simulated.apply_crafted_run). Canaries (engine.judgments.audit.make_canaries,
+(engine.judgments.simulated.apply_crafted_run). Canaries (engine.judgments.canaries.make_canaries,
 `--canaries` per topic, kinds in turn) are judged with set false-positive rates per kind
 (engine.judgments.simulated.judge_canaries).
 
@@ -73,7 +73,8 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=5)
     a = ap.parse_args()
     t0, c0 = time.time(), time.process_time()
-    from engine.judgments.audit import KINDS, gap_table, make_canaries, rate_rows
+    from engine.judgments.audit import gap_table, rate_rows
+    from engine.judgments.canaries import KINDS, make_canaries
     from engine.judgments.simulated import apply_crafted_run, judge_canaries
     from engine.simulation.campaigns import depth_pool, simulate
     grades, rel = [0, 1, 2], 1

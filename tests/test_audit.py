@@ -11,8 +11,8 @@ import pandas as pd
 import pytest
 from _cli import cli
 
-from engine.judgments.audit import (INSTRUCTION, KINDS, gap_flags, insert_canaries, make_canaries, read_canaries,
-                                    wilson)
+from engine.judgments.audit import gap_flags, wilson
+from engine.judgments.canaries import INSTRUCTION, KINDS, insert_canaries, make_canaries, read_canaries
 
 
 def _topics():

@@ -343,7 +343,7 @@ def run_export(args) -> int:
         write_qrels(args.out, q)
     else:
         if args.pool:
-            from engine.judgments.audit import drop_canaries
+            from engine.judgments.canaries import drop_canaries
             pool = drop_canaries(camp.root, read_pool(pool_path(camp.root, args.pool)))
             table = sample_qrels(pool, q, w)
             if args.format == "prels":

@@ -126,7 +126,7 @@ def run(args) -> int:
             raise CranfieldError(f"--double {args.double}: a fraction in [0, 1]")
         pool.spec["double_fraction"] = float(args.double)   # read back by engine.judging.sessions.pool_double_fraction
     if canaries is not None:
-        from engine.judgments.audit import write_canaries
+        from engine.judgments.canaries import write_canaries
         total = write_canaries(camp.root, canaries)
         print(f"planted {len(canaries)} canaries ({args.canaries} per topic); audit/canaries.jsonl holds {total}")
     path = write_pool(camp.root, name, pool)
@@ -137,7 +137,7 @@ def run(args) -> int:
 def _canaries(camp, pool, args):
     """Make the pool's canaries (engine.judgments.audit) and put them among its documents; the canaries."""
     from engine.judging.auto import read_docs
-    from engine.judgments.audit import insert_canaries, make_canaries, read_canaries
+    from engine.judgments.canaries import insert_canaries, make_canaries, read_canaries
     if args.canaries < 1:
         raise CranfieldError(f"--canaries {args.canaries}: give 1 or more canaries per topic")
     topics = camp.topics()

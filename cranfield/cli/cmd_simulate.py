@@ -181,7 +181,7 @@ CANARY_RATES = {"stuffing": 0.3, "instruction": 0.5, "foreign": 0.05}
 
 
 def _canary_rates(items) -> dict:
-    from engine.judgments.audit import KINDS
+    from engine.judgments.canaries import KINDS
     rates = dict(CANARY_RATES)
     for it in items or []:
         k, sep, v = it.partition("=")
@@ -236,7 +236,7 @@ def _model_judge(args, sim, out: Path, grades: list[int], pool_depth) -> None:
             "favour_rate": args.judge_favour_rate if favour else None, "crafted_run": crafted,
             "crafted_rate": args.crafted_rate if crafted else None}
     if args.canaries is not None:
-        from engine.judgments.audit import make_canaries, write_canaries
+        from engine.judgments.canaries import make_canaries, write_canaries
         rates = _canary_rates(args.canary_rate)
         c = make_canaries(sim.topics, args.canaries, args.seed, taken=set(sim.truth["doc"].astype(str)))
         write_canaries(out, c)

@@ -339,7 +339,7 @@ class Campaign:
     def qrels(self) -> pd.DataFrame:
         """Merged judgments: imported files (by name) then the log, resolved by judgments.conflict_rule;
         the canaries planted in pools (engine.judgments.audit) left out."""
-        from ..judgments.audit import canary_path, drop_canaries
+        from ..judgments.canaries import canary_path, drop_canaries
         files = self.judgment_files()
         p = self.log_path()
         return self._cached("qrels", files + [p, self.config_path, canary_path(self.root)],

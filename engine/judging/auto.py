@@ -224,7 +224,7 @@ def plan(camp, source: str, settings: JudgeSettings, pairs: pd.DataFrame) -> Pla
     from ..judgments.sources import check_name, sources_dir
     check_name(source)
     docs = read_docs(camp.root)
-    from ..judgments.audit import read_canaries        # canaries planted in pools: judged as any document
+    from ..judgments.canaries import read_canaries        # canaries planted in pools: judged as any document
     for c in read_canaries(camp.root).to_dict("records"):
         docs.setdefault(c["doc"], {"id": c["doc"], "title": c["title"], "text": c["text"]})
     tt = camp.topics()

@@ -212,9 +212,8 @@ def pilot(tv: TopicValues, pairs: bool = False):
 def default_model_source(camp, judgments: str | None = None) -> str | None:
     """The model source a report or the leaderboard puts PPI intervals on: `judgments` when it names one
     non-human source, else the first non-human source that judged topics people did not; None without one."""
-    from .audit import judges
-    from .sources import source_judgments
-    names = judges(camp)
+    from .sources import model_sources, source_judgments
+    names = model_sources(camp)
     if judgments in names:
         return judgments
     human = set(source_judgments(camp, "human")["topic"])

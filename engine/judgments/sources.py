@@ -162,6 +162,11 @@ def list_sources(camp) -> list[Source]:
     return out
 
 
+def model_sources(camp) -> list[str]:
+    """The campaign's non-human judgment sources (imported, automatic, simulated)."""
+    return [s.name for s in list_sources(camp) if s.kind not in ("human", "assessor")]
+
+
 def _auto_meta(p: Path) -> dict:
     try:
         with open(p, "rb") as fh:
@@ -225,7 +230,7 @@ def source_judgments(camp, name: str, warnings: Warnings | None = None, canaries
                                  f"{', '.join(source_names(camp))} (import one with `cranfield judgments import`)")
     q = q[q["grade"] >= 0]
     if not canaries or name == HUMAN:       # the human table (camp.qrels) never holds canaries
-        from .audit import drop_canaries
+        from .canaries import drop_canaries
         q = drop_canaries(camp.root, q)
     out = pd.DataFrame({"topic": q["topic"].astype(str).to_numpy(object), "doc": q["doc"].astype(str).to_numpy(object),
                         "grade": q["grade"].to_numpy(np.int64)})
