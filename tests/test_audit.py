@@ -191,3 +191,18 @@ def test_simulate_judge_structures_and_bad_input(tmp_path):
     assert bad.rc != 0 and "crafted run 'nosuch' is not among the runs" in bad.err and "Traceback" not in bad.text
     r = cli("judgments", "audit", d, timeout=120)
     assert r.rc == 0 and "no canaries planted" in r.err
+
+
+def test_bad_canary_file_and_options_are_explained(pooled, tmp_path):
+    d, _ = pooled
+    import shutil
+    c = tmp_path / "c"
+    shutil.copytree(d, c)
+    p = c / "audit" / "canaries.jsonl"
+    lines = p.read_text().splitlines()
+    p.write_text("\n".join(lines[:2] + ['{"topic": "1", "doc": "x", "kind": "sarcasm"}'] + lines[2:]) + "\n")
+    for args in (("judgments", "audit", c), ("eval", "--campaign", c)):
+        r = cli(*args, timeout=60)
+        assert r.rc != 0 and f"{p}:3: a canary needs topic, doc and kind" in r.err and "Traceback" not in r.text
+    r = cli("pool", d, "--strategy", "depth", "--canaries", "0", "--name", "x", "--dry-run", timeout=60)
+    assert r.rc != 0 and "--canaries 0: give 1 or more canaries per topic" in r.err and "Traceback" not in r.text

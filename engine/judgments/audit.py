@@ -141,12 +141,13 @@ def run_gaps(camp, model: str, gold: str = "human", measure: str | None = None,
 def audit(camp, sources=None, gold: str = "human", measure: str | None = None, alpha: float = 0.05,
           warnings: Warnings | None = None) -> AuditReport:
     """The audit of every non-human judge (or `sources`): canary rates, run gaps, tau."""
+    planted = read_canaries(camp.root)          # a damaged file is reported first, whatever else is missing
     srcs = list(sources) if sources else judges(camp)
     if not srcs:
         raise CranfieldError(f"{camp.root}: no model or imported judgment source to audit "
                              f"(`cranfield judgments sources {camp.root}` lists them)")
     notes = []
-    if not len(read_canaries(camp.root)):
+    if not len(planted):
         notes.append("no canaries planted: build a pool with --canaries N and have the model judge it")
         rates = canary_rates(camp, [], alpha, warnings)
     else:
