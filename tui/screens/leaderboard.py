@@ -29,10 +29,7 @@ class LeaderboardScreen(CranfieldScreen):
 and judged@10 (share of each top 10 that is judged). {SIG_MARK} marks a run NOT significantly different from
 the run listed above it (paired t-test over topics, p >= 0.05, on the sort measure, or the first
 measure when sorting by a non-measure column). Digits 1-9 sort by that column (numbers in the header);
-s moves the sort to the next column; r reverses. Enter opens the run. When a model source judged every
-topic and people a random sample of them, the PPI column gives each run's prediction-powered 95% interval
-of the first measure (n = human-judged / all topics; ! fewer than 30) and ≠ marks a run resolved from the
-run above it (the interval of their difference excludes 0; docs/llm-judges.md)."""
+s moves the sort to the next column; r reverses. Enter opens the run."""
     BINDINGS = [
         Binding("enter", "open_run", "Open run", show=False),
         Binding("s", "next_sort", "Sort", tooltip="Sort next"),
@@ -444,7 +441,7 @@ run above it (the interval of their difference excludes 0; docs/llm-judges.md)."
 
     def load_ppi(self) -> None:
         """The PPI intervals of the first measure (a model source on every topic, people on a sample;
-        tui.model.ppi), computed in the screen's worker; the table redraws when they arrive."""
+        tui.model.ppi), computed in a worker of their own; the table redraws when they arrive."""
         from ..model.ppi import ppi_board
         s = self.model.scores
         if s is None or not s.measures:
@@ -455,7 +452,8 @@ run above it (the interval of their difference excludes 0; docs/llm-judges.md)."
             self.ppi = board
             if self.view == "runs":
                 self.redraw()
-        self.run_job("PPI intervals", lambda progress: ppi_board(root, measure, spec), done)
+        from ..work import start_work          # its own group: a newer computation cancels only the older one
+        start_work(self, "ppi", lambda progress: ppi_board(root, measure, spec), done, group="ppi")
 
     def ppi_columns(self, runs: list[str]) -> list:
         """The PPI column (interval, ≠: resolved from the run above), or none."""
