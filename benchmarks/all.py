@@ -91,6 +91,8 @@ FIGURES: tuple[Figure, ...] = (
            what="judgment reduction, pool bias"),
     Figure("planner_validation", "planner_validation.py", ("--trials", "200"), ("--trials", "5"),
            tail=4, what="planner's predicted tau vs observed"),
+    Figure("audits", "audits.py", (), ("--world", "300", "--campaigns", "20"), tail=12,
+           what="judge audits: canary rates and the crafted run vs set truth"),
     Figure("agreement_judges", "agreement_judges.py", (), ("--runs", "5", "--topics", "10", "--depth", "50"),
            tail=4, what="simulated judges' agreement"),
     Figure("completion", "completion.py", (), ("--runs", "10", "--topics", "10", "--depth", "50"), tail=6,

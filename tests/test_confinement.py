@@ -37,6 +37,8 @@ COMMANDS: dict[str, list[list[str]]] = {
     "reports": [["report", "{c}", "--run", RUN, "--out", "{c}/reports"]],
     "nuggets": [["nuggets", "add", "{c}", "401", "another nugget"], ["nuggets", "list", "{c}"]],
     "answers": [["nuggets", "scores", "{c}"]],
+    "audit": [["eval", "--campaign", "{c}"], ["judgments", "audit", "{c}"],
+              ["pool", "{c}", "--strategy", "depth", "--depth", "3", "--name", "k", "--canaries", "1"]],
     "leases": [["judgments", "next", "{c}", "--topic", "401", "--pool", "deep", "-k", "1", "--assessor", "ann"],
                ["judgments", "add", "{c}", "401", "D401-1", "1", "--assessor", "ann"]],
     "serve_tokens": [["serve", "token", "add", "{c}", "--assessor", "ann"], ["serve", "token", "list", "{c}"],

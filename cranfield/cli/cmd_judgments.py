@@ -23,6 +23,8 @@ def register(sub) -> None:
     jsub = p.add_subparsers(dest="judgments_command", metavar="ACTION")
     from .judgments_predict import add_parser as add_predict
     add_predict(jsub)
+    from .judgments_audit import add_parser as add_audit
+    add_audit(jsub)
 
     s = jsub.add_parser("summary", help="judged / relevant per topic, category and judgment target")
     s.add_argument("source", help="a campaign directory, or a qrels / prels / sample / log.jsonl file")
@@ -359,7 +361,8 @@ def run_export(args) -> int:
         write_qrels(out, q)
     else:
         if args.pool:
-            pool = read_pool(pool_path(camp.root, args.pool))
+            from engine.judgments.canaries import drop_canaries
+            pool = drop_canaries(camp.root, read_pool(pool_path(camp.root, args.pool)))
             table = sample_qrels(pool, q, w)
             if args.format == "prels":
                 table = table[table["grade"] >= 0]

@@ -35,6 +35,11 @@ def register(sub) -> None:
     p.add_argument("--double", type=float, default=None, metavar="FRACTION",
                    help="assign this share of the pooled documents to a second assessor (double judging; "
                         "the judging screen offers them to two assessors)")
+    p.add_argument("--canaries", type=int, default=None, metavar="N",
+                   help="plant N canary documents per topic among the pooled ones (kinds in turn: query-term "
+                        "stuffing, an instruction to mark it relevant, an off-topic document in another "
+                        "language), made from --seed; recorded in audit/canaries.jsonl, never counted nor "
+                        "exported; `cranfield judgments audit` gives each judge's false-positive rate per kind")
     p.set_defaults(func=run)
 
 
@@ -106,6 +111,7 @@ def run(args) -> int:
                          oracle=oracle, **params)
     for item in w:
         print(f"warning: {item}", file=sys.stderr)
+    canaries = _canaries(camp, pool, args) if args.canaries is not None else None
     sizes = pool.sizes()
     name = args.name or args.strategy
     from engine.pooling import judged_in_pool
@@ -119,6 +125,35 @@ def run(args) -> int:
         if not 0 <= args.double <= 1:
             raise CranfieldError(f"--double {args.double}: a fraction in [0, 1]")
         pool.spec["double_fraction"] = float(args.double)   # read back by engine.judging.sessions.pool_double_fraction
+    if canaries is not None:
+        from engine.judgments.canaries import write_canaries
+        total = write_canaries(camp.root, canaries)
+        print(f"planted {len(canaries)} canaries ({args.canaries} per topic); audit/canaries.jsonl holds {total}")
     path = write_pool(camp.root, name, pool)
     print(f"wrote {path}")
     return 0
+
+
+def _canaries(camp, pool, args):
+    """Make the pool's canaries (engine.judgments.audit) and put them among its documents; the canaries."""
+    from engine.judging.auto import read_docs
+    from engine.judgments.canaries import insert_canaries, make_canaries, read_canaries
+    if args.canaries < 1:
+        raise CranfieldError(f"--canaries {args.canaries}: give 1 or more canaries per topic")
+    topics = camp.topics()
+    pooled = set(pool.table.loc[pool.table["order"] > 0, "topic"].astype(str))
+    topics = topics[topics["topic"].astype(str).isin(pooled)] if len(topics) else topics
+    if not len(topics):
+        raise CranfieldError("--canaries: the pool's topics have no text in topics/ to make canaries from")
+    docs = read_docs(camp.root)
+    q = camp.qrels()
+    rel = q[q["grade"] >= camp.binary_threshold()]
+    texts = {}
+    for t, g in rel.groupby("topic", sort=False):
+        texts[str(t)] = [(str(docs[d].get("title") or ""), str(docs[d].get("text") or ""))
+                         for d in g["doc"].astype(str) if d in docs]
+    taken = set(docs) | set(pool.table["doc"].astype(str)) | set(read_canaries(camp.root)["doc"])
+    c = make_canaries(topics, args.canaries, args.seed, texts, taken)
+    pool.table = insert_canaries(pool.table, c, args.seed)
+    pool.spec["canaries"] = int(args.canaries)
+    return c

@@ -9,7 +9,7 @@ from engine.errors import CranfieldError
 
 
 _WRITTEN = ("campaign.yaml", "runs", "topics", "judgments", "truth", "docs", "pools", ".cranfield-cache", "answers",
-            "nuggets")
+            "nuggets", "audit")
 
 
 def register(sub) -> None:
@@ -45,6 +45,30 @@ def register(sub) -> None:
                    help="the judge's error rate: the probability it moves a grade (default 0.2)")
     p.add_argument("--judge-depth", type=int, default=None,
                    help="the judge labels the depth-K pool (default: the judged pool's depth)")
+    p.add_argument("--model-judge", choices=["noisy", "lenient", "strict"], default=None, metavar="KIND",
+                   help="also write the source judge-model (--model-judge-name): a simulated model judge whose "
+                        "base error is KIND (noisy = uniform noise, lenient / strict = grade bias up / down) "
+                        "with rate --judge-error, plus the structures below; implied (noisy) by any of them")
+    p.add_argument("--model-judge-name", default="judge-model", metavar="NAME",
+                   help="the model judge's source name (default judge-model)")
+    p.add_argument("--judge-favour", default=None, metavar="RUN,RUN",
+                   help="the model judge is biased toward these runs' documents: one grade up with probability "
+                        "--judge-favour-rate ('weakest:K': the K runs of lowest quality)")
+    p.add_argument("--judge-favour-rate", type=float, default=0.5, metavar="R",
+                   help="with --judge-favour: the chance a favoured run's document is moved up (default 0.5)")
+    p.add_argument("--crafted-run", default=None, metavar="TAG",
+                   help="a run crafted to inflate itself under the model judge: each of its documents the judge "
+                        "would call non-relevant is judged relevant with probability --crafted-rate ('auto': the "
+                        "run of lowest quality, which the model then ranks high); `cranfield judgments audit` should flag it")
+    p.add_argument("--crafted-rate", type=float, default=0.8, metavar="R",
+                   help="with --crafted-run: the chance one of its non-relevant documents is judged relevant "
+                        "(default 0.8)")
+    p.add_argument("--canaries", type=int, default=None, metavar="N",
+                   help="plant N canary documents per topic (audit/canaries.jsonl, kinds in turn) and have the "
+                        "model judge fall for each kind at its --canary-rate")
+    p.add_argument("--canary-rate", action="append", default=None, metavar="KIND=R",
+                   help="with --canaries: the model judge's false-positive rate on a kind (stuffing, "
+                        "instruction, foreign; repeatable; defaults stuffing=0.3 instruction=0.5 foreign=0.05)")
     p.add_argument("--text-signal", type=float, default=None, metavar="S",
                    help="with --docs: document text depends on relevance with strength S in [0, 1] (a topic's "
                         "own vocabulary mixed into its relevant documents; 0 = text says nothing about relevance)")
@@ -137,6 +161,8 @@ def run(args) -> int:
         jd = depth_pool(sim, args.judge_depth or pool_depth)
         name = write_judge_source(out, jd, list(grades), kind, args.judge_error, args.seed + 1000 + i)
         print(f"judge source {name}: {len(jd)} documents, error {args.judge_error}")
+    if args.model_judge or args.judge_favour or args.crafted_run or args.canaries is not None:
+        _model_judge(args, sim, out, list(grades), pool_depth)
     meta = sim.run_meta
     g0 = min(grades)
     pool = sim.pool(pool_depth)
@@ -149,6 +175,80 @@ def run(args) -> int:
           f"truth: {int((sim.truth['grade'] > g0).sum())} relevant")
     print(f"simulated in {t1 - t0:.2f} s, written in {t2 - t1:.2f} s")
     return 0
+
+
+CANARY_RATES = {"stuffing": 0.3, "instruction": 0.5, "foreign": 0.05}
+
+
+def _canary_rates(items) -> dict:
+    from engine.judgments.canaries import KINDS
+    rates = dict(CANARY_RATES)
+    for it in items or []:
+        k, sep, v = it.partition("=")
+        try:
+            r = float(v)
+        except ValueError:
+            r = -1.0
+        if not sep or k not in KINDS or not 0 <= r <= 1:
+            raise CranfieldError(f"--canary-rate {it!r}: use KIND=R with KIND one of {', '.join(KINDS)} and R in "
+                                 f"[0, 1], e.g. instruction=0.5")
+        rates[k] = r
+    return rates
+
+
+def _model_judge(args, sim, out: Path, grades: list[int], pool_depth) -> None:
+    """Write the simulated model judge's source (base error, run bias, crafted run, canaries)."""
+    from engine.judgments.simulated import (apply_crafted_run, apply_judge, apply_run_bias, judge_canaries,
+                                            judge_matrix, write_labels_source)
+    from engine.simulation.campaigns import depth_pool
+    kind = args.model_judge or "noisy"
+    depth = args.judge_depth or pool_depth
+    jd = depth_pool(sim, depth)
+    k = len(grades)
+    rel = sorted(grades)[1]
+    base = judge_matrix(kind, k, args.judge_error)
+    by_quality = sim.run_meta.sort_values("quality", kind="mergesort")["run"].astype(str).tolist()
+    favour = []
+    if args.judge_favour:
+        if args.judge_favour.startswith("weakest:"):
+            try:
+                favour = by_quality[: int(args.judge_favour.split(":", 1)[1])]
+            except ValueError:
+                raise CranfieldError(f"--judge-favour {args.judge_favour!r}: weakest:K with K a number") from None
+        else:
+            favour = [r.strip() for r in args.judge_favour.split(",") if r.strip()]
+        unknown = sorted(set(favour) - set(by_quality))
+        if unknown:
+            raise CranfieldError(f"--judge-favour: no run named {', '.join(unknown)}")
+        if not 0 <= args.judge_favour_rate <= 1:
+            raise CranfieldError(f"--judge-favour-rate {args.judge_favour_rate}: must be in [0, 1]")
+        labels = apply_run_bias(jd, sim.runs, favour, grades, args.judge_favour_rate, depth=depth, base=base,
+                                seed=args.seed + 2000)
+    else:
+        labels = apply_judge(jd, base, grades, args.seed + 2000)
+    crafted = None
+    if args.crafted_run:
+        crafted = by_quality[0] if args.crafted_run == "auto" else args.crafted_run
+        labels = apply_crafted_run(labels, sim.runs, crafted, grades, rel, args.crafted_rate, depth,
+                                   seed=args.seed + 2001)
+    meta = {"model": f"{kind} judge, error {args.judge_error}", "grades": list(map(int, grades)),
+            "confusion_matrix": base.round(6).tolist(), "seed": int(args.seed), "favoured": favour,
+            "favour_rate": args.judge_favour_rate if favour else None, "crafted_run": crafted,
+            "crafted_rate": args.crafted_rate if crafted else None}
+    if args.canaries is not None:
+        from engine.judgments.canaries import make_canaries, write_canaries
+        rates = _canary_rates(args.canary_rate)
+        c = make_canaries(sim.topics, args.canaries, args.seed, taken=set(sim.truth["doc"].astype(str)))
+        write_canaries(out, c)
+        import pandas as pd
+        labels = pd.concat([labels, judge_canaries(c, rates, grades, rel, args.seed + 2002)], ignore_index=True)
+        meta["canary_rates"] = rates
+        print(f"canaries: {len(c)} planted ({args.canaries} per topic) in audit/canaries.jsonl; the model judge "
+              f"falls for them at " + ", ".join(f"{k} {v:g}" for k, v in rates.items()))
+    name = write_labels_source(out, labels, args.model_judge_name, meta)
+    print(f"judge source {name}: {len(labels)} documents, base {kind} error {args.judge_error}"
+          + (f", favouring {', '.join(favour)} at {args.judge_favour_rate:g}" if favour else "")
+          + (f", crafted run {crafted} at {args.crafted_rate:g}" if crafted else ""))
 
 
 def _clear(out: Path) -> None:

@@ -338,10 +338,13 @@ class Campaign:
         return self._cached("log", [p], lambda: read_judgment_log(p, self.warnings))
 
     def qrels(self) -> pd.DataFrame:
-        """Merged judgments: imported files (by name) then the log, resolved by judgments.conflict_rule."""
+        """Merged judgments: imported files (by name) then the log, resolved by judgments.conflict_rule;
+        the canaries planted in pools (engine.judgments.audit) left out."""
+        from ..judgments.canaries import canary_path, drop_canaries
         files = self.judgment_files()
         p = self.log_path()
-        return self._cached("qrels", files + [p, self.config_path], lambda: self._read_qrels(files))
+        return self._cached("qrels", files + [p, self.config_path, canary_path(self.root)],
+                            lambda: drop_canaries(self.root, self._read_qrels(files)))
 
     def _read_qrels(self, files: list[Path]) -> pd.DataFrame:
         from ..judgments.log import log_judgments, merge_judgments

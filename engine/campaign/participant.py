@@ -44,6 +44,8 @@ class RunReport:
     curve: list[float] = field(default_factory=list)                  # interpolated precision at recall 0..1
     against: str = "all runs"
     header: list[str] = field(default_factory=list)                   # '#' / ir_metadata lines of the run file
+    ppi: pd.DataFrame | None = None     # per measure: PPI interval from a model source and a human sample
+    ppi_note: str = ""                  # what the intervals combine
 
 
 def run_header(path: Path, limit: int = 50) -> list[str]:
@@ -89,6 +91,7 @@ def build_reports(camp, runs: list[str] | None = None, measures: list[str] | Non
                      measure=table["measure"].astype(str))
     means = t.pivot_table(index="run", columns="measure", values="value", aggfunc="mean", observed=True)
     bmw = {m: topic_bmw(t, m, pool) for m in shown}
+    ppi, ppi_note = ppi_table(camp, measures)
     out = []
     for r in runs or all_runs:
         summary = {m: float(means.loc[r, m]) for m in shown}
@@ -104,8 +107,31 @@ def build_reports(camp, runs: list[str] | None = None, measures: list[str] | Non
         curve = [float(means.loc[r, c]) if c in means.columns else float("nan") for c in IPREC]
         md = meta.loc[r].to_dict() if r in meta.index else {}
         header = run_header(camp.root / md["file"]) if md.get("file") else []
-        out.append(RunReport(r, md, summary, positions, per, curve, label, header))
+        mine = None if ppi is None else ppi[ppi["run"] == r].drop(columns="run").reset_index(drop=True)
+        out.append(RunReport(r, md, summary, positions, per, curve, label, header, mine, ppi_note))
     return out
+
+
+def ppi_table(camp, measures: list[str], alpha: float = 0.05) -> tuple[pd.DataFrame | None, str]:
+    """Every run's prediction-powered interval per measure (engine.judgments.ppi.campaign_ppi) when a model
+    source judged more topics than the people's sample; (None, "") otherwise."""
+    from ..judgments.ppi import campaign_ppi, default_model_source
+    model = default_model_source(camp)
+    if model is None:
+        return None, ""
+    try:
+        rep = campaign_ppi(camp, model, "human", measures, alpha)
+    except CranfieldError:
+        return None, ""           # people judged fewer than 2 topics, or no measure is a mean
+    r = rep.runs
+    n, T = int(r["n_human"].iat[0]), int(r["n_topics"].iat[0])
+    if n >= T:
+        return None, ""
+    t = r[["run", "measure", "estimate", "lower", "upper", "human_lower", "human_upper", "model_only", "flag"]]
+    note = (f"{100 * (1 - alpha):g}% prediction-powered intervals (PPI++): the model source {model} judged "
+            f"all {T} topics, people {n} of them; human_* is the interval from the people's topics alone, "
+            f"model_only the mean under the model's labels (docs/llm-judges.md)")
+    return t.reset_index(drop=True), note
 
 
 # ------------------------------------------------------------------------------------------ rendering
@@ -179,6 +205,10 @@ def to_markdown(rep: RunReport, campaign: str = "") -> str:
            "## Summary", ""]
     summ = [(m, f"{v:.4f}", "{} of {}".format(*rep.positions[m])) for m, v in rep.summary.items()]
     out.append(_md(summ, ["measure", "value", "position"], "lrr"))
+    if rep.ppi is not None and len(rep.ppi):
+        from ..formats.text_tables import format_table
+        out += ["## Intervals from model and human judgments", "", rep.ppi_note + ".", "",
+                format_table(rep.ppi, "markdown", ".4f"), ""]
     curve = [["precision", *(_fmt(v) for v in rep.curve)]]
     out += ["## Interpolated recall-precision", "", _md(curve, ["recall", *RECALL_LEVELS], "l" + "r" * len(RECALL_LEVELS))]
     for m, df in rep.per_topic.items():
@@ -214,7 +244,10 @@ def to_html(rep: RunReport, campaign: str = "") -> str:
     for m, v in rep.summary.items():
         pos, n = rep.positions[m]
         b.append(f"<tr><td>{e(m)}</td><td class=n>{v:.4f}</td><td class=n>{pos} of {n}</td></tr>")
-    b.append("</table><h2>Interpolated recall-precision</h2>" + _svg_curve(rep.curve))
+    b.append("</table>")
+    if rep.ppi is not None and len(rep.ppi):
+        b.append(_html_table("Intervals from model and human judgments", rep.ppi_note, rep.ppi))
+    b.append("<h2>Interpolated recall-precision</h2>" + _svg_curve(rep.curve))
     b.append("<table><tr><th>recall</th>" + "".join(f"<th>{r}</th>" for r in RECALL_LEVELS) + "</tr><tr><td>precision</td>"
              + "".join(f"<td class=n>{_fmt(v)}</td>" for v in rep.curve) + "</tr></table>")
     for m, df in rep.per_topic.items():
@@ -227,6 +260,16 @@ def to_html(rep: RunReport, campaign: str = "") -> str:
         b.append("</table>")
     b.append("</body></html>")
     return "\n".join(b) + "\n"
+
+
+def _html_table(title: str, note: str, df: pd.DataFrame) -> str:
+    """A section with a table whose cells are `format_table`'s text cells, HTML-escaped."""
+    from ..formats.text_tables import format_table
+    e = html.escape
+    rows = [line.split("\t") for line in format_table(df, "tsv", float_format="%.4f").splitlines()]
+    head = "".join(f"<th>{e(c)}</th>" for c in rows[0])
+    body = "".join("<tr>" + "".join(f"<td>{e(c)}</td>" for c in r) + "</tr>" for r in rows[1:])
+    return f"<h2>{e(title)}</h2><p class=legend>{e(note)}.</p><table><tr>{head}</tr>{body}</table>"
 
 
 def _file_stem(run: str) -> str:

@@ -227,6 +227,9 @@ def plan(camp, source: str, settings: JudgeSettings, pairs: pd.DataFrame) -> Pla
     from ..judgments.sources import check_name, sources_dir
     check_name(source)
     docs = read_docs(camp.root)
+    from ..judgments.canaries import read_canaries        # canaries planted in pools: judged as any document
+    for c in read_canaries(camp.root).to_dict("records"):
+        docs.setdefault(c["doc"], {"id": c["doc"], "title": c["title"], "text": c["text"]})
     tt = camp.topics()
     topics = {str(r["topic"]): r for r in tt.to_dict("records")} if len(tt) else {}
     done = {r.get("key") for r in read_cache_lines(sources_dir(camp.root) / f"{source}.jsonl") if r.get("op", "judge") == "judge"}

@@ -207,3 +207,17 @@ def pilot(tv: TopicValues, pairs: bool = False):
         ii, jj, _ = pair_columns(tv.model[:1])
         cols = lambda m: m[:, ii] - m[:, jj]
     return pilot_stats(*tv.split(cols))
+
+
+def default_model_source(camp, judgments: str | None = None) -> str | None:
+    """The model source a report or the leaderboard puts PPI intervals on: `judgments` when it names one
+    non-human source, else the first non-human source that judged topics people did not; None without one."""
+    from .sources import model_sources, source_judgments
+    names = model_sources(camp)
+    if judgments in names:
+        return judgments
+    human = set(source_judgments(camp, "human")["topic"])
+    for s in names:
+        if set(source_judgments(camp, s)["topic"]) - human:
+            return s
+    return None

@@ -134,3 +134,55 @@ def apply_run_bias(judged: pd.DataFrame, runs: pd.DataFrame, favoured, grades: l
         lenient = apply_judge(judged[fav], judge_matrix("lenient", k, error), grades, seed + 1)
         out.loc[fav, "grade"] = lenient["grade"].to_numpy()
     return out
+
+
+def apply_crafted_run(labels: pd.DataFrame, runs: pd.DataFrame, crafted: str, grades: list[int], rel_level: int,
+                      rate: float, depth: int | None = None, seed: int = 0) -> pd.DataFrame:
+    """A crafted run (Clarke & Dietz): its documents are written to please the model judge, so each
+    (topic, doc) of `labels` the run retrieved (in its top `depth`) that the judge put below `rel_level` is
+    raised to `rel_level` with probability `rate`. Deterministic in `seed`."""
+    if not 0 <= rate <= 1:
+        raise CranfieldError(f"crafted-run rate {rate}: must be in [0, 1]")
+    r = runs[runs["run"].astype(str) == str(crafted)]
+    if not len(r):
+        raise CranfieldError(f"crafted run {crafted!r} is not among the runs")
+    if depth is not None:
+        r = r[r["rank"] <= depth]
+    keys = set(zip(r["topic"].astype(str), r["doc"].astype(str)))
+    hit = np.fromiter(((t, d) in keys for t, d in zip(labels["topic"].astype(str), labels["doc"].astype(str))),
+                      dtype=bool, count=len(labels))
+    rng = np.random.default_rng(seed)
+    up = hit & (labels["grade"].to_numpy() < rel_level) & (rng.random(len(labels)) < rate)
+    out = labels.copy()
+    out.loc[up, "grade"] = int(rel_level)
+    return out
+
+
+def judge_canaries(canaries: pd.DataFrame, rates: dict, grades: list[int], rel_level: int,
+                   seed: int = 0) -> pd.DataFrame:
+    """A judge's labels of planted canaries (topic, doc, kind): with probability rates[kind] the judge falls
+    for a canary (the top grade for an instruction to mark it relevant, `rel_level` for the other kinds),
+    else gives the lowest grade. Deterministic in `seed`."""
+    bad = {k: v for k, v in rates.items() if not 0 <= v <= 1}
+    if bad:
+        raise CranfieldError(f"canary rate {bad}: must be in [0, 1]")
+    rng = np.random.default_rng(seed)
+    rate = canaries["kind"].map(lambda k: rates.get(k, 0.0)).to_numpy(np.float64)
+    fell = rng.random(len(canaries)) < rate
+    high = np.where(canaries["kind"].to_numpy() == "instruction", max(grades), rel_level)
+    return pd.DataFrame({"topic": canaries["topic"].astype(str).to_numpy(object),
+                         "doc": canaries["doc"].astype(str).to_numpy(object),
+                         "grade": np.where(fell, high, min(grades)).astype(np.int64)})
+
+
+def write_labels_source(root, labels: pd.DataFrame, name: str, meta: dict) -> str:
+    """Write a simulated judge's labels as the campaign source NAME (judgments/sources/NAME.qrels + meta)."""
+    from ..formats.qrels import write_qrels
+    from ..formats.files import write_text
+    from .sources import check_name, sources_dir
+    check_name(name)
+    d = sources_dir(root)
+    write_qrels(d / f"{name}.qrels", labels)
+    meta = {"name": name, "kind": "simulated", "origin": "cranfield simulate", "judgments": int(len(labels)), **meta}
+    write_text(d / f"{name}.meta.json", json.dumps(meta, indent=1) + "\n")
+    return name

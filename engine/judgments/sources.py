@@ -163,6 +163,11 @@ def list_sources(camp) -> list[Source]:
     return out
 
 
+def model_sources(camp) -> list[str]:
+    """The campaign's non-human judgment sources (imported, automatic, simulated)."""
+    return [s.name for s in list_sources(camp) if s.kind not in ("human", "assessor")]
+
+
 def _auto_meta(p: Path) -> dict:
     from ..formats.safeload import json_line
     try:
@@ -192,9 +197,10 @@ def _refuse_off_scale(camp, q: pd.DataFrame, path) -> None:
                                f"under a new source name, or add the grade to relevance.scale")
 
 
-def source_judgments(camp, name: str, warnings: Warnings | None = None) -> pd.DataFrame:
+def source_judgments(camp, name: str, warnings: Warnings | None = None, canaries: bool = False) -> pd.DataFrame:
     """One source's judgments: topic, doc, grade (one per document; repeated judgments by the
-    campaign's conflict rule), only grades >= 0."""
+    campaign's conflict rule), only grades >= 0; without the canaries planted in pools
+    (engine.judgments.audit) unless `canaries` (the audit's view)."""
     from .log import apply_undo, read_log, resolve_judgments
     w = warnings if warnings is not None else camp.warnings
     name = resolve_name(camp, name)
@@ -225,6 +231,9 @@ def source_judgments(camp, name: str, warnings: Warnings | None = None) -> pd.Da
             raise CranfieldError(f"unknown judgment source {name!r}; the campaign has: "
                                  f"{', '.join(source_names(camp))} (import one with `cranfield judgments import`)")
     q = q[q["grade"] >= 0]
+    if not canaries or name == HUMAN:       # the human table (camp.qrels) never holds canaries
+        from .canaries import drop_canaries
+        q = drop_canaries(camp.root, q)
     out = pd.DataFrame({"topic": q["topic"].astype(str).to_numpy(object), "doc": q["doc"].astype(str).to_numpy(object),
                         "grade": q["grade"].to_numpy(np.int64)})
     return out.sort_values(["topic", "doc"], kind="mergesort").reset_index(drop=True)

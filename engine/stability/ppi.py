@@ -253,8 +253,7 @@ def predicted_se(p: Pilot, n, tuned: bool = True, expected: bool = False, small_
     rectifier's part with the labelled topics' model variance, so it is never negative). `expected`: the
     standard error an interval will report on average (each part scaled by E[sd]/sd of its sample with the
     ddof `ppi_mean` uses, `_shrink`; with a cross-fitted lambda, the rectifier's variance grows by
-    var(lambda_k) var(f), var(lambda_k) = (var_y var_f + cov^2) / (m (1 + n/N)^2 var_f^2) for a lambda
-    tuned on m = 4n/5 topics). Shape: len(n) x columns."""
+    var(lambda_k) var(f), `lambda_variance`, for a lambda tuned on m = 4n/5 topics). Shape: len(n) x columns."""
     n = np.asarray(n, dtype=np.float64)[:, None]
     N = np.maximum(p.topics - n, 1e-12)
     if tuned:
@@ -266,17 +265,31 @@ def predicted_se(p: Pilot, n, tuned: bool = True, expected: bool = False, small_
     fl = p.var_f if p.var_f_lab is None else p.var_f_lab
     rect = np.maximum(p.var_y - 2 * lam * p.cov + lam ** 2 * fl, 0.0)
     if expected and tuned and small_n:
-        # the cross-fitted lambda's own noise (delta method: each fold's lambda from (FOLDS-1)/FOLDS of n)
-        m = n * (FOLDS - 1) / FOLDS
-        with np.errstate(divide="ignore", invalid="ignore"):
-            var_lam = np.where(p.var_f > 0, (p.var_y * fl + p.cov ** 2) / (m * (1 + n / N) ** 2 * p.var_f ** 2), 0.0)
-        rect = rect + np.where(n >= 2 * FOLDS, var_lam * fl, 0.0)
+        rect = rect + np.where(n >= 2 * FOLDS, lambda_variance(p, n, N) * fl, 0.0)
     if expected:
         dr = 1 if small_n else 0
         var = _shrink(n, dr) ** 2 * rect / n + _shrink(N, 1 if small_n else 0) ** 2 * lam ** 2 * p.var_f / N
     else:
         var = rect / n + lam ** 2 * p.var_f / N
     return np.sqrt(np.maximum(var, 0.0))
+
+
+def lambda_variance(p: Pilot, n, N) -> np.ndarray:
+    """Var(lambda_k) of a fold's tuned lambda = cov_m / ((1 + n/N) var_{m+N}): covariance from m = (FOLDS-1)/FOLDS
+    n labelled topics, variance from those and the N others. Delta method for the ratio with normal-theory
+    moments, the denominator's noise and its covariance with the numerator included (they share m topics):
+
+        Var(cov_m) = (var_y var_f + cov^2) / m,  Cov(cov_m, var_{m+N}) = 2 cov var_f / (m + N),
+        Var(var_{m+N}) = 2 var_f^2 / (m + N)
+        Var(lambda_k) = [(var_y var_f + cov^2) / m - 2 cov^2 / (m + N)] / ((1 + n/N)^2 var_f^2)
+
+    (a pilot's fourth moments would replace the normal ones, but from 30 topics they are too noisy to plan on)."""
+    m = n * (FOLDS - 1) / FOLDS
+    vy, vf, c = p.var_y, p.var_f, p.cov
+    with np.errstate(divide="ignore", invalid="ignore"):
+        num = (vy * vf + c ** 2) / m - 2 * c ** 2 / (m + N)
+        out = np.where(vf > 0, num / ((1 + n / N) ** 2 * vf ** 2), 0.0)
+    return np.maximum(out, 0.0)
 
 
 def _shrink(k, ddof: int = 0) -> np.ndarray:

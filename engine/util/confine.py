@@ -10,8 +10,8 @@ path and line, never its content (engine.errors.OUTSIDE_FILES). On a shared serv
 way to read another user's files.
 
 `CAMPAIGN_PATHS` is the one list of the paths a campaign owns (campaign.yaml, runs/, judgments/ and its
-log, leases, serve tokens and sources, pools/, docs/, topics/, truth/, the run store, the cache, exports/, reports/, nuggets/,
-answers/);
+log, leases, serve tokens and sources, pools/, docs/, topics/, truth/, the run store, the cache, exports/,
+reports/, nuggets/, answers/, audit/ (judge audits: the canaries planted in pools));
 `campaign_path(root, name, ...)` is the one way to reach them: it refuses, before anything is opened,
 read or written, a path that a symbolic link (of the file or of any folder on the way) takes outside
 the campaign. `confine_output(root, path)` does the same for an output path a user names inside the
@@ -159,6 +159,7 @@ CAMPAIGN_PATHS: dict[str, str] = {
     "reports": "reports",
     "nuggets": "nuggets",
     "answers": "answers",
+    "audit": "audit",
 }
 
 

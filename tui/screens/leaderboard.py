@@ -81,7 +81,7 @@ s moves the sort to the next column; r reverses. Enter opens the run."""
         self.sync()
 
     # ------------------------------------------------------------------ answer runs (nugget scores)
-    WATCH = ("answers", "nuggets")
+    WATCH = ("answers", "nuggets", "judgments", "sources")     # judgments, sources: the PPI intervals
 
     def has_answers(self) -> bool:
         """The campaign has answer runs (answers/*.jsonl)."""
@@ -224,6 +224,7 @@ s moves the sort to the next column; r reverses. Enter opens the run."""
         if self.sort_key not in cols:
             self.sort_key = self.model.scores.measures[0] if self.model.scores.measures else "run"
             self.descending = True
+        self.load_ppi()
         self.redraw()
 
     def redraw(self) -> None:
@@ -262,6 +263,7 @@ s moves the sort to the next column; r reverses. Enter opens the run."""
             cols.append(("filled@10", label("filled@10", "fill@10"), [f"{v:.2f}" for v in df["filled@10"]]))
         cols += [(n, label(n), cells[n]) for n in s.measures]
         cols.append(("judged@10", label("judged@10", "j@10"), j10))
+        cols += self.ppi_columns(list(runs))
         t.set_data([c[0] for c in cols], [c[1] for c in cols],
                    [[c[2][i] for c in cols] for i in range(len(df))],
                    right=[k in ("pos",) for k, _, _ in cols])
@@ -449,6 +451,32 @@ s moves the sort to the next column; r reverses. Enter opens the run."""
         s = scores if scores is not None else self.model.scores
         long = pd.concat([long_table(s, m) for m in s.measures], ignore_index=True)
         return compare_scores(long, list(s.measures), runs=runs)
+
+    # ------------------------------------------------------------------ PPI intervals (issue 38)
+    ppi = None                               # tui.model.ppi.PPIBoard of the first measure, when there is one
+
+    def load_ppi(self) -> None:
+        """The PPI intervals of the first measure (a model source on every topic, people on a sample;
+        tui.model.ppi), computed in a worker of their own; the table redraws when they arrive."""
+        from ..model.ppi import ppi_board
+        s = self.model.scores
+        if s is None or not s.measures:
+            return
+        root, measure, spec = self.model.root, s.measures[0], s.judgments
+
+        def done(board) -> None:
+            self.ppi = board
+            if self.view == "runs":
+                self.redraw()
+        from ..work import start_work          # its own group: a newer computation cancels only the older one
+        start_work(self, "ppi", lambda progress: ppi_board(root, measure, spec), done, group="ppi")
+
+    def ppi_columns(self, runs: list[str]) -> list:
+        """The PPI column (interval, ≠: resolved from the run above), or none."""
+        b = self.ppi
+        if b is None:
+            return []
+        return [("ppi", b.header(), [b.cell(r, runs[i - 1] if i else None) for i, r in enumerate(runs)])]
 
     def export_table(self):
         if self.frame is None:
