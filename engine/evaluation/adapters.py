@@ -38,6 +38,8 @@ from ..util.lazy import lazy_module
 from ..errors import CranfieldError, Warnings
 
 pd = lazy_module("pandas")      # dict inputs never import it
+pa = lazy_module("pyarrow")
+pc = lazy_module("pyarrow.compute")
 
 QRELS_COLUMNS = {
     "cranfield": ("topic", "doc", "grade"),
@@ -282,6 +284,11 @@ class RunColumns:
 
 def _codes(col) -> tuple[np.ndarray, np.ndarray]:
     """(codes, names as str) of an id column, hashed without per-row Python; a missing id is refused."""
+    arrow = _arrow_text(col)
+    if arrow is not None:               # pandas' Arrow-backed text (pandas 3's default): encoded by Arrow
+        enc = pc.dictionary_encode(arrow).combine_chunks()
+        return (np.asarray(enc.indices.to_numpy(zero_copy_only=False), np.int64),
+                np.asarray(enc.dictionary.to_numpy(zero_copy_only=False), dtype=object))
     _refuse_missing(col)
     codes, uniq = pd.factorize(col, use_na_sentinel=False)
     names = np.asarray([x if type(x) is str else str(x) for x in np.asarray(uniq, dtype=object).tolist()], dtype=object)
@@ -289,6 +296,18 @@ def _codes(col) -> tuple[np.ndarray, np.ndarray]:
         u2, inv = np.unique(names, return_inverse=True)
         codes, names = inv[codes], u2.astype(object)
     return np.asarray(codes, np.int64), names
+
+
+def _arrow_text(col):
+    """The Arrow string array under a pandas column of Arrow-backed text without missing values, else None
+    (same codes and names as pd.factorize: ids in order of first appearance)."""
+    dt = getattr(col, "dtype", None)
+    if not (isinstance(dt, pd.StringDtype) and str(dt.storage).startswith("pyarrow")):
+        return None
+    arr = pa.chunked_array(pa.array(col.array)) if not isinstance(col.array, pa.ChunkedArray) else col.array
+    if arr.null_count or not (pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type)):
+        return None
+    return arr
 
 
 def run_columns(obj, *, issues: Warnings | None = None, name: str = "run") -> RunColumns:

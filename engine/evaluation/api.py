@@ -153,10 +153,17 @@ class Evaluator:
             self._surface()
 
     def _collect(self, rows: _Rows) -> dict:
+        triples = list(self.values(rows))
         out: dict = {}
-        for user, topics, col in self.values(rows):
-            for t, v in zip(topics, col.tolist()):
-                out.setdefault(t, {})[user] = v
+        if triples and all(tp == triples[0][1] for _, tp, _ in triples):
+            # every measure on the same topics (one group, the usual case): each topic's dict made at once
+            users = [u for u, _, _ in triples]
+            for t, vals in zip(triples[0][1], zip(*[col.tolist() for _, _, col in triples])):
+                out[t] = dict(zip(users, vals))
+        else:
+            for user, topics, col in triples:
+                for t, v in zip(topics, col.tolist()):
+                    out.setdefault(t, {})[user] = v
         names = self.topic_names
         return {names[t]: out[names[t]] for t in sorted(self._tindex[k] for k in out)}
 

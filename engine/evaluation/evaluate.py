@@ -54,6 +54,7 @@ def measure_values(ranked: Ranked, requests: list[MeasureRequest]
     """Per output name its per-group values on `ranked` (-c's fill applied), and its request."""
     values: dict[str, np.ndarray] = {}
     kinds: dict[str, MeasureRequest] = {}
+    fill = ranked.g_missing is not None and bool(ranked.g_missing.any())
     for req in requests:
         m = req.measure
         res = m.compute(ranked, req.params)
@@ -65,7 +66,7 @@ def measure_values(ranked: Ranked, requests: list[MeasureRequest]
             raise AssertionError(f"measure {m.name} returned {res.shape[1]} columns for {len(names)} names")
         for j, n in enumerate(names):
             col = res[:, j]
-            if m.complete_fill is not None and ranked.g_missing is not None and ranked.g_missing.any():
+            if fill and m.complete_fill is not None:
                 col = col.copy()
                 col[ranked.g_missing] = m.complete_fill
             values[n] = col

@@ -38,14 +38,17 @@ def ndcg_cut(r, params):
 
 
 def _ideal_at(r, k: int) -> np.ndarray:
-    """Per group: the ideal DCG of its topic's first k grades."""
-    off, icum, n_pos = _ideal_grade_dcg(r)
-    t = r.g_topic
-    eff = np.minimum(k, n_pos[t])
-    ideal = np.zeros(r.n_groups)
-    ok = eff >= 1
-    ideal[ok] = icum[off[t[ok]] + eff[ok] - 1]
-    return ideal
+    """Per group: the ideal DCG of its topic's first k grades (per topic made once per judgments)."""
+    c = r.caches.setdefault("judgments", {})
+    per_topic = c.get(("ideal_at", k))
+    if per_topic is None:
+        off, icum, n_pos = _ideal_grade_dcg(r)
+        eff = np.minimum(k, n_pos)
+        per_topic = np.zeros(len(n_pos))
+        ok = eff >= 1
+        per_topic[ok] = icum[off[:-1][ok] + eff[ok] - 1]
+        c[("ideal_at", k)] = per_topic
+    return per_topic[r.g_topic]
 
 
 @contributes("ndcg_cut")

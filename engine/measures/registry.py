@@ -9,6 +9,7 @@ import _thread
 import importlib
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Callable
 
@@ -278,8 +279,9 @@ class MeasureRequest:
     params: tuple
     param_text: str | None
 
-    @property
+    @cached_property
     def names(self) -> list[str]:
+        """The output names (made once per request: requests are immutable and reused on every call)."""
         return self.measure.output_names(self.params, self.param_text)
 
 

@@ -155,7 +155,7 @@ def _assemble(opt: EvalOptions, run_names: list[str], topic_names: list[str], ru
     gid = run_code.astype(np.int64) * n_topics + t_code
     starts = _seg_starts(gid)
     g_gid = gid[starts] if len(gid) else np.zeros(0, np.int64)
-    lens = np.concatenate((starts[1:], [len(gid)])) - starts
+    offsets = np.append(starts, len(gid)).astype(np.int64)     # as long as no row is dropped
 
     if opt.ascending_ties and len(gid):
         perm = ascending_tie_order(gid, r_score)
@@ -165,6 +165,7 @@ def _assemble(opt: EvalOptions, run_names: list[str], topic_names: list[str], ru
             drop = drop[perm] if drop is not None else None
     if (opt.max_depth is not None or opt.judged_only or drop is not None) and len(gid):
         keep = np.ones(len(gid), bool) if drop is None else ~drop
+        lens = np.diff(offsets)
         if opt.max_depth is not None:
             pos_in = np.arange(len(gid)) - np.repeat(starts, lens)
             keep &= pos_in < opt.max_depth
@@ -177,7 +178,7 @@ def _assemble(opt: EvalOptions, run_names: list[str], topic_names: list[str], ru
             if row_qrel is not None:
                 row_qrel = row_qrel.subset(keep)
             lens = np.bincount(row_g[keep], minlength=len(starts)).astype(np.int64)
-    offsets = np.concatenate(([0], np.cumsum(lens))).astype(np.int64)
+            offsets = np.concatenate(([0], np.cumsum(lens))).astype(np.int64)
 
     g_run = g_gid // max(n_topics, 1)
     g_topic = g_gid % max(n_topics, 1)

@@ -314,15 +314,15 @@ def seg_cumsum_float(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     segment longer than j.
     """
     v = np.asarray(values, dtype=np.float64)
-    out = v.copy()
     if len(v) == 0:
-        return out
+        return v.copy()
     lens = np.diff(offsets)
     longest = int(lens.max(initial=0))
     if longest and offsets[0] == 0 and offsets[-1] == len(v) and (lens == longest).all():
         # segments of one length (rankings cut at one depth): an accumulate along each row of a 2-D
         # view adds in order within the row, as the loop does
         return np.add.accumulate(v.reshape(len(lens), longest), axis=1).reshape(-1)
+    out = v.copy()
     if len(lens) <= 64 and len(lens) < longest:
         # few segments (a small call): one sequential accumulate per segment, the same additions in order
         for a, b in zip(offsets[:-1].tolist(), offsets[1:].tolist()):

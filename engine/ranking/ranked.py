@@ -150,6 +150,11 @@ class Ranked:
         return self.offsets[1:] - self.offsets[:-1]
 
     @cached_property
+    def min_ret(self) -> int:
+        """The length of the shortest list (0 without groups)."""
+        return int(self.num_ret.min()) if self.n_groups else 0
+
+    @cached_property
     def row_group(self) -> np.ndarray:
         """Per row: its group index."""
         return np.repeat(np.arange(self.n_groups), self.num_ret)
@@ -187,8 +192,14 @@ class Ranked:
     # ------------------------------------------------------------------ per-topic judgment facts
     @cached_property
     def t_num_rel(self) -> np.ndarray:
+        c = self.caches.get("judgments")            # the judgments' own fact: kept across runs when shared
+        if c is not None and "t_num_rel" in c:
+            return c["t_num_rel"]
         lv = max(self.options.rel_level, 0)
-        return self.t_levels[:, self.level_grades >= lv].sum(axis=1)
+        out = self.t_levels[:, self.level_grades >= lv].sum(axis=1)
+        if c is not None:
+            c["t_num_rel"] = out
+        return out
 
     @cached_property
     def t_num_nonrel(self) -> np.ndarray:
@@ -271,7 +282,10 @@ class Ranked:
         empty list, `fill_before`.
         """
         num_ret = self.num_ret
-        if isinstance(k, (int, np.integer)):          # one cut-off for every group (the common case)
+        if isinstance(k, (int, np.integer)) and k >= 1 and extend_last and self.min_ret >= 1:
+            # one cut-off, every list non-empty (the common case): the row at min(k, length) of each group
+            return per_row[self.offsets[:-1] + np.minimum(num_ret, k) - 1].astype(np.float64)
+        if isinstance(k, (int, np.integer)):          # one cut-off for every group
             eff = np.minimum(num_ret, k) if extend_last else np.full(self.n_groups, k, np.int64)
         else:
             k = np.broadcast_to(np.asarray(k, dtype=np.int64), (self.n_groups,))
