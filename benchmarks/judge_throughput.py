@@ -76,7 +76,7 @@ def serve(slots: int, latency: float) -> None:
                 await writer.drain()
                 if close:
                     break
-        except (asyncio.IncompleteReadError, ConnectionError, asyncio.LimitOverrunError):
+        except (asyncio.IncompleteReadError, ConnectionError, asyncio.LimitOverrunError, asyncio.CancelledError):
             pass
         finally:
             writer.close()

@@ -17,7 +17,6 @@ import hashlib
 import json
 import re
 import threading
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -26,6 +25,7 @@ import pandas as pd
 
 from ..errors import CranfieldError
 from ..util import prompts
+from ..util.parallel import in_parallel
 from ..util.modelclient import (DEFAULT_DEADLINE, DEFAULT_MAX_BYTES, DEFAULT_MAX_FAILURES, ModelClient,
     check_client, tally)
 
@@ -261,6 +261,7 @@ def run_auto_judge(camp, source: str, settings: JudgeSettings, pairs: pd.DataFra
                    progress: Callable[[int, int, AutoJudgeResult], None] | None = None,
                    the_plan: Plan | None = None) -> AutoJudgeResult:
     """Judge the pooled pairs with the model; returns counts. Grades go to the source's log."""
+    from ..judgments.commit import GroupCommit
     from ..judgments.log import append_records, now_ts
     from ..judgments.sources import sources_dir
     check_settings(settings)
@@ -286,12 +287,16 @@ def run_auto_judge(camp, source: str, settings: JudgeSettings, pairs: pd.DataFra
         return (f"grade {mapped} is not on the campaign's scale ({', '.join(map(str, scale))}); "
                 f"not recorded: map the model's grades with --grade-map {mapped}={top}")
 
-    def record(t, d, key, g, answer, seconds=None):
+    def record(t, d, key, g, seconds=None) -> dict:
         rec = {"topic": t, "doc": d, "grade": gm.get(int(g), int(g)), **base, "key": key, "ts": now_ts(),
                "seconds": seconds}
         if int(g) in gm:
             rec["model_grade"] = int(g)
-        append_records(log_p, [rec])
+        return rec
+
+    def judged() -> None:            # in the writer thread, once the grade is on disk
+        with lock:
+            res.judged += 1
 
     bad_cached = [(t, d, off_scale(g)) for t, d, _k, g, _a in pl.cached if off_scale(g)]
     res.failed.extend(bad_cached)
@@ -328,25 +333,23 @@ def run_auto_judge(camp, source: str, settings: JudgeSettings, pairs: pd.DataFra
             with lock:
                 res.failed.append((t, d, why))
             return
-        append_records(cache_p, [{"key": key, "topic": t, "doc": d, "model": settings.model,
-                                  "prompt_version": settings.prompt_version, "grade": g,
-                                  "answer": out.text[-2000:], "ts": now_ts()}])
-        record(t, d, key, g, out.text, out.seconds)
-        with lock:
-            res.judged += 1
+        commit.submit([(cache_p, [{"key": key, "topic": t, "doc": d, "model": settings.model,
+                                   "prompt_version": settings.prompt_version, "grade": g,
+                                   "answer": out.text[-2000:], "ts": now_ts()}]),
+                       (log_p, [record(t, d, key, g, out.seconds)])], judged)
 
     n = len(pl.pairs)
-    done = 0
     if progress:
         progress(0, n, res)
     if n:
-        with ThreadPoolExecutor(max_workers=settings.concurrency) as ex:
-            futs = [ex.submit(one, it) for it in pl.pairs]
-            for f in as_completed(futs):
-                f.result()
-                done += 1
-                if progress:
-                    progress(done, n, res)
+        commit = GroupCommit()
+        try:
+            in_parallel(one, pl.pairs, settings.concurrency,
+                        lambda done: progress and done < n and progress(done, n, res))
+        finally:
+            commit.close()
+        if progress:
+            progress(n, n, res)
     res.stopped = client.stopped is not None
     res.stop_reason = client.stopped
     return res

@@ -213,3 +213,29 @@ def produced_ahead(items: Iterable[T], depth: int = 1) -> Iterator[T]:
     finally:
         stop.set()
         th.join()
+
+
+def in_parallel(fn: Callable[[T], object], items: Iterable[T], workers: int,
+                on_done: Callable[[int], object] | None = None, ahead: int = 4) -> None:
+    """`fn(item)` for every item on `workers` threads, at most `ahead` x workers items taken from `items`
+    at a time (bounded memory for a long, lazy `items`); `on_done(count)` after each; the first
+    exception is raised once the items in flight have finished."""
+    from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+    it, done, window = iter(items), 0, max(1, workers) * max(1, ahead)
+    with ThreadPoolExecutor(max_workers=max(1, workers)) as ex:
+        running: set = set()
+        for item in it:
+            running.add(ex.submit(fn, item))
+            if len(running) < window:
+                continue
+            finished, running = wait(running, return_when=FIRST_COMPLETED)
+            for f in finished:
+                f.result()
+                done += 1
+                if on_done:
+                    on_done(done)
+        for f in as_completed(running):
+            f.result()
+            done += 1
+            if on_done:
+                on_done(done)
