@@ -40,7 +40,7 @@ class GroupCommit:
     def submit(self, writes: list[tuple[Path, list[dict]]], then: Callable[[], None] | None = None) -> None:
         """Queue each (path, records); `then()` runs in the writer thread once they are fsynced. Raises
         the writer's error once a write has failed."""
-        lines = [(Path(p), record_lines(recs)) for p, recs in writes if recs]
+        lines = [(p, record_lines(recs)) for p, recs in writes if recs]
         n = sum(len(ls) for _, ls in lines)
         with self._cv:
             while self._queued and self._queued + n > self._max and self.error is None:

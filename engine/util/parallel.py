@@ -216,26 +216,41 @@ def produced_ahead(items: Iterable[T], depth: int = 1) -> Iterator[T]:
 
 
 def in_parallel(fn: Callable[[T], object], items: Iterable[T], workers: int,
-                on_done: Callable[[int], object] | None = None, ahead: int = 4) -> None:
-    """`fn(item)` for every item on `workers` threads, at most `ahead` x workers items taken from `items`
-    at a time (bounded memory for a long, lazy `items`); `on_done(count)` after each; the first
-    exception is raised once the items in flight have finished."""
-    from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
-    it, done, window = iter(items), 0, max(1, workers) * max(1, ahead)
-    with ThreadPoolExecutor(max_workers=max(1, workers)) as ex:
-        running: set = set()
-        for item in it:
-            running.add(ex.submit(fn, item))
-            if len(running) < window:
-                continue
-            finished, running = wait(running, return_when=FIRST_COMPLETED)
-            for f in finished:
-                f.result()
-                done += 1
-                if on_done:
-                    on_done(done)
-        for f in as_completed(running):
-            f.result()
-            done += 1
+                on_done: Callable[[int], object] | None = None) -> None:
+    """`fn(item)` for every item on `workers` threads, each taking the next item when it is free (a long,
+    lazy `items` is never held whole); `on_done(count)` after each item; after an exception no new item
+    is taken, and the first is raised once the items in flight have finished."""
+    it, lock = iter(items), threading.Lock()
+    state = {"done": 0, "error": None}
+
+    def work() -> None:
+        while True:
+            with lock:
+                if state["error"] is not None:
+                    return
+                try:
+                    item = next(it)
+                except StopIteration:
+                    return
+                except BaseException as exc:      # noqa: BLE001 - the items' own error, raised below
+                    state["error"] = exc
+                    return
+            try:
+                fn(item)
+            except BaseException as exc:          # noqa: BLE001 - raised in the caller below
+                with lock:
+                    if state["error"] is None:
+                        state["error"] = exc
+                return
             if on_done:
-                on_done(done)
+                with lock:
+                    state["done"] += 1
+                    on_done(state["done"])
+
+    threads = [threading.Thread(target=work, name=f"in-parallel-{k}", daemon=True) for k in range(max(1, workers))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if state["error"] is not None:
+        raise state["error"]
