@@ -13,6 +13,7 @@ never guessed. Documented in docs/judgment-sources.md.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
@@ -91,9 +92,13 @@ def prompt_version_of(text: str, given: str | None = None) -> str:
 
 def cache_key(topic: str, doc: str, prompt: str, model: str) -> str:
     """The cache key of one judgment: (topic, document, prompt text, model)."""
-    h = hashlib.sha256(json.dumps([str(topic), str(doc), hashlib.sha256(prompt.encode()).hexdigest(), model])
-                       .encode("utf-8"))
+    h = hashlib.sha256(json.dumps([str(topic), str(doc), _text_hash(prompt), model]).encode("utf-8"))
     return h.hexdigest()[:32]
+
+
+@functools.lru_cache(maxsize=8)
+def _text_hash(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def render(template: str, topic: dict, passage: str) -> str:
@@ -217,6 +222,7 @@ class Plan:
     prompt_tokens: int
     max_completion_tokens: int
     empty: int = 0         # pairs not asked: no document text
+    prompt_for: Callable[[str, str], str] | None = None   # (topic, doc) -> prompt, for pairs whose prompt is None
 
 
 def plan(camp, source: str, settings: JudgeSettings, pairs: pd.DataFrame) -> Plan:
@@ -230,6 +236,11 @@ def plan(camp, source: str, settings: JudgeSettings, pairs: pd.DataFrame) -> Pla
     cache = {r["key"]: r for r in read_cache_lines(camp.path("cache", CACHE_NAME)) if "key" in r}
     todo, cached, already, ptok = [], [], 0, 0
     missing_docs = empty = 0
+
+    def prompt_for(t: str, d: str) -> str:
+        doc = docs.get(d)
+        passage = (f"{doc.get('title', '')}\n{doc.get('text', '')}".strip() if doc else "")
+        return render(settings.prompt, topics.get(t, {"topic": t, "title": t}), passage)
     for t, d in zip(pairs["topic"], pairs["doc"]):
         key = cache_key(t, d, settings.prompt, settings.model)
         if key in done:
@@ -246,15 +257,15 @@ def plan(camp, source: str, settings: JudgeSettings, pairs: pd.DataFrame) -> Pla
         if not passage and not settings.judge_empty:
             empty += 1
             continue
-        p = render(settings.prompt, topics.get(t, {"topic": t, "title": t}), passage)
-        ptok += estimate_tokens(p)
-        todo.append((t, d, key, p))
+        ptok += estimate_tokens(prompt_for(t, d))
+        todo.append((t, d, key, None))   # rendered again when asked: the prompts are never all held
     if missing_docs and docs:
         camp.warnings.add(str(camp.root / "docs" / "docs.jsonl"), None,
                           f"{missing_docs} pooled document(s) have no text in the document store; "
                           + ("judged on an empty passage" if settings.judge_empty
                              else "not sent (--judge-empty sends them)"))
-    return Plan(source, todo, cached, already, len(pairs), ptok, settings.max_tokens * len(todo), empty)
+    return Plan(source, todo, cached, already, len(pairs), ptok, settings.max_tokens * len(todo), empty,
+                prompt_for)
 
 
 def run_auto_judge(camp, source: str, settings: JudgeSettings, pairs: pd.DataFrame | None = None,
@@ -308,6 +319,8 @@ def run_auto_judge(camp, source: str, settings: JudgeSettings, pairs: pd.DataFra
 
     def one(item):
         t, d, key, prompt = item
+        if prompt is None:
+            prompt = pl.prompt_for(t, d)
 
         def failure(attempt: int, reason: str, answer: str | None) -> None:
             rec = {"topic": t, "doc": d, "key": key, "model": settings.model, "attempt": attempt,
