@@ -183,3 +183,19 @@ def test_in_parallel_takes_items_lazily_and_raises_the_first_error():
     with pytest.raises(ValueError, match="bad 7"):
         in_parallel(lambda i: (_ for _ in ()).throw(ValueError(f"bad {i}")) if i == 7 else None, range(20), 2,
                     done.append)
+
+
+def test_cached_lines_are_record_lines_byte_for_byte():
+    from engine.judging.auto import cached_lines
+    from engine.judgments.log import record_lines
+    base = {"assessor": "llm-ü", "source": "llm-ü", "kind": "auto", "model": "m \"q\"", "prompt_version": "umbrela-v2",
+            "endpoint": "http://127.0.0.1:1/v1", "op": "judge"}
+    cached = [("401", "D1", "k1", 3, "a"), ("täst", "doc\\x", "k2", 0, ""), ("7", "𝔡", "k3", 2, "")]
+    gm = {3: 2}
+    want = record_lines([{"topic": t, "doc": d, "grade": gm.get(g, g), **base, "key": k, "ts": "T",
+                          "seconds": None, "cached": True} for t, d, k, g, _ in cached])
+    assert cached_lines(cached, gm, base, "T") == want
+    odd = {**base, "endpoint": None}                 # a value that is not text: the general path
+    assert cached_lines(cached, gm, odd, "T") == record_lines(
+        [{"topic": t, "doc": d, "grade": gm.get(g, g), **odd, "key": k, "ts": "T", "seconds": None, "cached": True}
+         for t, d, k, g, _ in cached])

@@ -229,7 +229,12 @@ def plan(camp, source: str, settings: JudgeSettings, pairs: pd.DataFrame) -> Pla
     """Sort the pairs into done (in the source log), cached and to ask; estimate the tokens."""
     from ..judgments.sources import check_name, sources_dir
     check_name(source)
-    docs = read_docs(camp.root)
+    docs_box: list = []               # docs/docs.jsonl, read when a pair is first asked (a rerun from the cache never does)
+
+    def docs_() -> dict:
+        if not docs_box:
+            docs_box.append(read_docs(camp.root))
+        return docs_box[0]
     tt = camp.topics()
     topics = {str(r["topic"]): r for r in tt.to_dict("records")} if len(tt) else {}
     done = {r.get("key") for r in read_cache_lines(sources_dir(camp.root) / f"{source}.jsonl") if r.get("op", "judge") == "judge"}
@@ -238,7 +243,7 @@ def plan(camp, source: str, settings: JudgeSettings, pairs: pd.DataFrame) -> Pla
     missing_docs = empty = 0
 
     def prompt_for(t: str, d: str) -> str:
-        doc = docs.get(d)
+        doc = docs_().get(d)
         passage = (f"{doc.get('title', '')}\n{doc.get('text', '')}".strip() if doc else "")
         return render(settings.prompt, topics.get(t, {"topic": t, "title": t}), passage)
     for t, d in zip(pairs["topic"], pairs["doc"]):
@@ -250,7 +255,7 @@ def plan(camp, source: str, settings: JudgeSettings, pairs: pd.DataFrame) -> Pla
             c = cache[key]
             cached.append((t, d, key, int(c["grade"]), c.get("answer", "")))
             continue
-        doc = docs.get(d)
+        doc = docs_().get(d)
         if doc is None:
             missing_docs += 1
         passage = (f"{doc.get('title', '')}\n{doc.get('text', '')}".strip() if doc else "")
@@ -259,7 +264,7 @@ def plan(camp, source: str, settings: JudgeSettings, pairs: pd.DataFrame) -> Pla
             continue
         ptok += estimate_tokens(prompt_for(t, d))
         todo.append((t, d, key, None))   # rendered again when asked: the prompts are never all held
-    if missing_docs and docs:
+    if missing_docs and docs_box and docs_box[0]:
         camp.warnings.add(str(camp.root / "docs" / "docs.jsonl"), None,
                           f"{missing_docs} pooled document(s) have no text in the document store; "
                           + ("judged on an empty passage" if settings.judge_empty
@@ -268,14 +273,37 @@ def plan(camp, source: str, settings: JudgeSettings, pairs: pd.DataFrame) -> Pla
                 prompt_for)
 
 
+def cached_lines(cached: list, gm: dict, base: dict, ts: str) -> list[bytes]:
+    """The source-log lines of replies taken from the cache, written at `ts`: byte for byte
+    `record_lines` of {topic, doc, grade, **base, key, ts, seconds: None, cached: True} (built from one
+    encoded middle part, not one json.dumps a record)."""
+    from json.encoder import encode_basestring
+    from ..judgments.log import record_lines
+    if not all(isinstance(v, str) for v in base.values()):
+        return record_lines([{"topic": t, "doc": d, "grade": gm.get(int(g), int(g)), **base, "key": k, "ts": ts,
+                              "seconds": None, "cached": True} for t, d, k, g, _ in cached])
+    mid = json.dumps(base, ensure_ascii=False, separators=(", ", ": "))[1:-1]
+    tail = f', "ts": {encode_basestring(ts)}, "seconds": null, "cached": true}}\n'
+    out = []
+    for t, d, k, g, _ in cached:
+        line = (f'{{"topic": {encode_basestring(str(t))}, "doc": {encode_basestring(str(d))}, '
+                f'"grade": {int(gm.get(int(g), int(g)))}, {mid}, "key": {encode_basestring(str(k))}{tail}')
+        out.append(line.encode("utf-8"))
+    return out
+
+
 def run_auto_judge(camp, source: str, settings: JudgeSettings, pairs: pd.DataFrame | None = None,
                    progress: Callable[[int, int, AutoJudgeResult], None] | None = None,
                    the_plan: Plan | None = None) -> AutoJudgeResult:
     """Judge the pooled pairs with the model; returns counts. Grades go to the source's log."""
     from ..judgments.commit import GroupCommit
-    from ..judgments.log import append_records, now_ts
+    from ..judgments.log import append_records, locked_file, now_ts, write_lines
     from ..judgments.sources import sources_dir
     check_settings(settings)
+
+    def append_lines(path, lines: list[bytes]) -> None:
+        with locked_file(path) as fd:
+            write_lines(fd, path, lines)
     pl = the_plan or plan(camp, source, settings, pairs if pairs is not None else pooled_pairs(camp))
     res = AutoJudgeResult(total=pl.total, already=pl.already, empty=pl.empty)
     log_p = sources_dir(camp.root) / f"{source}.jsonl"
@@ -313,8 +341,7 @@ def run_auto_judge(camp, source: str, settings: JudgeSettings, pairs: pd.DataFra
     res.failed.extend(bad_cached)
     pl_cached = [c for c in pl.cached if not off_scale(c[3])]
     if pl_cached:
-        append_records(log_p, [{"topic": t, "doc": d, "grade": gm.get(int(g), int(g)), **base, "key": k,
-                                "ts": now_ts(), "seconds": None, "cached": True} for t, d, k, g, _ in pl_cached])
+        append_lines(log_p, cached_lines(pl_cached, gm, base, now_ts()))
         res.from_cache = len(pl_cached)
 
     def one(item):
