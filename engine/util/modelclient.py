@@ -238,16 +238,16 @@ class ModelClient:
         self._local.conn = None
         try:
             raw = self._request_on(conn, body, until)
-        except _Stale:
+        except _Stale as stale:
             conn.close()
             if not reused:
-                raise ReplyError("RemoteDisconnected: Remote end closed connection without response") from None
+                raise ReplyError(str(stale)) from None
             conn = self._connection(max(until - time.monotonic(), 0.001))
             try:
                 raw = self._request_on(conn, body, until)
-            except _Stale:
+            except _Stale as again:
                 conn.close()
-                raise ReplyError("RemoteDisconnected: Remote end closed connection without response") from None
+                raise ReplyError(str(again)) from None
             except BaseException:
                 conn.close()
                 raise
@@ -291,7 +291,7 @@ class ModelClient:
         except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError) as exc:
             if expired.is_set():
                 raise ReplyError(late) from None
-            raise _Stale(str(exc)) from None
+            raise _Stale(f"{type(exc).__name__}: {str(exc)[:200]}".rstrip(": ")) from None
         except (OSError, http.client.HTTPException, ssl.SSLError, ValueError) as exc:
             if expired.is_set() or isinstance(exc, TimeoutError):
                 raise ReplyError(late) from None
