@@ -283,7 +283,7 @@ def test_medium_trec_output_and_summary(medium):
     assert len(df.attrs["notes"]["topics_without_judgments"]) == 400
 
 
-def test_medium_pools_identical(medium):
+def test_medium_pools_identical(medium, tmp_path):
     root, files, st, qrels, runs = medium
     pooled = [f"run{i:02d}" for i in range(1, 26, 2)]
     topics = sorted(runs["topic"].astype(str).unique())[::4]        # 250 topics keep the in-memory side quick
@@ -302,6 +302,11 @@ def test_medium_pools_identical(medium):
     p2 = build_pool_store(st, "statap", 30, depth=50, seed=2, pooled=pooled, block_rows=200_000, workers=2)
     pd.testing.assert_frame_equal(p1.table, p2.table, check_exact=True)
     assert p1.spec == p2.spec
+    # issue 39: candidate blocks sized by the rows read (many small blocks): the same pool file, byte for byte
+    from engine.pooling import write_pool
+    p3 = build_pool_store(st, "statap", 30, depth=50, seed=2, pooled=pooled, block_rows=40_000, workers=2)
+    files = [write_pool(tmp_path / k, "s", p).read_bytes() for k, p in (("a", p1), ("b", p3))]
+    assert files[0] == files[1] and files[0].count(b"\n") == len(p1.table) + 1
     sub = runs[runs["topic"].astype(str).isin(set(topics))]
     for strategy in ("mtf", "hedge"):
         p1 = build_pool(sub, strategy, 15, depth=50, pooled=pooled, oracle=qrels)

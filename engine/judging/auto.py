@@ -13,11 +13,11 @@ never guessed. Documented in docs/judgment-sources.md.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
 import threading
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -26,6 +26,7 @@ import pandas as pd
 
 from ..errors import CranfieldError
 from ..util import prompts
+from ..util.parallel import in_parallel
 from ..util.modelclient import (DEFAULT_DEADLINE, DEFAULT_MAX_BYTES, DEFAULT_MAX_FAILURES, ModelClient,
     check_client, tally)
 
@@ -91,9 +92,13 @@ def prompt_version_of(text: str, given: str | None = None) -> str:
 
 def cache_key(topic: str, doc: str, prompt: str, model: str) -> str:
     """The cache key of one judgment: (topic, document, prompt text, model)."""
-    h = hashlib.sha256(json.dumps([str(topic), str(doc), hashlib.sha256(prompt.encode()).hexdigest(), model])
-                       .encode("utf-8"))
+    h = hashlib.sha256(json.dumps([str(topic), str(doc), _text_hash(prompt), model]).encode("utf-8"))
     return h.hexdigest()[:32]
+
+
+@functools.lru_cache(maxsize=8)
+def _text_hash(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def render(template: str, topic: dict, passage: str) -> str:
@@ -220,22 +225,34 @@ class Plan:
     prompt_tokens: int
     max_completion_tokens: int
     empty: int = 0         # pairs not asked: no document text
+    prompt_for: Callable[[str, str], str] | None = None   # (topic, doc) -> prompt, for pairs whose prompt is None
 
 
 def plan(camp, source: str, settings: JudgeSettings, pairs: pd.DataFrame) -> Plan:
     """Sort the pairs into done (in the source log), cached and to ask; estimate the tokens."""
     from ..judgments.sources import check_name, sources_dir
     check_name(source)
-    docs = read_docs(camp.root)
-    from ..judgments.canaries import read_canaries        # canaries planted in pools: judged as any document
-    for c in read_canaries(camp.root).to_dict("records"):
-        docs.setdefault(c["doc"], {"id": c["doc"], "title": c["title"], "text": c["text"]})
+    docs_box: list = []               # docs/docs.jsonl, read when a pair is first asked (a rerun from the cache never does)
+
+    def docs_() -> dict:
+        if not docs_box:
+            docs = read_docs(camp.root)
+            from ..judgments.canaries import read_canaries        # canaries planted in pools: judged as any document
+            for c in read_canaries(camp.root).to_dict("records"):
+                docs.setdefault(c["doc"], {"id": c["doc"], "title": c["title"], "text": c["text"]})
+            docs_box.append(docs)
+        return docs_box[0]
     tt = camp.topics()
     topics = {str(r["topic"]): r for r in tt.to_dict("records")} if len(tt) else {}
     done = {r.get("key") for r in read_cache_lines(sources_dir(camp.root) / f"{source}.jsonl") if r.get("op", "judge") == "judge"}
     cache = {r["key"]: r for r in read_cache_lines(camp.path("cache", CACHE_NAME)) if "key" in r}
     todo, cached, already, ptok = [], [], 0, 0
     missing_docs = empty = 0
+
+    def prompt_for(t: str, d: str) -> str:
+        doc = docs_().get(d)
+        passage = (f"{doc.get('title', '')}\n{doc.get('text', '')}".strip() if doc else "")
+        return render(settings.prompt, topics.get(t, {"topic": t, "title": t}), passage)
     for t, d in zip(pairs["topic"], pairs["doc"]):
         key = cache_key(t, d, settings.prompt, settings.model)
         if key in done:
@@ -245,31 +262,55 @@ def plan(camp, source: str, settings: JudgeSettings, pairs: pd.DataFrame) -> Pla
             c = cache[key]
             cached.append((t, d, key, int(c["grade"]), c.get("answer", "")))
             continue
-        doc = docs.get(d)
+        doc = docs_().get(d)
         if doc is None:
             missing_docs += 1
         passage = (f"{doc.get('title', '')}\n{doc.get('text', '')}".strip() if doc else "")
         if not passage and not settings.judge_empty:
             empty += 1
             continue
-        p = render(settings.prompt, topics.get(t, {"topic": t, "title": t}), passage)
-        ptok += estimate_tokens(p)
-        todo.append((t, d, key, p))
-    if missing_docs and docs:
+        ptok += estimate_tokens(prompt_for(t, d))
+        todo.append((t, d, key, None))   # rendered again when asked: the prompts are never all held
+    if missing_docs and docs_box and docs_box[0]:
         camp.warnings.add(str(camp.root / "docs" / "docs.jsonl"), None,
                           f"{missing_docs} pooled document(s) have no text in the document store; "
                           + ("judged on an empty passage" if settings.judge_empty
                              else "not sent (--judge-empty sends them)"))
-    return Plan(source, todo, cached, already, len(pairs), ptok, settings.max_tokens * len(todo), empty)
+    return Plan(source, todo, cached, already, len(pairs), ptok, settings.max_tokens * len(todo), empty,
+                prompt_for)
+
+
+def cached_lines(cached: list, gm: dict, base: dict, ts: str) -> list[bytes]:
+    """The source-log lines of replies taken from the cache, written at `ts`: byte for byte
+    `record_lines` of {topic, doc, grade, **base, key, ts, seconds: None, cached: True} (built from one
+    encoded middle part, not one json.dumps a record)."""
+    from json.encoder import encode_basestring
+    from ..judgments.log import record_lines
+    if not all(isinstance(v, str) for v in base.values()):
+        return record_lines([{"topic": t, "doc": d, "grade": gm.get(int(g), int(g)), **base, "key": k, "ts": ts,
+                              "seconds": None, "cached": True} for t, d, k, g, _ in cached])
+    mid = json.dumps(base, ensure_ascii=False, separators=(", ", ": "))[1:-1]
+    tail = f', "ts": {encode_basestring(ts)}, "seconds": null, "cached": true}}\n'
+    out = []
+    for t, d, k, g, _ in cached:
+        line = (f'{{"topic": {encode_basestring(str(t))}, "doc": {encode_basestring(str(d))}, '
+                f'"grade": {int(gm.get(int(g), int(g)))}, {mid}, "key": {encode_basestring(str(k))}{tail}')
+        out.append(line.encode("utf-8"))
+    return out
 
 
 def run_auto_judge(camp, source: str, settings: JudgeSettings, pairs: pd.DataFrame | None = None,
                    progress: Callable[[int, int, AutoJudgeResult], None] | None = None,
                    the_plan: Plan | None = None) -> AutoJudgeResult:
     """Judge the pooled pairs with the model; returns counts. Grades go to the source's log."""
-    from ..judgments.log import append_records, now_ts
+    from ..judgments.commit import GroupCommit
+    from ..judgments.log import append_records, locked_file, now_ts, write_lines
     from ..judgments.sources import sources_dir
     check_settings(settings)
+
+    def append_lines(path, lines: list[bytes]) -> None:
+        with locked_file(path) as fd:
+            write_lines(fd, path, lines)
     pl = the_plan or plan(camp, source, settings, pairs if pairs is not None else pooled_pairs(camp))
     res = AutoJudgeResult(total=pl.total, already=pl.already, empty=pl.empty)
     log_p = sources_dir(camp.root) / f"{source}.jsonl"
@@ -292,23 +333,28 @@ def run_auto_judge(camp, source: str, settings: JudgeSettings, pairs: pd.DataFra
         return (f"grade {mapped} is not on the campaign's scale ({', '.join(map(str, scale))}); "
                 f"not recorded: map the model's grades with --grade-map {mapped}={top}")
 
-    def record(t, d, key, g, answer, seconds=None, tokens=(None, None)):
+    def record(t, d, key, g, seconds=None, tokens=(None, None)) -> dict:
         rec = {"topic": t, "doc": d, "grade": gm.get(int(g), int(g)), **base, "key": key, "ts": now_ts(),
                "seconds": seconds, "prompt_tokens": tokens[0], "completion_tokens": tokens[1]}
         if int(g) in gm:
             rec["model_grade"] = int(g)
-        append_records(log_p, [rec])
+        return rec
+
+    def judged() -> None:            # in the writer thread, once the grade is on disk
+        with lock:
+            res.judged += 1
 
     bad_cached = [(t, d, off_scale(g)) for t, d, _k, g, _a in pl.cached if off_scale(g)]
     res.failed.extend(bad_cached)
     pl_cached = [c for c in pl.cached if not off_scale(c[3])]
     if pl_cached:
-        append_records(log_p, [{"topic": t, "doc": d, "grade": gm.get(int(g), int(g)), **base, "key": k,
-                                "ts": now_ts(), "seconds": None, "cached": True} for t, d, k, g, _ in pl_cached])
+        append_lines(log_p, cached_lines(pl_cached, gm, base, now_ts()))
         res.from_cache = len(pl_cached)
 
     def one(item):
         t, d, key, prompt = item
+        if prompt is None:
+            prompt = pl.prompt_for(t, d)
 
         def failure(attempt: int, reason: str, answer: str | None) -> None:
             rec = {"topic": t, "doc": d, "key": key, "model": settings.model, "attempt": attempt,
@@ -334,25 +380,24 @@ def run_auto_judge(camp, source: str, settings: JudgeSettings, pairs: pd.DataFra
             with lock:
                 res.failed.append((t, d, why))
             return
-        append_records(cache_p, [{"key": key, "topic": t, "doc": d, "model": settings.model,
-                                  "prompt_version": settings.prompt_version, "grade": g,
-                                  "answer": out.text[-2000:], "ts": now_ts()}])
-        record(t, d, key, g, out.text, out.seconds, (out.prompt_tokens, out.completion_tokens))
-        with lock:
-            res.judged += 1
+        commit.submit([(cache_p, [{"key": key, "topic": t, "doc": d, "model": settings.model,
+                                   "prompt_version": settings.prompt_version, "grade": g,
+                                   "answer": out.text[-2000:], "ts": now_ts()}]),
+                       (log_p, [record(t, d, key, g, out.seconds, (out.prompt_tokens, out.completion_tokens))])],
+                      judged)
 
     n = len(pl.pairs)
-    done = 0
     if progress:
         progress(0, n, res)
     if n:
-        with ThreadPoolExecutor(max_workers=settings.concurrency) as ex:
-            futs = [ex.submit(one, it) for it in pl.pairs]
-            for f in as_completed(futs):
-                f.result()
-                done += 1
-                if progress:
-                    progress(done, n, res)
+        commit = GroupCommit()
+        try:
+            in_parallel(one, pl.pairs, settings.concurrency,
+                        lambda done: progress and done < n and progress(done, n, res))
+        finally:
+            commit.close()
+        if progress:
+            progress(n, n, res)
     res.stopped = client.stopped is not None
     res.stop_reason = client.stopped
     return res

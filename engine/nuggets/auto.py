@@ -19,7 +19,6 @@ import json
 import re
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -30,7 +29,9 @@ from ..errors import CranfieldError
 from ..judging.auto import JudgeSettings, check_settings, client_of, read_cache_lines
 from ..util import prompts
 from ..util.modelclient import tally
+from ..judgments.commit import GroupCommit
 from ..judgments.log import append_records, now_ts
+from ..util.parallel import in_parallel
 from .answers import Answer
 from .scores import LABELS
 from .store import _check_assign, _check_support, assign_path, read_records, support_path
@@ -112,7 +113,6 @@ def _execute(root, tasks: list[_Task], log_p: Path, settings: JudgeSettings, bas
     err_p = log_p.with_name(log_p.stem + ".errors.jsonl")
     lock = threading.Lock()
     client = client_of(settings, stop_after)
-    state = {"done": 0}
     t0 = time.monotonic()
 
     def one(task: _Task) -> None:
@@ -132,22 +132,25 @@ def _execute(root, tasks: list[_Task], log_p: Path, settings: JudgeSettings, bas
             return
         labels = out.value
         secs = round(out.seconds / len(labels), 3)
-        append_records(cache_p, [{"key": k, "label": lab, "model": settings.model, "ts": now_ts()}
-                                 for k, lab in zip(task.keys, labels)])
-        append_records(log_p, [{**m, "label": lab, **base, "key": k, "ts": now_ts(), "seconds": secs}
-                               for k, m, lab in zip(task.keys, task.meta, labels)])
-        with lock:
-            res.labelled += len(labels)
 
+        def labelled() -> None:      # in the writer thread, once the labels are on disk
+            with lock:
+                res.labelled += len(labels)
+        commit.submit([(cache_p, [{"key": k, "label": lab, "model": settings.model, "ts": now_ts()}
+                                  for k, lab in zip(task.keys, labels)]),
+                       (log_p, [{**m, "label": lab, **base, "key": k, "ts": now_ts(), "seconds": secs}
+                                for k, m, lab in zip(task.keys, task.meta, labels)])], labelled)
+
+    n = len(tasks)
     if progress:
-        progress(0, len(tasks), res)
-    with ThreadPoolExecutor(max_workers=settings.concurrency) as ex:
-        futs = [ex.submit(one, t) for t in tasks]
-        for f in futs:
-            f.result()
-            state["done"] += 1
-            if progress:
-                progress(state["done"], len(tasks), res)
+        progress(0, n, res)
+    commit = GroupCommit()
+    try:
+        in_parallel(one, tasks, settings.concurrency, lambda done: progress and done < n and progress(done, n, res))
+    finally:
+        commit.close()
+    if progress and n:
+        progress(n, n, res)
     res.seconds = time.monotonic() - t0
     res.stopped = client.stopped
     return res

@@ -115,14 +115,16 @@ def build_pool(runs: pd.DataFrame, strategy: str, budget=None, *, depth: int = 1
                               "order": (sel.groupby("topic", sort=False).cumcount() + 1).to_numpy(np.int64)})
         return Pool(table[POOL_COLUMNS], spec)
     if strategy in STATIC:
-        row_budget = None if budgets is None else cand["topic"].map(budgets).to_numpy(np.int64)
+        codes, uniq = group_codes(cand["topic"])
+        row_budget = None if budgets is None else budgets.reindex(uniq).to_numpy(np.int64)[codes]
         sel, stratum, prob = STATIC[strategy](cand, row_budget, rng=rng, **params)
-        codes, _ = group_codes(cand["topic"])
         order = np.where(sel, rank_within(np.where(sel, codes, -1 - codes)) + 1, 0)
         keep = sel | (strategy in SAMPLING)
-        table = pd.DataFrame({"topic": cand["topic"].to_numpy(object), "doc": cand["doc"].to_numpy(object),
+        table = pd.DataFrame({"topic": _text(cand["topic"]), "doc": _text(cand["doc"]),
                               "stratum": np.asarray(stratum, np.int64), "prob": np.asarray(prob, np.float64),
-                              "method": strategy, "order": order.astype(np.int64)})[keep]
+                              "method": strategy, "order": order.astype(np.int64)})
+        if not keep.all():
+            table = table[keep]
         return Pool(table.reset_index(drop=True), spec)
     if oracle is None:
         raise CranfieldError(f"strategy {strategy} is online: it needs judgments as they arrive. Judge with "
@@ -149,6 +151,14 @@ def build_pool(runs: pd.DataFrame, strategy: str, budget=None, *, depth: int = 1
     table["method"] = strategy
     table["order"] = (table.groupby("topic", sort=False).cumcount() + 1).astype(np.int64)
     return Pool(table[POOL_COLUMNS], spec)
+
+
+def _text(col: pd.Series):
+    """A text column for a new table: its Arrow strings as they are (no Python string per row), else
+    the values as objects."""
+    if isinstance(col.dtype, pd.StringDtype):
+        return col.array
+    return col.to_numpy(object)
 
 
 def _check_params(strategy: str, params: dict) -> None:

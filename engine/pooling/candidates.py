@@ -69,7 +69,7 @@ def pool_candidates(rr: pd.DataFrame, depth: int) -> pd.DataFrame:
 
 def group_codes(topics: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     """Integer topic codes (in order of appearance) and the unique topics."""
-    codes, uniq = pd.factorize(topics.astype(str).to_numpy(object), sort=False)
+    codes, uniq = pd.factorize(topics.astype(str), sort=False)     # no Python string per row
     return codes.astype(np.int64), np.asarray(uniq, dtype=object)
 
 

@@ -73,11 +73,14 @@ def pool_candidates_store(store: RunStore, depth: int, pooled: list[str] | None 
     run_rank = {r: i for i, r in enumerate(present)}
     tasks = [(BlockTask(parts, tuple(run_order), tuple(b), pd.DataFrame(), None, EvalOptions(), None,
                         max_pos=depth), run_rank, depth)
-             for b, parts in plan_blocks(store, all_topics, run_order, block_rows, cap=depth)]
+             for b, parts in plan_blocks(store, all_topics, run_order, block_rows)]
+    # blocks sized by the rows read (whole row groups, every rank), not by the `depth` rows kept: a
+    # worker's memory is bounded by what it reads
     frames = [f for f in map_tasks(_candidates_block, tasks, workers, executor, progress) if len(f)]
     if not frames:
         raise CranfieldError("no run results to pool (check the runs and the pooled-run selection)")
-    return pd.concat(frames, ignore_index=True)
+    out = pd.concat(frames, ignore_index=True)
+    return out
 
 
 def _pool_block(args) -> pd.DataFrame | None:

@@ -18,6 +18,7 @@ What it bounds, retries and refuses (docs/reliability.md, "The network client"):
 """
 from __future__ import annotations
 
+import heapq
 import http.client
 import json
 import math
@@ -136,6 +137,60 @@ def parse_reply(raw: bytes) -> tuple[str, int, int]:
     return text, _count(usage, "prompt_tokens"), _count(usage, "completion_tokens")
 
 
+class _Stale(Exception):
+    """The endpoint closed the connection without answering (a kept-alive one it had dropped)."""
+
+
+class _Watchdog:
+    """One thread per client that calls each armed function at its time (time.monotonic()), unless
+    disarmed first: the deadline of every request without a thread of its own."""
+
+    def __init__(self) -> None:
+        self._cv = threading.Condition()
+        self._heap: list = []
+        self._armed: dict[int, Callable[[], None]] = {}
+        self._next = 0
+        self._thread: threading.Thread | None = None
+
+    def arm(self, when: float, fn: Callable[[], None]) -> int:
+        with self._cv:
+            self._next += 1
+            token = self._next
+            self._armed[token] = fn
+            heapq.heappush(self._heap, (when, token))
+            if len(self._heap) > 4 * len(self._armed) + 1024:       # drop the disarmed (bounded memory)
+                self._heap = [e for e in self._heap if e[1] in self._armed]
+                heapq.heapify(self._heap)
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="modelclient-watchdog", daemon=True)
+                self._thread.start()
+            elif self._heap[0][1] == token:
+                self._cv.notify()
+        return token
+
+    def disarm(self, token: int) -> None:
+        with self._cv:
+            self._armed.pop(token, None)
+
+    def _run(self) -> None:
+        while True:
+            with self._cv:
+                while self._heap and self._heap[0][1] not in self._armed:
+                    heapq.heappop(self._heap)                # disarmed: dropped lazily
+                if not self._heap:
+                    self._cv.wait()
+                    continue
+                when, token = self._heap[0]
+                left = when - time.monotonic()
+                if left > 0:
+                    self._cv.wait(left)
+                    continue
+                heapq.heappop(self._heap)
+                fn = self._armed.pop(token, None)
+            if fn is not None:
+                fn()
+
+
 class ModelClient:
     """Chat completions from one endpoint; thread-safe; one instance per run (its early stop is shared)."""
 
@@ -155,6 +210,8 @@ class ModelClient:
         self._stop = threading.Event()
         self._lock = threading.Lock()
         self._in_a_row = 0
+        self._local = threading.local()           # each thread's open connection
+        self._watchdog = _Watchdog()
 
     # ------------------------------------------------------------------ one request
     def _connection(self, timeout: float):
@@ -172,43 +229,75 @@ class ModelClient:
 
     def request(self, body: bytes, until: float) -> tuple[str, int, int]:
         """One POST that ends by `until` (time.monotonic()): (answer, prompt tokens, completion tokens).
-        Raises ReplyError for anything but a usable reply."""
+        Raises ReplyError for anything but a usable reply. The thread's connection is kept open for its
+        next request when the endpoint allows (HTTP/1.1 keep-alive); one the endpoint closed while it was
+        idle is replaced once, without counting a failure."""
+        conn, reused = getattr(self._local, "conn", None), True
+        if conn is None:
+            conn, reused = self._connection(max(until - time.monotonic(), 0.001)), False
+        self._local.conn = None
+        try:
+            raw = self._request_on(conn, body, until)
+        except _Stale as stale:
+            conn.close()
+            if not reused:
+                raise ReplyError(str(stale)) from None
+            conn = self._connection(max(until - time.monotonic(), 0.001))
+            try:
+                raw = self._request_on(conn, body, until)
+            except _Stale as again:
+                conn.close()
+                raise ReplyError(str(again)) from None
+            except BaseException:
+                conn.close()
+                raise
+        except BaseException:
+            conn.close()
+            raise
+        if conn.sock is not None:                 # the endpoint keeps it open: the thread's next request
+            self._local.conn = conn
+        return parse_reply(raw)
+
+    def _request_on(self, conn, body: bytes, until: float) -> bytes:
+        """The reply body of one exchange on `conn` by `until`, under the client's watchdog (which shuts
+        the socket at `until`); _Stale when the endpoint closed the connection before answering."""
         left = until - time.monotonic()
         if left <= 0:
             raise ReplyError("no time left within --deadline")
         late = f"no complete reply within {min(left, self.timeout):.3g} s (--timeout / --deadline)"
-        conn = self._connection(left)
         expired = threading.Event()
-        sockets: list = []
 
         def expire() -> None:
             expired.set()
-            for s in sockets + [conn.sock]:
-                try:
-                    if s is not None:
-                        s.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
-        timer = threading.Timer(left, expire)
-        timer.daemon = True
-        timer.start()
+            try:
+                if conn.sock is not None:
+                    conn.sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+        conn.timeout = left
+        token = self._watchdog.arm(until, expire)
         try:
-            conn.connect()
-            sockets.append(conn.sock)
-            if expired.is_set():
-                raise ReplyError(late)
-            return parse_reply(self._exchange(conn, conn.sock, body, until, late))
+            if conn.sock is None:
+                conn.connect()
+                if expired.is_set():
+                    raise ReplyError(late)
+            else:
+                conn.sock.settimeout(left)
+            return self._exchange(conn, conn.sock, body, until, late)
         except ReplyError:
             if expired.is_set():
                 raise ReplyError(late) from None
             raise
+        except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError) as exc:
+            if expired.is_set():
+                raise ReplyError(late) from None
+            raise _Stale(f"{type(exc).__name__}: {str(exc)[:200]}".rstrip(": ")) from None
         except (OSError, http.client.HTTPException, ssl.SSLError, ValueError) as exc:
             if expired.is_set() or isinstance(exc, TimeoutError):
                 raise ReplyError(late) from None
             raise ReplyError(f"{type(exc).__name__}: {str(exc)[:200]}".rstrip(": ")) from None
         finally:
-            timer.cancel()
-            conn.close()
+            self._watchdog.disarm(token)
 
     def _exchange(self, conn, sock, body: bytes, until: float, late: str) -> bytes:
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
@@ -241,6 +330,7 @@ class ModelClient:
             pieces.append(piece)
         if resp.length:                           # the connection closed before Content-Length bytes
             raise ReplyError(f"IncompleteRead: {got} bytes read, {resp.length} more expected")
+        resp.close()                              # read to its end: the connection may serve the next
         raw = b"".join(pieces)
         if not 200 <= resp.status < 300:
             snippet = raw[:200].decode("utf-8", "replace").replace("\n", " ")

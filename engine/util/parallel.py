@@ -213,3 +213,44 @@ def produced_ahead(items: Iterable[T], depth: int = 1) -> Iterator[T]:
     finally:
         stop.set()
         th.join()
+
+
+def in_parallel(fn: Callable[[T], object], items: Iterable[T], workers: int,
+                on_done: Callable[[int], object] | None = None) -> None:
+    """`fn(item)` for every item on `workers` threads, each taking the next item when it is free (a long,
+    lazy `items` is never held whole); `on_done(count)` after each item; after an exception no new item
+    is taken, and the first is raised once the items in flight have finished."""
+    it, lock = iter(items), threading.Lock()
+    state = {"done": 0, "error": None}
+
+    def work() -> None:
+        while True:
+            with lock:
+                if state["error"] is not None:
+                    return
+                try:
+                    item = next(it)
+                except StopIteration:
+                    return
+                except BaseException as exc:      # noqa: BLE001 - the items' own error, raised below
+                    state["error"] = exc
+                    return
+            try:
+                fn(item)
+            except BaseException as exc:          # noqa: BLE001 - raised in the caller below
+                with lock:
+                    if state["error"] is None:
+                        state["error"] = exc
+                return
+            if on_done:
+                with lock:
+                    state["done"] += 1
+                    on_done(state["done"])
+
+    threads = [threading.Thread(target=work, name=f"in-parallel-{k}", daemon=True) for k in range(max(1, workers))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if state["error"] is not None:
+        raise state["error"]

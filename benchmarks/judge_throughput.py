@@ -1,0 +1,233 @@
+"""Model judging at the endpoint's speed (issue 39, item 4).
+
+    python3 benchmarks/judge_throughput.py [--quick] [--sizes 10000,100000] [--slots 16] [--latency 0.025]
+                                           [--what judgments,nuggets] [--json PATH]
+
+A loopback chat endpoint with a set capacity runs in its own process: `--slots` requests are answered at
+once, each after `--latency` seconds (HTTP/1.1, keep-alive; asyncio, so its own CPU stays small), so its
+capacity is slots / latency requests a second. `cranfield judgments auto` (one pooled pair a request) and
+`cranfield nuggets auto` (10 nuggets of one answer a request) run against it as separate processes with
+`--concurrency` = slots (or `--concurrency N`) on simulated campaigns of about each size in pairs. Printed per run: wall and CPU
+seconds and the peak RSS of the client process, the requests a second it reached while calling (the
+endpoint's own count from its first to its last request) as a fraction of the capacity, and the client's
+CPU per request; then a rerun answered from the cache (the source's log removed, the cache kept): pairs a
+second, whole process. The load average is printed with every figure.
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _measure import load, machine, run_measured  # noqa: E402
+
+
+# ---------------------------------------------------------------------------- the endpoint process
+
+def serve(slots: int, latency: float) -> None:
+    """Answer chat requests on 127.0.0.1 (the port printed on stdout) until stdin closes: at most
+    `slots` at once, each after `latency` s. GET /stats gives requests, first and last times."""
+    from engine.util.prompts import read_blocks
+    stats = {"requests": 0, "first": None, "last": None, "busy": 0, "peak_busy": 0}
+
+    def answer(prompt: str) -> str:
+        nuggets = read_blocks(prompt, "nugget")
+        if nuggets:
+            return json.dumps(["support" if hashlib.md5(n.encode()).digest()[0] & 1 else "not_support"
+                               for n in nuggets])
+        return f"##final score: {hashlib.md5(prompt.encode()).digest()[0] % 3}"
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, gate: asyncio.Semaphore):
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                lines = head.decode("latin-1").split("\r\n")
+                hdr = {k.strip().lower(): v.strip() for k, _, v in (ln.partition(":") for ln in lines[1:] if ln)}
+                body = await reader.readexactly(int(hdr.get("content-length", 0)))
+                if lines[0].startswith("GET /stats"):
+                    out = json.dumps(stats).encode()
+                else:
+                    async with gate:
+                        stats["busy"] += 1
+                        stats["peak_busy"] = max(stats["peak_busy"], stats["busy"])
+                        now = time.monotonic()
+                        if stats["first"] is None:
+                            stats["first"] = now
+                        await asyncio.sleep(latency)
+                        stats["busy"] -= 1
+                    prompt = json.loads(body)["messages"][0]["content"]
+                    out = json.dumps({"choices": [{"message": {"role": "assistant", "content": answer(prompt)}}],
+                                      "usage": {"prompt_tokens": len(prompt) // 4, "completion_tokens": 8}}).encode()
+                    stats["requests"] += 1
+                    stats["last"] = time.monotonic()
+                close = hdr.get("connection", "").lower() == "close"
+                writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n%s\r\n"
+                             % (len(out), b"Connection: close\r\n" if close else b"") + out)
+                await writer.drain()
+                if close:
+                    break
+        except (asyncio.IncompleteReadError, ConnectionError, asyncio.LimitOverrunError, asyncio.CancelledError):
+            pass
+        finally:
+            writer.close()
+
+    async def main() -> None:
+        gate = asyncio.Semaphore(slots)
+        server = await asyncio.start_server(lambda r, w: handle(r, w, gate), "127.0.0.1", 0, backlog=1024)
+        print(server.sockets[0].getsockname()[1], flush=True)
+        loop = asyncio.get_running_loop()
+        done = loop.create_future()
+        loop.add_reader(sys.stdin.fileno(), lambda: done.done() or done.set_result(None))
+        await done
+
+    asyncio.run(main())
+
+
+class Endpoint:
+    """The endpoint process, started with `with`."""
+
+    def __init__(self, slots: int, latency: float):
+        self.slots, self.latency = slots, latency
+
+    def __enter__(self):
+        self.p = subprocess.Popen([sys.executable, __file__, "--serve", str(self.slots), str(self.latency)],
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=_env())
+        self.port = int(self.p.stdout.readline())
+        self.url = f"http://127.0.0.1:{self.port}/v1"
+        return self
+
+    def stats(self) -> dict:
+        import http.client
+        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
+        c.request("GET", "/stats", headers={"Connection": "close"})
+        return json.loads(c.getresponse().read())
+
+    def __exit__(self, *a):
+        self.p.stdin.close()
+        self.p.wait(10)
+
+
+# ---------------------------------------------------------------------------- the client side
+
+def _env() -> dict:
+    return {**os.environ, "PYTHONPATH": str(ROOT), "OPENAI_API_KEY": ""}
+
+
+def cli(*args) -> list[str]:
+    return [sys.executable, "-m", "cranfield.cli", *map(str, args)]
+
+
+def judging_campaign(pairs: int, where: Path) -> tuple[Path, list[str]]:
+    """A simulated campaign with about `pairs` pooled pairs at depth 100 (documents with text)."""
+    topics = max(2, round(pairs / 250))
+    d = where / f"judge-{pairs}"
+    subprocess.run(cli("simulate", "--out", d, "--runs", 10, "--topics", topics, "--depth", 100, "--docs", 100,
+                       "--pool-depth", 10), check=True, capture_output=True, env=_env())
+    return d, ["judgments", "auto", d, "--depth", 100, "--source", "bench"]
+
+
+def nugget_campaign(pairs: int, where: Path) -> tuple[Path, list[str]]:
+    """A simulated RAG campaign with about `pairs` (answer, nugget) pairs (about 9 nuggets a topic)."""
+    runs = 10 if pairs <= 20000 else 50
+    topics = max(2, round(pairs / (9 * runs)))
+    d = where / f"nuggets-{pairs}"
+    subprocess.run(cli("simulate", "--rag", "--out", d, "--runs", runs, "--topics", topics), check=True,
+                   capture_output=True, env=_env())
+    return d, ["nuggets", "auto", d, "--source", "bench"]
+
+
+def source_log(kind: str, d: Path) -> Path:
+    return (d / "judgments" / "sources" / "bench.jsonl") if kind == "judgments" else (d / "nuggets" / "assign" / "bench.jsonl")
+
+
+def measure(kind: str, pairs: int, slots: int, latency: float, where: Path, concurrency: int) -> dict:
+    d, args = (judging_campaign if kind == "judgments" else nugget_campaign)(pairs, where)
+    common = ["--endpoint", None, "--model", "bench", "--concurrency", concurrency, "--max-failures", 0,
+              "--retries", 1, "--backoff", 0.1]
+    with Endpoint(slots, latency) as ep:
+        common[1] = ep.url
+        l0 = load()
+        m = run_measured(cli(*args, *common), env=_env())
+        st = ep.stats()
+    got = sum(1 for _ in open(source_log(kind, d), "rb"))
+    calling = (st["last"] - st["first"]) if st["requests"] > 1 else float("nan")
+    capacity = slots / latency
+    rate = (st["requests"] - 1) / calling if calling else float("nan")
+    src = source_log(kind, d)
+    kept = src.with_name("bench.first.jsonl")
+    os.replace(src, kept)
+    with Endpoint(slots, latency) as ep:
+        common[1] = ep.url
+        l1 = load()
+        r = run_measured(cli(*args, *common), env=_env())
+        asked = ep.stats()["requests"]
+    again = sum(1 for _ in open(src, "rb"))
+    same = (sorted(_grades(kept)) == sorted(_grades(src)))
+    return {"kind": kind, "pairs": got, "requests": st["requests"], "wall": round(m.wall, 2), "cpu": round(m.cpu, 2),
+            "peak_mb": round(m.peak_mb), "load": l0, "calling_s": round(calling, 2),
+            "rate": round(rate, 1), "capacity": round(capacity, 1), "fraction": round(rate / capacity, 3),
+            "whole_fraction": round(st["requests"] / m.wall / capacity, 3),
+            "cpu_ms_per_request": round(1000 * m.cpu / max(1, st["requests"]), 3),
+            "peak_busy": st["peak_busy"],
+            "rerun": {"pairs": again, "wall": round(r.wall, 2), "cpu": round(r.cpu, 2), "peak_mb": round(r.peak_mb),
+                      "pairs_per_s": round(again / r.wall), "asked": asked, "same_grades": same, "load": l1}}
+
+
+def _grades(p: Path) -> list[tuple]:
+    out = []
+    for line in open(p, "rb"):
+        r = json.loads(line)
+        out.append((r.get("key"), r.get("run"), r.get("topic"), r.get("doc"), r.get("nugget"),
+                    r.get("grade"), r.get("label")))
+    return out
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--serve", nargs=2, metavar=("SLOTS", "LATENCY"), help=argparse.SUPPRESS)
+    ap.add_argument("--quick", action="store_true", help="2,000 and 10,000 pairs")
+    ap.add_argument("--sizes", default=None, help="pairs per run, comma separated (default 10000,100000)")
+    ap.add_argument("--slots", type=int, default=16, help="requests the endpoint answers at once (default 16)")
+    ap.add_argument("--latency", type=float, default=0.025, help="seconds per request (default 0.025)")
+    ap.add_argument("--concurrency", type=int, default=None, help="the client's --concurrency (default: slots)")
+    ap.add_argument("--what", default="judgments,nuggets")
+    ap.add_argument("--dir", default=None, help="where the campaigns go (default a temporary directory)")
+    ap.add_argument("--json", default=None)
+    a = ap.parse_args(argv)
+    if a.serve:
+        serve(int(a.serve[0]), float(a.serve[1]))
+        return 0
+    sizes = [int(x) for x in (a.sizes or ("2000,10000" if a.quick else "10000,100000")).split(",")]
+    print(f"# {machine()}; endpoint: {a.slots} slots x {a.latency * 1000:g} ms = {a.slots / a.latency:g} requests/s; "
+          f"client --concurrency {a.concurrency or a.slots}")
+    rows = []
+    with tempfile.TemporaryDirectory(dir=a.dir) as tmp:
+        for kind in a.what.split(","):
+            for n in sizes:
+                r = measure(kind, n, a.slots, a.latency, Path(tmp), a.concurrency or a.slots)
+                rows.append(r)
+                rr = r["rerun"]
+                print(f"{kind} auto, {r['pairs']:,} pairs, {r['requests']:,} requests: {r['wall']} s wall, "
+                      f"{r['cpu']} s CPU, peak {r['peak_mb']} MB; {r['rate']:g} requests/s while calling = "
+                      f"{100 * r['fraction']:.1f}% of capacity ({100 * r['whole_fraction']:.1f}% over the whole "
+                      f"command); client CPU {r['cpu_ms_per_request']} ms/request; load {r['load']}")
+                print(f"  rerun from the cache: {rr['pairs']:,} pairs in {rr['wall']} s = {rr['pairs_per_s']:,} pairs/s "
+                      f"({rr['cpu']} s CPU, peak {rr['peak_mb']} MB, {rr['asked']} requests, same grades: "
+                      f"{rr['same_grades']}); load {rr['load']}", flush=True)
+    if a.json:
+        Path(a.json).write_text(json.dumps({"rows": rows, "slots": a.slots, "latency": a.latency}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,56 @@
+"""`build_pool(strategy statap, budget 64)` on a candidate table of Million-Query size (issue 39, item 2).
+
+    python3 benchmarks/pool_memory.py [--topics 10000] [--docs 864]
+
+A synthetic candidate table (`--topics` x `--docs` rows, text topic and document ids, best ranks 1..100,
+priors; 10,000 x 864 is the 8.6M candidates of the MQ campaign's depth-100 pool) is built in this process,
+then `engine.pooling.build_pool(None, "statap", 64, depth=100, seed=1, candidates=...)` is measured: wall
+and CPU seconds, the peak resident set above the table's, and a hash of the pool table (the same pools:
+run it from two versions of the code and compare). Load average printed.
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _measure import PeakRSS, load, tree_rss  # noqa: E402
+
+
+def main(argv=None) -> int:
+    import numpy as np
+    import pandas as pd
+    from engine.pooling import build_pool
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--topics", type=int, default=10_000)
+    ap.add_argument("--docs", type=int, default=864)
+    a = ap.parse_args(argv)
+    T, D = a.topics, a.docs
+    rng = np.random.default_rng(1)
+    t = np.repeat(np.arange(T), D)
+    cand = pd.DataFrame({"topic": pd.Series([f"{x:05d}" for x in range(T)], dtype="str").take(t).reset_index(drop=True),
+                         "doc": pd.Series([f"D{x}" for x in range(D)], dtype="str").take(np.tile(np.arange(D), T))
+                         .reset_index(drop=True) + "-" + pd.Series(t).astype("str"),
+                         "best_rank": np.minimum(rng.geometric(0.02, T * D), 100).astype(np.int64),
+                         "first_run": rng.integers(0, 25, T * D), "n_runs": rng.integers(1, 25, T * D),
+                         "prior": rng.random(T * D) / 50})
+    cand = cand.sort_values(["topic", "best_rank", "first_run", "doc"], kind="mergesort").reset_index(drop=True)
+    del t
+    base = tree_rss(os.getpid())
+    l0 = load()
+    with PeakRSS() as m:
+        p = build_pool(None, "statap", 64, depth=100, seed=1, candidates=cand)
+    digest = hashlib.sha256(pd.util.hash_pandas_object(p.table, index=False).to_numpy().tobytes()).hexdigest()[:16]
+    print(f"build_pool statap --budget 64 over {len(cand):,} candidates ({T:,} topics): {m.seconds:.1f} s wall, "
+          f"{m.cpu:.1f} s CPU, peak {m.peak / 2**20:,.0f} MB = the table's {base / 2**20:,.0f} MB + "
+          f"{(m.peak - base) / 2**20:,.0f} MB; {int((p.table['order'] > 0).sum()):,} selected; pool hash {digest}; "
+          f"load {l0} -> {load()}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

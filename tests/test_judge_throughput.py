@@ -1,0 +1,213 @@
+"""Issue 39, item 4: the model client keeps its connection between requests (and replaces one the
+endpoint dropped without counting a failure), one watchdog thread bounds every request, answers are
+written in group commits that acknowledge only what is on disk, and the worker pool takes its items
+lazily."""
+from __future__ import annotations
+
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+from _fakeendpoint import RawServer, body_of
+
+from engine.judgments.commit import GroupCommit
+from engine.util.modelclient import ModelClient
+from engine.util.parallel import in_parallel
+
+
+def grade(answer):
+    return 1 if "score: 1" in answer else None
+
+
+class KeepAlive:
+    """An HTTP/1.1 endpoint that keeps connections open; counts connections; `slow` requests sleep."""
+
+    def __init__(self, slow: set[int] = frozenset()):
+        self.connections, self.requests, self.slow = 0, 0, slow
+        outer = self
+
+        class H(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *a):
+                pass
+
+            def setup(self):
+                super().setup()
+                outer.connections += 1
+
+            def do_POST(self):
+                self.rfile.read(int(self.headers["Content-Length"]))
+                outer.requests += 1
+                if outer.requests in outer.slow:
+                    time.sleep(1.5)
+                out = body_of("##final score: 1")
+                self.send_response(200)
+                self.send_header("Content-Length", str(len(out)))
+                self.end_headers()
+                self.wfile.write(out)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), H)
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+
+    def __enter__(self):
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        return self
+
+    def __exit__(self, *a):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def client(url, **kw):
+    base = {"timeout": 1.0, "retries": 1, "backoff": 0.0, "max_failures": 0}
+    base.update(kw)
+    return ModelClient(url, "m", **base)
+
+
+def test_one_connection_serves_a_threads_requests():
+    with KeepAlive() as srv:
+        c = client(srv.url)
+        outs = [c.ask(f"p{i}", grade) for i in range(6)]
+    assert all(o.ok and o.value == 1 and o.requests == 1 for o in outs)
+    assert srv.requests == 6 and srv.connections == 1
+
+
+def test_each_thread_keeps_its_own_connection():
+    with KeepAlive() as srv:
+        c = client(srv.url)
+        outs: list = []
+        ths = [threading.Thread(target=lambda: outs.extend(c.ask("p", grade) for _ in range(5))) for _ in range(3)]
+        for t in ths:
+            t.start()
+        for t in ths:
+            t.join()
+    assert len(outs) == 15 and all(o.ok for o in outs)
+    assert srv.requests == 15 and srv.connections == 3
+
+
+def test_a_connection_the_endpoint_dropped_is_replaced_without_a_failure():
+    # a reply without "Connection: close", then the server hangs up: the client holds a dead connection
+    def reply(conn, req):
+        b = body_of("##final score: 1")
+        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(b) + b)
+        time.sleep(0.05)
+    with RawServer(reply) as srv:
+        c = client(srv.url, max_failures=1)
+        outs = []
+        for _ in range(4):
+            outs.append(c.ask("p", grade))
+            time.sleep(0.1)                     # the server has closed it by now
+    assert all(o.ok and o.requests == 1 and o.transport_failures == 0 for o in outs), outs
+    assert srv.connections == 4 and len(srv.requests) == 4 and c.stopped is None
+
+
+def test_the_deadline_holds_on_a_kept_connection():
+    with KeepAlive(slow={2}) as srv:
+        c = client(srv.url, timeout=0.5, retries=0)
+        first = c.ask("p", grade)
+        t0 = time.monotonic()
+        second = c.ask("p", grade)
+        took = time.monotonic() - t0
+        third = c.ask("p", grade)
+    assert first.ok and not second.ok and "no complete reply within 0.5 s" in second.reason and took < 1.2
+    assert third.ok and srv.connections == 2            # the timed-out connection is not reused
+
+
+def test_group_commit_writes_in_order_and_acknowledges_after_the_write(tmp_path):
+    a, b = tmp_path / "cache.jsonl", tmp_path / "log.jsonl"
+    acked: list[int] = []
+    seen_on_disk: list[bool] = []
+    gc = GroupCommit()
+
+    def then(i):
+        def ack():
+            on_disk = {json.loads(x)["i"] for x in b.read_bytes().splitlines()}
+            seen_on_disk.append(i in on_disk)
+            acked.append(i)
+        return ack
+
+    def worker(k):
+        for i in range(k * 100, k * 100 + 100):
+            gc.submit([(a, [{"i": i}]), (b, [{"i": i}])], then(i))
+    ths = [threading.Thread(target=worker, args=(k,)) for k in range(4)]
+    for t in ths:
+        t.start()
+    for t in ths:
+        t.join()
+    gc.close()
+    for p in (a, b):
+        got = [json.loads(x)["i"] for x in p.read_bytes().splitlines()]
+        assert sorted(got) == list(range(400))
+        for k in range(4):                      # each thread's records in the order it gave them
+            mine = [i for i in got if i // 100 == k]
+            assert mine == sorted(mine)
+    assert sorted(acked) == list(range(400)) and all(seen_on_disk)
+    assert 1 <= gc.groups <= 400
+
+
+def test_group_commit_raises_a_failed_write_and_acknowledges_nothing_of_it(tmp_path):
+    acked = []
+    gc = GroupCommit()
+    (tmp_path / "log.jsonl").mkdir()                  # not a file: the open fails
+    gc.submit([(tmp_path / "log.jsonl", [{"x": 1}])], lambda: acked.append(1))
+    with pytest.raises(OSError):
+        gc.close()
+    assert acked == []
+    with pytest.raises(OSError):
+        gc.submit([(tmp_path / "log.jsonl", [{"x": 2}])])
+
+
+def test_in_parallel_takes_items_lazily_and_raises_the_first_error():
+    taken = []
+    gate = threading.Event()
+
+    def items():
+        for i in range(1000):
+            taken.append(i)
+            yield i
+
+    def fn(i):
+        gate.wait(5)
+    th = threading.Thread(target=in_parallel, args=(fn, items(), 2))
+    th.start()
+    time.sleep(0.3)
+    assert len(taken) == 2                      # one item a worker while they are busy
+    gate.set()
+    th.join()
+    assert len(taken) == 1000
+    done = []
+    with pytest.raises(ValueError, match="bad 7"):
+        in_parallel(lambda i: (_ for _ in ()).throw(ValueError(f"bad {i}")) if i == 7 else None, range(20), 2,
+                    done.append)
+
+
+def test_cached_lines_are_record_lines_byte_for_byte():
+    from engine.judging.auto import cached_lines
+    from engine.judgments.log import record_lines
+    base = {"assessor": "llm-ü", "source": "llm-ü", "kind": "auto", "model": "m \"q\"", "prompt_version": "umbrela-v2",
+            "endpoint": "http://127.0.0.1:1/v1", "op": "judge"}
+    cached = [("401", "D1", "k1", 3, "a"), ("täst", "doc\\x", "k2", 0, ""), ("7", "𝔡", "k3", 2, "")]
+    gm = {3: 2}
+    want = record_lines([{"topic": t, "doc": d, "grade": gm.get(g, g), **base, "key": k, "ts": "T",
+                          "seconds": None, "cached": True} for t, d, k, g, _ in cached])
+    assert cached_lines(cached, gm, base, "T") == want
+    odd = {**base, "endpoint": None}                 # a value that is not text: the general path
+    assert cached_lines(cached, gm, odd, "T") == record_lines(
+        [{"topic": t, "doc": d, "grade": gm.get(g, g), **odd, "key": k, "ts": "T", "seconds": None, "cached": True}
+         for t, d, k, g, _ in cached])
+
+
+def test_a_reset_on_a_new_connection_keeps_its_own_name():
+    import socket
+    import struct
+
+    def reset(conn, req):
+        conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    with RawServer(reset) as srv:
+        out = client(srv.url, retries=0).ask("p", grade)
+    assert not out.ok and out.transport_failures == 1 and srv.connections == 1
+    assert "ConnectionResetError" in out.reason or "RemoteDisconnected" in out.reason, out.reason
