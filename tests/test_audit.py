@@ -103,7 +103,7 @@ def test_pool_canaries_reach_the_model_judge(pooled):
     assert set(sel["method"]) == {"depth"}
     camp = load_campaign(d)
     pl = plan(camp, "llm", JudgeSettings("http://127.0.0.1:9", "m"), pooled_pairs(camp, "aud"))
-    prompts = {(t, doc): p for t, doc, _k, p in pl.pairs}
+    prompts = {(t, doc): p if p is not None else pl.prompt_for(t, doc) for t, doc, _k, p in pl.pairs}
     inst = c[c["kind"] == "instruction"].iloc[0]
     assert INSTRUCTION in prompts[(inst["topic"], inst["doc"])]
 
