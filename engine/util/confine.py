@@ -166,7 +166,9 @@ def _roots(root: str, mtime_ns: int, person: tuple[str, ...]) -> tuple[Path, ...
     cfg: dict = {}
     try:
         import yaml
-        data = yaml.load((Path(root) / CAMPAIGN_PATHS["config"]).read_text(encoding="utf-8"),
+        from . import fs
+        text = fs.read_text(Path(root) / CAMPAIGN_PATHS["config"], _allowed=[])    # a link: no extra roots
+        data = yaml.load(text,
                          Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))    # libyaml: ten times faster
         if isinstance(data, dict) and isinstance(data.get("allow_outside"), list):
             cfg = {"allow_outside": [str(x) for x in data["allow_outside"]]}
@@ -176,7 +178,10 @@ def _roots(root: str, mtime_ns: int, person: tuple[str, ...]) -> tuple[Path, ...
 
 
 def campaign_roots(root: os.PathLike | str) -> list[Path]:
-    """The campaign directory and its `allow_outside` roots (campaign.yaml read once per change)."""
+    """The campaign directory and its `allow_outside` roots (campaign.yaml read once per change). Every
+    later access under `root` is anchored there (engine.util.fs)."""
+    from . import fs
+    fs.register(root)
     cfg = Path(root) / CAMPAIGN_PATHS["config"]
     try:
         st = cfg.lstat()
