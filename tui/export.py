@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from engine.formats.text_tables import format_table
+from engine.util import fs
 
 EXPORTS = (("csv", "csv"), ("md", "markdown"), ("tex", "latex"))
 """(file suffix, engine.formats.text_tables format) of every file `e` writes."""
@@ -36,11 +37,11 @@ def render(df: pd.DataFrame, fmt: str) -> str:
 def write_exports(df: pd.DataFrame, stem: str, folder: Path) -> list[Path]:
     """Write `stem`.csv, .md and .tex into `folder`; returns the paths."""
     folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
+    fs.makedirs(folder)
     stem = re.sub(r"[^A-Za-z0-9_.-]+", "-", stem).strip("-") or "table"
     paths = []
     for suffix, fmt in EXPORTS:
         path = folder / f"{stem}.{suffix}"
-        path.write_text(render(df, fmt), encoding="utf-8")
+        fs.atomic_write(path, render(df, fmt))
         paths.append(path)
     return paths

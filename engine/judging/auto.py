@@ -28,6 +28,7 @@ from ..errors import CranfieldError
 from ..util import prompts
 from ..util.modelclient import (DEFAULT_DEADLINE, DEFAULT_MAX_BYTES, DEFAULT_MAX_FAILURES, ModelClient,
     check_client, tally)
+from ..util import fs
 
 # The default prompt (UMBRELA, grades 0-3, `##final score: N`) lives with the other prompts.
 DEFAULT_PROMPT_VERSION = prompts.RELEVANCE_VERSION
@@ -147,8 +148,8 @@ def read_docs(root) -> dict[str, dict]:
     from engine.util.confine import campaign_path
     p = campaign_path(root, "docs", "docs.jsonl")
     out: dict[str, dict] = {}
-    if p.is_file():
-        for ln, line in enumerate(p.read_text(encoding="utf-8").splitlines(), start=1):
+    if fs.is_file(p):
+        for ln, line in enumerate(fs.read_text(p, encoding="utf-8").splitlines(), start=1):
             if line.strip():
                 try:
                     rec = json.loads(line)
@@ -193,8 +194,8 @@ def read_cache_lines(path: Path) -> list[dict]:
     """The JSON objects of a reply cache; lines that do not parse (a torn last line) are skipped, since
     a cached reply that is lost is asked again."""
     out = []
-    if path.is_file():
-        for line in path.read_bytes().split(b"\n"):
+    if fs.is_file(path):
+        for line in fs.read_bytes(path).split(b"\n"):
             if line.strip():
                 try:
                     rec = json.loads(line)

@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import CranfieldError
+from ..util import fs
 
 JUDGE_KINDS = ("lenient", "strict", "noisy")
 
@@ -109,9 +110,9 @@ def read_judge_matrix(root, name: str) -> np.ndarray | None:
     """The known confusion matrix of a simulated source, else None."""
     from .sources import sources_dir
     p = sources_dir(root) / f"{name}.meta.json"
-    if not p.is_file():
+    if not fs.is_file(p):
         return None
-    m = json.loads(p.read_text()).get("confusion_matrix")
+    m = json.loads(fs.read_text(p)).get("confusion_matrix")
     return None if m is None else np.asarray(m, float)
 
 

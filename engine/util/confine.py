@@ -222,11 +222,12 @@ def campaign_path(root: os.PathLike | str, name: str, *parts: str, roots: list[P
 
 def campaign_files(root: os.PathLike | str, name: str, pattern: str = "*") -> list[Path]:
     """The files of the campaign folder `name` matching `pattern` (sorted), each confined."""
+    from . import fs
     d = campaign_path(root, name)
-    if not d.is_dir():
+    if not fs.is_dir(d):
         return []
     rs = campaign_roots(root)
-    return [confine(root, q, None, rs) for q in sorted(d.glob(pattern))]
+    return [confine(root, q, None, rs) for q in fs.glob(d, pattern)]
 
 
 def confine_output(root: os.PathLike | str, path: os.PathLike | str) -> Path:

@@ -32,14 +32,19 @@ def open(path: os.PathLike | str, mode: str = "r", buffering: int = -1, encoding
         return builtins.open(path, mode, buffering, encoding, errors, newline)
     w = _walk(path, allowed=_allowed)
     try:
-        fd = os.open(w.name, _flags(mode) | os.O_NOFOLLOW, 0o666, dir_fd=w.fd)
+        fd = os.open(w.name, _flags(mode) | os.O_NOFOLLOW | os.O_NONBLOCK, 0o666, dir_fd=w.fd)
     except OSError as exc:
         raise _raise_named(exc, w.shown, w.anchor) from None
     finally:
         w.close()
     try:
-        if _stat.S_ISDIR(os.fstat(fd).st_mode):
+        kind = os.fstat(fd).st_mode
+        if _stat.S_ISDIR(kind):
             raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
+        if not _stat.S_ISREG(kind):         # a FIFO or device swapped in: never read (it could block forever)
+            from ...errors import FormatError, Problem
+            raise FormatError(Problem(str(path), None, "not a regular file; refused without reading"))
+        os.set_blocking(fd, True)
         fh = builtins.open(fd, mode, buffering, encoding, errors, newline)
     except BaseException:
         os.close(fd)
@@ -229,3 +234,27 @@ def rename(src: os.PathLike | str, dst: os.PathLike | str) -> None:
             b.close()
     finally:
         a.close()
+
+
+def rglob(path: os.PathLike | str, pattern: str = "*") -> list[Path]:
+    """Every entry under the folder `path` (folders included, links never followed) whose name matches
+    `pattern`, sorted; [] when it does not exist."""
+    out: list[Path] = []
+
+    def walk(fd: int, here: Path) -> None:
+        for e in sorted(os.scandir(fd), key=lambda e: e.name):
+            p = here / e.name
+            if fnmatch.fnmatchcase(e.name, pattern):
+                out.append(p)
+            if e.is_dir(follow_symlinks=False):
+                sub = os.open(e.name, _NOFOLLOW_DIR, dir_fd=fd)
+                try:
+                    walk(sub, p)
+                finally:
+                    os.close(sub)
+    try:
+        with folder_fd(path) as fd:
+            walk(fd, Path(path))
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    return sorted(out)

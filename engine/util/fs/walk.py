@@ -40,11 +40,14 @@ def _under(a: str, r: str) -> bool:
 def anchor_of(path: os.PathLike | str) -> str | None:
     """The registered root `path` lies under as written (the innermost), or None: the person's own file."""
     a = os.path.abspath(path)
-    best = None
-    for r in (*_CAMPAIGNS, *_person_roots()):
-        if _under(a, r) and (best is None or len(r) > len(best)):
-            best = r
-    return best
+    person = _person_roots()
+    while True:                         # the folders of `a`, innermost first: one set lookup each
+        if a in _CAMPAIGNS or a in person:
+            return a
+        i = a.rfind("/")
+        if i <= 0:
+            return None
+        a = a[:i]
 
 
 def _allowed(anchor: str) -> list[str]:

@@ -30,11 +30,12 @@ def temp_name(name: str) -> str:
 
 @contextmanager
 def atomic_file(path: os.PathLike | str, mode: str = "wb", encoding: str | None = None,
-                newline: str | None = None) -> Iterator[IO]:
+                newline: str | None = None, exclusive: bool = False) -> Iterator[IO]:
     """A file object on a new temporary file beside `path` (created O_EXCL|O_NOFOLLOW under an
     unpredictable name in the anchored folder, folders made as needed); on normal exit it is fsynced
     and renamed over `path` (the name, never a link's target) and the folder fsynced; on an error it is
-    removed. An OSError names `path`, never the temporary name."""
+    removed. An OSError names `path`, never the temporary name. `exclusive`: linked into place instead,
+    a FileExistsError when `path` exists meanwhile (never clobbered)."""
     w = _walk(path, mkdir=True, follow=False)
     tmp = None
     fh = None
@@ -54,8 +55,11 @@ def atomic_file(path: os.PathLike | str, mode: str = "wb", encoding: str | None 
         fh.flush()
         os.fsync(fh.fileno())
         fh.close()
-        os.replace(tmp, w.name, src_dir_fd=w.fd, dst_dir_fd=w.fd)
-        tmp = None
+        if exclusive:
+            os.link(tmp, w.name, src_dir_fd=w.fd, dst_dir_fd=w.fd, follow_symlinks=False)
+        else:
+            os.replace(tmp, w.name, src_dir_fd=w.fd, dst_dir_fd=w.fd)
+            tmp = None
         _fsync_fd(w.fd)
     except OSError as exc:
         raise OSError(exc.errno, exc.strerror or str(exc), w.shown) from None
@@ -94,7 +98,7 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[n:]
 
 
-def _locked(path, flags: int, perm: int) -> int:
+def open_locked(path, flags: int = os.O_RDWR | os.O_APPEND | os.O_CREAT, perm: int = 0o644) -> int:
     """A descriptor of `path` under an exclusive flock, checked after locking to be the file the name
     still holds (a writer that swapped in a new file while this one waited: the new one is opened)."""
     while True:
@@ -126,7 +130,7 @@ def _locked(path, flags: int, perm: int) -> int:
 def locked_append(path: os.PathLike | str, perm: int = 0o644) -> Iterator[int]:
     """`path` open for reading and appending (created with its folders) under an exclusive flock, the
     file locked being the one the name holds; yields the descriptor."""
-    fd = _locked(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, perm)
+    fd = open_locked(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, perm)
     try:
         yield fd
     finally:
@@ -157,7 +161,7 @@ def lock(path: os.PathLike | str, directory: bool = False) -> Iterator[None]:
         finally:
             cm.__exit__(None, None, None)      # closing drops the lock
         return
-    fd = _locked(path, os.O_RDWR | os.O_CREAT, 0o644)
+    fd = open_locked(path, os.O_RDWR | os.O_CREAT, 0o644)
     try:
         yield
     finally:
