@@ -281,3 +281,28 @@ def test_a_swap_loop_never_reaches_outside(camp):
     data = b"".join(q.read_bytes() for q in c.rglob("log.jsonl") if q.is_file() and not q.is_symlink()
                     and q.resolve().is_relative_to(c.resolve()))
     assert acked and all(line in data for line in acked)
+
+
+def test_rmtree_rglob_and_rename_never_follow_a_link_out(camp):
+    c, o = camp
+    before = _tree(o)
+    (c / "store" / "runs" / "a").mkdir(parents=True)
+    (c / "store" / "runs" / "a" / "p.parquet").write_bytes(b"x")
+    (c / "store" / "runs" / "out").symlink_to(o)
+    assert [p.name for p in fs.rglob(c / "store", "*.parquet")] == ["p.parquet"]   # o's files are not listed
+    fs.rmtree(c / "store")
+    assert not (c / "store").exists() and _tree(o) == before
+    (c / "runs" / "via").symlink_to(o)
+    with pytest.raises(FormatError):
+        fs.rename(c / "judgments" / "log.jsonl", c / "runs" / "via" / "log.jsonl")
+    assert _tree(o) == before and (c / "judgments" / "log.jsonl").is_file()
+
+
+def test_a_fifo_swapped_in_is_refused_without_blocking(camp):
+    c, _ = camp
+    p = c / "runs" / "r.txt"
+    os.mkfifo(p)
+    t0 = time.monotonic()
+    with pytest.raises(FormatError, match="not a regular file"):
+        fs.read_bytes(p)
+    assert time.monotonic() - t0 < 5
