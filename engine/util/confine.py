@@ -20,6 +20,7 @@ campaign (report --out, judgments export --out).
 from __future__ import annotations
 
 import os
+import sys
 from functools import lru_cache
 from pathlib import Path
 
@@ -198,8 +199,10 @@ def confine(root: os.PathLike | str, path: os.PathLike | str, what: str | None =
             roots: list[Path] | None = None) -> Path:
     """`path` (under the campaign `root`) unchanged, or a FormatError (nothing opened) when it resolves,
     through a symbolic link of the file or of a folder on the way, outside the campaign."""
+    from . import fs
     r = Path(root)
     p = Path(path)
+    fs.register(r)                      # every later access under the campaign is anchored there
     rs = roots if roots is not None else campaign_roots(r)
     if not inside(p, rs):
         try:
@@ -238,3 +241,7 @@ def confine_output(root: os.PathLike | str, path: os.PathLike | str) -> Path:
     if p == r or p.is_relative_to(r):
         confine(r, p)
     return Path(path)
+
+
+from . import fs as _fs     # noqa: E402 - fs asks this module for the grants (no import back)
+_fs.set_policy(sys.modules[__name__])

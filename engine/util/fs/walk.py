@@ -13,6 +13,15 @@ _MAX_LINKS = 40
 _CAMPAIGNS: set[str] = set()        # registered campaign directories, absolute as written
 _PERSON: tuple = (None, ())         # (key, roots): the person's grants, read once per change
 
+_POLICY: list = [None]              # engine.util.confine, which sets itself here (it imports fs, not back)
+
+
+def set_policy(confine) -> None:
+    """Where the grants and the campaign's admitted roots come from: `confine` (engine.util.confine)
+    gives person_config_path, PERSON_ENV, person_roots, campaign_roots and the refusal's hint."""
+    _POLICY[0] = confine
+
+
 def register(root: os.PathLike | str) -> None:
     """Anchor every later access under `root` (a campaign directory) at it."""
     _CAMPAIGNS.add(os.path.abspath(root))
@@ -20,7 +29,9 @@ def register(root: os.PathLike | str) -> None:
 
 def _person_roots() -> tuple[str, ...]:
     global _PERSON
-    from .. import confine
+    confine = _POLICY[0]
+    if confine is None:                 # nothing registered a campaign: no grants to anchor at
+        return ()
     cfg = confine.person_config_path()
     try:
         st = os.stat(cfg)
@@ -53,8 +64,8 @@ def anchor_of(path: os.PathLike | str) -> str | None:
 def _allowed(anchor: str) -> list[str]:
     """Roots a link met under `anchor` may lead into: first the anchor's own (as written and resolved),
     then the outside roots (an admitted file there has its content kept out of messages)."""
-    from .. import confine
-    if anchor in _CAMPAIGNS:
+    confine = _POLICY[0]
+    if anchor in _CAMPAIGNS and confine is not None:
         rs = [str(p) for p in confine.campaign_roots(anchor)]
         return [anchor, rs[0], "", *rs[1:]]
     person = list(_person_roots())
@@ -62,10 +73,10 @@ def _allowed(anchor: str) -> list[str]:
 
 
 def _refuse(shown: str, anchor: str, why: str):
-    from .. import confine
     from ...errors import FormatError, Problem
-    base = confine._outside(Path(shown), Path(anchor), shown, shown)
-    return FormatError(Problem(shown, None, f"{shown} {why}; refused, nothing read or written"), hint=base.hint)
+    confine = _POLICY[0]
+    hint = confine._outside(Path(shown), Path(anchor), shown, shown).hint if confine is not None else None
+    return FormatError(Problem(shown, None, f"{why}; refused, nothing read or written"), hint=hint)
 
 
 def _admit(shown: str, target: str, anchor: str, allowed: list[str]) -> tuple[str, str]:
