@@ -306,3 +306,35 @@ def test_a_fifo_swapped_in_is_refused_without_blocking(camp):
     with pytest.raises(FormatError, match="not a regular file"):
         fs.read_bytes(p)
     assert time.monotonic() - t0 < 5
+
+
+def test_planted_temp_names_change_nothing_outside_for_submit_and_pool(tmp_path):
+    """Issue 34: links planted at the next thousand temporary names (the old `.NAME.tmp<PID>` scheme,
+    and names of the new form) while `submit` rewrites campaign.yaml and `pool` writes a pool table:
+    nothing outside changes and neither file becomes a link."""
+    import sys
+    sys.path.insert(0, str(Path(__file__).parent))
+    from _cli import cli, demo_copy
+    c = demo_copy(tmp_path / "c")
+    o = tmp_path / "o"
+    o.mkdir()
+    (o / "secret.txt").write_text(CANARY)
+    run = (c / "runs" / "asterA1.txt").read_text().replace("asterA1", "newrun")
+    (tmp_path / "newrun.txt").write_text(run)
+    before = _tree(o)
+    names = ["campaign.yaml", "newrun.txt", "pool-p.tsv.pending", "pool-p.tsv"]
+    for folder in (c, c / "runs", c / "pools"):
+        folder.mkdir(exist_ok=True)
+        for name in names:
+            for i in range(250):
+                (folder / f".{name}.tmp{os.getpid() + i}").symlink_to(o / "secret.txt")
+                (folder / f".{name}.{i:024x}.tmp").symlink_to(o / "secret.txt")
+    r = cli("submit", c, tmp_path / "newrun.txt")
+    assert r.rc == 0, r.text
+    r = cli("pool", c, "--strategy", "depth", "--depth", "3", "--name", "p")
+    assert r.rc == 0, r.text
+    assert _tree(o) == before
+    for p in (c / "campaign.yaml", c / "runs" / "newrun.txt", c / "pools" / "pool-p.tsv"):
+        assert p.is_file() and not p.is_symlink()
+    assert "newrun" in (c / "campaign.yaml").read_text()
+    assert CANARY.strip() not in (c / "campaign.yaml").read_text() + r.text
