@@ -171,13 +171,13 @@ def test_temp_names_are_unpredictable_and_exclusive(camp, monkeypatch):
     assert _tree(o) == before
     # a planted link at the very name drawn: O_EXCL refuses it, a new name is drawn, nothing followed
     drawn = iter(["planted"] * 3 + ["fresh"])
-    monkeypatch.setattr("engine.util.fs.write.secrets.token_hex", lambda n: next(drawn))
+    monkeypatch.setattr("engine.util.fs.write._token", lambda: next(drawn))
     (c / ".campaign.yaml.planted.tmp").symlink_to(o / "secret.txt")
     fs.atomic_write(cfg, b"name: c3\n")
     assert cfg.read_bytes() == b"name: c3\n"
     assert (c / ".campaign.yaml.planted.tmp").is_symlink()
     assert _tree(o) == before
-    monkeypatch.setattr("engine.util.fs.write.secrets.token_hex", lambda n: "planted")
+    monkeypatch.setattr("engine.util.fs.write._token", lambda: "planted")
     with pytest.raises(OSError) as err:
         fs.atomic_write(cfg, b"name: c4\n")
     assert err.value.errno == errno.EEXIST and err.value.filename == str(cfg)

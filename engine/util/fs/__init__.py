@@ -12,7 +12,7 @@ written, under a root the campaign admits (the campaign itself, or a root the pe
 therefore never followed: the check is the use.
 
 Writes: `atomic_file`/`atomic_write` create a temporary file with an unpredictable name
-(`secrets.token_hex`) `O_CREAT|O_EXCL|O_NOFOLLOW` in the target's anchored folder, fsync it, rename it
+(24 hex digits from `os.urandom`) `O_CREAT|O_EXCL|O_NOFOLLOW` in the target's anchored folder, fsync it, rename it
 over the target with the folder's descriptor and fsync the folder. `locked_append`/`append` and
 `lock` take an exclusive flock and then check that the name still holds the file locked (else open the
 new one). A path under no registered root is the person's own file: opened as named, and written the

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import builtins
 import errno
-import fnmatch
 import os
 import stat as _stat
 from contextlib import contextmanager
@@ -168,7 +167,8 @@ def listdir(path: os.PathLike | str) -> list[str]:
 def glob(path: os.PathLike | str, pattern: str = "*") -> list[Path]:
     """The entries of the folder `path` whose name matches `pattern` (no folders in the pattern), sorted."""
     p = Path(path)
-    return [p / n for n in listdir(p) if fnmatch.fnmatchcase(n, pattern)]
+    from fnmatch import fnmatchcase
+    return [p / n for n in listdir(p) if fnmatchcase(n, pattern)]
 
 
 def unlink(path: os.PathLike | str, missing_ok: bool = True) -> None:
@@ -239,12 +239,13 @@ def rename(src: os.PathLike | str, dst: os.PathLike | str) -> None:
 def rglob(path: os.PathLike | str, pattern: str = "*") -> list[Path]:
     """Every entry under the folder `path` (folders included, links never followed) whose name matches
     `pattern`, sorted; [] when it does not exist."""
+    from fnmatch import fnmatchcase
     out: list[Path] = []
 
     def walk(fd: int, here: Path) -> None:
         for e in sorted(os.scandir(fd), key=lambda e: e.name):
             p = here / e.name
-            if fnmatch.fnmatchcase(e.name, pattern):
+            if fnmatchcase(e.name, pattern):
                 out.append(p)
             if e.is_dir(follow_symlinks=False):
                 sub = os.open(e.name, _NOFOLLOW_DIR, dir_fd=fd)

@@ -4,9 +4,7 @@ from __future__ import annotations
 import builtins
 import errno
 import fcntl
-import hashlib
 import os
-import secrets
 from contextlib import contextmanager
 from typing import IO, Iterator
 
@@ -24,8 +22,17 @@ def _fsync_fd(fd: int) -> None:
 def temp_name(name: str) -> str:
     """An unpredictable hidden temporary name beside `name` (short whatever `name`'s length)."""
     raw = name.encode("utf-8", "surrogateescape")
-    base = name if len(raw) <= 64 else hashlib.sha256(raw).hexdigest()[:16]
-    return f".{base}.{secrets.token_hex(12)}.tmp"
+    if len(raw) <= 64:
+        base = name
+    else:
+        import hashlib
+        base = hashlib.sha256(raw).hexdigest()[:16]
+    return f".{base}.{_token()}.tmp"
+
+
+def _token() -> str:
+    """24 hex digits from the system's CSPRNG (what `secrets.token_hex(12)` gives, without its imports)."""
+    return os.urandom(12).hex()
 
 
 @contextmanager
