@@ -338,3 +338,15 @@ def test_planted_temp_names_change_nothing_outside_for_submit_and_pool(tmp_path)
         assert p.is_file() and not p.is_symlink()
     assert "newrun" in (c / "campaign.yaml").read_text()
     assert CANARY.strip() not in (c / "campaign.yaml").read_text() + r.text
+
+
+def test_a_root_named_through_a_link_is_the_persons_choice(tmp_path):
+    real = tmp_path / "real-campaign"
+    (real / "runs").mkdir(parents=True)
+    (real / "runs" / "a.txt").write_text("a\n")
+    named = tmp_path / "named"
+    named.symlink_to(real)
+    fs.register(named)
+    assert fs.is_dir(named) and fs.is_dir(named / "runs")
+    assert fs.read_text(named / "runs" / "a.txt") == "a\n"
+    assert fs.listdir(named) == ["runs"]

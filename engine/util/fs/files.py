@@ -82,7 +82,8 @@ def proc_path(path: os.PathLike | str) -> Iterator[str]:
 
 def stat(path: os.PathLike | str, follow: bool = True) -> os.stat_result:
     """`os.stat` of `path` (anchored; `follow`: an admitted link's target, else the link itself)."""
-    if anchor_of(path) is None:
+    anchor = anchor_of(path)
+    if anchor is None or os.path.abspath(path) == anchor:     # the person's own path, or a root they named
         return os.stat(path, follow_symlinks=follow)
     w = _walk(path, follow=follow)
     try:
