@@ -25,7 +25,12 @@ from .walk import anchor_of, register, set_policy
 from .files import (exists, folder_fd, glob, is_dir, is_file, is_link, listdir, makedirs, open, open_fd, proc_path,
                     read_bytes, read_text, rename, rglob, rmdir, rmtree, stat, unlink)
 from .write import append, atomic_file, atomic_proc_path, atomic_write, lock, locked_append, open_locked, temp_name
-from .sqlite import sqlite_connect
+
+
+def sqlite_connect(path, create: bool = False, **kwargs):
+    """An sqlite3 connection to `path` through its anchored folder (engine.util.fs.sqlite; loaded on use)."""
+    from .sqlite import sqlite_connect as connect
+    return connect(path, create=create, **kwargs)
 
 __all__ = ["register", "set_policy", "anchor_of", "open", "open_fd", "read_bytes", "read_text", "proc_path", "stat", "exists",
            "is_file", "is_dir", "is_link", "folder_fd", "makedirs", "listdir", "glob", "rglob", "unlink", "rmdir", "rmtree",

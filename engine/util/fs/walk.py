@@ -39,8 +39,9 @@ def _person_roots() -> tuple[str, ...]:
     except OSError:
         stamp = None
     key = (os.environ.get(confine.PERSON_ENV, ""), str(cfg), stamp)
-    if _PERSON[0] != key:
-        _PERSON = (key, tuple(str(p) for p in confine.person_roots()))
+    if _PERSON[0] != key:               # no grant named and no config file: nothing to read (no yaml import)
+        grants = confine.person_roots() if key[0] or stamp is not None else []
+        _PERSON = (key, tuple(str(p) for p in grants))
     return _PERSON[1]
 
 
