@@ -59,7 +59,16 @@ def _fingerprint(paths: list[Path]) -> tuple:
 def _visible_files(folder: Path) -> list[Path]:
     if not fs.is_dir(folder):
         return []
-    return [p for p in fs.glob(folder) if not p.name.startswith(".") and not fs.is_dir(p)]
+    return [p for p in fs.glob(folder) if not p.name.startswith(".") and not _is_folder(p)]
+
+
+def _is_folder(p: Path) -> bool:
+    """Whether `p` is a folder (a link refused by the anchored open: what its target is, by stat alone;
+    it is refused where it is read)."""
+    try:
+        return fs.is_dir(p)
+    except FormatError:
+        return os.path.isdir(p)
 
 
 def _base_suffix(p: Path) -> str:
