@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import inspect
+import stat
 from pathlib import Path
 from dataclasses import dataclass
 from typing import Callable, Iterable
@@ -16,6 +17,7 @@ from textual.worker import Worker
 from engine.errors import CranfieldError
 from engine.judging.checks import default_assessor
 from engine.util.names import shown
+from engine.util import fs
 
 from .export import write_exports
 from .model import CampaignModel
@@ -51,6 +53,14 @@ FILE_KINDS = ("runs", "pools", "judgments", "sources", "config", "answers", "nug
 imported judgments, judgment sources, campaign.yaml, answer runs, the nugget and assignment stores."""
 
 
+def _stat_or_none(p: Path):
+    """The stat of `p` through the anchored open (None: gone, or a link refused)."""
+    try:
+        return fs.stat(p)
+    except (OSError, CranfieldError):
+        return None
+
+
 POLL_SECONDS = 0.5
 """How often the app compares the campaign's files with what its screens last saw (`check_files`): a
 judgment another assessor records (the CLI, another terminal, a browser) shows within this."""
@@ -74,8 +84,9 @@ def file_signature(root: Path) -> dict[str, tuple]:
     Leases are left out (they change whenever an assessor moves to the next document)."""
     def listing(folder: Path, pattern: str = "*") -> tuple:
         try:
-            return tuple(sorted((p.name, st.st_size, st.st_mtime_ns) for p in folder.glob(pattern)
-                                if p.is_file() and p.name != "leases.jsonl" for st in (p.stat(),)))
+            return tuple(sorted((p.name, st.st_size, st.st_mtime_ns) for p in fs.glob(folder, pattern)
+                                if p.name != "leases.jsonl" for st in (_stat_or_none(p),)
+                                if st is not None and stat.S_ISREG(st.st_mode)))
         except OSError:
             return ()
     root = Path(root)

@@ -8,6 +8,7 @@ from pathlib import Path
 import pandas as pd
 
 from engine.errors import CranfieldError, Warnings
+from engine.util import fs
 
 
 def is_campaign(path: Path) -> bool:
@@ -18,9 +19,9 @@ def is_campaign(path: Path) -> bool:
 def find_campaigns(folder: Path) -> list[Path]:
     """Campaign directories directly inside `folder` (sorted by name)."""
     folder = Path(folder)
-    if not folder.is_dir():
+    if not fs.is_dir(folder):
         return []
-    return sorted(p for p in folder.iterdir() if p.is_dir() and is_campaign(p))
+    return [p for p in fs.glob(folder) if fs.is_dir(p) and is_campaign(p)]
 
 
 @dataclass

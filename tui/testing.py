@@ -78,12 +78,13 @@ def exported(folder, stem: str, suffix: str) -> list:
 def deepen_demo_pool(campaign, depth: int = 60):
     """Set the demo copy's campaign.yaml pool depth (50, all judged) to `depth`: documents left to judge."""
     from pathlib import Path
+    from engine.util import fs
     cfg = Path(campaign) / "campaign.yaml"
-    text = cfg.read_text()
+    text = fs.read_text(cfg)
     old = "\npool:\n  strategy: depth\n  depth: 50\n"
     if old not in text:
         raise ValueError(f"{cfg}: no depth-50 pool section to deepen")
-    cfg.write_text(text.replace(old, f"\npool:\n  strategy: depth\n  depth: {depth}\n"))
+    fs.atomic_write(cfg, text.replace(old, f"\npool:\n  strategy: depth\n  depth: {depth}\n"))
 
 
 def run_async(fn):
@@ -228,13 +229,14 @@ def storm_campaign(kind: str, dst):
                        capture_output=True)
         return dst
     camp = private_copy(demo, dst, skip=("pools", "log.jsonl*") + (("judgments", "truth") if kind == "unjudged" else ()))
+    from engine.util import fs
     if kind == "unjudged":
-        (camp / "judgments").mkdir()
+        fs.makedirs(camp / "judgments")
     if kind == "malformed":
-        f = sorted((camp / "runs").iterdir())[0]
-        lines = f.read_text().splitlines()
+        f = fs.glob(camp / "runs")[0]
+        lines = fs.read_text(f).splitlines()
         lines[4] = "401 Q0 broken-line"
-        f.write_text("\n".join(lines) + "\n")
+        fs.atomic_write(f, "\n".join(lines) + "\n")
     return camp
 
 

@@ -111,9 +111,10 @@ def memory_message(exc: MemoryError, argv: list[str]) -> str:
     """One line for a command that ran out of memory: what it was doing (the command and its inputs),
     about how much it asked for and was allowed, and what to do instead."""
     import re
+    from engine.util import fs
     files = [a for a in argv[1:] if not a.startswith("-") and os.path.exists(a)]
     total = sum(os.path.getsize(f) if os.path.isfile(f) else      # a campaign: its runs
-                sum(q.stat().st_size for q in Path(f, "runs").glob("*") if q.is_file()) for f in files)
+                sum(fs.stat(q).st_size for q in fs.glob(Path(f, "runs")) if fs.is_file(q)) for f in files)
     doing = f"cranfield {argv[0]}" + (f" on {', '.join(files[:3])}" + (" ..." if len(files) > 3 else "")
                                       + f" ({_size(total)} of input)" if files else "")
     asked = getattr(exc, "_total_size", None)             # numpy's _ArrayMemoryError

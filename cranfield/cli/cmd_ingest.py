@@ -18,7 +18,7 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    import shutil
+    from engine.util import fs
 
     from engine.campaign.campaign import load_campaign
     from engine.errors import Warnings
@@ -27,7 +27,10 @@ def run(args) -> int:
     w = Warnings()
     camp = load_campaign(args.campaign, warnings=w)
     if args.rebuild:
-        shutil.rmtree(store_dir(camp.root), ignore_errors=True)
+        try:
+            fs.rmtree(store_dir(camp.root))
+        except OSError:
+            pass
     files = camp.run_files()
     st = RunStore(camp.root)
     t0 = time.perf_counter()
@@ -38,7 +41,7 @@ def run(args) -> int:
                       if bar else None)
     for p in w:
         print(f"warning: {p}", file=sys.stderr)
-    size = sum(p.stat().st_size for p in store_dir(camp.root).rglob("*.parquet"))
+    size = sum(fs.stat(p).st_size for p in fs.rglob(store_dir(camp.root), "*.parquet"))
     print(f"store {store_dir(camp.root)}: {len(st.runs)} runs, {rep.rows:,} rows, {size / 1e6:.1f} MB; "
           f"{len(rep.ingested)} file(s) ingested, {len(rep.reused)} unchanged, {len(rep.removed)} removed "
           f"in {time.perf_counter() - t0:.2f} s")

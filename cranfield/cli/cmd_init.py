@@ -31,30 +31,25 @@ def init_campaign(directory, name: str | None = None) -> Path:
         from engine.util.names import check_name
         check_name(name, "campaign name")       # the one rule of names shown on terminals and pages
     title = name or root.resolve().name or "My campaign"
-    root.mkdir(parents=True, exist_ok=True)
+    from engine.util import fs
+    from engine.util.confine import campaign_roots
+    fs.makedirs(root)
+    campaign_roots(root)                           # anchored from here on
     for f in FOLDERS:
-        (root / f).mkdir(exist_ok=True)
+        fs.makedirs(root / f)
     gi = root / ".gitignore"
-    if not gi.exists():
-        gi.write_text(".cranfield-cache/\n")
-    import os
+    if not fs.exists(gi):
+        fs.atomic_write(gi, ".cranfield-cache/\n")
 
     from engine.campaign.template import campaign_template
     from engine.util.atomic import campaign_lock
     with campaign_lock(root):
-        tmp = root / f".campaign.yaml.tmp{os.getpid()}"
         try:
-            with open(tmp, "w", encoding="utf-8") as fh:
-                fh.write(campaign_template(title))
-                fh.flush()
-                os.fsync(fh.fileno())
-            try:
-                os.link(tmp, cfg)                  # never clobbers a campaign.yaml created meanwhile
-            except FileExistsError:
-                raise CranfieldError(f"{cfg} already exists; refusing to overwrite it "
-                                     f"(edit it, or choose a new directory)") from None
-        finally:
-            tmp.unlink(missing_ok=True)
+            with fs.atomic_file(cfg, "w", encoding="utf-8", exclusive=True) as fh:   # never clobbers one
+                fh.write(campaign_template(title))                                   # created meanwhile
+        except FileExistsError:
+            raise CranfieldError(f"{cfg} already exists; refusing to overwrite it "
+                                 f"(edit it, or choose a new directory)") from None
     return cfg
 
 

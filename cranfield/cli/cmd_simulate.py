@@ -1,7 +1,6 @@
 """`cranfield simulate`: write a simulated campaign with complete ground truth."""
 from __future__ import annotations
 
-import shutil
 import time
 from pathlib import Path
 
@@ -103,7 +102,8 @@ def run(args) -> int:
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         raise CranfieldError(f"{out}: exists and is not a directory; choose another --out")
-    if out.is_dir() and any(out.iterdir()):
+    from engine.util import fs
+    if out.is_dir() and fs.listdir(out):
         if not args.force:
             raise CranfieldError(f"{out}: directory is not empty; choose another --out or add --force "
                                  f"to replace its contents")
@@ -253,13 +253,14 @@ def _model_judge(args, sim, out: Path, grades: list[int], pool_depth) -> None:
 
 def _clear(out: Path) -> None:
     """Replace what a simulated campaign consists of; leave other files (e.g. a README) alone."""
-    if out.is_dir():
+    from engine.util import fs
+    if fs.is_dir(out):
         for name in _WRITTEN:
             p = out / name
-            if p.is_dir():
-                shutil.rmtree(p)
-            elif p.exists():
-                p.unlink()
+            if fs.is_dir(p) and not fs.is_link(p):
+                fs.rmtree(p)
+            elif fs.exists(p) or fs.is_link(p):
+                fs.unlink(p)
 
 
 def _run_rag(args, out: Path) -> int:

@@ -41,8 +41,11 @@ def _add_out(p) -> None:
 def read_csv_matrix(path: str):
     """Topics x systems matrix from a CSV (first column kept as topic ids when it is not numeric)."""
     import pandas as pd
+
+    from engine.util import fs
     try:
-        df = pd.read_csv(path)
+        with fs.open(path, "rb") as fh:
+            df = pd.read_csv(fh)
     except FileNotFoundError:
         raise CranfieldError(f"{path}: no such file") from None
     except Exception as exc:  # pandas parser errors

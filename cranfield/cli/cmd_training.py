@@ -167,7 +167,9 @@ def run_select(args) -> int:
             sel = select(m, runs, qrels, pct, depth=args.depth, seed=args.seed, features=feats)
             rows.append({"method": m, "percent": pct, **characterize(sel, feats, pool_qrels, seed=args.seed)})
             if args.write_selection and len(methods) == 1 and len(pcts) == 1:
-                sel.to_csv(args.write_selection, sep="\t", index=False)
+                from engine.util import fs
+                with fs.atomic_file(args.write_selection, "w", encoding="utf-8", newline="") as fh:
+                    sel.to_csv(fh, sep="\t", index=False)
     df = pd.DataFrame(rows)
     _emit(df, args)
     if out:
@@ -213,7 +215,9 @@ def _family_meta(args, runs):
     from engine.errors import CranfieldError
     if args.meta:
         try:
-            return pd.read_csv(args.meta, sep="\t", dtype={"run": str})
+            from engine.util import fs
+            with fs.open(args.meta, "rb") as fh:
+                return pd.read_csv(fh, sep="\t", dtype={"run": str})
         except (OSError, ValueError) as exc:
             raise CranfieldError(f"{args.meta}: cannot read run metadata ({exc}); give a TSV with a run column "
                                  "and one column per parameter") from None

@@ -134,8 +134,6 @@ def run_sources(args) -> int:
 
 
 def run_auto(args) -> int:
-    from pathlib import Path
-
     from engine.judging.auto import (DEFAULT_PROMPT, JudgeSettings, check_settings, plan, pooled_pairs, prompt_version_of,
         run_auto_judge)
     from engine.campaign.campaign import load_campaign
@@ -143,7 +141,8 @@ def run_auto(args) -> int:
     camp = load_campaign(args.campaign, warnings=w)
     if args.prompt:
         try:
-            text = Path(args.prompt).read_text(encoding="utf-8")
+            from engine.util import fs
+            text = fs.read_text(args.prompt, encoding="utf-8")
         except OSError as exc:
             raise CranfieldError(f"{args.prompt}: cannot read the prompt file ({exc.strerror})") from None
         if "{passage}" not in text:

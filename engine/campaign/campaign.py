@@ -20,6 +20,7 @@ from ..formats.detect import read_judgments
 from ..formats.qrels import read_qrels
 from ..formats.runs import read_runs, warn_unknown_topics
 from ..util.confine import CAMPAIGN_PATHS, real_paths
+from ..util import fs
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -57,9 +58,18 @@ def _fingerprint(paths: list[Path]) -> tuple:
 
 
 def _visible_files(folder: Path) -> list[Path]:
-    if not folder.is_dir():
+    if not fs.is_dir(folder):
         return []
-    return sorted(p for p in folder.iterdir() if not p.is_dir() and not p.name.startswith("."))
+    return [p for p in fs.glob(folder) if not p.name.startswith(".") and not _is_folder(p)]
+
+
+def _is_folder(p: Path) -> bool:
+    """Whether `p` is a folder (a link refused by the anchored open: what its target is, by stat alone;
+    it is refused where it is read)."""
+    try:
+        return fs.is_dir(p)
+    except FormatError:
+        return os.path.isdir(p)
 
 
 def _base_suffix(p: Path) -> str:

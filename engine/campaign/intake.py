@@ -22,6 +22,7 @@ import yaml
 from ..errors import CranfieldError, FormatError, Problem
 from ..util.atomic import atomic_path, atomic_write, campaign_lock
 from ..util.names import natural_sorted
+from ..util import fs
 
 _TAG_OK = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
 
@@ -78,11 +79,11 @@ def _doclist(camp, cfg: dict) -> set[str] | None:
     if not f:
         return None
     p = camp.root / str(f)
-    if not p.is_file():
+    if not fs.is_file(p):
         raise CranfieldError(f"{camp.config_path}: submission.doclist: {f} does not exist")
     from ..formats.safeload import json_line
     ids = set()
-    for i, ln in enumerate(p.read_text(encoding="utf-8").splitlines(), start=1):
+    for i, ln in enumerate(fs.read_text(p, encoding="utf-8").splitlines(), start=1):
         ln = ln.strip()
         if not ln or ln.startswith("#"):
             continue
@@ -112,7 +113,7 @@ def check_run(path, camp, *, group: str | None = None, taken: set[str] | None = 
     """Check one run file against the campaign; nothing is written."""
     cfg = submission_config(camp)
     spath = str(path)
-    data = Path(path).read_bytes()
+    data = fs.read_bytes(path)
     sub = Submission(spath, None, checksum=hashlib.sha256(data).hexdigest())
     err = sub.problems.append
     try:
@@ -296,7 +297,7 @@ def _submit_locked(camp, paths: list, *, group, manual, priority, override_deadl
     if dry_run:
         return results
     cfg_path = camp.path("config")
-    text = cfg_path.read_text(encoding="utf-8")
+    text = fs.read_text(cfg_path, encoding="utf-8")
     stamp = now.astimezone(timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
     for s in results:
         entry = {"group": group or s.tag, "type": "manual" if manual else "automatic", "pooled": bool(pooled),
@@ -305,19 +306,20 @@ def _submit_locked(camp, paths: list, *, group, manual, priority, override_deadl
             entry["priority"] = int(priority)
         text = _add_run_entry(text, s.tag, entry)
     # validate the new configuration before anything is written
-    camp.path("runs").mkdir(exist_ok=True)
+    fs.makedirs(camp.path("runs"))
     written = []
     try:
         with atomic_path(cfg_path) as tmp_cfg:       # validated, fsynced, then renamed over campaign.yaml
-            tmp_cfg.write_text(text, encoding="utf-8")
+            with fs.open(tmp_cfg, "w", encoding="utf-8") as fh:     # the temporary file itself
+                fh.write(text)
             read_config(tmp_cfg)
             for s in results:                        # the run files first, each durable
                 dest = camp.path("runs", f"{s.tag}.txt")
-                atomic_write(dest, Path(s.path).read_bytes())
+                atomic_write(dest, fs.read_bytes(s.path))
                 written.append(dest)
     except BaseException:
         for d in written:
-            d.unlink(missing_ok=True)
+            fs.unlink(d)
         raise
     return results
 

@@ -14,6 +14,7 @@ import pandas as pd
 
 from ..errors import CranfieldError
 from ..util.names import natural_key
+from ..util import fs
 
 RECALL_LEVELS = [f"{x / 10:.2f}" for x in range(11)]
 IPREC = [f"iprec_at_recall_{r}" for r in RECALL_LEVELS]
@@ -52,7 +53,7 @@ def run_header(path: Path, limit: int = 50) -> list[str]:
     """The leading '#' comment (ir_metadata) lines of a run file, as submitted."""
     out: list[str] = []
     try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
+        with fs.open(path, encoding="utf-8", errors="replace") as fh:
             for ln in fh:
                 if not ln.strip():
                     continue
@@ -301,7 +302,7 @@ def write_reports(camp, out: str | Path, runs: list[str] | None = None, measures
     from ..util.atomic import atomic_write
     from ..util.names import shown
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+    fs.makedirs(out)
     reps = build_reports(camp, runs, measures, against)
     name = camp.name() if callable(getattr(camp, "name", None)) else str(getattr(camp, "name", ""))
     paths = []

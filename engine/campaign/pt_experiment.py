@@ -25,6 +25,7 @@ import pandas as pd
 from ..errors import CranfieldError
 from .multitest import method_name, multipletests
 from .tables import Comparison, _letters, _runs_frame, test_p
+from ..util import fs
 
 NO_OVERLAP = ("There is no overlap between the qids found in the topics and qrels. If this is intentional, set "
               "filter_by_topics=False and filter_by_qrels=False.")
@@ -314,7 +315,8 @@ def _save(res: ExperimentResult, save_dir) -> None:
     for name, new in (("aggregated.csv", res.experiment()), ("perquery.csv", res.perquery())):
         path = d / name
         if path.exists():
-            old = pd.read_csv(path, dtype={"qid": str} if name == "perquery.csv" else None)
+            with fs.open(path, "rb") as fh:
+                old = pd.read_csv(fh, dtype={"qid": str} if name == "perquery.csv" else None)
             old = old[~old["name"].isin(set(res.runs))]
             if len(old):
                 new = pd.concat([new, old], ignore_index=True)

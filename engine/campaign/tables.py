@@ -267,8 +267,9 @@ class Comparison:
         from pathlib import Path
 
         from ..formats.files import write_text
+        from ..util import fs
         folder = Path(folder)
-        folder.mkdir(parents=True, exist_ok=True)
+        fs.makedirs(folder)
         paths = []
         for ext, fmt in (("md", "markdown"), ("csv", "csv"), ("tex", "latex")):
             p = folder / f"{stem}.{ext}"

@@ -19,6 +19,7 @@ import pandas as pd
 
 from ..errors import CranfieldError, FormatError, Problem, Warnings
 from ..documents.text import Background
+from ..util import fs
 
 CLASSIFIERS = ("kld", "svm")
 SOURCE_DIR = Path("judgments") / "sources"   # engine confine CAMPAIGN_PATHS["sources"]
@@ -172,7 +173,8 @@ def read_predictions(root, name: str) -> pd.DataFrame:
     if not pp.is_file():
         raise CranfieldError(f"{pp}: no probabilities for source {name} (run cranfield judgments predict again)")
     try:
-        pr = pd.read_csv(pp, sep="\t", dtype={"topic": str, "doc": str}, usecols=["topic", "doc", "prob"])
+        with fs.open(pp, "rb") as fh:
+            pr = pd.read_csv(fh, sep="\t", dtype={"topic": str, "doc": str}, usecols=["topic", "doc", "prob"])
     except (ValueError, pd.errors.ParserError) as exc:
         raise FormatError(Problem(str(pp), None, f"unreadable ({exc})"),
                           hint="run cranfield judgments predict again") from None

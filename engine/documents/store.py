@@ -24,6 +24,7 @@ from pathlib import Path
 
 from ..errors import CranfieldError, FormatError, Problem
 from ..formats.safeload import loads_json
+from ..util import fs
 
 STORE_NAME = "docs.sqlite"
 LEGACY_JSONL = "docs.jsonl"
@@ -56,9 +57,10 @@ def _open_lines(path: Path) -> Iterator[tuple[int, str]]:
     from ..formats.files import max_read, regular_file
     regular_file(path, whole=False)
     limit, _ = max_read()
-    with open(path, "rb") as probe:
-        magic = probe.read(2)
-    raw = gzip.open(path, "rb") if magic == b"\x1f\x8b" else open(path, "rb")
+    base = fs.open(path, "rb")
+    magic = base.read(2)
+    base.seek(0)
+    raw = gzip.open(base, "rb") if magic == b"\x1f\x8b" else base
     try:
         with io.TextIOWrapper(raw, encoding="utf-8", errors="strict", newline=None) as fh:
             n = 0
@@ -78,6 +80,7 @@ def _open_lines(path: Path) -> Iterator[tuple[int, str]]:
                                   hint="compress the file again, or import the uncompressed file") from None
     finally:
         raw.close()
+        base.close()
 
 
 _TAG = re.compile(r"<[^>]{0,200}>")
@@ -222,12 +225,10 @@ class DocStore:
     def open(cls, path, *, create: bool = False) -> "DocStore":
         """The store at `path` (an SQLite file); `create` makes an empty one when it does not exist."""
         p = Path(path)
-        if not p.exists() and not create:
+        if not fs.exists(p) and not create:
             raise CranfieldError(f"{p}: no document store (cranfield docs import CAMPAIGN FILE... makes one)")
-        if create:
-            p.parent.mkdir(parents=True, exist_ok=True)
         try:
-            conn = sqlite3.connect(str(p), timeout=30.0, isolation_level=None, check_same_thread=False)
+            conn = fs.sqlite_connect(p, create=create, timeout=30.0, isolation_level=None, check_same_thread=False)
             conn.executescript(_SCHEMA)
             conn.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
         except sqlite3.DatabaseError as exc:

@@ -36,6 +36,7 @@ import numpy as np
 
 from ..util.lazy import lazy_module
 from ..errors import CranfieldError, Warnings
+from ..util import fs
 
 pd = lazy_module("pandas")      # dict inputs never import it
 pa = lazy_module("pyarrow")
@@ -137,7 +138,7 @@ def _spool(stream) -> Path:
     atexit.register(shutil.rmtree, folder, True)
     name = Path(str(getattr(stream, "name", "") or "")).name
     path = folder / (name if name and not name.startswith("<") else "stream")
-    path.write_bytes(data)
+    fs.atomic_write(path, data)
     return path
 
 

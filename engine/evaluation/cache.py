@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 import pandas as pd
+from ..util import fs
 
 CACHE_DIR = ".cranfield-cache"
 KEEP = 16
@@ -43,7 +44,7 @@ def _code_fingerprint() -> list:
     """Version and fingerprints of every module that computes values (measures, estimators, the
     ranking kernel, readers and the evaluation paths)."""
     from ..version import __version__
-    mods = ([p for pkg in _VALUE_PACKAGES for p in sorted((_ENGINE / pkg).glob("*.py"))]
+    mods = ([p for pkg in _VALUE_PACKAGES for p in fs.glob(_ENGINE / pkg, "*.py")]
             + [_ENGINE / n for n in _VALUE_MODULES])
     return [__version__, fingerprint(mods)]
 
@@ -67,17 +68,17 @@ def load_or_compute(root: os.PathLike | str, key: str, compute: Callable[[], pd.
     """The cached table for `key`, or `compute()` stored under it."""
     d = cache_dir(root)
     path = d / f"{prefix}-{key}.parquet"
-    if path.is_file():
+    if fs.is_file(path):
         try:
             return _read(path)
         except Exception:
             pass  # unreadable entry: recompute and overwrite
     df = compute()
     try:
-        d.mkdir(exist_ok=True)
+        fs.makedirs(d)
         gi = d / ".gitignore"
-        if not gi.exists():
-            gi.write_text("*\n")
+        if not fs.exists(gi):
+            fs.atomic_write(gi, b"*\n")
         _write(path, df)
         _prune(d, prefix)
     except OSError:
@@ -93,15 +94,15 @@ def _write(path: Path, df: pd.DataFrame) -> None:
     meta = dict(table.schema.metadata or {})
     meta[b"cranfield.attrs"] = json.dumps(df.attrs, default=str).encode("utf-8")
     table = table.replace_schema_metadata(meta)
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    pq.write_table(table, tmp)
-    os.replace(tmp, path)
+    with fs.atomic_proc_path(path) as tmp:
+        pq.write_table(table, tmp)
 
 
 def _read(path: Path) -> pd.DataFrame:
     import pyarrow.parquet as pq
 
-    table = pq.read_table(path)
+    with fs.proc_path(path) as name:
+        table = pq.read_table(name)
     df = table.to_pandas()
     raw = (table.schema.metadata or {}).get(b"cranfield.attrs")
     df.attrs = json.loads(raw) if raw else {}
@@ -109,10 +110,10 @@ def _read(path: Path) -> pd.DataFrame:
 
 
 def _prune(d: Path, prefix: str, keep: int = KEEP) -> None:
-    entries = sorted(d.glob(f"{prefix}-*.parquet"), key=lambda p: p.stat().st_mtime_ns, reverse=True)
+    entries = sorted(fs.glob(d, f"{prefix}-*.parquet"), key=lambda p: fs.stat(p).st_mtime_ns, reverse=True)
     for p in entries[keep:]:
         try:
-            p.unlink()
+            fs.unlink(p)
         except OSError:
             pass
 
@@ -120,8 +121,8 @@ def _prune(d: Path, prefix: str, keep: int = KEEP) -> None:
 def clear(root: os.PathLike | str) -> int:
     """Delete every cache entry of a campaign; returns how many were removed."""
     n = 0
-    for p in cache_dir(root).glob("*.parquet"):
-        p.unlink()
+    for p in fs.glob(cache_dir(root), "*.parquet"):
+        fs.unlink(p)
         n += 1
     return n
 

@@ -28,6 +28,7 @@ from ..ranking.ranked import EvalOptions
 PLAIN_MAX_BYTES = 8_000_000
 """Input bytes (uncompressed, all files) up to which the plain path serves: small evaluations, where the
 import of pandas would cost more than the work."""
+from ..util import fs
 
 
 def trec_eval_lines_plain(qrels_path, run_paths: list, measures=None, options: EvalOptions | None = None,
@@ -300,8 +301,9 @@ def _part_rows(run: PartRun, tindex: dict):
     from ..util.arrowbuf import arrow_numpy
 
     try:
-        pf = pq.ParquetFile(run.part, read_dictionary=["topic"], page_checksum_verification=True)
-        tab = pf.read(columns=["topic", "doc", "score"], use_threads=False)
+        with fs.proc_path(run.part) as name:
+            pf = pq.ParquetFile(name, read_dictionary=["topic"], page_checksum_verification=True)
+            tab = pf.read(columns=["topic", "doc", "score"], use_threads=False)
     except (OSError, pa.ArrowException, ValueError):
         return None
     codes, topics = [], set()

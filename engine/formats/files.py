@@ -12,6 +12,7 @@ import numpy as np
 from ..util.lazy import LazyPattern, lazy_module
 from ..errors import FormatError, Problem
 from .grammar import all_finite, find_nul, parse_float, parse_int, strict_int_column
+from ..util import fs
 
 pd = lazy_module("pandas")      # the plain readers (small clean files) never import it
 
@@ -66,7 +67,7 @@ def regular_file(path: PathLike, whole: bool = True) -> os.stat_result:
     /dev/zero never ends)."""
     import stat as st_
     try:
-        st = os.stat(path)
+        st = fs.stat(path)
     except FileNotFoundError:
         raise FormatError(Problem(str(path), None, "file not found"),
                           hint="check the path; runs and judgments may be plain text or .gz") from None
@@ -117,7 +118,7 @@ def read_bytes(path: PathLike, raw: bytes | None = None) -> bytes:
     try:
         if raw is None:
             regular_file(p)
-        data = p.read_bytes() if raw is None else raw
+        data = fs.read_bytes(p) if raw is None else raw
     except FileNotFoundError:
         raise FormatError(Problem(str(path), None, "file not found"),
                           hint="check the path; runs and judgments may be plain text or .gz") from None
@@ -152,11 +153,12 @@ def read_head(path: PathLike, n: int = 4096) -> bytes | None:
     except FormatError:
         return None
     try:
-        with open(path, "rb") as fh:
+        with fs.open(path, "rb") as fh:
             data = fh.read(n)
-        if data[:2] == b"\x1f\x8b":
-            with gzip.open(path, "rb") as fh:
-                data = fh.read(n)
+            if data[:2] == b"\x1f\x8b":
+                fh.seek(0)
+                with gzip.open(fh, "rb") as gz:
+                    data = gz.read(n)
     except (OSError, EOFError, zlib.error):     # zlib.error is not an OSError
         return None
     return data

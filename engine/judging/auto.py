@@ -29,6 +29,7 @@ from ..util import prompts
 from ..util.parallel import in_parallel
 from ..util.modelclient import (DEFAULT_DEADLINE, DEFAULT_MAX_BYTES, DEFAULT_MAX_FAILURES, ModelClient,
     check_client, tally)
+from ..util import fs
 
 # The default prompt (UMBRELA, grades 0-3, `##final score: N`) lives with the other prompts.
 DEFAULT_PROMPT_VERSION = prompts.RELEVANCE_VERSION
@@ -154,8 +155,8 @@ def read_docs(root) -> dict[str, dict]:
     from ..formats.safeload import json_line
     p = campaign_path(root, "docs", "docs.jsonl")
     out: dict[str, dict] = {}
-    if p.is_file():
-        for ln, line in enumerate(p.read_text(encoding="utf-8").splitlines(), start=1):
+    if fs.is_file(p):
+        for ln, line in enumerate(fs.read_text(p, encoding="utf-8").splitlines(), start=1):
             if line.strip():
                 try:
                     rec = json_line(line, p, ln)
@@ -201,8 +202,8 @@ def read_cache_lines(path: Path) -> list[dict]:
     a cached reply that is lost is asked again."""
     from ..formats.safeload import json_line
     out = []
-    if path.is_file():
-        for ln, line in enumerate(path.read_bytes().split(b"\n"), start=1):
+    if fs.is_file(path):
+        for ln, line in enumerate(fs.read_bytes(path).split(b"\n"), start=1):
             if line.strip():
                 try:
                     rec = json_line(line, path, ln)

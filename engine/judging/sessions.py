@@ -30,6 +30,7 @@ import pandas as pd
 
 from ..campaign.config import section_defaults
 from ..errors import CranfieldError
+from ..util import fs
 
 LEASES_NAME = "leases.jsonl"          # engine.util.confine CAMPAIGN_PATHS["leases"]
 DEFAULT_LEASE_SECONDS = float(section_defaults("judging")["lease_seconds"])
@@ -64,7 +65,7 @@ def guidelines_text(root, config: dict) -> str | None:
         return None
     p = Path(root) / str(g)
     try:
-        return p.read_text(encoding="utf-8")
+        return fs.read_text(p, encoding="utf-8")
     except OSError as exc:
         raise CranfieldError(f"judging.guidelines: {p} cannot be read ({exc.strerror}); fix the path "
                              f"(relative to the campaign directory)") from None
@@ -87,11 +88,11 @@ def pool_double_fraction(root, name: str | None) -> float | None:
     """The double-judging share the pool builder gave pool `name` (`cranfield pool --double`), else None."""
     from engine.util.confine import campaign_path
     p = campaign_path(root, "pool_log")
-    if not name or not p.is_file():
+    if not name or not fs.is_file(p):
         return None
     from ..formats.safeload import json_line
     frac = None
-    for i, ln in enumerate(p.read_text(encoding="utf-8").splitlines(), start=1):
+    for i, ln in enumerate(fs.read_text(p, encoding="utf-8").splitlines(), start=1):
         try:
             rec = json_line(ln, p, i)
         except ValueError:
@@ -193,9 +194,9 @@ def _read_lines(fd: int, path: Path | str | None = None) -> list[dict]:
 def read_leases(root) -> list[dict]:
     """Every record of the lease file (none when there is no file)."""
     p = leases_path(root)
-    if not p.is_file():
+    if not fs.is_file(p):
         return []
-    fd = os.open(p, os.O_RDONLY)
+    fd = fs.open_fd(p)
     try:
         return _read_lines(fd, p)
     finally:

@@ -29,6 +29,7 @@ from ..formats.safeload import type_name
 from ..errors import CranfieldError, FormatError, Warnings
 from ..formats.files import PathLike, check_text, read_bytes, str_series
 from ..formats.qrels import resolve_duplicate_judgments, rule_text
+from ..util import fs
 
 CONFLICT_RULES = ("last", "max", "majority")
 LOG_NAME = "log.jsonl"
@@ -40,23 +41,7 @@ def _open_locked(path: Path) -> int:
     """The log open for appending under an exclusive lock. After locking, the file locked must still be
     the one at `path`: a repair (or any writer) that swapped in a new log while this one waited would
     otherwise receive appends into the replaced file, lost. Then the new file is opened and locked."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    while True:
-        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            held = os.fstat(fd)
-            try:
-                now = os.stat(path)
-            except FileNotFoundError:
-                now = None
-        except BaseException:
-            os.close(fd)
-            raise
-        if now is not None and (now.st_dev, now.st_ino) == (held.st_dev, held.st_ino):
-            return fd
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        os.close(fd)
+    return fs.open_locked(path)             # anchored, folders made, the name re-checked under the lock
 
 
 def _cut_torn_tail(fd: int, path: Path, complete=None) -> None:
@@ -78,12 +63,7 @@ def _cut_torn_tail(fd: int, path: Path, complete=None) -> None:
     if (complete or _complete_entry)(fragment):   # a whole entry that only lacks its newline: keep it
         _write_all(fd, b"\n")
         return
-    tfd = os.open(str(path) + ".torn", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-    try:
-        _write_all(tfd, fragment + b"\n")
-        os.fsync(tfd)
-    finally:
-        os.close(tfd)
+    fs.append(str(path) + ".torn", fragment + b"\n")
     os.ftruncate(fd, cut)
 
 

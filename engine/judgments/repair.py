@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import CranfieldError
+from ..util import fs
 
 
 @dataclass
@@ -37,7 +38,7 @@ def plan_repair(path) -> RepairPlan:
     from .log import _check_log_entry
     from ..formats.safeload import loads_json
     p = Path(path)
-    data = p.read_bytes()
+    data = fs.read_bytes(p)
     plan = RepairPlan(p)
     raw = data.split(b"\n")
     if raw and raw[-1] == b"":
@@ -65,25 +66,20 @@ def plan_repair(path) -> RepairPlan:
 def apply_repair(plan: RepairPlan) -> None:
     """Write the repaired log atomically; rejected lines are appended (durably) to LOG.rejected first."""
     from ..util.atomic import atomic_write
-    from .log import _open_locked, _write_all
+    from .log import _open_locked
     import fcntl
     import os
     if not plan.changes:
         return
     fd = _open_locked(plan.path)                 # no writer appends while the log is rewritten
     try:
-        now = plan.path.read_bytes()
+        now = fs.read_bytes(plan.path)
         again = plan_repair(plan.path)
         if len(now) and (again.keep != plan.keep or again.moved != plan.moved):
             raise CranfieldError(f"{plan.path} changed while planning the repair; run the command again")
         if plan.moved:
             rej = Path(str(plan.path) + ".rejected")
-            rfd = os.open(rej, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-            try:
-                _write_all(rfd, b"".join(r + b"\n" for _, _, r in plan.moved))
-                os.fsync(rfd)
-            finally:
-                os.close(rfd)
+            fs.append(rej, b"".join(r + b"\n" for _, _, r in plan.moved))
         atomic_write(plan.path, b"".join(k + b"\n" for k in plan.keep))
     finally:
         fcntl.flock(fd, fcntl.LOCK_UN)

@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import CranfieldError
+from ..util import fs
 
 JUDGE_KINDS = ("lenient", "strict", "noisy")
 
@@ -109,10 +110,10 @@ def read_judge_matrix(root, name: str) -> np.ndarray | None:
     """The known confusion matrix of a simulated source, else None."""
     from .sources import sources_dir
     p = sources_dir(root) / f"{name}.meta.json"
-    if not p.is_file():
+    if not fs.is_file(p):
         return None
     from ..formats.safeload import json_line
-    m = json_line(p.read_text(), p, 1).get("confusion_matrix")
+    m = json_line(fs.read_text(p), p, 1).get("confusion_matrix")
     return None if m is None else np.asarray(m, float)
 
 

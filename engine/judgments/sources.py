@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import CranfieldError, FormatError, Problem, Warnings
+from ..util import fs
 
 SOURCES_DIR = Path("judgments") / "sources"
 HUMAN = "human"
@@ -140,19 +141,19 @@ def list_sources(camp) -> list[Source]:
         for a in sorted(set(judges["assessor"].astype(str)) - {""}):
             out.append(Source(f"assessor:{a}", "assessor", path=str(camp.log_path())))
     d = sources_dir(camp.root)
-    if d.is_dir():
+    if fs.is_dir(d):
         from engine.util.confine import confine
-        for p in sorted(d.iterdir()):
+        for p in fs.glob(d):
             if p.name.startswith("."):
                 continue
             confine(camp.root, p)
             if p.suffix == ".qrels":
                 meta = {}
                 mp = p.with_suffix(".meta.json")
-                if mp.is_file():
+                if fs.is_file(mp):
                     from ..formats.safeload import json_line
                     try:
-                        meta = json_line(mp.read_text(), mp, 1)
+                        meta = json_line(fs.read_text(mp), mp, 1)
                     except (OSError, ValueError):
                         meta = {}
                 out.append(Source(p.stem, str(meta.get("kind") or "imported"), str(meta.get("model") or ""),
@@ -171,7 +172,7 @@ def model_sources(camp) -> list[str]:
 def _auto_meta(p: Path) -> dict:
     from ..formats.safeload import json_line
     try:
-        with open(p, "rb") as fh:
+        with fs.open(p, "rb") as fh:
             first = fh.readline()
         rec = json_line(first, p, 1)
         return {k: str(rec.get(k) or "") for k in ("model", "prompt_version", "endpoint")}

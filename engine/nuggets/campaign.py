@@ -14,15 +14,16 @@ from ..util.names import natural_key, natural_sorted
 from .answers import Answer, answers_dir, read_answers
 from .scores import LABELS, MEASURES, citation_rows, run_scores, score_table, support_table
 from .store import current_nuggets, read_assignments, read_support
+from ..util import fs
 
 
 def answer_files(root) -> list[Path]:
     """answers/*.jsonl and *.jsonl.gz (hidden files skipped), each confined to the campaign."""
     d = answers_dir(root)
-    if not d.is_dir():
+    if not fs.is_dir(d):
         return []
     roots = allowed_roots(Path(root), {})[:1]     # the campaign directory only, as before person roots
-    files = sorted(p for p in d.iterdir() if not p.name.startswith(".")
+    files = sorted(p for p in fs.glob(d) if not p.name.startswith(".")
                    and (p.name.endswith(".jsonl") or p.name.endswith(".jsonl.gz")))
     for p in files:
         refuse_outside(p, roots, str(d), "answer run")

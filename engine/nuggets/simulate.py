@@ -25,6 +25,7 @@ from ..formats.files import write_text
 from ..util.prompts import read_blocks
 from .answers import Answer, Sentence
 from .scores import LABELS
+from ..util import fs
 
 _SYL = ("ka", "lo", "mi", "ne", "ru", "sa", "te", "vo", "zi", "pa", "do", "fe", "gu", "ri", "mo", "ta")
 
@@ -178,13 +179,20 @@ def write_rag_campaign(sim: RagSim, out, name: str | None = None, with_nuggets: 
 def read_truth(root) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """(true assignments, true support labels, run quality) from a simulated campaign's truth/."""
     d = Path(root) / "truth"
-    if not (d / "assignments.tsv").is_file():
+    if not fs.is_file(d / "assignments.tsv"):
         raise CranfieldError(f"{d}: no assignments.tsv; this is not a simulated RAG campaign "
                              f"(cranfield simulate --rag)")
-    rd = (lambda n: pd.read_csv(d / n, sep="\t", dtype=str, keep_default_na=False))
-    sup = rd("support.tsv")
+    sup = _read_tsv(d / "support.tsv")
     sup["sentence"] = sup["sentence"].astype(np.int64)
-    return rd("assignments.tsv"), sup, pd.read_csv(d / "runs.tsv", sep="\t")
+    with fs.open(d / "runs.tsv", "rb") as fh:
+        quality = pd.read_csv(fh, sep="\t")
+    return _read_tsv(d / "assignments.tsv"), sup, quality
+
+
+def _read_tsv(path) -> pd.DataFrame:
+    """A truth TSV as strings (through the anchored open)."""
+    with fs.open(path, "rb") as fh:
+        return pd.read_csv(fh, sep="\t", dtype=str, keep_default_na=False)
 
 
 # ---------------------------------------------------------------------------- the truth endpoint
@@ -201,7 +209,7 @@ class TruthEndpoint:
             from .campaign import campaign_answers
             root = Path(sim_or_root)
             truth, sup, _ = read_truth(root)
-            nug = pd.read_csv(root / "truth" / "nuggets.tsv", sep="\t", dtype=str, keep_default_na=False)
+            nug = _read_tsv(root / "truth" / "nuggets.tsv")
             answers = campaign_answers(root)
             from ..judging.auto import read_docs
             passages = {d: r.get("text", "") for d, r in read_docs(root).items()}

@@ -23,6 +23,7 @@ from ..formats.safeload import jsonl_objects, type_name
 from ..judgments.log import append_records, now_ts
 from ..judgments.sources import check_name
 from .scores import IMPORTANCE, LABELS
+from ..util import fs
 
 NUGGETS_DIR = "nuggets"
 PROVENANCE = ("person", "llm", "post-edited", "imported")
@@ -51,7 +52,7 @@ def support_path(root, source: str) -> Path:
 def list_sources(root, kind: str = "assign") -> list[str]:
     """The names of the assignment (or support) sources with a log."""
     d = _path(root, kind)
-    return sorted(p.stem for p in d.glob("*.jsonl")) if d.is_dir() else []
+    return sorted(p.stem for p in fs.glob(d, "*.jsonl")) if fs.is_dir(d) else []
 
 
 # ---------------------------------------------------------------------------- reading a store
@@ -140,9 +141,7 @@ def _check_support(obj: dict) -> str | None:
 def _id_lock(root):
     """The nugget store's lock (nuggets/.lock) while an id is chosen and recorded."""
     from ..util.atomic import exclusive_lock
-    p = _path(root, ".lock")
-    p.parent.mkdir(parents=True, exist_ok=True)
-    return exclusive_lock(p)
+    return exclusive_lock(_path(root, ".lock"))           # folders made by the anchored lock
 
 
 def nugget_log(root, warnings: Warnings | None = None) -> list[dict]:

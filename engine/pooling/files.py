@@ -3,7 +3,6 @@ commit point), recovered after a kill, listed and read back."""
 from __future__ import annotations
 
 import hashlib
-import os
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
@@ -13,6 +12,7 @@ import pandas as pd
 
 from ..errors import CranfieldError, FormatError, Problem
 from .build import POOL_COLUMNS, Pool
+from ..util import fs
 
 
 def pool_path(root, name: str) -> Path:
@@ -49,7 +49,7 @@ def write_pool(root, name: str, pool: Pool) -> Path:
                **pool.spec}
         from engine.util.confine import campaign_path
         _append_pool_record(campaign_path(root, "pool_log"), rec)
-        os.replace(pending, p)
+        fs.rename(pending, p)
     return p
 
 
@@ -64,23 +64,16 @@ def _append_pool_record(path: Path, rec: dict) -> None:
 @contextmanager
 def _pools_lock(root):
     """An exclusive lock on pools/ (fcntl on pools/.lock) for writing a pool or recovering one."""
-    import fcntl
     from engine.util.confine import campaign_path
-    pdir = campaign_path(root, "pools")
-    pdir.mkdir(parents=True, exist_ok=True)
-    fd = os.open(pdir / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+    with fs.lock(campaign_path(root, "pools") / ".lock"):
         yield
-    finally:
-        os.close(fd)
 
 
 def recover_pools(root) -> None:
     """Bring pools/ back to a state where every pool file has its log entry (see `write_pool`)."""
     from engine.util.confine import campaign_path
     pdir = campaign_path(root, "pools")
-    if not pdir.is_dir() or not any(pdir.glob("pool-*.tsv" + PENDING)):
+    if not fs.is_dir(pdir) or not fs.glob(pdir, "pool-*.tsv" + PENDING):
         return
     with _pools_lock(root):
         _recover(root)
@@ -91,7 +84,7 @@ def _recover(root) -> None:
     is renamed into place; any other is an orphan of a killed build and removed."""
     from engine.util.confine import campaign_path
     pdir = campaign_path(root, "pools")
-    pending = sorted(pdir.glob("pool-*.tsv" + PENDING))
+    pending = fs.glob(pdir, "pool-*.tsv" + PENDING)
     if not pending:
         return
     last: dict[str, str] = {}
@@ -100,10 +93,10 @@ def _recover(root) -> None:
             last[r["file"]] = r.get("sha256")
     for q in pending:
         final = q.with_name(q.name[: -len(PENDING)])
-        if last.get(str(final.relative_to(Path(root)))) == hashlib.sha256(q.read_bytes()).hexdigest():
-            os.replace(q, final)      # committed by its log entry: finish the rename
+        if last.get(str(final.relative_to(Path(root)))) == hashlib.sha256(fs.read_bytes(q)).hexdigest():
+            fs.rename(q, final)       # committed by its log entry: finish the rename
         else:
-            q.unlink()                # never committed: the pool was not built
+            fs.unlink(q)              # never committed: the pool was not built
 
 
 def list_pools(root) -> list[Path]:
@@ -111,7 +104,7 @@ def list_pools(root) -> list[Path]:
     so a build killed after its log entry counts and an uncommitted one does not."""
     recover_pools(root)
     from engine.util.confine import campaign_files
-    return sorted(campaign_files(root, "pools", "pool-*.tsv"), key=lambda p: (p.stat().st_mtime, p.name))
+    return sorted(campaign_files(root, "pools", "pool-*.tsv"), key=lambda p: (fs.stat(p).st_mtime, p.name))
 
 
 def read_pool(path) -> pd.DataFrame:
@@ -123,7 +116,8 @@ def read_pool(path) -> pd.DataFrame:
         confine(p.parent.parent, p)
         recover_pools(p.parent.parent)
     try:
-        df = pd.read_csv(p, sep="\t", dtype={"topic": str, "doc": str, "method": str}, keep_default_na=False)
+        with fs.open(p, "rb") as fh:
+            df = pd.read_csv(fh, sep="\t", dtype={"topic": str, "doc": str, "method": str}, keep_default_na=False)
     except FileNotFoundError:
         raise FormatError(Problem(str(p), None, "pool file not found"),
                           hint="build one with `cranfield pool CAMPAIGN --strategy ... --name NAME`") from None
@@ -148,10 +142,10 @@ def pool_log(root) -> list[dict]:
 
 
 def _read_log(p: Path) -> list[dict]:
-    if not p.exists():
+    if not fs.exists(p):
         return []
     out = []
-    for line in p.read_text(encoding="utf-8").splitlines():
+    for line in fs.read_text(p, encoding="utf-8").splitlines():
         try:
             from ..formats.safeload import loads_json
             out.append(loads_json(line, str(p)))

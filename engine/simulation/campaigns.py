@@ -31,6 +31,7 @@ import pandas as pd
 import yaml
 
 from ..errors import CranfieldError
+from ..util import fs
 
 SCORE_QUANTUM = 1_000_000  # scores are integers / 1e6
 
@@ -322,7 +323,7 @@ def write_campaign(sim: Simulation, out_dir, name: str | None = None, pool_depth
     from ..formats.files import write_text
 
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    fs.makedirs(out)
     p = sim.params
     name = name or f"Simulated campaign ({p['n_runs']} runs, {p['n_topics']} topics, seed {p['seed']})"
     # runs

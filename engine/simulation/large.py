@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import yaml
+from ..util import fs
 
 BLOCK_TOPICS = 100
 
@@ -43,8 +44,8 @@ def write_large_campaign(out_dir, n_topics: int = 10_000, n_runs: int = 25, dept
     import pyarrow.csv as pacsv
 
     out = Path(out_dir)
-    (out / "runs").mkdir(parents=True, exist_ok=True)
-    (out / "judgments").mkdir(parents=True, exist_ok=True)
+    fs.makedirs(out / "runs")
+    fs.makedirs(out / "judgments")
     cand = int(candidates or max(depth * 3, 50))
     judged = n_topics if judged is None else min(int(judged), n_topics)
     rng = np.random.default_rng(seed)
@@ -55,7 +56,8 @@ def write_large_campaign(out_dir, n_topics: int = 10_000, n_runs: int = 25, dept
     wopt = pacsv.WriteOptions(include_header=False, delimiter=" ", quoting_style="none")
     schema = pa.schema([("topic", pa.string()), ("q0", pa.string()), ("doc", pa.string()),
                         ("rank", pa.int32()), ("score", pa.string()), ("tag", pa.string())])
-    writers = [pacsv.CSVWriter(str(out / "runs" / f"{t}.txt"), schema, write_options=wopt) for t in tags]
+    files = [fs.open(out / "runs" / f"{t}.txt", "wb") for t in tags]
+    writers = [pacsv.CSVWriter(fh, schema, write_options=wopt) for fh in files]
     qrels_lines: list[str] = []
     n_docs = 0
     try:
@@ -110,10 +112,12 @@ def write_large_campaign(out_dir, n_topics: int = 10_000, n_runs: int = 25, dept
     finally:
         for w in writers:
             w.close()
-    (out / "judgments" / "qrels.txt").write_text("".join(qrels_lines))
+        for fh in files:
+            fh.close()
+    fs.atomic_write(out / "judgments" / "qrels.txt", "".join(qrels_lines))
     config = {"name": f"Large simulated campaign ({n_topics} topics, {n_runs} runs, depth {depth}, seed {seed})",
               "description": "Written by engine.simulation.large (benchmarks/scale.py).",
               "evaluation": {"depth": depth, "measures": ["map", "P.10", "ndcg_cut.10", "bpref"]},
               "runs": {t: {"group": t, "type": "automatic", "pooled": True, "file": f"runs/{t}.txt"} for t in tags}}
-    (out / "campaign.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    fs.atomic_write(out / "campaign.yaml", yaml.safe_dump(config, sort_keys=False))
     return out

@@ -25,6 +25,7 @@ import pandas as pd
 
 from ..errors import CranfieldError, FormatError, Problem
 from ..formats.files import PathLike, read_bytes, write_text
+from ..util import fs
 
 KEY_COLUMNS = ["topic", "doc", "grade"]
 _DOCID = re.compile(r"docid\s*=\s*(\S+)")
@@ -163,11 +164,12 @@ def write_letor(path: PathLike, df: pd.DataFrame, sparse: bool = False) -> Path:
 def read_features(path: PathLike) -> pd.DataFrame:
     """Read a feature table from LETOR text (.txt, .letor, .svm, .gz) or Parquet (.parquet)."""
     p = Path(path)
-    if not p.exists():
+    if not fs.exists(p):
         raise CranfieldError(f"{p}: no such feature file")
     if p.suffix == ".parquet":
         try:
-            df = pd.read_parquet(p)
+            with fs.open(p, "rb") as fh:
+                df = pd.read_parquet(fh)
         except Exception as exc:  # pyarrow raises several types for corrupt files
             raise FormatError(Problem(str(p), None, f"not a readable Parquet file ({exc})")) from None
         missing = [c for c in KEY_COLUMNS if c not in df.columns]
@@ -183,9 +185,9 @@ def read_features(path: PathLike) -> pd.DataFrame:
 def write_features(path: PathLike, df: pd.DataFrame) -> Path:
     """Write a feature table: Parquet when the name ends in .parquet, LETOR text otherwise."""
     p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
     if p.suffix == ".parquet":
-        df[KEY_COLUMNS + feature_columns(df)].to_parquet(p, index=False)
+        with fs.atomic_file(p) as fh:
+            df[KEY_COLUMNS + feature_columns(df)].to_parquet(fh, index=False)
         return p
     return write_letor(p, df)
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..errors import CranfieldError
+from ..util import fs
 
 RESULT_NAMES = ("select", "learn", "sensitivity")
 
@@ -22,8 +23,8 @@ def save_result(folder, name: str, df: pd.DataFrame) -> Path:
     if name not in RESULT_NAMES:
         raise CranfieldError(f"unknown training result {name!r}")
     p = Path(folder) / f"{name}.tsv"
-    p.parent.mkdir(parents=True, exist_ok=True)
-    df.to_csv(p, sep="\t", index=False)
+    with fs.atomic_file(p, "w", encoding="utf-8", newline="") as fh:
+        df.to_csv(fh, sep="\t", index=False)
     return p
 
 
@@ -32,9 +33,10 @@ def load_results(folder) -> dict[str, pd.DataFrame]:
     out = {}
     for n in RESULT_NAMES:
         p = Path(folder) / f"{n}.tsv"
-        if p.is_file():
+        if fs.is_file(p):
             try:
-                out[n] = pd.read_csv(p, sep="\t")
+                with fs.open(p, "rb") as fh:
+                    out[n] = pd.read_csv(fh, sep="\t")
             except (OSError, ValueError, pd.errors.ParserError) as exc:
                 raise CranfieldError(f"{p}: cannot read the saved training table ({exc}); rerun the command") from None
     return out

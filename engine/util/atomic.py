@@ -9,8 +9,6 @@ re-raise an OSError with the path they were writing (a bare ENOSPC from write() 
 from __future__ import annotations
 
 import errno
-import fcntl
-import hashlib
 import os
 from contextlib import contextmanager
 from pathlib import Path
@@ -64,72 +62,34 @@ def write_failure(exc: BaseException, path: os.PathLike | str) -> str | None:
     return f"{path}: cannot be written: {os.strerror(code)} ({_ADVICE[code]})"
 
 
-def _fsync_dir(d: Path) -> None:
-    try:
-        fd = os.open(d, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
 @contextmanager
 def atomic_path(path: os.PathLike | str) -> Iterator[Path]:
-    """Yield a temporary path beside `path`; on normal exit it is fsynced and renamed over `path`,
-    on any error it is removed. The writer writes (and closes) the temporary file itself."""
-    p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    name = p.name if len(p.name.encode("utf-8", "surrogateescape")) <= 200 else \
-        hashlib.sha256(p.name.encode("utf-8", "surrogateescape")).hexdigest()[:16]    # a long name: a short temp name
-    tmp = p.with_name(f".{name}.tmp{os.getpid()}")
-    try:
-        yield tmp
-        fd = os.open(tmp, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(tmp, p)
-    except BaseException:
-        try:
-            tmp.unlink()
-        except OSError:
-            pass
-        raise
-    _fsync_dir(p.parent)
+    """Yield a path of a new temporary file beside `path` (`/proc/self/fd/N` of a file engine.util.fs
+    created O_EXCL under an unpredictable name in the anchored folder); on normal exit it is fsynced and
+    renamed over `path`, on any error removed. The writer opens the yielded path itself."""
+    from . import fs
+    with fs.atomic_proc_path(path) as tmp:
+        yield Path(tmp)
 
 
 def atomic_write(path: os.PathLike | str, data: bytes) -> None:
-    """Write `data` to `path` atomically and durably (temp file, fsync, rename, directory fsync). An
-    OSError that names no file (a full disk on write) is raised again naming `path`."""
-    try:
-        with atomic_path(path) as tmp:
-            with open(tmp, "wb") as fh:
-                fh.write(data)
-    except OSError as exc:
-        if exc.filename is None:
-            raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from None
-        raise
+    """Write `data` to `path` atomically and durably (engine.util.fs.atomic_write). An OSError names `path`."""
+    from . import fs
+    fs.atomic_write(path, data)
 
 
 @contextmanager
 def exclusive_lock(path: os.PathLike | str, directory: bool = False) -> Iterator[None]:
-    """Hold an exclusive flock on `path` (a lock file, created if needed; or an existing directory)."""
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY) if directory else os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+    """Hold an exclusive flock on `path` (a lock file, created if needed; or an existing directory),
+    anchored (engine.util.fs.lock)."""
+    from . import fs
+    with fs.lock(path, directory=directory):
         yield
-    finally:
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        os.close(fd)
 
 
 def campaign_lock(root: os.PathLike | str):
     """The campaign's lock (an exclusive flock on the campaign directory itself, so no lock file is
     left): every read-modify-replace of campaign.yaml (submit, init, the TUI's intake) holds it."""
-    Path(root).mkdir(parents=True, exist_ok=True)
+    from . import fs
+    fs.makedirs(root)
     return exclusive_lock(root, directory=True)

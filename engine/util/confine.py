@@ -20,6 +20,7 @@ campaign (report --out, judgments export --out).
 from __future__ import annotations
 
 import os
+import sys
 from functools import lru_cache
 from pathlib import Path
 
@@ -168,7 +169,9 @@ def _roots(root: str, mtime_ns: int, person: tuple[str, ...]) -> tuple[Path, ...
     cfg: dict = {}
     try:
         import yaml
-        data = yaml.load((Path(root) / CAMPAIGN_PATHS["config"]).read_text(encoding="utf-8"),
+        from . import fs
+        text = fs.read_text(Path(root) / CAMPAIGN_PATHS["config"], _allowed=[])    # a link: no extra roots
+        data = yaml.load(text,
                          Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))    # libyaml: ten times faster
         if isinstance(data, dict) and isinstance(data.get("allow_outside"), list):
             cfg = {"allow_outside": [str(x) for x in data["allow_outside"]]}
@@ -178,7 +181,10 @@ def _roots(root: str, mtime_ns: int, person: tuple[str, ...]) -> tuple[Path, ...
 
 
 def campaign_roots(root: os.PathLike | str) -> list[Path]:
-    """The campaign directory and its `allow_outside` roots (campaign.yaml read once per change)."""
+    """The campaign directory and its `allow_outside` roots (campaign.yaml read once per change). Every
+    later access under `root` is anchored there (engine.util.fs)."""
+    from . import fs
+    fs.register(root)
     cfg = Path(root) / CAMPAIGN_PATHS["config"]
     try:
         st = cfg.lstat()
@@ -195,8 +201,10 @@ def confine(root: os.PathLike | str, path: os.PathLike | str, what: str | None =
             roots: list[Path] | None = None) -> Path:
     """`path` (under the campaign `root`) unchanged, or a FormatError (nothing opened) when it resolves,
     through a symbolic link of the file or of a folder on the way, outside the campaign."""
+    from . import fs
     r = Path(root)
     p = Path(path)
+    fs.register(r)                      # every later access under the campaign is anchored there
     rs = roots if roots is not None else campaign_roots(r)
     if not inside(p, rs):
         try:
@@ -219,11 +227,12 @@ def campaign_path(root: os.PathLike | str, name: str, *parts: str, roots: list[P
 
 def campaign_files(root: os.PathLike | str, name: str, pattern: str = "*") -> list[Path]:
     """The files of the campaign folder `name` matching `pattern` (sorted), each confined."""
+    from . import fs
     d = campaign_path(root, name)
-    if not d.is_dir():
+    if not fs.is_dir(d):
         return []
     rs = campaign_roots(root)
-    return [confine(root, q, None, rs) for q in sorted(d.glob(pattern))]
+    return [confine(root, q, None, rs) for q in fs.glob(d, pattern)]
 
 
 def confine_output(root: os.PathLike | str, path: os.PathLike | str) -> Path:
@@ -234,3 +243,7 @@ def confine_output(root: os.PathLike | str, path: os.PathLike | str) -> Path:
     if p == r or p.is_relative_to(r):
         confine(r, p)
     return Path(path)
+
+
+from . import fs as _fs     # noqa: E402 - fs asks this module for the grants (no import back)
+_fs.set_policy(sys.modules[__name__])

@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import importlib
 import os
+import stat
 from pathlib import Path
 
 import numpy as np
@@ -355,13 +356,19 @@ _OPENED: dict = {}  # (root, fingerprint) -> (Opened, {measure specs: Scores}); 
 
 def _fingerprint(root: Path) -> tuple:
     """Names, sizes and modification times of a campaign's input files (caches are hidden folders)."""
+    from engine.util import fs
     out = []
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
-        for f in sorted(filenames):
-            st = os.stat(os.path.join(dirpath, f))
-            out.append((os.path.relpath(os.path.join(dirpath, f), root), st.st_size, st.st_mtime_ns,
-                        st.st_ctime_ns))            # ctime: an in-place edit that keeps the mtime
+
+    def walk(folder: Path) -> None:
+        for p in fs.glob(folder):
+            st = fs.stat(p, follow=False)           # links are not followed (their target is read where used)
+            if stat.S_ISDIR(st.st_mode):
+                if not p.name.startswith("."):
+                    walk(p)
+            else:
+                out.append((os.path.relpath(p, root), st.st_size, st.st_mtime_ns,
+                            st.st_ctime_ns))        # ctime: an in-place edit that keeps the mtime
+    walk(Path(root))
     return tuple(out)
 
 

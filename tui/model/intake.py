@@ -6,6 +6,7 @@ from pathlib import Path
 from engine.errors import CranfieldError
 
 from .scores import Intake
+from engine.util import fs
 
 
 class IntakeView:
@@ -56,7 +57,7 @@ class IntakeView:
         tag = tag or f"fused-{method}"
         out = fuse(runs, method, k=k, depth=depth, tag=tag)
         path = (Path(out_dir) / f"{tag}.txt").resolve()
-        path.parent.mkdir(parents=True, exist_ok=True)
+        fs.makedirs(path.parent)
         write_run(path, out, tag=tag)
         n = runs["run"].astype(str).nunique()
         return path, (f"wrote {path}: {method} of {n} runs ({', '.join(tags)}), {out['topic'].nunique()} topics, "

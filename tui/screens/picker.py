@@ -9,16 +9,18 @@ from textual.widgets import Footer, Header
 
 from .choice import ChoiceScreen
 
+from engine.util import fs
+
 
 def _label(p: Path) -> str:
     from engine.formats.safeload import safe_yaml
     from engine.util.names import shown
     try:
-        cfg = safe_yaml((p / "campaign.yaml").read_text(encoding="utf-8"), str(p / "campaign.yaml")) or {}
+        cfg = safe_yaml(fs.read_text(p / "campaign.yaml", encoding="utf-8"), str(p / "campaign.yaml")) or {}
         name = str(cfg.get("name") or p.name)
     except Exception:  # a broken campaign.yaml still shows, by folder name
         name = p.name + "  (campaign.yaml unreadable)"
-    n_runs = len(list((p / "runs").glob("*"))) if (p / "runs").is_dir() else 0
+    n_runs = len(fs.listdir(p / "runs")) if fs.is_dir(p / "runs") else 0
     return shown(f"{name}  —  {p.name}/, {n_runs} run files")
 
 

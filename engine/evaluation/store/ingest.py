@@ -20,6 +20,7 @@ from .layout import ROW_GROUP_ROWS
 from .manifest import _stat_key
 from .parts import _PartWriter, _topic_index
 from .repeats import _Repeats
+from ...util import fs
 
 
 def _order(tab: pa.Table) -> np.ndarray | None:
@@ -133,7 +134,7 @@ def _ingest_stream(path: str, tmp: Path, group_rows: int, w: Warnings) -> dict:
         pw.add(_in_trec_order(seg, heads), heads)
 
     try:
-        with open(path, "rb") as fh, closing(produced_ahead(_text_chunks(fh, h, CHUNK_BYTES))) as texts:
+        with fs.open(path, "rb") as fh, closing(produced_ahead(_text_chunks(fh, h, CHUNK_BYTES))) as texts:
             for ptag, t in _parsed_pieces(path, texts):
                 if tag is not None and ptag != tag:
                     raise _NotStreamable
@@ -227,7 +228,7 @@ def ingest_file(path: str, part: str, group_rows: int = ROW_GROUP_ROWS) -> dict:
                 got = _ingest_stream(path, tmp, group_rows, w)
         except _NotStreamable:
             w = Warnings()
-            raw = Path(path).read_bytes()
+            raw = fs.read_bytes(path)
             with atomic_path(part) as tmp:
                 got = _ingest_whole(path, tmp, group_rows, w, raw)
                 if got["tag"] is None:

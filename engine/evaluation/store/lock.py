@@ -1,8 +1,9 @@
 """The run store's lock: one process ingests at a time."""
 from __future__ import annotations
 
-import os
 from pathlib import Path
+
+from ...util import fs
 
 
 class _Lock:
@@ -10,16 +11,12 @@ class _Lock:
 
     def __init__(self, path: Path):
         self.path = path
-        self.fd = None
+        self.held = None
 
     def __enter__(self):
-        import fcntl
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-        fcntl.flock(self.fd, fcntl.LOCK_EX)
+        self.held = fs.lock(self.path)
+        self.held.__enter__()
         return self
 
     def __exit__(self, *exc):
-        import fcntl
-        fcntl.flock(self.fd, fcntl.LOCK_UN)
-        os.close(self.fd)
+        self.held.__exit__(*exc)

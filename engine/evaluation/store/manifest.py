@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from .layout import FORMAT
+from ...util import fs
 
 
 def _stat_key(st: os.stat_result) -> list:
@@ -18,7 +19,7 @@ def _stat_key(st: os.stat_result) -> list:
 def file_sha256(path: os.PathLike | str) -> str:
     from engine.formats.files import regular_file
     regular_file(path)
-    with open(path, "rb") as fh:
+    with fs.open(path, "rb") as fh:
         return hashlib.file_digest(fh, "sha256").hexdigest()
 
 

@@ -12,6 +12,7 @@ import pyarrow.parquet as pq
 
 from ...ranking.join import dict_codes
 from .layout import SCHEMA, StoreDamaged
+from ...util import fs
 
 if TYPE_CHECKING:
     import pandas as pd             # imported where a table is made: `eval --campaign` reads parts without it
@@ -29,7 +30,8 @@ def _footer(path: str) -> pq.FileMetaData:
     if md is None:
         if len(_FOOTERS) >= 1024:
             _FOOTERS.clear()
-        md = _FOOTERS[key] = pq.read_metadata(path)
+        with fs.proc_path(path) as name:
+            md = _FOOTERS[key] = pq.read_metadata(name)
     return md
 
 
@@ -51,10 +53,11 @@ def read_parts(parts, topics: list[str] | None = None, columns: list[str] | None
         run, path, rgs = job
         try:
             md = (footers or {}).get(str(path)) or _footer(str(path))
-            pf = pq.ParquetFile(path, metadata=md, read_dictionary=["topic"], page_checksum_verification=True)
-            inner = use_threads and not many
-            t = (pf.read(columns=read_cols, use_threads=inner) if rgs is None
-                 else pf.read_row_groups(list(rgs), columns=read_cols, use_threads=inner))
+            with fs.proc_path(path) as name:
+                pf = pq.ParquetFile(name, metadata=md, read_dictionary=["topic"], page_checksum_verification=True)
+                inner = use_threads and not many
+                t = (pf.read(columns=read_cols, use_threads=inner) if rgs is None
+                     else pf.read_row_groups(list(rgs), columns=read_cols, use_threads=inner))
         except (OSError, pa.ArrowException, ValueError) as exc:
             err = StoreDamaged(f"{path}: run store part of run {run!r} cannot be read "
                                f"({str(exc).splitlines()[0][:100]}); run `cranfield ingest --rebuild` on the "

@@ -22,6 +22,7 @@ from .ingest import _ingest_job, ingest_file
 from .manifest import (_empty_manifest, _manifest_refused, _pack_topics, _source_key, _stat_key, _unpack_topics,
                        _valid_manifest, file_sha256)
 from .read import read_parts, to_frame
+from ...util import fs
 
 if TYPE_CHECKING:
     import pandas as pd             # imported where a table is made: `eval --campaign` reads parts without it
@@ -56,7 +57,7 @@ class RunStore:
         if self._manifest is None:
             try:
                 from ...formats.safeload import loads_json
-                m = loads_json((self.dir / "manifest.json").read_bytes(), str(self.dir / "manifest.json"))
+                m = loads_json(fs.read_bytes(self.dir / "manifest.json"), str(self.dir / "manifest.json"))
             except (OSError, ValueError):
                 m = None
             if m is not None and not _valid_manifest(m):
@@ -68,9 +69,9 @@ class RunStore:
     def _write_manifest(self, m: dict) -> None:
         """The commit point: one atomic rename of the whole manifest."""
         from ...util.atomic import atomic_write
-        self.dir.mkdir(parents=True, exist_ok=True)
+        fs.makedirs(self.dir)
         gi = self.dir / ".gitignore"
-        if not gi.exists():
+        if not fs.exists(gi):
             atomic_write(gi, b"*\n")
         atomic_write(self.dir / "manifest.json", json.dumps(m, indent=1).encode("utf-8"))
         self._manifest = m
@@ -171,8 +172,7 @@ class RunStore:
                     seen_tag[tag] = str(p)
                     if fresh:
                         final = _part_name(self.root, tag, e["sha256"])
-                        final.parent.mkdir(parents=True, exist_ok=True)
-                        os.replace(tmp_part, final)
+                        fs.rename(tmp_part, final)
                         layout._step("rename")
                         e["part"] = str(final.relative_to(self.root))
                 (rep.ingested if fresh else rep.reused).append(str(p))
@@ -198,20 +198,21 @@ class RunStore:
         """Remove part files (and leftovers of killed writes) that the committed manifest does not name."""
         keep = {str(self.root / e["part"]) for e in self.manifest["files"].values() if e.get("part")}
         runs = self.dir / "runs"
-        if not runs.is_dir():
+        if not fs.is_dir(runs):
             return
-        for f in sorted(runs.rglob("*")):
-            if f.is_file() and str(f) not in keep:
+        listed = fs.rglob(runs)
+        for f in listed:
+            if fs.is_file(f) and str(f) not in keep:
                 try:
-                    f.unlink()
+                    fs.unlink(f, missing_ok=False)
                     layout._step("unlink")
                 except OSError:
                     pass
-        for d in sorted((d for d in runs.rglob("*") if d.is_dir()), key=lambda d: -len(d.parts)):
+        for d in sorted((d for d in listed if fs.is_dir(d)), key=lambda d: -len(d.parts)):
             _rmdir_empty(d)
-        for f in self.dir.glob(".*.tmp*"):
+        for f in fs.glob(self.dir, ".*.tmp*"):
             try:
-                f.unlink()
+                fs.unlink(f, missing_ok=False)
             except OSError:
                 pass
 
@@ -246,9 +247,7 @@ class RunStore:
 
     def _write_index(self, m: dict) -> str:
         """Write index.parquet for manifest `m` (before the manifest); returns its sha256."""
-        from ...util.atomic import atomic_path
-        self.dir.mkdir(parents=True, exist_ok=True)
-        with atomic_path(self.dir / "index.parquet") as tmp:
+        with fs.atomic_proc_path(self.dir / "index.parquet") as tmp:
             pq.write_table(self._index_table(m), tmp)
         layout._step("index")
         return file_sha256(self.dir / "index.parquet")
@@ -268,7 +267,8 @@ class RunStore:
             m = self.manifest
             if self._index_ok(m):
                 try:
-                    self._index = pq.read_table(self.dir / "index.parquet").to_pandas()
+                    with fs.proc_path(self.dir / "index.parquet") as name:
+                        self._index = pq.read_table(name).to_pandas()
                 except (OSError, pa.ArrowException):
                     self._index = None
             if self._index is None:
@@ -293,7 +293,8 @@ class RunStore:
         try:
             if os.path.getsize(path) != e.get("part_bytes"):
                 return "its size differs from the manifest (truncated or replaced)"
-            md = pq.ParquetFile(path).metadata
+            with fs.proc_path(path) as name:
+                md = pq.ParquetFile(name).metadata
         except OSError as exc:
             return f"it cannot be read ({exc.strerror or exc})"
         except (pa.ArrowException, ValueError) as exc:
@@ -329,8 +330,7 @@ class RunStore:
                 raise StoreDamaged(f"{part}: run store part of run {run!r} is damaged ({why}) and could not be "
                                    f"re-ingested from {src}; {_rebuild_hint(self.root)}")
             final = _part_name(self.root, run, r["sha256"])
-            final.parent.mkdir(parents=True, exist_ok=True)
-            os.replace(tmp, final)
+            fs.rename(tmp, final)
             m = json.loads(json.dumps(self.manifest))
             m["files"][key] = _pack_topics({**e, **{k: v for k, v in r.items() if k != "warnings"},
                                             "part": str(final.relative_to(self.root))})
@@ -434,6 +434,6 @@ class RunStore:
 
 def _rmdir_empty(d: Path) -> None:
     try:
-        d.rmdir()
+        fs.rmdir(d)
     except OSError:
         pass
