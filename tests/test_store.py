@@ -305,6 +305,8 @@ def test_medium_pools_identical(medium, tmp_path):
     # issue 39: candidate blocks sized by the rows read (many small blocks): the same pool file, byte for byte
     from engine.pooling import write_pool
     p3 = build_pool_store(st, "statap", 30, depth=50, seed=2, pooled=pooled, block_rows=40_000, workers=2)
+    for k in ("a", "b"):
+        (tmp_path / k).mkdir()
     files = [write_pool(tmp_path / k, "s", p).read_bytes() for k, p in (("a", p1), ("b", p3))]
     assert files[0] == files[1] and files[0].count(b"\n") == len(p1.table) + 1
     sub = runs[runs["topic"].astype(str).isin(set(topics))]

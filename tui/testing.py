@@ -69,9 +69,9 @@ def exported(folder, stem: str, suffix: str) -> list:
     """The files `e` wrote for table `stem` with `suffix` (csv, md, tex, about.json): named
     STEM_SOURCE_NNNj_STAMP[-N].SUFFIX (engine.formats.about), oldest name first."""
     import re
-    from pathlib import Path
+    from engine.util import fs
     pat = re.compile(re.escape(stem) + r"_[A-Za-z0-9.-]+_\d+j_\d{8}T\d{6}Z(-\d+)?\." + re.escape(suffix) + "$")
-    return sorted((p for p in Path(folder).iterdir() if pat.match(p.name)),
+    return sorted((p for p in fs.glob(folder) if pat.match(p.name)),
                   key=lambda p: (len(p.name), p.name))
 
 

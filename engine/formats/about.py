@@ -4,6 +4,8 @@ file names, in a first line where the format has comments or prose (Markdown, La
 the TUI's `e` (tui.export) and `cranfield judgments export`."""
 from __future__ import annotations
 
+from ..util import fs
+
 import json
 import os
 import re
@@ -61,7 +63,7 @@ def sidecar_path(path: os.PathLike | str) -> Path:
 def free_stem(folder: Path, stem: str, suffixes) -> str:
     """`stem`, else `stem-2`, `stem-3`, ...: the first name none of whose `suffixes` files exists in `folder`."""
     name, n = stem, 1
-    while any((folder / f"{name}.{s}").exists() for s in suffixes):
+    while any(fs.exists(folder / f"{name}.{s}") for s in suffixes):
         n += 1
         name = f"{stem}-{n}"
     return name
@@ -74,7 +76,7 @@ def write_described(folder: os.PathLike | str, stem: str, texts: dict[str, str],
     sidecar `.about.json` last; returns the paths written (sidecar last)."""
     from .files import write_text
     folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
+    fs.makedirs(folder)
     name = free_stem(folder, stem + about.suffix(), [*texts, ABOUT])
     paths = []
     for suffix, text in texts.items():

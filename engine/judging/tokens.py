@@ -9,6 +9,8 @@ campaign lock; `verify` re-reads the file whenever it changed, so a revocation c
 """
 from __future__ import annotations
 
+from ..util import fs
+
 import hashlib
 import hmac
 import json
@@ -77,7 +79,7 @@ def read_tokens(root) -> list[Token]:
     """Every token of the campaign (revoked ones included), oldest first; [] without a token file."""
     p = tokens_path(root)
     try:
-        data = p.read_bytes()
+        data = fs.read_bytes(p)
     except FileNotFoundError:
         return []
     return _parse(p, data)
@@ -88,7 +90,7 @@ def _write(root, tokens: list[Token]) -> None:
     rows = [{"id": t.id, "assessor": t.assessor, "sha256": t.sha256, "created": t.created, "revoked": t.revoked}
             for t in tokens]
     p = tokens_path(root)
-    p.parent.mkdir(parents=True, exist_ok=True)
+    fs.makedirs(p.parent)
     atomic_write(p, (json.dumps({"tokens": rows}, indent=1) + "\n").encode("utf-8"))
 
 

@@ -11,6 +11,8 @@ and count them. Formulas: docs/llm-judges.md ("AutoJudge").
 """
 from __future__ import annotations
 
+from ..util import fs
+
 import numpy as np
 import pandas as pd
 
@@ -285,7 +287,7 @@ def export_campaign(camp, out, sources: list[str] | None = None, measures: list[
     from .sources import source_judgments, source_names
     names = sources or source_names(camp)
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+    fs.makedirs(out)
     paths = []
     for n in names:
         stem = n.replace(":", "_")

@@ -10,6 +10,8 @@ never counted nor exported; only the audit (engine.judgments.audit) reads their 
 """
 from __future__ import annotations
 
+from ..util import fs
+
 import hashlib
 import json
 import re
@@ -106,10 +108,10 @@ def read_canaries(root) -> pd.DataFrame:
     """The campaign's canaries (topic, doc, kind, title, text); empty when it has none."""
     p = canary_path(root)
     cols = ["topic", "doc", "kind", "title", "text"]
-    if not p.is_file():
+    if not fs.is_file(p):
         return pd.DataFrame({c: pd.Series(dtype=object) for c in cols})
     rows = []
-    for ln, line in enumerate(p.read_text(encoding="utf-8").splitlines(), start=1):
+    for ln, line in enumerate(fs.read_text(p, encoding="utf-8").splitlines(), start=1):
         if not line.strip():
             continue
         try:
@@ -131,7 +133,7 @@ def write_canaries(root, canaries: pd.DataFrame) -> int:
     allc = pd.concat([old, canaries[old.columns]], ignore_index=True).drop_duplicates(["topic", "doc"])
     lines = [json.dumps({c: r[c] for c in allc.columns}, ensure_ascii=False) for r in allc.to_dict("records")]
     p = canary_path(root)
-    p.parent.mkdir(parents=True, exist_ok=True)
+    fs.makedirs(p.parent)
     atomic_write(p, ("\n".join(lines) + "\n").encode("utf-8"))
     return len(allc)
 

@@ -138,7 +138,7 @@ class RunStore:
             results: dict[str, dict] = {}
             if todo:
                 pend = self.dir / "runs" / ".pending"
-                jobs = [(str(p), str(pend / f"{os.getpid()}-{i}.parquet")) for i, p in enumerate(todo)]
+                jobs = [(str(p), str(pend / fs.temp_name(f"{i}.parquet"))) for i, p in enumerate(todo)]   # unpredictable
                 results = self._ingest(jobs, workers, progress, executor)
             problems: list[Problem] = []
             hints: list[str] = []
@@ -200,15 +200,21 @@ class RunStore:
         runs = self.dir / "runs"
         if not fs.is_dir(runs):
             return
-        listed = fs.rglob(runs)
-        for f in listed:
-            if fs.is_file(f) and str(f) not in keep:
+        import stat as st_
+        modes: dict = {}
+        for f in fs.rglob(runs):
+            try:
+                modes[f] = fs.stat(f, follow=False).st_mode     # a link (planted or swapped in) is itself garbage
+            except (OSError, CranfieldError):
+                continue
+        for f, mode in modes.items():
+            if (st_.S_ISREG(mode) or st_.S_ISLNK(mode)) and str(f) not in keep:
                 try:
                     fs.unlink(f, missing_ok=False)
                     layout._step("unlink")
                 except OSError:
                     pass
-        for d in sorted((d for d in listed if fs.is_dir(d)), key=lambda d: -len(d.parts)):
+        for d in sorted((d for d, mode in modes.items() if st_.S_ISDIR(mode)), key=lambda d: -len(d.parts)):
             _rmdir_empty(d)
         for f in fs.glob(self.dir, ".*.tmp*"):
             try:
@@ -324,7 +330,7 @@ class RunStore:
             raise StoreDamaged(f"{part}: run store part of run {run!r} is damaged ({why}) and its run file "
                                f"{src} has changed or is gone; {_rebuild_hint(self.root)}")
         with _Lock(self.dir / ".lock"):
-            tmp = self.dir / "runs" / ".pending" / f"{os.getpid()}-repair.parquet"
+            tmp = self.dir / "runs" / ".pending" / fs.temp_name("repair.parquet")
             r = ingest_file(str(src), str(tmp))
             if "problems" in r or r.get("tag") != run or r.get("sha256") != e.get("sha256"):
                 raise StoreDamaged(f"{part}: run store part of run {run!r} is damaged ({why}) and could not be "
