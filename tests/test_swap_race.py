@@ -69,6 +69,8 @@ PATHS: dict[str, tuple[str, str, bool]] = {
     "assign.human": ("rag", "nuggets/assign/human.jsonl", False),
     "assign.errors": ("rag", "nuggets/assign/llm-x.errors.jsonl", False),
     "answers": ("rag", "answers", True),
+    "audit": ("ir", "audit", True),
+    "serve_tokens": ("ir", "judgments/serve-tokens.json", False),
 }
 
 # command kind -> argv ({c} campaign, {o} scratch inputs, {n} the run's number); the ack check is below
@@ -97,6 +99,9 @@ COMMANDS: dict[str, list[str]] = {
                                   "--retries", "0", "--concurrency", "1", "--backoff", "0"],
     "nuggets auto (unparsed)": ["nuggets", "auto", "{c}", "--endpoint", "{bad}", "--model", "x", "--retries", "0",
                                 "--concurrency", "1", "--backoff", "0"],
+    "pool --canaries": ["pool", "{c}", "--strategy", "depth", "--depth", "3", "--name", "k{n}", "--canaries", "1"],
+    "judgments audit": ["judgments", "audit", "{c}"],
+    "serve token add": ["serve", "token", "add", "{c}", "--assessor", "ann{n}"],
     "pool --oracle": ["pool", "{c}", "--strategy", "depth", "--depth", "3", "--name", "t{n}", "--oracle", "truth",
                       "--dry-run"],
 }
@@ -136,6 +141,8 @@ CASES: dict[str, list[str]] = {
     "assign.human": ["nuggets assign"],
     "assign.errors": ["nuggets auto (unparsed)"],
     "answers": ["nuggets scores"],
+    "audit": ["pool --canaries", "judgments audit"],
+    "serve_tokens": ["serve token add"],
 }
 
 LLM_RECORD = {"topic": "401", "doc": "D401-2", "grade": 1, "assessor": "llm-x", "source": "llm-x", "kind": "auto",
@@ -190,7 +197,9 @@ def make_templates(base: Path) -> dict:
     for args in (("pool", ir, "--strategy", "depth", "--depth", "80", "--name", "deep"),
                  ("judgments", "import", ir, o / "imp.qrels", "--name", "imp"),
                  ("judgments", "add", ir, "401", "D401-1", "1"), ("ingest", ir), ("table", "--campaign", ir, "-m", "map"),
-                 ("docs", "import", ir, o / "more0.jsonl")):
+                 ("docs", "import", ir, o / "more0.jsonl"),
+                 ("pool", ir, "--strategy", "depth", "--depth", "3", "--name", "aud", "--canaries", "1"),
+                 ("serve", "token", "add", ir, "--assessor", "tok")):
         r = cli(*args, in_process=True)
         assert r.rc == 0, r.text
     (ir / "exports").mkdir()

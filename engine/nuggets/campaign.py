@@ -19,8 +19,13 @@ from ..util import fs
 
 def answer_files(root) -> list[Path]:
     """answers/*.jsonl and *.jsonl.gz (hidden files skipped), each confined to the campaign."""
+    import stat
     d = answers_dir(root)
-    if not fs.is_dir(d):
+    try:
+        st = fs.stat(d)                  # a link swapped in is refused here (FormatError), not read as "no answers"
+    except FileNotFoundError:
+        return []
+    if not stat.S_ISDIR(st.st_mode):
         return []
     roots = allowed_roots(Path(root), {})[:1]     # the campaign directory only, as before person roots
     files = sorted(p for p in fs.glob(d) if not p.name.startswith(".")

@@ -9,7 +9,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Iterator
 
-from .walk import _DIR, _NOFOLLOW_DIR, _flags, _nofollow, _raise_named, _walk, anchor_of
+from .walk import _DIR, _NOFOLLOW_DIR, _flags, _link_target, _nofollow, _raise_named, _refuse, _walk, anchor_of
 
 
 def open_fd(path: os.PathLike | str, flags: int = os.O_RDONLY, perm: int = 0o666) -> int:
@@ -138,6 +138,8 @@ def folder_fd(path: os.PathLike | str, create: bool = False) -> Iterator[int]:
                     pass
             fd = os.open(w.name, _NOFOLLOW_DIR, dir_fd=w.fd)
         except OSError as exc:
+            if exc.errno in (errno.ENOTDIR, errno.ELOOP) and _link_target(w.fd, w.name) is not None:
+                raise _refuse(w.shown, w.anchor, "is a symbolic link") from None     # swapped in after the walk
             raise _raise_named(exc, w.shown, w.anchor) from None
         finally:
             w.close()
