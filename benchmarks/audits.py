@@ -33,15 +33,11 @@ RATES = {"stuffing": 0.3, "instruction": 0.6, "foreign": 0.05}
 
 
 def matrices(qrels, runs, topics, names):
-    """{measure: topics x runs} per-topic values (0 where a run has no result)."""
-    from engine.evaluation.evaluate import compute, to_long
-    df = to_long(compute(qrels, runs, MEASURES))
-    out = {}
-    for m in df["measure"].cat.categories:
-        p = df[df["measure"] == m].pivot_table(index="topic", columns="run", values="value", observed=True)
-        p.columns = p.columns.astype(str)
-        out[str(m)] = np.nan_to_num(p.reindex(index=topics, columns=names).to_numpy(float))
-    return out
+    """{measure: topics x runs} per-topic values of MEASURES (benchmarks/ppi.py's)."""
+    import sys
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from ppi import matrices as ppi_matrices
+    return ppi_matrices(qrels, runs, topics, names, MEASURES)
 
 
 def structures(pool, sim, grades, seed):

@@ -51,10 +51,10 @@ def structures(pool, sim, grades, seed):
     ]
 
 
-def matrices(qrels, runs, topics, names):
-    """{measure: topics x runs} per-topic values (0 where a run has no result)."""
+def matrices(qrels, runs, topics, names, measures=None):
+    """{measure: topics x runs} per-topic values (0 where a run has no result); `measures`: MEASURES."""
     from engine.evaluation.evaluate import compute, to_long
-    df = to_long(compute(qrels, runs, MEASURES))
+    df = to_long(compute(qrels, runs, measures or MEASURES))
     out = {}
     for m in df["measure"].cat.categories:
         p = df[df["measure"] == m].pivot_table(index="topic", columns="run", values="value", observed=True)

@@ -452,6 +452,15 @@ class CranfieldApp(App):
         self.judgments_changed = True
         self.check_files(redraw=True)
 
+    def take_file_changes(self) -> list[str]:
+        """The FILE_KINDS whose files changed since the last look (each kind's `file_versions` bumped)."""
+        sig = file_signature(self.model.root)
+        old, self._file_sig = self._file_sig, sig
+        changed = [k for k in FILE_KINDS if old is not None and old.get(k) != sig[k]]
+        for k in changed:
+            self.file_versions[k] += 1
+        return changed
+
     def check_files(self, redraw: bool = False) -> None:
         """Compare the campaign's files with what screens last saw (every POLL_SECONDS and after the app
         writes): changed kinds bump `file_versions` and go to the screens on the stack as one FilesChanged;
@@ -461,11 +470,7 @@ class CranfieldApp(App):
             if redraw:
                 self._refresh_current()
             return
-        sig = file_signature(self.model.root)
-        old, self._file_sig = self._file_sig, sig
-        changed = [k for k in FILE_KINDS if old is not None and old.get(k) != sig[k]]
-        for k in changed:
-            self.file_versions[k] += 1
+        changed = self.take_file_changes()
         if changed:
             for scr in self.screen_stack:
                 scr.post_message(FilesChanged(frozenset(changed)))

@@ -159,14 +159,9 @@ class DeskApp(CranfieldApp, inherit_bindings=False):   # none of the main app's 
     def check_files(self, redraw: bool = False) -> None:
         """New judgments, pools or nuggets from other assessors: the screens watching them redraw (the
         campaign is never re-scored here)."""
-        from .app import FILE_KINDS, file_signature
         if self.model is None:
             return
-        sig = file_signature(self.model.root)
-        old, self._file_sig = self._file_sig, sig
-        changed = [k for k in FILE_KINDS if old is not None and old.get(k) != sig[k]]
-        for k in changed:
-            self.file_versions[k] += 1
+        changed = self.take_file_changes()
         if changed or redraw:
             self._refresh_current()
         if "judgments" in changed:
