@@ -107,9 +107,10 @@ def evaluate_campaign(campaign, measures=None, *, options=None, extras: bool = F
     qrels = campaign.qrels() if qrels is None else qrels
     st = campaign.store()
     large = st is not None and (st.rows > LARGE_ROWS or executor is not None)
-    if large and by_runs and not ranked and executor is None:
-        large = False                      # threads over whole runs: THREAD_BLOCK_ROWS rows a block
-    block_rows = block_rows_for(st.rows, large) if st is not None and (large or not ranked) else None
+    if large and by_runs and not ranked and executor is None:   # threads over whole runs, never in memory
+        large, block_rows = False, min(THREAD_BLOCK_ROWS, -(-st.rows // (os.cpu_count() or 1)))
+    else:
+        block_rows = block_rows_for(st.rows, large) if st is not None and (large or not ranked) else None
     if block_rows is not None:
         from .blocks import evaluate_store
         campaign.check_runs(st)
