@@ -36,10 +36,10 @@ def make_campaign(folder: Path, runs: int, topics: int, depth: int) -> Path:
     return out
 
 
-def cold(campaign: Path) -> None:
-    """Remove every cache the engine keeps inside the campaign (run store, evaluation cache)."""
+def cold(campaign: Path, keep_store: bool = False) -> None:
+    """Remove every cache the engine keeps inside the campaign (run store unless `keep_store`, evaluation cache)."""
     for p in campaign.iterdir():
-        if p.is_dir() and p.name.startswith(".cranfield"):
+        if p.is_dir() and p.name.startswith(".cranfield") and not (keep_store and p.name == ".cranfield-store"):
             shutil.rmtree(p)
 
 
@@ -62,9 +62,9 @@ async def open_to_leaderboard(campaign: Path) -> dict:
     return {"rows": rows, "scored": scored, "loaded_s": t_loaded, "total_s": total, "cpu_s": cpu}
 
 
-def one(campaign: Path) -> dict:
+def one(campaign: Path, keep_store: bool = False) -> dict:
     """Measure in a fresh interpreter (cold imports, cold campaign)."""
-    cold(campaign)
+    cold(campaign, keep_store)
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     out = subprocess.run([sys.executable, __file__, "--one", str(campaign)], env=env, check=True,
                          capture_output=True, text=True)
@@ -77,6 +77,8 @@ def main(argv=None) -> int:
     ap.add_argument("--topics", type=int, default=50)
     ap.add_argument("--depth", type=int, default=1000)
     ap.add_argument("--dir", type=Path, default=Path("/tmp/tui-open"), help="where the campaigns are made")
+    ap.add_argument("--keep-store", action="store_true",
+                    help="keep the ingested run store (time to score, without ingest)")
     ap.add_argument("--one", type=Path, help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     if a.one:
@@ -89,7 +91,7 @@ def main(argv=None) -> int:
     results = []
     for n in sizes:
         camp = make_campaign(a.dir, n, a.topics, a.depth)
-        r = one(camp)
+        r = one(camp, a.keep_store)
         results.append((n, r))
         ok = r["scored"] and r["rows"] == n
         print(f"{n:4d} runs x {a.topics} topics x {a.depth} docs: scored leaderboard in {r['total_s']:6.1f} s "
