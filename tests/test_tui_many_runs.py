@@ -105,6 +105,7 @@ def test_resort_reorders_without_rebuilding(camp, thresholds, tmp_path):
             assert by_run == sorted(first, key=lambda r: r) and by_run != first
             await press(pilot, "4")                   # the second measure, descending
             assert m._board_cache is base and calls["evaluate"] == 0   # the board is reordered, not rebuilt
+            assert scr._formatted[0] is base[1]       # the cells were formatted once, only reordered since
             col = m.scores.measures[1]
             assert scr.sort_key == col and scr.descending
             vals = m.leaderboard().set_index("run").loc[scr._row_runs, col].to_numpy()
