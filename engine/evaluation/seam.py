@@ -89,12 +89,14 @@ def campaign_trec_lines(campaign, measures=None, *, options: dict | None = None,
 def evaluate_campaign(campaign, measures=None, *, options=None, extras: bool = False, strings: bool = False,
                       executor: Executor | None = None,
                       progress: Callable[[int, int], None] | None = None,
-                      qrels: pd.DataFrame | None = None, ranked: bool = True) -> Evaluation:
+                      qrels: pd.DataFrame | None = None, ranked: bool = True, by_runs: bool = False) -> Evaluation:
     """Evaluate `measures` (default: the campaign's evaluation.measures) on the campaign's runs and
     merged judgments (or `qrels`, e.g. sources combined by engine.judgments.sources). `options`: an EvalOptions,
     or a dict of overrides of the campaign's options. `ranked=False`: the caller needs no ranked lists
     (`Evaluation.computed`), so a campaign of PARALLEL_ROWS rows or more is evaluated from the store's
-    parts by topic blocks across the cores (the same table)."""
+    parts by topic blocks across the cores (the same table). `by_runs` (with `ranked=False`): a large
+    campaign too is read by blocks of whole runs in one thread per core (no worker processes; the same
+    table), for callers that want the table soon rather than in the least memory (the TUI)."""
     from ..ranking.ranked import EvalOptions
     from ..ranking.join import rename_runs
 
@@ -105,7 +107,10 @@ def evaluate_campaign(campaign, measures=None, *, options=None, extras: bool = F
     qrels = campaign.qrels() if qrels is None else qrels
     st = campaign.store()
     large = st is not None and (st.rows > LARGE_ROWS or executor is not None)
-    block_rows = block_rows_for(st.rows, large) if st is not None and (large or not ranked) else None
+    if large and by_runs and not ranked and executor is None:   # threads over whole runs, never in memory
+        large, block_rows = False, min(THREAD_BLOCK_ROWS, -(-st.rows // (os.cpu_count() or 1)))
+    else:
+        block_rows = block_rows_for(st.rows, large) if st is not None and (large or not ranked) else None
     if block_rows is not None:
         from .blocks import evaluate_store
         campaign.check_runs(st)

@@ -104,7 +104,9 @@ class ModelCore:
         from engine.evaluation.seam import evaluate_campaign
         c = self._engine_campaign()
         q = self.judgments()
-        ev = evaluate_campaign(c, specs, options=self.options, extras=True,
+        # no ranked lists (drill-downs compute one topic's): a store of PARALLEL_ROWS rows or more, large
+        # too, is evaluated by blocks of whole runs in threads (the same table, far sooner than by processes)
+        ev = evaluate_campaign(c, specs, options=self.options, extras=True, ranked=False, by_runs=True,
                                qrels=None if self._combined is None else q[["topic", "doc", "grade"]])
         df, facts, computed = ev.table, ev.facts, ev.computed
         if computed is not None:

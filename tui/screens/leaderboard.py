@@ -246,21 +246,19 @@ s moves the sort to the next column; r reverses. Enter opens the run."""
             return f"{i}:{text or name}" + (arrow if name == self.sort_key else "")
 
         runs = df["run"].to_numpy()
-        groups = df["group"].to_numpy()
-        flags = (np.where(df["type"].to_numpy() == "manual", "M", "·").astype(object)
-                 + np.where(df["pooled"].to_numpy(bool), "P", "·").astype(object))
+        cell = self.formatted(m._board_base(s), s.measures)   # every run's cells, formatted once per scores
+        ix = df.index.to_numpy()                               # rows of the unsorted board, in the order shown
+        groups, flags, j10 = cell["group"][ix], cell["flags"][ix], cell["judged@10"][ix]
         same = df["same_as_above"].to_numpy(bool)
-        cells = {n: [f"{v:.4f}±{h:.3f}".replace("±0.", "±.") if np.isfinite(h) else f"{v:.4f}"
-                     for v, h in zip(df[n].to_numpy(), df[n + " ±"].to_numpy())] for n in s.measures}
-        j10 = [f"{v:.2f}" for v in df["judged@10"].to_numpy()]
+        cells = {n: cell[n][ix] for n in s.measures}
         marked = set(self.marked)
         pos = [("*" if r in marked else "") + str(i + 1) for i, r in enumerate(runs)]
         sig = [SIG_MARK if x else "" for x in same]
         # columns: (key, header, values) of plain strings; FastTable joins each row into one line
-        cols = [("pos", "#", pos), ("sig", SIG_MARK, sig), ("run", label("run"), [shown(r) for r in runs]),
-                ("group", label("group", "grp"), [shown(g) for g in groups]), ("flags", "MP", list(flags))]
+        cols = [("pos", "#", pos), ("sig", SIG_MARK, sig), ("run", label("run"), cell["run"][ix]),
+                ("group", label("group", "grp"), groups), ("flags", "MP", flags)]
         if "filled@10" in df:        # which judgments the scores used: share of each top 10 not official
-            cols.append(("filled@10", label("filled@10", "fill@10"), [f"{v:.2f}" for v in df["filled@10"]]))
+            cols.append(("filled@10", label("filled@10", "fill@10"), cell["filled@10"][ix]))
         cols += [(n, label(n), cells[n]) for n in s.measures]
         cols.append(("judged@10", label("judged@10", "j@10"), j10))
         cols += self.ppi_columns(list(runs))
@@ -278,6 +276,30 @@ s moves the sort to the next column; r reverses. Enter opens the run."""
             + f" · judgments [b]{Text(shown(s.judgments)).markup}[/b]"
             + (" · n: answer runs" if self.has_answers() else ""))
         self.set_title(title)
+
+    def formatted(self, base: pd.DataFrame, measures: list[str]) -> dict[str, np.ndarray]:
+        """The cells of every run of the unsorted board `base` as shown (object arrays in its row order),
+        cached while the board is the same: a re-sort only reorders them."""
+        hit = getattr(self, "_formatted", None)
+        if hit is not None and hit[0] is base:
+            return hit[1]
+
+        def arr(values) -> np.ndarray:
+            values = list(values)
+            out = np.empty(len(values), dtype=object)
+            out[:] = values
+            return out
+        cell = {"run": arr(shown(r) for r in base["run"]), "group": arr(shown(g) for g in base["group"]),
+                "flags": (np.where(base["type"].to_numpy() == "manual", "M", "·").astype(object)
+                          + np.where(base["pooled"].to_numpy(bool), "P", "·").astype(object)),
+                "judged@10": arr(f"{v:.2f}" for v in base["judged@10"].to_numpy())}
+        if "filled@10" in base:
+            cell["filled@10"] = arr(f"{v:.2f}" for v in base["filled@10"].to_numpy())
+        for n in measures:
+            cell[n] = arr(f"{v:.4f}±{h:.3f}".replace("±0.", "±.") if np.isfinite(h) else f"{v:.4f}"
+                          for v, h in zip(base[n].to_numpy(), base[n + " ±"].to_numpy()))
+        self._formatted = (base, cell)
+        return cell
 
     # ------------------------------------------------------------------ actions
     def action_sort_col(self, i: int) -> None:

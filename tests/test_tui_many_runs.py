@@ -1,0 +1,114 @@
+"""The TUI at many runs (issue 39): 300 runs score through the run store's threaded blocks of whole runs,
+also above the large-campaign threshold, and the leaderboard's values equal `cranfield eval --campaign`'s;
+a re-sort reorders the cached board and writes only the table's lines (no evaluation, no board rebuild)."""
+from __future__ import annotations
+
+import asyncio
+import io
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import engine.evaluation.seam as seam
+import tui.model as model_mod
+import tui.source as source
+from engine.simulation.campaigns import simulate, write_campaign
+from tui.app import CranfieldApp
+from tui.model import CampaignModel
+from tui.testing import press, settle
+
+ROOT = Path(__file__).resolve().parents[1]
+RUNS, TOPICS, DEPTH = 300, 50, 20
+SPECS = ["map", "P.10", "ndcg_cut.10", "bpref"]
+
+
+@pytest.fixture(scope="module")
+def camp(tmp_path_factory):
+    return write_campaign(simulate(n_runs=RUNS, n_topics=TOPICS, depth=DEPTH, seed=3),
+                          tmp_path_factory.mktemp("many") / "c", name="many", pool_depth=10)
+
+
+@pytest.fixture()
+def thresholds(monkeypatch):
+    """Scale the engine's thresholds to this campaign: 300,000 rows are 'large' and parallel."""
+    monkeypatch.setattr(seam, "LARGE_ROWS", 100_000)
+    monkeypatch.setattr(seam, "PARALLEL_ROWS", 10_000)
+    model_mod._OPENED.clear()
+    yield
+    model_mod._OPENED.clear()
+
+
+def cli_means(camp: Path) -> pd.DataFrame:
+    """Per run mean of every measure from `cranfield eval --campaign` (a separate process, real thresholds)."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    out = subprocess.run([sys.executable, "-m", "cranfield.cli", "eval", "--campaign", str(camp), "--format", "csv",
+                          *sum((["-m", s] for s in SPECS), [])], env=env, check=True, capture_output=True,
+                         text=True).stdout
+    return pd.read_csv(io.StringIO(out), dtype={"run": str}).set_index("run").astype(float)
+
+
+def test_large_board_equals_cli_and_in_memory(camp, thresholds, monkeypatch):
+    import engine.evaluation.blocks as blocks
+    seen = []
+    real = blocks.evaluate_store
+
+    def spy(*a, **k):
+        seen.append((k.get("by_runs"), k.get("executor")))
+        return real(*a, **k)
+    monkeypatch.setattr(blocks, "evaluate_store", spy)
+    model = CampaignModel(source.open_campaign(camp))
+    assert model.large and model.store.rows == RUNS * TOPICS * DEPTH
+    model.evaluate(SPECS)
+    s = model.scores
+    assert s.ranked is None and len(s.runs) == RUNS           # scored from the store, no ranked lists held
+    # one evaluation, by blocks of whole runs in threads (not worker processes over topic blocks)
+    assert len(seen) == 1 and seen[0][0] is True and type(seen[0][1]).__name__ == "ThreadPoolExecutor"
+    board = model.leaderboard().set_index("run")
+    want = cli_means(camp)
+    assert sorted(want.index) == sorted(board.index) and len(want) == RUNS
+    for n in ("map", "P_10", "ndcg_cut_10", "bpref"):
+        np.testing.assert_allclose(board.loc[want.index, n].to_numpy(), want[n].to_numpy(), rtol=1e-12, atol=0)
+    # the exact values: the engine's own evaluation by its default path (processes over topic blocks)
+    from engine.evaluation.evaluate import summarize
+    ev = seam.evaluate_campaign(model.o.engine_campaign, SPECS, options=model.options)
+    means = summarize(ev.table)
+    for n in s.measures:
+        np.testing.assert_array_equal(board[n].to_numpy(), means.loc[board.index, n].to_numpy())
+
+
+def test_resort_reorders_without_rebuilding(camp, thresholds, tmp_path):
+    async def go():
+        app = CranfieldApp(camp, export_dir=tmp_path)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await settle(pilot)
+            await press(pilot, "l")
+            scr = app.screen
+            t = scr.query_one("#lb")
+            assert t.row_count == RUNS
+            m = app.model
+            base = m._board_cache
+            calls = {"evaluate": 0}
+            real = m.evaluate
+
+            def counting(*a, **k):
+                calls["evaluate"] += 1
+                return real(*a, **k)
+            m.evaluate = counting
+            first = list(scr._row_runs)
+            await press(pilot, "1")                   # by run name
+            by_run = list(scr._row_runs)
+            assert by_run == sorted(first, key=lambda r: r) and by_run != first
+            await press(pilot, "4")                   # the second measure, descending
+            assert m._board_cache is base and calls["evaluate"] == 0   # the board is reordered, not rebuilt
+            assert scr._formatted[0] is base[1]       # the cells were formatted once, only reordered since
+            col = m.scores.measures[1]
+            assert scr.sort_key == col and scr.descending
+            vals = m.leaderboard().set_index("run").loc[scr._row_runs, col].to_numpy()
+            assert (np.diff(vals) <= 0).all()
+            await pilot.press("q")
+    asyncio.run(go())
