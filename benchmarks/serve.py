@@ -178,7 +178,12 @@ def main() -> int:
     try:
         first, done, opened, cpu, failed = asyncio.run(drive(srv.url, tokens, a.key, a.seconds, srv.p.pid))
         pids = desk_pids(srv.p.pid)
-        mem = [memory(p) for p in pids]
+        mem = []
+        for p in pids:                      # a desk that ended meanwhile (its session closed) is left out
+            try:
+                mem.append(memory(p))
+            except OSError:
+                continue
     finally:
         log = srv.stop()
     trouble = [ln for ln in log.splitlines() if any(w in ln for w in ("rror", "Traceback", "failed", "xception"))]
