@@ -278,3 +278,13 @@ async def test_nugget_rows_show_escaped(rag):
         await press(pilot, "N")
         text = screen_text(app)
         assert "\x1b" not in text and "fact with [b]markup[/b] and \\x1b[31m red" in text
+
+
+def test_the_measures_picker_does_not_depend_on_what_was_asked_before():
+    """A variant made on demand (gd_ndcg@3, once a request named it) is not offered by the picker: its list
+    is the same in every process whatever ran before (a registry filled by an earlier call)."""
+    from engine.measures.registry import lookup
+    from tui.model.scores import measure_choices
+    before = measure_choices()
+    assert lookup("gd_ndcg@3") is not None and lookup("gd_err@7") is not None
+    assert measure_choices() == before and "gd_ndcg@3" not in before and "gd_ndcg@20" in before

@@ -56,6 +56,10 @@ back here. j goes to relevance judging."""
     def on_mount(self) -> None:
         self.sync()
 
+    def check_action(self, action: str, parameters: tuple) -> bool | None:
+        """The base screen's export is the organizer's: hidden and refused on the desk."""
+        return action != "export"
+
     def refresh_data(self) -> None:
         from .nuggets import NuggetData
         from .screens.nuggets import NO_RAG, SOURCE, has_rag

@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import CranfieldError, Warnings
+from ..util import fs
 from ..util.names import natural_key
 from ..judgments.log import (CONFLICT_RULES, LOG_NAME, append_records, apply_undo, judgment_record, log_path,  # noqa: F401
     merged_log, now_ts, read_log, resolve_judgments, undo_judgment)  # (the log's names, re-exported for the workflow's users)
@@ -86,7 +87,8 @@ def record_judgment(root, topic, doc, grade, assessor="", seconds=None, strategy
     rec = judgment_record(topic, doc, grade, assessor, seconds, strategy)
     if not override_lease:
         sessions.check_lease(root, rec["topic"], rec["doc"], rec["assessor"])
-    leases = sessions.leases_path(root).is_file()
+    rec["action"] = "judge"             # the same form as the TUI's and the browser desk's lines (record_action)
+    leases = fs.is_file(sessions.leases_path(root))
     append_records(log_path(root), [rec])
     if leases:
         sessions.release(root, rec["topic"], rec["doc"], rec["assessor"], judged=True)

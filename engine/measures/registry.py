@@ -179,6 +179,9 @@ NICKNAMES: dict[str, list[str]] = {}
 # Variant hooks: functions name -> Measure | None that derive a measure from a registered one
 # (e.g. 'map@cond' = map on condensed lists). A derived measure is registered on first use.
 VARIANT_HOOKS: list[Callable[[str], "Measure | None"]] = []
+DERIVED: set[str] = set()
+"""Names a VARIANT_HOOK made on demand (gd_ndcg@3 once asked for): registered, but not part of the fixed list
+that menus offer, so what a menu shows never depends on what was asked before in the process."""
 
 
 def lookup(name: str) -> "Measure | None":
@@ -189,6 +192,7 @@ def lookup(name: str) -> "Measure | None":
         m = hook(name)
         if m is not None:
             REGISTRY[m.name] = m
+            DERIVED.add(m.name)
             return m
     return None
 

@@ -21,7 +21,10 @@ def measure_choices() -> list[str]:
     """Specs a user can pick: every per-topic float measure, one entry per default cut-off."""
     load_all()
     out = []
+    from engine.measures.registry import DERIVED
     for m in sorted(REGISTRY.values(), key=lambda m: m.order):
+        if m.name in DERIVED:            # made on demand earlier in this process (gd_ndcg@3): not a fixed choice
+            continue
         if m.value_kind != "float" or not m.per_topic or not m.summary or m.aggregate != "mean":
             continue
         if m.param_kind in ("int_cut", "float_cut") and m.params:

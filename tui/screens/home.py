@@ -16,7 +16,7 @@ from .base import CranfieldScreen, nav_bar
 
 class HomeScreen(CranfieldScreen):
     NEEDS_SCORES = False
-    WATCH = ("pools", "judgments", "runs")
+    WATCH = ("pools", "judgments", "runs", "answers", "nuggets")
     ALWAYS_ACTIONS = ("back", "cancel", "toggle_warnings")
     TITLE = "Campaign home"
     MODE = "home"
