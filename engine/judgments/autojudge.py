@@ -101,6 +101,18 @@ def correlate(truth: pd.Series, judged: pd.Series, method: str, on_missing: str 
     return v, why
 
 
+def _chosen(board, asked, what: str, where: str) -> list[str]:
+    """The measures of leaderboard `board` (sorted), narrowed to `asked` when given; a CranfieldError naming
+    `what` and `where` for an asked measure the board lacks."""
+    have = sorted(set(board["measure"]))
+    if not asked:
+        return have
+    bad = sorted(set(asked) - set(have))
+    if bad:
+        raise CranfieldError(f"{what} {', '.join(bad)} not in {where} (it has {', '.join(have)})")
+    return [m for m in have if m in asked]
+
+
 def meta_evaluate(truth: pd.DataFrame, judges: dict[str, pd.DataFrame], truth_measures: list[str] | None = None,
                   eval_measures: list[str] | None = None, methods: list[str] | None = None,
                   on_missing: str = "error") -> pd.DataFrame:
@@ -110,22 +122,12 @@ def meta_evaluate(truth: pd.DataFrame, judges: dict[str, pd.DataFrame], truth_me
     methods = list(methods or METHODS)
     for m in methods:
         parse_method(m)
-    tms = sorted(set(truth["measure"]))
-    if truth_measures:
-        bad = sorted(set(truth_measures) - set(tms))
-        if bad:
-            raise CranfieldError(f"truth measure(s) {', '.join(bad)} not in the truth leaderboard (it has {', '.join(tms)})")
-        tms = [m for m in tms if m in truth_measures]
+    tms = _chosen(truth, truth_measures, "truth measure(s)", "the truth leaderboard")
     if truth["run"].nunique() < 3:
         raise CranfieldError(f"the truth leaderboard has {truth['run'].nunique()} run(s); correlations need at least 3")
     rows = []
     for name, board in judges.items():
-        ems = sorted(set(board["measure"]))
-        if eval_measures:
-            bad = sorted(set(eval_measures) - set(ems))
-            if bad:
-                raise CranfieldError(f"{name}: measure(s) {', '.join(bad)} not in its leaderboard (it has {', '.join(ems)})")
-            ems = [m for m in ems if m in eval_measures]
+        ems = _chosen(board, eval_measures, f"{name}: measure(s)", "its leaderboard")
         for tm in tms:
             t = run_means(truth, tm)
             for em in ems:
