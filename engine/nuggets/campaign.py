@@ -19,13 +19,8 @@ from ..util import fs
 
 def answer_files(root) -> list[Path]:
     """answers/*.jsonl and *.jsonl.gz (hidden files skipped), each confined to the campaign."""
-    import stat
     d = answers_dir(root)
-    try:
-        st = fs.stat(d)                  # a link swapped in is refused here (FormatError), not read as "no answers"
-    except FileNotFoundError:
-        return []
-    if not stat.S_ISDIR(st.st_mode):
+    if not fs.is_dir(d):
         return []
     roots = allowed_roots(Path(root), {})[:1]     # the campaign directory only, as before person roots
     files = sorted(p for p in fs.glob(d) if not p.name.startswith(".")
