@@ -90,11 +90,8 @@ def file_signature(root: Path) -> dict[str, tuple]:
         except OSError:
             return ()
     root = Path(root)
-    try:
-        cfg = root.joinpath("campaign.yaml").stat()
-        config = (cfg.st_size, cfg.st_mtime_ns)
-    except OSError:
-        config = ()
+    cfg = _stat_or_none(root / "campaign.yaml")
+    config = (cfg.st_size, cfg.st_mtime_ns) if cfg is not None else ()
     return {"runs": listing(root / "runs"), "pools": listing(root / "pools"),
             "judgments": listing(root / "judgments"), "sources": listing(root / "judgments" / "sources"),
             "config": config, "answers": listing(root / "answers"),
