@@ -94,8 +94,13 @@ class Evaluator:
             [k for u in labels for k in req.key_of(u)] + [d[0] for d in req.derived]))
         self._rekey = not req.plain and bool(req.derived)
         if not req.plain and not req.derived:      # the caller's keys in the groups: no cost per call
+            from .dialects import hash_once, is_measure_object
+            # measure objects key the results hashed once each (ir_measures builds a repr per hash)
+            keyed = {id(k): hash_once(k) for u in labels for k in req.key_of(u) if is_measure_object(k)}
+            self.measure_names = [keyed.get(id(k), k) for k in self.measure_names]
             for g in self.groups:
-                g.names = {n: list(dict.fromkeys(k for u in us for k in req.key_of(u))) for n, us in g.names.items()}
+                g.names = {n: list(dict.fromkeys(keyed.get(id(k), k) for u in us for k in req.key_of(u)))
+                           for n, us in g.names.items()}
         self.extra = {"gains": dict(gains)} if gains else None
         # measures reading the judgment table itself (estimators) get it as a DataFrame (pandas)
         self.needs_table = any(reads_judgment_table(req.measure) for g in self.groups if not _is_diversity(g)
@@ -127,6 +132,10 @@ class Evaluator:
         self._judgment_caches: dict = {}    # per (options, gains): Ranked.caches["judgments"], kept across runs
         self._relabelled: dict = {}         # per gains: (grade lookup, judgments' grades, topic arrays)
         self._frame_keys = None             # judged (topic, doc) keys for frame inputs (built on first use)
+        self._small = None                  # the small-call path's plan (engine.ranking.small), when it serves
+        if not self._rekey and not self.needs_table and self.extra is None:
+            from ..ranking.small import plan
+            self._small = plan(grades, self.groups)
 
     def _surface(self) -> None:
         if self._warn:
@@ -147,6 +156,11 @@ class Evaluator:
         """Per-topic values for `run` (see the class docstring)."""
         try:
             if isinstance(run, dict) and not frame and all(isinstance(v, dict) for v in run.values()):
+                if self._small is not None:      # a small run: plain Python, the kernel's values bit for bit
+                    from ..ranking.small import evaluate_small
+                    got = evaluate_small(self._small, self._tindex, self.topic_names, run)
+                    if got is not None:
+                        return got
                 return self._collect(self.rows_dict(run))
             return self._evaluate_frame(run, frame)
         finally:

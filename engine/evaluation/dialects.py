@@ -47,6 +47,50 @@ def object_name(m) -> str:
     return str(m)
 
 
+_KEYED: dict = {}
+
+
+def _cached_hash(self) -> int:
+    h = self.__dict__.get("_cranfield_hash")
+    return h if h is not None else hash(repr(self))
+
+
+def _plain_call(self, **kwargs):
+    params = dict(self.params)
+    params.update(kwargs)
+    return type(self).__mro__[1](**params)
+
+
+def _plain(base, state):
+    obj = base.__new__(base)
+    obj.__dict__.update(state)
+    return obj
+
+
+def _reduce_ex(self, protocol):
+    state = {k: v for k, v in self.__dict__.items() if k != "_cranfield_hash"}
+    return _plain, (type(self).__mro__[1], state)
+
+
+def hash_once(m):
+    """`m` (an ir_measures measure object) as a result key hashed once: an equal copy whose hash is
+    computed now and kept (ir_measures hashes a measure by building its repr, which a dict of results pays
+    at every insertion). It is an instance of a subclass of `type(m)` with the same names; measures derived
+    from it (`key(rel=2)`, `key @ 5`), its copies and its pickles are ordinary objects of `type(m)`."""
+    base = type(m)
+    if base.__dict__.get("__hash__") is _cached_hash or not hasattr(m, "__dict__"):
+        return m
+    cls = _KEYED.get(base)
+    if cls is None:
+        cls = _KEYED[base] = type(base.__name__, (base,), {
+            "__module__": base.__module__, "__qualname__": base.__qualname__, "__hash__": _cached_hash,
+            "__eq__": base.__eq__, "__call__": _plain_call, "__reduce_ex__": _reduce_ex})
+    key = cls.__new__(cls)
+    key.__dict__.update(m.__dict__)
+    key.__dict__["_cranfield_hash"] = hash(m)
+    return key
+
+
 def _ranx(name: str):
     """(parts, combine) of a ranx metric name the parser does not know, else None. `parts`: parser names;
     `combine(values)`: the ranx value from the parts' values (None: the one part as it is)."""
