@@ -9,6 +9,12 @@
 - whole process: `python -c "import cranfield"` and a first value (import, prepare, evaluate one small run,
   print), median of 7, beside `import pytrec_eval` and its first value.
 Prints the machine load (`os.getloadavg`) with the figures; on a shared machine they are noisy.
+
+    python3 benchmarks/api_speed.py --ab BASE_TREE [--turns 5] [--calls 1000]
+
+A/B on a shared machine: Cranfield's per-call rows for BASE_TREE (e.g. a worktree of main) and for this tree,
+each measured in its own process, in turns (base, this, base, this, ...); per row the median over turns of
+each side's median, its CPU time and the ratio this/base, with the load average of each turn.
 """
 from __future__ import annotations
 
@@ -23,6 +29,8 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
+if "--root" in sys.argv:                    # --ab's child process: the tree to measure
+    ROOT = Path(sys.argv[sys.argv.index("--root") + 1]).resolve()
 sys.path.insert(0, str(ROOT))
 MEASURES = ["map", "P.10", "ndcg_cut.10", "recip_rank", "recall.100"]
 
@@ -63,10 +71,65 @@ FIRST_PT = ("import pytrec_eval; ev = pytrec_eval.RelevanceEvaluator({'q': {'a':
             "print(ev.evaluate({'q': {'a': 1.0, 'b': 2.0}}))")
 
 
+def cranfield_rows(calls: int) -> list:
+    """Cranfield's per-call rows: (name, (median ms, CPU ms)) for the dict, frame, names and objects calls."""
+    from engine.evaluation.api import Evaluator
+    import pandas as pd
+    qrels, run = data()
+    frame = pd.DataFrame([(t, d, s) for t, docs in run.items() for d, s in docs.items()],
+                         columns=["qid", "docno", "score"])
+    ev = Evaluator(qrels, MEASURES)
+    irn = Evaluator(qrels, ["AP", "P@10", "nDCG@10", "RR", "R@100"])
+    import ir_measures as irm
+    iro = Evaluator(qrels, [irm.AP, irm.P @ 10, irm.nDCG @ 10, irm.RR, irm.R @ 100])
+    return [("dict", per_call(lambda: ev.evaluate(run), calls)),
+            ("DataFrame", per_call(lambda: ev.evaluate(frame), calls)),
+            ("ir_measures names, dict", per_call(lambda: irn.evaluate(run), calls)),
+            ("ir_measures objects, dict", per_call(lambda: iro.evaluate(run), calls)),
+            ("ir_measures names, DataFrame", per_call(lambda: irn.evaluate(frame), calls)),
+            ("ir_measures objects, DataFrame", per_call(lambda: iro.evaluate(frame), calls))]
+
+
+def ab(base: str, turns: int, calls: int) -> int:
+    """Base tree and this one measured in turns (see the module docstring)."""
+    import json
+    got: dict = {"base": [], "this": []}
+    for turn in range(turns):
+        for side, tree in (("base", base), ("this", str(Path(__file__).resolve().parents[1]))):
+            out = subprocess.run([sys.executable, __file__, "--calls", str(calls), "--root", tree, "--json"],
+                                 check=True, capture_output=True, text=True).stdout
+            got[side].append(json.loads(out))
+            print(f"turn {turn + 1} {side:<4} load {os.getloadavg()[0]:5.2f}  " + "  ".join(
+                f"{n} {ms:.3f}" for n, (ms, _) in got[side][-1]), flush=True)
+    print(f"\nmedian over {turns} turns of each turn's median of {calls} calls (ms; CPU ms mean per call):")
+    print(f"  {'call':<32} {'base':>8} {'this':>8} {'ratio':>6}   {'base CPU':>8} {'this CPU':>8}")
+    for i, (name, _) in enumerate(got["this"][0]):
+        b = statistics.median(t[i][1][0] for t in got["base"])
+        t_ = statistics.median(t[i][1][0] for t in got["this"])
+        bc = statistics.median(t[i][1][1] for t in got["base"])
+        tc = statistics.median(t[i][1][1] for t in got["this"])
+        print(f"  {name:<32} {b:8.3f} {t_:8.3f} {t_ / b:6.2f}   {bc:8.3f} {tc:8.3f}")
+    this = {n: statistics.median(t[i][1][0] for t in got["this"]) for i, (n, _) in enumerate(got["this"][0])}
+    print(f"  objects / names (this tree): dict {this['ir_measures objects, dict'] / this['ir_measures names, dict']:.2f}"
+          f", DataFrame {this['ir_measures objects, DataFrame'] / this['ir_measures names, DataFrame']:.2f}")
+    print(f"load average {os.getloadavg()[0]:.2f}")
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--calls", type=int, default=1000)
+    ap.add_argument("--ab", metavar="BASE_TREE", help="A/B against another tree, in turns")
+    ap.add_argument("--turns", type=int, default=5)
+    ap.add_argument("--root", help=argparse.SUPPRESS)
+    ap.add_argument("--json", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args()
+    if a.ab:
+        return ab(a.ab, a.turns, a.calls)
+    if a.json:
+        import json
+        print(json.dumps(cranfield_rows(a.calls)))
+        return 0
     qrels, run = data()
     print(f"load average {os.getloadavg()[0]:.2f} ({os.cpu_count()} cores)")
     from engine.evaluation.api import Evaluator
