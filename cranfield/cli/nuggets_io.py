@@ -7,7 +7,8 @@ import sys
 
 from engine.errors import CranfieldError
 
-FORMATS = ("nuggetizer-nuggets", "nuggetizer-assignments", "trec-nuggets", "trec-assignments", "autoargue-nuggets")
+FORMATS = ("nuggetizer-nuggets", "nuggetizer-assignments", "trec-nuggets", "trec-assignments", "autoargue-nuggets",
+           "nist-rag24")      # engine.nuggets.interchange.FORMATS (not imported at start-up)
 
 
 def register_io(ns) -> None:
@@ -60,10 +61,10 @@ def run_export(args) -> int:
     from engine.nuggets.exchange import export_text
     root = _root(args.campaign)
     answers, titles = None, None
-    if args.format == "nuggetizer-assignments":
+    if args.format in ("nuggetizer-assignments", "nist-rag24"):
         from engine.nuggets.campaign import campaign_answers
         answers = campaign_answers(root)
-    if args.format.startswith("nuggetizer"):
+    if args.format.startswith("nuggetizer") or args.format == "nist-rag24":
         titles = _titles(root)
     text = export_text(root, args.format, args.source, answers, titles)
     if args.output:

@@ -11,7 +11,7 @@ importance for a nugget id, another nugget list for a topic) is refused naming f
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ..errors import CranfieldError, FormatError, Problem
@@ -38,7 +38,7 @@ from .store import (
     read_records,
 )
 
-DEFAULT_SOURCE = {"nuggetizer-assignments": "nuggetizer", "trec-assignments": "nist"}
+DEFAULT_SOURCE = {"nuggetizer-assignments": "nuggetizer", "trec-assignments": "nist", "nist-rag24": "nist"}
 
 
 @dataclass
@@ -52,8 +52,11 @@ class Imported:
     source: str | None = None
     replaced: int = 0       # assignments that replace another standing label of the source
     notes: list[str] = field(default_factory=list)     # warnings for the user
+    before: "Imported | None" = None     # nist-rag24: the nuggets imported from the same file first
 
     def summary(self) -> str:
+        if self.before is not None:
+            return self.before.summary() + "\n" + replace(self, before=None).summary()
         where = f" into source {self.source}" if self.source else ""
         if not self.added:
             return (f"{self.path} ({self.format}): nothing new{where}; all {self.already} {self.kind} are "
@@ -71,6 +74,14 @@ def import_file(root, path, fmt: str | None = None, source: str | None = None, b
         it.origin = {**base, **it.origin}
     if fmt.endswith("nuggets"):
         res = _import_nuggets(root, str(path), fmt, items, by)
+    elif fmt == "nist-rag24":       # the topics' nuggets (each topic's first line), then the assignments
+        first: dict[str, int] = {}
+        nuggets = [Item(it.topic, it.text, it.importance, None, None, None,
+                        {k: v for k, v in it.origin.items() if k not in ("answer_text", "response_length")})
+                   for it in items if first.setdefault(it.topic, it.origin["line"]) == it.origin["line"]]
+        made = _import_nuggets(root, str(path), fmt, nuggets, by)
+        res = _import_assignments(root, str(path), fmt, items, source or DEFAULT_SOURCE[fmt], by)
+        res.before = made
     else:
         res = _import_assignments(root, str(path), fmt, items, source or DEFAULT_SOURCE[fmt], by)
     res.notes = notes + res.notes
@@ -245,7 +256,7 @@ def export_text(root, fmt: str, source: str | None = None, answers=None, titles:
         return "".join(trec_assignment_line(r["run"], r["topic"], r["nugget"],
                                             label_token(r["label"], (r.get("origin") or {}).get("token")))
                        for r in keep)
-    if fmt != "nuggetizer-assignments":
+    if fmt not in ("nuggetizer-assignments", "nist-rag24"):       # one layout (see interchange)
         raise CranfieldError(f"unknown format {fmt!r}")
     order = {k: i for i, k in enumerate(nug)}
     per: dict[tuple[str, str], list[dict]] = {}

@@ -8,6 +8,10 @@
 - `trec-nuggets`: tab-separated TOPIC, NUGGET_ID, vital|okay, TEXT (one nugget a line, ids kept)
 - `trec-assignments`: tab-separated RUN, TOPIC, NUGGET_ID, LABEL with LABEL support, partial_support,
   not_support or NIST's 0-2 support scale (2 full, 1 partial, 0 no support); the token is kept.
+- `nist-rag24`: NIST's TREC 2024 RAG nugget assignment release (trec.nist.gov/data/rag/
+  nugget_assignment.20241218.jsonl; earlier nugget_assignment.20241108.jl): nuggetizer's assignment layout, one
+  line per assessed (run, topic), every line of a topic listing the topic's whole nugget list in the same
+  order (NIST published no separate nugget file); import brings the nuggets and the assignments together.
 - `autoargue-nuggets`: TREC AutoJudge's AutoARGUE nugget banks (JSON lines, one bank a topic, or one
   bank as one JSON document): {"query_id": "T", "title_query": "...", "nugget_bank": {QUESTION:
   {"question": ..., "importance": "vital"}}, "claim_bank": {CLAIM: {"claim": ...}}} (either bank a dict
@@ -29,7 +33,9 @@ from ..util.names import name_problem
 from .answers import check_ident
 from .scores import IMPORTANCE, LABELS
 
-FORMATS = ("nuggetizer-nuggets", "nuggetizer-assignments", "trec-nuggets", "trec-assignments", "autoargue-nuggets")
+FORMATS = ("nuggetizer-nuggets", "nuggetizer-assignments", "trec-nuggets", "trec-assignments", "autoargue-nuggets",
+           "nist-rag24")
+ASSIGNING_JSON = ("nuggetizer-assignments", "nist-rag24")
 NIST_SCALE = {"2": "support", "1": "partial_support", "0": "not_support"}
 _TOKENS = {**{x: x for x in LABELS}, **NIST_SCALE}
 _HINT = ("give the file's format with --format (" + ", ".join(FORMATS) + "); docs/rag.md describes each")
@@ -142,12 +148,13 @@ def read_interchange(path, fmt: str | None = None) -> tuple[str, list[Item], byt
     if fmt == "autoargue-nuggets":
         items, probs = _read_autoargue(spath, text, notes)
     else:
-        items, probs = (_read_json if fmt.startswith("nuggetizer") else _read_tsv)(spath, text, fmt)
+        items, probs = (_read_json if fmt in _KEEP else _read_tsv)(spath, text, fmt)
     if probs:
         raise FormatError(probs, hint=f"the file was read as {fmt}; " + _HINT)
     if not items:
-        raise FormatError(Problem(spath, None, f"holds no {fmt.split('-')[1]}"))
-    if fmt.startswith("nuggetizer"):
+        raise FormatError(Problem(spath, None, "holds no nuggets" if fmt.endswith("nuggets") else
+                                  "holds no assignments"))
+    if fmt in _KEEP:
         extra = _extra_keys(text, fmt)
         if extra:
             notes.append(f"{spath}: key(s) {', '.join(sorted(extra))} are not kept (first at line "
@@ -158,6 +165,7 @@ def read_interchange(path, fmt: str | None = None) -> tuple[str, list[Item], byt
 _KEEP = {"nuggetizer-nuggets": ({"query", "qid", "nuggets"}, {"text", "importance"}),
          "nuggetizer-assignments": ({"query", "qid", "nuggets", "answer_text", "response_length", "run_id"},
                                     {"text", "importance", "assignment"})}
+_KEEP["nist-rag24"] = _KEEP["nuggetizer-assignments"]
 
 
 def _extra_keys(text: str, fmt: str) -> dict[str, int]:
@@ -191,8 +199,9 @@ def _run_id(v, what: str) -> tuple[str | None, str | None]:
 def _read_json(spath: str, text: str, fmt: str) -> tuple[list[Item], list[Problem]]:
     recs, probs = _json_records(spath, text)
     items: list[Item] = []
-    assigning = fmt == "nuggetizer-assignments"
+    assigning = fmt in ASSIGNING_JSON
     seen: dict[tuple, int] = {}
+    lists: dict[str, tuple[int, list]] = {}       # nist-rag24: per topic its first line and nugget list
     for ln, obj in recs:
         errs = []
         topic, e = check_ident(obj.get("qid"), '"qid"')
@@ -234,6 +243,12 @@ def _read_json(spath: str, text: str, fmt: str) -> tuple[list[Item], list[Proble
                 if assigning:
                     origin.update(answer_text=obj.get("answer_text"), response_length=obj.get("response_length"))
             line_items.append(Item(topic or "", t, imp, None, run, lab if assigning else None, origin))
+        if fmt == "nist-rag24" and topic and not errs:
+            mine = [(x.text, x.importance) for x in line_items]
+            first = lists.setdefault(topic, (ln, mine))
+            if first[1] != mine:
+                errs.append(f"topic {topic}'s nuggets differ from those of line {first[0]} (NIST's file lists "
+                            f"the topic's same nuggets, in the same order, for every run)")
         if errs:
             probs.extend(Problem(spath, ln, e) for e in errs)
         else:
