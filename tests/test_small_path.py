@@ -114,7 +114,8 @@ def test_declines_what_it_does_not_cover():
     ev = Evaluator(q, MEASURES)
     plan, ti, names = ev._small, ev._tindex, ev.topic_names
     for run in ({"1": {"a": float("nan")}}, {"1": {"a": float("inf")}}, {"1": {"a": "x"}}, {"1": {}},
-                {"3": {"a": 1.0}}, {"1": {1: 1.0}}, {"1": {f"d{i}": 1.0 for i in range(small.SMALL_ROWS + 1)}}):
+                {"3": {"a": 1.0}}, {"1": {1: 1.0}}, {"1": {"a": "1_000"}}, {"1": {"a": 10**400}},
+                {"1": {"a": True}}, {"1": {f"d{i}": 1.0 for i in range(small.SMALL_ROWS + 1)}}):
         assert small.evaluate_small(plan, ti, names, run) is None
     # the kernel's answers stand: an error naming the topic and document, a warning on an unknown topic
     with pytest.raises(cranfield.CranfieldError, match="topic 1, document a"):

@@ -27,6 +27,7 @@ FAMILIES = {"map": ("engine.measures.m_map", "map_"), "P": ("engine.measures.m_P
             "ndcg_cut": ("engine.measures.m_ndcg_cut", "ndcg_cut")}
 
 _second = itemgetter(1)
+_FLOAT, _NUMBERS = {float}, {float, int}
 
 
 def covers(request) -> bool:
@@ -122,10 +123,15 @@ def evaluate_small(p: SmallPlan, tindex: dict, topic_names: list[str], run: dict
     keys = p.keys
     result = {}
     for ti, ranking in present:
-        try:
-            scores = list(map(float, ranking.values()))
-        except (TypeError, ValueError):
-            return None
+        scores = list(ranking.values())
+        kinds = set(map(type, scores))
+        if kinds != _FLOAT:
+            if not kinds <= _NUMBERS:
+                return None                  # text, numpy or other scores: the kernel's reading and errors
+            try:
+                scores = list(map(float, scores))
+            except OverflowError:
+                return None
         try:
             if not math.isfinite(math.fsum(scores)):
                 return None                  # a NaN or infinite score: the kernel words the error
