@@ -79,26 +79,56 @@ class DesignValues:
         return len(self.topics)
 
 
-def design_pool(camp, name: str | None) -> tuple[str, pd.DataFrame]:
-    """(name, table) of the design's pool: pools/pool-NAME.tsv, or the newest pool with a sampled frame
-    (a row with order 0 or a probability below 1)."""
-    from ..pooling import list_pools, pool_path, read_pool
-    if name:
-        return name, read_pool(pool_path(camp.root, name))
-    for p in reversed(list_pools(camp.root)):
-        t = read_pool(p)
-        if len(t) and ((t["order"] == 0).any() or (t["prob"] < 1).any()):
-            return p.name[len("pool-"):-len(".tsv")], t
-    raise CranfieldError("--design documents: pools/ holds no sampled pool (one with inclusion probabilities); "
-                         "build one with `cranfield pool DIR --strategy statap|uniform|stratified|ppi-next` or name "
-                         "it with --design-pool NAME")
+@dataclass
+class Frame:
+    """A design's frame joined with the runs and both sources' labels. Per frame document: model grade
+    `mg`, people's grade `hg` (0 where unknown), `sampled`, `pi`; per run row inside the frame: `row` (its
+    frame document), topic code `tc`, run code `rc`, `rank`."""
+
+    name: str
+    table: pd.DataFrame
+    mg: np.ndarray
+    hg: np.ndarray
+    judged: np.ndarray           # people's label known
+    sampled: np.ndarray
+    pi: np.ndarray
+    row: np.ndarray
+    tc: np.ndarray
+    rc: np.ndarray
+    rank: np.ndarray
+    topics: list[str]
+    runs: list[str]
+    measures: list[Linear]
+    threshold: int
 
 
-def design_values(camp, model: str, gold: str = "human", measures=None, pool: str | None = None,
+def design_values(camp, model: str, gold: str, measures, design: tuple[str, pd.DataFrame],
                   warnings: Warnings | None = None, notes: list[str] | None = None) -> list[DesignValues]:
-    """Per linear measure: each run's per-topic HT sums under the design of pool `pool` (the newest sampled
-    pool when None), the `model` source labelling its frame and the `gold` source its sample."""
-    from ..pooling.candidates import ranked_runs
+    """Per linear measure: each run's per-topic HT sums under `design` = (pool name, pool table; as
+    engine.pooling.ppi_batch.design_pool reads it), the `model` source labelling its frame and the `gold`
+    source its sample."""
+    from ..stability.ppi_design import ht_sums
+    from ..util.names import shown
+    notes = notes if notes is not None else []
+    f = frame_rows(camp, model, gold, measures, design, warnings, notes)
+    if not f.sampled.any():
+        raise CranfieldError(f"source {shown(gold)} judged none of pool {shown(f.name)}'s sampled documents")
+    out = []
+    thr, row = f.threshold, f.row
+    n = int(f.sampled.sum())
+    for m in f.measures:
+        A, C, F = ht_sums(m.weight(f.rank), m.gain(f.hg[row], thr), m.gain(f.mg[row], thr), f.pi[row],
+                          f.sampled[row], f.tc, f.rc, len(f.topics), len(f.runs))
+        out.append(DesignValues(m.name, f.runs, f.topics, A, C, F, n, len(f.table)))
+    notes.append(f"design: pool {shown(f.name)}, {n} human-labelled of {len(f.table)} frame documents "
+                 f"in {len(f.topics)} topics")
+    return out
+
+
+def frame_rows(camp, model: str, gold: str, measures, design: tuple[str, pd.DataFrame],
+               warnings: Warnings | None = None, notes: list[str] | None = None) -> Frame:
+    """The `Frame` of `design` = (pool name, pool table): its documents' labels, and the runs' rows in it.
+    Sampled documents people have not judged yet leave the sample (with a note)."""
     from ..util.names import natural_key, shown
     from .sources import resolve_name, source_judgments
     w = warnings if warnings is not None else camp.warnings
@@ -107,7 +137,7 @@ def design_values(camp, model: str, gold: str = "human", measures=None, pool: st
     if model == gold:
         raise CranfieldError(f"--judgments {model} and --gold {gold} name the same source: the model labels the "
                              f"frame, people (gold) the sample")
-    name, pt = design_pool(camp, pool)
+    name, pt = design
     pt = pt.drop_duplicates(["topic", "doc"]).reset_index(drop=True)
     if not len(pt):
         raise CranfieldError(f"pool {shown(name)} is empty: no frame to estimate over")
@@ -144,8 +174,7 @@ def design_values(camp, model: str, gold: str = "human", measures=None, pool: st
                      f"{shown(gold)} yet; they are left out of the sample, which is unbiased only if they are "
                      f"missing at random (judge them first)")
         sampled = sampled & ~missing
-    if not sampled.any():
-        raise CranfieldError(f"source {shown(gold)} judged none of pool {shown(name)}'s sampled documents")
+    judged = ~np.isnan(hg)
     mg, hg = np.nan_to_num(mg, nan=0.0), np.nan_to_num(hg, nan=0.0)
     thr = camp.binary_threshold()
     if any(m.kind == "rbp" for m in lin) and max(mg.max(initial=0), hg[sampled].max(initial=0)) > 1:
@@ -154,7 +183,7 @@ def design_values(camp, model: str, gold: str = "human", measures=None, pool: st
         if not lin:
             raise CranfieldError("--design documents: rbp on graded labels is not linear; ask for P.k or dcg")
     topics = sorted(pd.unique(pt["topic"].astype(str)), key=natural_key)
-    rr = ranked_runs(camp.runs(), None, None, topics)
+    rr = _ranked(camp.runs(), topics)
     runs = list(dict.fromkeys(rr["run"].astype(str)))
     t_code = {t: i for i, t in enumerate(topics)}
     r_code = {r: i for i, r in enumerate(runs)}
@@ -164,15 +193,17 @@ def design_values(camp, model: str, gold: str = "human", measures=None, pool: st
     tc = np.fromiter((t_code[t] for t in rr["topic"].astype(str)[inside]), np.int64)
     rc = np.fromiter((r_code[r] for r in rr["run"].astype(str)[inside]), np.int64)
     rank = rr["rank"].to_numpy(np.float64)[inside]
-    from ..stability.ppi_design import ht_sums
-    out = []
-    for m in lin:
-        A, C, F = ht_sums(m.weight(rank), m.gain(hg[row], thr), m.gain(mg[row], thr), pi[row], sampled[row],
-                          tc, rc, len(topics), len(runs))
-        out.append(DesignValues(m.name, runs, topics, A, C, F, int(sampled.sum()), len(pt)))
-    notes.append(f"design: pool {shown(name)}, {int(sampled.sum())} human-labelled of {len(pt)} frame documents "
-                 f"in {len(topics)} topics")
-    return out
+    return Frame(name, pt, mg, hg, judged, sampled, pi, row, tc, rc, rank, topics, runs, lin, thr)
+
+
+def _ranked(runs: pd.DataFrame, topics: list[str]) -> pd.DataFrame:
+    """run, topic, doc, rank (trec_eval's order) of the runs' rows on `topics`."""
+    from ..ranking.join import ranked_rows
+    df = runs[runs["topic"].astype(str).isin(set(topics))]
+    order, rank = ranked_rows(df, None)
+    return pd.DataFrame({"run": df["run"].astype(str).to_numpy(object)[order],
+                         "topic": df["topic"].astype(str).to_numpy(object)[order],
+                         "doc": df["doc"].astype(str).to_numpy(object)[order], "rank": rank})
 
 
 def design_intervals(v: DesignValues, alpha: float = 0.05, method: str = "ppi++", pairs: bool = False,
@@ -193,18 +224,19 @@ def design_intervals(v: DesignValues, alpha: float = 0.05, method: str = "ppi++"
     return iv, hv, F.mean(0), (ii, jj)
 
 
-def campaign_design_ppi(camp, model: str, gold: str = "human", measures=None, alpha: float = 0.05,
-                        method: str = "ppi++", pool: str | None = None, warnings: Warnings | None = None,
+def campaign_design_ppi(camp, model: str, gold: str, measures, design: tuple[str, pd.DataFrame],
+                        alpha: float = 0.05, method: str = "ppi++", warnings: Warnings | None = None,
                         small_n: bool = True):
-    """The PPI tables (engine.judgments.ppi.PPIReport) of a campaign under a document-level design: the
-    same runs, pairs and ranking tables as `campaign_ppi`, n_human counting human-labelled documents."""
+    """The PPI tables (engine.judgments.ppi.PPIReport) of a campaign under a document-level `design`
+    ((pool name, pool table)): the same runs, pairs and ranking tables as `campaign_ppi`, n_human
+    counting human-labelled documents."""
     from .ppi import CI_METHODS, report_tables
     method = CI_METHODS.get(method, method)
     if method not in ("ppi++", "ppi"):
         raise CranfieldError(f"--ci {method}: use ppi (PPI++, power-tuned) or ppi-classic (lambda = 1)")
     from ..stability.ppi import MIN_TOPICS
     notes: list[str] = []
-    values = design_values(camp, model, gold, measures, pool, warnings, notes)
+    values = design_values(camp, model, gold, measures, design, warnings, notes)
     T = values[0].n_topics
     if T < MIN_TOPICS:
         notes.append(f"only {T} topics (< {MIN_TOPICS}): the normal approximation over topics behind every "
