@@ -87,6 +87,36 @@ def column_weights(camp, model: str, gold: str, measures, base, alpha: float) ->
     return out
 
 
+def variance_scores(W: np.ndarray, u_runs: np.ndarray, pairs=None, u_pairs=None, e=None) -> np.ndarray:
+    """Per document: sum_c u_c w_c(d)^2 e(m_d), the columns being the runs (`W`: documents x runs rank
+    weights, `u_runs`) and the run pairs `pairs` = (i, j) (weights W_i - W_j, `u_pairs`)."""
+    per = (W ** 2) @ np.asarray(u_runs, np.float64)
+    if pairs is not None and len(pairs[0]):
+        ii, jj = pairs
+        per = per + ((W[:, ii] - W[:, jj]) ** 2) @ np.asarray(u_pairs, np.float64)
+    return per if e is None else per * e
+
+
+def batch_probabilities(contribs, judged: np.ndarray, n: int, eps: float = EPS) -> np.ndarray:
+    """Inclusion probabilities of the next batch: 1 for the `judged` documents; for the others
+    min(1, c s_d) summing to `n`, s_d the root of the measures' `variance_scores` (each scaled to sum 1
+    over the unjudged) mixed with the uniform share `eps`, so every document keeps a probability > 0."""
+    from .samplers import pps_probabilities
+    judged = np.asarray(judged, bool)
+    todo = ~judged
+    score2 = np.zeros(len(judged))
+    for c in contribs:
+        total = c[todo].sum()
+        if total > 0:
+            score2 += c / total
+    s = np.sqrt(score2)
+    mean = s[todo].mean() if todo.any() else 0.0
+    s = (1 - eps) * (s / mean if mean > 0 else 1.0) + eps
+    pi = np.ones(len(judged))
+    pi[todo] = pps_probabilities(np.zeros(int(todo.sum()), np.int64), s[todo], np.array([n]))
+    return pi
+
+
 def next_batch(camp, model: str, budget: int, gold: str = "human", measures=None, pool: str | None = None,
                seed: int = 0, alpha: float = 0.05, warnings: Warnings | None = None,
                notes: list[str] | None = None) -> Pool:
@@ -94,7 +124,7 @@ def next_batch(camp, model: str, budget: int, gold: str = "human", measures=None
     with prob = each document's inclusion probability, order > 0 for the judged ones and the drawn batch."""
     from ..judgments.ppi_docs import frame_rows
     from ..judgments.sources import source_judgments
-    from .samplers import pps_probabilities, pps_systematic
+    from .samplers import pps_systematic
     notes = notes if notes is not None else []
     if budget is None or int(budget) < 1:
         raise CranfieldError(f"--strategy ppi-next: --budget {budget}: give the number of documents of the next "
@@ -118,28 +148,15 @@ def next_batch(camp, model: str, budget: int, gold: str = "human", measures=None
     if not todo.any():
         raise CranfieldError("every frame document is judged by people already: no batch to choose")
     weights = column_weights(camp, model, gold, measures, base, alpha)
-    score2 = np.zeros(len(frame))
+    contribs = []
     for m in f.measures:
-        wt = m.weight(f.rank)
         gh, gm = m.gain(f.hg, f.threshold), m.gain(f.mg, f.threshold)
-        e = error_by_grade(gh, gm, f.mg, judged)
-        u_runs, (ii, jj), u_pairs = weights.get(m.name, (np.ones(len(f.runs)), (np.zeros(0, int),) * 2, None))
-        per = np.bincount(f.row, weights=wt ** 2 * u_runs[f.rc], minlength=len(frame))
-        if len(ii):
-            # each frame document's weight in every run (rows x runs, dense per document of the frame)
-            W = np.zeros((len(frame), len(f.runs)))
-            np.add.at(W, (f.row, f.rc), wt)
-            per = per + ((W[:, ii] - W[:, jj]) ** 2 * u_pairs).sum(1)
-        contrib = per * e
-        total = contrib[todo].sum()
-        if total > 0:
-            score2 += contrib / total
-    s = np.sqrt(score2)
-    mean = s[todo].mean()
-    s = (1 - EPS) * (s / mean if mean > 0 else 1.0) + EPS
+        W = np.zeros((len(frame), len(f.runs)))      # each frame document's rank weight in every run
+        np.add.at(W, (f.row, f.rc), m.weight(f.rank))
+        u_runs, pairs, u_pairs = weights.get(m.name, (np.ones(len(f.runs)), None, None))
+        contribs.append(variance_scores(W, u_runs, pairs, u_pairs, error_by_grade(gh, gm, f.mg, judged)))
     n = min(budget, int(todo.sum()))
-    pi = np.ones(len(frame))
-    pi[todo] = pps_probabilities(np.zeros(int(todo.sum()), np.int64), s[todo], np.array([n]))
+    pi = batch_probabilities(contribs, judged, n)
     sel = judged.copy()
     sel[todo] = pps_systematic(np.zeros(int(todo.sum()), np.int64), pi[todo], np.random.default_rng(seed))
     table = frame.assign(stratum=np.where(judged, 1, 2).astype(np.int64), prob=pi, method="ppi-next")
