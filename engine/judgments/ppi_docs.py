@@ -224,6 +224,17 @@ def design_intervals(v: DesignValues, alpha: float = 0.05, method: str = "ppi++"
     return iv, hv, F.mean(0), (ii, jj)
 
 
+def adjacent_se(v: DesignValues, alpha: float = 0.05):
+    """(PPI++ standard error of each run's mean, (i, j) the runs adjacent in the PPI++ ranking, the standard
+    error of each adjacent difference): what the next-batch chooser weighs its columns by."""
+    from ..stability.ppi_design import design_ppi_mean
+    iv = design_intervals(v, alpha)[0]
+    order = np.argsort(-iv.estimate, kind="stable")
+    ii, jj = order[:-1], order[1:]
+    pv = design_ppi_mean(*(x[:, ii] - x[:, jj] for x in (v.A, v.C, v.F)), alpha)
+    return iv.se, (ii, jj), pv.se
+
+
 def campaign_design_ppi(camp, model: str, gold: str, measures, design: tuple[str, pd.DataFrame],
                         alpha: float = 0.05, method: str = "ppi++", warnings: Warnings | None = None,
                         small_n: bool = True):

@@ -69,21 +69,16 @@ def column_weights(camp, model: str, gold: str, measures, base, alpha: float) ->
     intervals (`base`); empty when there is none to read (then every column weighs 1)."""
     if base is None:
         return {}
-    from ..judgments.ppi_docs import design_intervals, design_values
+    from ..judgments.ppi_docs import adjacent_se, design_values
     try:
         values = design_values(camp, model, gold, measures, base, notes=[])
     except CranfieldError:
         return {}
     out = {}
     for v in values:
-        iv = design_intervals(v, alpha)[0]
-        order = np.argsort(-iv.estimate, kind="stable")
-        ii, jj = order[:-1], order[1:]
-        A, C, F = (x[:, ii] - x[:, jj] for x in (v.A, v.C, v.F))
-        from ..stability.ppi_design import design_ppi_mean
-        pv = design_ppi_mean(A, C, F, alpha)
-        top = max(float(np.max(iv.se, initial=0)), float(np.max(pv.se, initial=0)), 1e-300)
-        out[v.measure] = ((iv.se / top) ** 2, (ii, jj), (pv.se / top) ** 2)
+        se, pairs, pse = adjacent_se(v, alpha)
+        top = max(float(np.max(se, initial=0)), float(np.max(pse, initial=0)), 1e-300)
+        out[v.measure] = ((se / top) ** 2, pairs, (pse / top) ** 2)
     return out
 
 
