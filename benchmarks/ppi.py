@@ -288,7 +288,7 @@ def documents(a) -> None:
                         d[0] += _cover(iv, tr).sum()
                         d[1] += iv.width.sum()
                         d[2] += iv.width.size
-                acc.setdefault(("labels",), [0, 0])[0] += int(s.sum())
+            acc.setdefault(("labels",), [0, 0])[0] += int(s.sum())
             if c >= a.campaigns // 2 and a.campaigns > 1:
                 continue                         # the chooser on the first half of the campaigns (time)
             # the chooser: a uniform first batch of half the labels, then the same number again, uniform or chosen
