@@ -172,7 +172,7 @@ def frame_rows(camp, model: str, gold: str, measures, design: tuple[str, pd.Data
     if missing.any():
         notes.append(f"{int(missing.sum())} of {int(sampled.sum())} sampled documents are not judged by "
                      f"{shown(gold)} yet; they are left out of the sample, which is unbiased only if they are "
-                     f"missing at random (judge them first)")
+                     f"missing at random (judge them first, or name the design before this batch with --design-pool)")
         sampled = sampled & ~missing
     judged = ~np.isnan(hg)
     mg, hg = np.nan_to_num(mg, nan=0.0), np.nan_to_num(hg, nan=0.0)
