@@ -296,7 +296,7 @@ def documents(a) -> None:
             pi1 = np.minimum(1.0, n1 / size[tp])[np.repeat(np.arange(len(tp)), size[tp])]
             s1 = rng.random(len(docs)) < pi1
             n2 = int(round(n1 * len(tp)))
-            contribs, u = [], {}
+            contribs = []
             for m in X:
                 A = _ht(X[m][0][docs], pi1, s1, starts, len(docs))
                 C = _ht(X[m][1][docs], pi1, s1, starts, len(docs))

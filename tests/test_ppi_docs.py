@@ -269,3 +269,50 @@ def test_cli_design_documents_and_ppi_next_subprocess(design_dir):
     assert e.rc != 0 and "an integer" in e.err and "Traceback" not in e.err
     e = cli("pool", design_dir, "--strategy", "ppi-next", "--budget", "5", timeout=120)
     assert e.rc != 0 and "needs --judgments MODEL" in e.err
+
+
+def test_batch_probabilities_are_the_draws_frequencies_and_favour_the_weighty_documents():
+    """The chooser's probabilities: 1 for judged documents, the budget in all over the others, every one
+    > 0 (the uniform share), larger where the rank weight and the model's error are; systematic PPS selects
+    each document with exactly that probability (frequencies over 4000 draws within 4.5 standard errors)
+    and exactly the budget each time, so the Horvitz-Thompson sum stays unbiased."""
+    from engine.pooling.ppi_batch import EPS, batch_probabilities, error_by_grade, variance_scores
+    from engine.pooling.samplers import pps_systematic
+    rng = np.random.default_rng(5)
+    D, R = 30, 3
+    W = np.where(rng.random((D, R)) < .5, 1.0 / np.log2(rng.integers(1, 20, (D, R)) + 1.0), 0.0)
+    W[0] = 0.0                                               # a document no run ranks: only the uniform share
+    mg = rng.integers(0, 3, D).astype(float)
+    hg = np.clip(mg + rng.integers(-1, 2, D), 0, 2)
+    judged = np.zeros(D, bool)
+    judged[[3, 7, 11, 19]] = True
+    e = error_by_grade(hg, mg, mg, judged)
+    c = variance_scores(W, np.ones(R), (np.array([0, 1]), np.array([1, 2])), np.ones(2), e)
+    pi = batch_probabilities([c], judged, 8)
+    assert (pi[judged] == 1).all() and pi[~judged].sum() == pytest.approx(8, abs=1e-9)
+    assert (pi[~judged] > 0).all() and pi[0] == pytest.approx(pi[~judged].min())
+    s = np.sqrt(c[~judged] / c[~judged].sum())
+    expect = (1 - EPS) * s / s.mean() + EPS                  # no probability capped here: pi proportional
+    assert pi[~judged].max() < 1
+    assert np.allclose(pi[~judged] / pi[~judged].sum(), expect / expect.sum(), atol=1e-12)
+    todo = ~judged
+    hits = np.zeros(D)
+    draws = 4000
+    g = np.random.default_rng(0)
+    for _ in range(draws):
+        sel = pps_systematic(np.zeros(int(todo.sum()), np.int64), pi[todo], g)
+        assert sel.sum() == 8
+        hits[np.flatnonzero(todo)[sel]] += 1
+    p = pi[todo]
+    assert np.all(np.abs(hits[todo] / draws - p) <= 4.5 * np.sqrt(p * (1 - p) / draws) + 1e-9)
+
+
+def test_batch_hours_by_hand():
+    from engine.planning.cost import CostModel
+    from engine.planning.ppi_plan import batch_hours
+    t = pd.DataFrame({"topic": ["1", "1", "1", "2", "2", "3"], "doc": list("abcdef"), "stratum": [2, 2, 2, 2, 1, 2],
+                      "prob": [.5, .5, .5, .5, 1, .5], "method": "ppi-next", "order": [1, 2, 3, 1, 2, 0]})
+    new, hours = batch_hours(t, {"1"}, CostModel())
+    # topic 1: 3 new, people judged it before (no overhead); topic 2: 1 new, first time: the 'average'
+    # category's overhead (2.41 - 1) * 22 + 29 + 76 = 136.02 s; below target 8 a judgment takes 15 s
+    assert new == 4 and hours == pytest.approx((3 * 15 + 15 + 136.02) / 3600, abs=1e-12)
