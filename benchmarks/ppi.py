@@ -1,7 +1,7 @@
 """Prediction-powered intervals against known truth (issue 38): coverage, width and the planner.
 
     python3 benchmarks/ppi.py [--world 2000] [--runs 8] [--topics 150] [--labelled 40] [--campaigns 1000]
-                              [--pilot 30] [--seed 11]
+                              [--pilot 30] [--seed 11] [--design topics|documents|both] [--per-topic 10]
 
 A simulated world of `--world` topics (engine.simulation: runs, complete truth) is the topic population:
 its depth-20 pool of every run, judged from the truth, is what people would say; the same pool judged by a
@@ -20,6 +20,11 @@ beside the judge's kappa with the truth. Planner: from pilots of `--pilot` human
 (where the mean width over the campaigns first reaches w, interpolated); w is the width each run's (pair's)
 PPI++ interval has at PLAN_AT (40) human-judged topics. Markdown on stdout (docs/llm-judges.md). All arithmetic is
 vectorized over campaigns.
+
+`--design documents` (`both`, the default, runs it first): people judge a Poisson sample of `--per-topic`
+documents within every topic of each campaign instead, the model every pooled document; P_10 and dcg
+(linear in the labels) with the Horvitz-Thompson-corrected PPI (engine.stability.ppi_design), and the
+next-batch chooser (engine.pooling.ppi_batch) against a uniform second batch at equal labels (`documents`).
 """
 from __future__ import annotations
 
@@ -328,7 +333,7 @@ def documents(a) -> None:
                         d[0] += _cover(iv, tr).sum()
                         d[1] += iv.width.sum()
                         d[2] += iv.width.size
-                        d[3] = max(d[3], 0.0) + iv.width.max()
+                        d[3] += iv.width.max()           # the widest column's width, summed over campaigns
                     bacc.setdefault(("labels", how), [0])[0] += int(s2.sum())
         for m in X:
             for target in ("means", "differences"):
