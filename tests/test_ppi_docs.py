@@ -316,3 +316,30 @@ def test_batch_hours_by_hand():
     # topic 1: 3 new, people judged it before (no overhead); topic 2: 1 new, first time: the 'average'
     # category's overhead (2.41 - 1) * 22 + 29 + 76 = 136.02 s; below target 8 a judgment takes 15 s
     assert new == 4 and hours == pytest.approx((3 * 15 + 15 + 136.02) / 3600, abs=1e-12)
+
+
+def test_coverage_on_a_known_population():
+    """A population of 500 topics x 25 documents with graded truth and a noisy model; 2000 campaigns (as
+    columns) of 60 topics with a Poisson sample of pi = 0.2 within each: the 95% PPI++, PPI and human-only
+    intervals of the DCG-like mean cover the population's value 93-97% of the time, and PPI++ is
+    narrower than the human-only interval."""
+    rng = np.random.default_rng(11)
+    P, D, T, reps = 500, 25, 60, 2000
+    h = rng.choice([0, 1, 2], (P, D), p=[.6, .3, .1]).astype(float)
+    m = np.where(rng.random((P, D)) < .75, h, rng.integers(0, 3, (P, D)))
+    w = 1.0 / np.log2(np.arange(D) + 2.0) * rng.uniform(.5, 1.5, (P, 1))     # topics differ in scale
+    truth = (w * h).sum(1).mean()
+    tp = np.argsort(rng.random((reps, P)), axis=1)[:, :T].T                   # T x reps topic draws
+    pi = 0.2
+    s = rng.random((T, reps, D)) < pi
+    wh, wm = (w * h)[tp], (w * m)[tp]                                          # T x reps x D
+    A = (wh * s).sum(2) / pi
+    C = (wm * s).sum(2) / pi
+    F = wm.sum(2)
+    widths = {}
+    for name, lam in (("ppi++", None), ("ppi", 1.0), ("human", 0.0)):
+        iv = design_ppi_mean(A, C, F, 0.05, lam)
+        cover = ((iv.lower <= truth) & (truth <= iv.upper)).mean()
+        assert 0.93 <= cover <= 0.97, (name, cover)      # seen: 0.954, 0.964, 0.938
+        widths[name] = iv.width.mean()
+    assert widths["ppi++"] < 0.8 * widths["human"]
