@@ -93,6 +93,8 @@ FIGURES: tuple[Figure, ...] = (
            tail=4, what="planner's predicted tau vs observed"),
     Figure("audits", "audits.py", (), ("--world", "300", "--campaigns", "20"), tail=12,
            what="judge audits: canary rates and the crafted run vs set truth"),
+    Figure("ppi", "ppi.py", (), ("--world", "300", "--campaigns", "20", "--topics", "60", "--labelled", "30"),
+           tail=1, what="PPI intervals: coverage and width vs human-only, topic and document designs, next batch"),
     Figure("agreement_judges", "agreement_judges.py", (), ("--runs", "5", "--topics", "10", "--depth", "50"),
            tail=4, what="simulated judges' agreement"),
     Figure("completion", "completion.py", (), ("--runs", "10", "--topics", "10", "--depth", "50"), tail=6,

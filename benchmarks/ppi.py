@@ -1,7 +1,7 @@
 """Prediction-powered intervals against known truth (issue 38): coverage, width and the planner.
 
     python3 benchmarks/ppi.py [--world 2000] [--runs 8] [--topics 150] [--labelled 40] [--campaigns 1000]
-                              [--pilot 30] [--seed 11]
+                              [--pilot 30] [--seed 11] [--design topics|documents|both] [--per-topic 10]
 
 A simulated world of `--world` topics (engine.simulation: runs, complete truth) is the topic population:
 its depth-20 pool of every run, judged from the truth, is what people would say; the same pool judged by a
@@ -20,6 +20,11 @@ beside the judge's kappa with the truth. Planner: from pilots of `--pilot` human
 (where the mean width over the campaigns first reaches w, interpolated); w is the width each run's (pair's)
 PPI++ interval has at PLAN_AT (40) human-judged topics. Markdown on stdout (docs/llm-judges.md). All arithmetic is
 vectorized over campaigns.
+
+`--design documents` (`both`, the default, runs it first): people judge a Poisson sample of `--per-topic`
+documents within every topic of each campaign instead, the model every pooled document; P_10 and dcg
+(linear in the labels) with the Horvitz-Thompson-corrected PPI (engine.stability.ppi_design), and the
+next-batch chooser (engine.pooling.ppi_batch) against a uniform second batch at equal labels (`documents`).
 """
 from __future__ import annotations
 
@@ -29,6 +34,7 @@ import time
 from dataclasses import replace
 
 import numpy as np
+import pandas as pd
 
 MEASURES = ["map", "P.10", "ndcg_cut.10"]
 PLAN_AT = 40
@@ -100,7 +106,16 @@ def main() -> None:
     ap.add_argument("--campaigns", type=int, default=1000)
     ap.add_argument("--pilot", type=int, default=30)
     ap.add_argument("--seed", type=int, default=11)
+    ap.add_argument("--design", choices=["topics", "documents", "both"], default="both",
+                    help="which human sample to simulate: topics (people judge every document of some topics), "
+                         "documents (people judge a sample within every topic; the next-batch chooser), or both")
+    ap.add_argument("--per-topic", type=float, default=10.0,
+                    help="documents design: human labels per topic on average (default 10)")
     a = ap.parse_args()
+    if a.design in ("documents", "both"):
+        documents(a)
+    if a.design == "documents":
+        return
     t0, c0 = time.time(), time.process_time()
     from engine.simulation.campaigns import depth_pool, simulate
     from engine.stability.ppi import (
@@ -189,6 +204,186 @@ def main() -> None:
     ratio = max(r["width_ppi++"] / r["width_human"] for r in cov_rows if r["kappa"] >= 0.6)
     print(f"\nlowest coverage (PPI++ and PPI, every judge, measure, target): {worst:.3f}; "
           f"largest PPI++ / human-only width ratio where kappa >= 0.6: {ratio:.3f}")
+
+
+# ---------------------------------------------------------------------------- document-level design
+
+DOC_MEASURES = {"P_10": (lambda r: np.where(r <= 10, 0.1, 0.0), lambda g: (g >= 1).astype(float)),
+                "dcg": (lambda r: 1.0 / np.log2(r + 1.0), lambda g: np.maximum(g, 0).astype(float))}
+"""The linear measures of the document design: rank weight, gain (engine.judgments.ppi_docs.Linear)."""
+
+
+def doc_weights(sim, pool, names):
+    """{measure: documents x runs rank weights} over the pool's documents (rows in pool order)."""
+    r = sim.runs[sim.runs["run"].isin(names)]
+    pos = pd.Series(np.arange(len(pool)), index=pd.MultiIndex.from_arrays([pool["topic"].astype(str),
+                                                                            pool["doc"].astype(str)]))
+    at = pos.reindex(pd.MultiIndex.from_arrays([r["topic"].astype(str), r["doc"].astype(str)])).to_numpy()
+    inside = ~np.isnan(at)
+    row = at[inside].astype(np.int64)
+    col = pd.Categorical(r["run"].astype(str), categories=names).codes[inside]
+    rank = r["rank"].to_numpy(float)[inside]
+    out = {}
+    for m, (weight, _) in DOC_MEASURES.items():
+        W = np.zeros((len(pool), len(names)))
+        np.add.at(W, (row, col), weight(rank))
+        out[m] = W
+    return out
+
+
+def _ht(X, pi, s, starts, n_docs):
+    """Per sampled topic (in order): the HT sums of X (documents x runs) over its sampled documents."""
+    v = np.where(s, 1.0 / pi, 0.0)[:, None] * X
+    return np.add.reduceat(v, starts, axis=0) if len(v) else v
+
+
+def _cover(iv, truth):
+    return ((iv.lower <= truth) & (truth <= iv.upper))
+
+
+def documents(a) -> None:
+    """The document-level design against known truth: coverage and width of PPI++, PPI and the human-only
+    HT interval for run means and pairwise differences under every judge error structure; then the
+    next-batch chooser (engine.pooling.ppi_batch) against a uniform second batch at equal labels."""
+    from engine.pooling.ppi_batch import batch_probabilities, error_by_grade, variance_scores
+    from engine.pooling.samplers import pps_systematic
+    from engine.simulation.campaigns import depth_pool, simulate
+    from engine.stability.ppi import pair_columns
+    from engine.stability.ppi_design import design_ppi_mean
+    t0, c0 = time.time(), time.process_time()
+    grades = [0, 1, 2]
+    sim = simulate(a.runs, a.world, 30, a.seed, grades=grades, manual_fraction=0.0)
+    names = sim.run_meta["run"].tolist()
+    pool = depth_pool(sim, 20, names).reset_index(drop=True)
+    Ws = doc_weights(sim, pool, names)
+    tcode, tnames = pd.factorize(pool["topic"].astype(str))
+    size = np.bincount(tcode)
+    first = np.concatenate([[0], np.cumsum(size)[:-1]])     # the pool is sorted by topic
+    h = pool["grade"].to_numpy()
+    ii, jj, _ = pair_columns(np.zeros((1, len(names))))
+    t_sim = time.time() - t0
+    rng = np.random.default_rng(a.seed + 100)
+    picks = np.argsort(rng.random((a.campaigns, len(tnames))), axis=1)[:, :a.topics]
+    rows, batch_rows = [], []
+    for sname, labels in structures(pool, sim, grades, a.seed):
+        k = kappa(pool, labels, grades)
+        mg = labels["grade"].to_numpy()
+        X = {m: (Ws[m] * DOC_MEASURES[m][1](h)[:, None], Ws[m] * DOC_MEASURES[m][1](mg)[:, None]) for m in Ws}
+        truth = {m: np.add.reduceat(X[m][0], first, axis=0).mean(0) for m in X}
+        Fw = {m: np.add.reduceat(X[m][1], first, axis=0) for m in X}
+        acc = {}
+        bacc = {}
+        for c in range(a.campaigns):
+            tp = np.sort(picks[c])
+            docs = np.concatenate([np.arange(first[t], first[t] + size[t]) for t in tp])
+            starts = np.concatenate([[0], np.cumsum(size[tp])[:-1]])
+            # design 1: Poisson, a.per_topic documents a topic on average
+            pi = np.minimum(1.0, a.per_topic / size[tp])[np.repeat(np.arange(len(tp)), size[tp])]
+            s = rng.random(len(docs)) < pi
+            for m in X:
+                A = _ht(X[m][0][docs], pi, s, starts, len(docs))
+                C = _ht(X[m][1][docs], pi, s, starts, len(docs))
+                F = Fw[m][tp]
+                for target, cols in (("means", None), ("differences", (ii, jj))):
+                    AA, CC, FF = (A, C, F) if cols is None else (x[:, ii] - x[:, jj] for x in (A, C, F))
+                    tr = truth[m] if cols is None else truth[m][ii] - truth[m][jj]
+                    for meth, lam in (("ppi++", None), ("ppi", 1.0), ("human", 0.0)):
+                        iv = design_ppi_mean(AA, CC, FF, 0.05, lam)
+                        d = acc.setdefault((m, target, meth), [0.0, 0.0, 0])
+                        d[0] += _cover(iv, tr).sum()
+                        d[1] += iv.width.sum()
+                        d[2] += iv.width.size
+            acc.setdefault(("labels",), [0, 0])[0] += int(s.sum())
+            if c >= a.campaigns // 2 and a.campaigns > 1:
+                continue                         # the chooser on the first half of the campaigns (time)
+            # the chooser: a uniform first batch of half the labels, then the same number again, uniform or chosen
+            n1 = a.per_topic / 2
+            pi1 = np.minimum(1.0, n1 / size[tp])[np.repeat(np.arange(len(tp)), size[tp])]
+            s1 = rng.random(len(docs)) < pi1
+            n2 = int(round(n1 * len(tp)))
+            contribs = []
+            for m in X:
+                A = _ht(X[m][0][docs], pi1, s1, starts, len(docs))
+                C = _ht(X[m][1][docs], pi1, s1, starts, len(docs))
+                iv = design_ppi_mean(A, C, Fw[m][tp], 0.05)
+                order = np.argsort(-iv.estimate, kind="stable")
+                pa, pb = order[:-1], order[1:]
+                pv = design_ppi_mean(A[:, pa] - A[:, pb], C[:, pa] - C[:, pb], Fw[m][tp][:, pa] - Fw[m][tp][:, pb])
+                top = max(iv.se.max(), pv.se.max())
+                gh, gm = DOC_MEASURES[m][1](h[docs]), DOC_MEASURES[m][1](mg[docs])
+                e = error_by_grade(gh, gm, mg[docs], s1)
+                contribs.append(variance_scores(Ws[m][docs], (iv.se / top) ** 2, (pa, pb), (pv.se / top) ** 2, e))
+            for how in ("uniform", "chooser"):
+                if how == "uniform":
+                    pi2 = np.ones(len(docs))
+                    todo = ~s1
+                    pi2[todo] = min(1.0, n2 / todo.sum())
+                else:
+                    pi2 = batch_probabilities(contribs, s1, n2)
+                s2 = s1 | pps_systematic(np.zeros(len(docs), np.int64), np.where(s1, 0.0, pi2), rng)
+                for m in X:
+                    A = _ht(X[m][0][docs], pi2, s2, starts, len(docs))
+                    C = _ht(X[m][1][docs], pi2, s2, starts, len(docs))
+                    F = Fw[m][tp]
+                    for target, cols in (("means", None), ("differences", (ii, jj))):
+                        AA, CC, FF = (A, C, F) if cols is None else (x[:, ii] - x[:, jj] for x in (A, C, F))
+                        tr = truth[m] if cols is None else truth[m][ii] - truth[m][jj]
+                        iv = design_ppi_mean(AA, CC, FF, 0.05)
+                        d = bacc.setdefault((m, target, how), [0.0, 0.0, 0, 0.0])
+                        d[0] += _cover(iv, tr).sum()
+                        d[1] += iv.width.sum()
+                        d[2] += iv.width.size
+                        d[3] += iv.width.max()           # the widest column's width, summed over campaigns
+                    bacc.setdefault(("labels", how), [0])[0] += int(s2.sum())
+        for m in X:
+            for target in ("means", "differences"):
+                r = {"judge": sname, "kappa": k, "measure": m, "target": target,
+                     "labels": acc[("labels",)][0] / a.campaigns}
+                for meth in ("ppi++", "ppi", "human"):
+                    d = acc[(m, target, meth)]
+                    r[f"cover_{meth}"], r[f"width_{meth}"] = d[0] / d[2], d[1] / d[2]
+                rows.append(r)
+                b = {"judge": sname, "measure": m, "target": target}
+                half = max(1, a.campaigns // 2) if a.campaigns > 1 else 1
+                for how in ("uniform", "chooser"):
+                    d = bacc[(m, target, how)]
+                    b[f"cover_{how}"], b[f"width_{how}"] = d[0] / d[2], d[1] / d[2]
+                    b[f"maxw_{how}"] = d[3] / half
+                    b[f"labels_{how}"] = bacc[("labels", how)][0] / half / len(X)
+                batch_rows.append(b)
+    elapsed, cpu = time.time() - t0, time.process_time() - c0
+    load = os.getloadavg()
+    print(f"Document design. World: {a.world} topics, {a.runs} runs, depth 30, depth-20 pool of every run "
+          f"({len(pool)} documents, {len(pool) / len(tnames):.1f} a topic), seed {a.seed}; {a.campaigns} campaigns of "
+          f"{a.topics} topics; people judge a Poisson sample of {a.per_topic:g} documents a topic on average, the "
+          f"model every pooled document. Machine: {os.cpu_count()} cores, load {load[0]:.1f} / {load[1]:.1f}; "
+          f"{elapsed:.1f} s wall ({t_sim:.1f} s simulating the world), {cpu:.1f} s CPU.\n")
+    print("| judge | kappa | measure | target | human labels | coverage PPI++ | PPI | human-only HT | "
+          "width PPI++ | PPI | human-only HT | PPI++ / human |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        print(f"| {r['judge']} | {r['kappa']:.3f} | {r['measure']} | {r['target']} | {r['labels']:.0f} | "
+              f"{r['cover_ppi++']:.3f} | {r['cover_ppi']:.3f} | {r['cover_human']:.3f} | {r['width_ppi++']:.4f} | "
+              f"{r['width_ppi']:.4f} | {r['width_human']:.4f} | {r['width_ppi++'] / r['width_human']:.3f} |")
+    half = max(1, a.campaigns // 2)
+    print(f"\nNext batch ({half} campaigns): a uniform first batch of {a.per_topic / 2:g} documents a topic, then "
+          f"as many again drawn uniformly or by the chooser (ppi-next: P_10 and dcg, runs and adjacent pairs); "
+          f"PPI++ on the second design:\n")
+    print("| judge | measure | target | labels uniform | chooser | coverage uniform | chooser | mean width uniform "
+          "| chooser | chooser / uniform | widest uniform | chooser | chooser / uniform |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for b in batch_rows:
+        print(f"| {b['judge']} | {b['measure']} | {b['target']} | {b['labels_uniform']:.0f} | {b['labels_chooser']:.0f} | "
+              f"{b['cover_uniform']:.3f} | {b['cover_chooser']:.3f} | {b['width_uniform']:.4f} | "
+              f"{b['width_chooser']:.4f} | {b['width_chooser'] / b['width_uniform']:.3f} | {b['maxw_uniform']:.4f} | "
+              f"{b['maxw_chooser']:.4f} | {b['maxw_chooser'] / b['maxw_uniform']:.3f} |")
+    worst = min(min(r["cover_ppi++"], r["cover_ppi"]) for r in rows)
+    ratio = max(r["width_ppi++"] / r["width_human"] for r in rows if r["kappa"] >= 0.6)
+    bworst = min(min(b["cover_uniform"], b["cover_chooser"]) for b in batch_rows)
+    print(f"\ndocument design: lowest coverage (PPI++ and PPI, every judge, measure, target): {worst:.3f}; largest "
+          f"PPI++ / human-only width ratio where kappa >= 0.6: {ratio:.3f}; next batch: lowest coverage {bworst:.3f}, "
+          f"mean width chooser / uniform {min(b['width_chooser'] / b['width_uniform'] for b in batch_rows):.3f}-"
+          f"{max(b['width_chooser'] / b['width_uniform'] for b in batch_rows):.3f}\n")
 
 
 if __name__ == "__main__":

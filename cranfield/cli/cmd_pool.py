@@ -14,7 +14,9 @@ def register(sub) -> None:
                                    "strategy, budget, depth, parameters and seed are appended to "
                                    "pools/pools.log.jsonl so the pool can be rebuilt exactly.")
     p.add_argument("campaign", metavar="DIR", help="campaign directory (--campaign DIR is the same)")
-    p.add_argument("--strategy", required=True, choices=STRATEGIES)
+    p.add_argument("--strategy", required=True, choices=[*STRATEGIES, "ppi-next"],
+                   help="ppi-next: the next human batch of a document-level PPI design (--judgments MODEL, "
+                        "--budget N documents in all; docs/llm-judges.md)")
     p.add_argument("--budget", default=None,
                    help="per-topic documents: N, a fraction (0.05) or percentage (5%%) of each topic's depth "
                         "pool, or 'targets' (campaign.yaml topics.targets; 'targets:mq' assigns the Million "
@@ -40,6 +42,8 @@ def register(sub) -> None:
                         "stuffing, an instruction to mark it relevant, an off-topic document in another "
                         "language), made from --seed; recorded in audit/canaries.jsonl, never counted nor "
                         "exported; `cranfield judgments audit` gives each judge's false-positive rate per kind")
+    from .eval_ppi import add_batch_arguments
+    add_batch_arguments(p)
     p.set_defaults(func=run)
 
 
@@ -64,6 +68,9 @@ def _parse_params(items: list[str]) -> dict:
 
 def run(args) -> int:
     from engine.campaign.campaign import load_campaign
+    if args.strategy == "ppi-next":
+        from .eval_ppi import run_batch
+        return run_batch(args)
     from engine.pooling import assign_targets, parse_budget, write_pool
 
     w = Warnings()

@@ -30,6 +30,13 @@ def add_arguments(p) -> None:
                         "assessor hours (repeatable)")
     p.add_argument("--plan-topics", type=int, default=None, metavar="T",
                    help="with --plan-width: the topics the model judges in the plan (default: the campaign's)")
+    p.add_argument("--design", choices=["topics", "documents"], default=None,
+                   help="with --ci: what people's sample is: topics (every document of a random sample of topics; "
+                        "the default) or documents (a sample within every topic drawn with inclusion "
+                        "probabilities, as a statAP / uniform / ppi-next pool records them; P.k, dcg, rbp)")
+    p.add_argument("--design-pool", metavar="NAME", default=None,
+                   help="with --design documents: the pool whose rows are the frame and whose order > 0 rows "
+                        "with their prob are the sample (default: the newest sampled pool)")
     p.add_argument("--ci-table", choices=list(TABLES), default=None,
                    help="with --ci and --format csv/tsv/json: which table to write (default runs)")
 
@@ -48,8 +55,21 @@ def run_ppi(args) -> int:
     from engine.judgments.ppi import campaign_ppi
     w = Warnings()
     camp = load_campaign(args.campaign, warnings=w)
-    rep = campaign_ppi(camp, args.judgments, args.gold or "human", args.measures, args.ci_alpha,
-                       args.ci or "ppi", args.strata, w, small_n=not args.ci_normal)
+    design = getattr(args, "design", None) or "topics"
+    if design == "documents":
+        if args.strata or args.plan_width:
+            raise CranfieldError("--design documents: --strata and --plan-width are for the topic design; the "
+                                 "next human batch of a document design is `cranfield pool DIR --strategy ppi-next`")
+        from engine.judgments.ppi_docs import campaign_design_ppi
+        from engine.pooling.ppi_batch import design_pool
+        rep = campaign_design_ppi(camp, args.judgments, args.gold or "human", args.measures,
+                                  design_pool(camp, args.design_pool), args.ci_alpha, args.ci or "ppi", w,
+                                  small_n=not args.ci_normal)
+    else:
+        if args.design_pool:
+            raise CranfieldError("--design-pool goes with --design documents")
+        rep = campaign_ppi(camp, args.judgments, args.gold or "human", args.measures, args.ci_alpha,
+                           args.ci or "ppi", args.strata, w, small_n=not args.ci_normal)
     for p in w:
         print(f"warning: {p}", file=sys.stderr)
     for n in rep.notes:
@@ -65,9 +85,16 @@ def run_ppi(args) -> int:
         return 0
     out = []
     level = f"{100 * (1 - args.ci_alpha):g}%"
-    out.append(f"# {level} intervals of run means: {rep.ranking['method'].iat[0]} from {args.judgments} on every "
-               f"topic and {args.gold or 'human'} on {int(rep.ranking['n_human'].iat[0])} of "
-               f"{int(rep.ranking['n_topics'].iat[0])} topics; human_* = human-only interval")
+    from engine.util.names import shown
+    n_h, n_t = int(rep.ranking['n_human'].iat[0]), int(rep.ranking['n_topics'].iat[0])
+    if design == "documents":
+        out.append(f"# {level} intervals of run means: {rep.ranking['method'].iat[0]} from {shown(args.judgments)} "
+                   f"on every document of the design's frame and {shown(args.gold or 'human')} on a sample of "
+                   f"{n_h} documents in {n_t} topics (Horvitz-Thompson weighted); human_* = human-only HT "
+                   f"interval; n_human counts documents")
+    else:
+        out.append(f"# {level} intervals of run means: {rep.ranking['method'].iat[0]} from {args.judgments} on "
+                   f"every topic and {args.gold or 'human'} on {n_h} of {n_t} topics; human_* = human-only interval")
     out.append(format_table(rep.runs, fmt, ".4f"))
     adj = _adjacent(rep)
     out.append(f"# adjacent pairs of the PPI ranking (difference run_a - run_b; resolved = the {level} interval "
@@ -132,3 +159,63 @@ def _plan(camp, rep, args):
                   small_n=not args.ci_normal)
     t.insert(4, "judgments_per_topic", round(per_topic, 1))
     return t
+
+
+# ---------------------------------------------------------------------------- cranfield pool --strategy ppi-next
+
+def add_batch_arguments(p) -> None:
+    """The options of `cranfield pool --strategy ppi-next`."""
+    p.add_argument("--judgments", metavar="MODEL", default=None,
+                   help="with --strategy ppi-next: the model source that labelled the frame")
+    p.add_argument("--gold", metavar="SOURCE", default=None,
+                   help="with --strategy ppi-next: the people's source (default human)")
+    p.add_argument("-m", "--measure", dest="measures", action="append", default=None, metavar="MEASURE",
+                   help="with --strategy ppi-next: the measures whose intervals the batch should shrink "
+                        "(P.k, dcg, rbp; default the campaign's linear ones)")
+    p.add_argument("--design-pool", metavar="NAME", default=None,
+                   help="with --strategy ppi-next: the current design (default the newest sampled pool; "
+                        "none: the frame is every document the model judged)")
+
+
+def run_batch(args) -> int:
+    """`cranfield pool DIR --strategy ppi-next --budget N --judgments MODEL`: draw and write the batch."""
+    from engine.campaign.campaign import load_campaign
+    from engine.judgments.sources import source_judgments
+    from engine.planning.cost import CostModel, model_from_config
+    from engine.planning.ppi_plan import batch_hours
+    from engine.pooling import write_pool
+    from engine.pooling.ppi_batch import next_batch
+    from engine.util.names import shown
+    if not args.judgments:
+        raise CranfieldError("--strategy ppi-next needs --judgments MODEL: the source that labelled every frame "
+                             "document (`cranfield judgments sources DIR` lists them)")
+    try:
+        budget = int(args.budget) if args.budget is not None else None
+    except ValueError:
+        raise CranfieldError(f"--strategy ppi-next: --budget {args.budget}: give the number of documents of the "
+                             f"batch in all (an integer, e.g. 200)") from None
+    w = Warnings()
+    camp = load_campaign(args.campaign, warnings=w)
+    notes: list[str] = []
+    gold = args.gold or "human"
+    pool = next_batch(camp, args.judgments, budget, gold, args.measures, args.design_pool, args.seed,
+                      warnings=w, notes=notes)
+    for p in w:
+        print(f"warning: {p}", file=sys.stderr)
+    for n in notes:
+        print(f"note: {n}", file=sys.stderr)
+    cost = model_from_config(camp.config.get("cost") if isinstance(camp.config, dict) else None, CostModel())
+    seen = source_judgments(camp, gold)["topic"].astype(str)
+    new, hours = batch_hours(pool.table, seen, cost)
+    t = pool.table
+    todo = t["stratum"] == 2
+    name = args.name or "ppi-next"
+    print(f"pool {shown(name)}: strategy ppi-next, {new} new documents for people in "
+          f"{t.loc[todo & (t['order'] > 0), 'topic'].nunique()} topics (inclusion probabilities "
+          f"{t.loc[todo, 'prob'].min():.4g}-{t.loc[todo, 'prob'].max():.4g}), {int((~todo).sum())} judged already "
+          f"(probability 1); {hours:.2f} assessor hours ({cost.describe()})")
+    if args.dry_run:
+        return 0
+    path = write_pool(camp.root, name, pool)
+    print(f"wrote {path}")
+    return 0

@@ -31,6 +31,14 @@ class TopicValues:
     labelled: np.ndarray         # per topic: judged by the gold source
     strata: np.ndarray | None = None
 
+    @property
+    def n_human(self) -> int:
+        return int(self.labelled.sum())
+
+    @property
+    def n_topics(self) -> int:
+        return len(self.topics)
+
     def split(self, cols: np.ndarray | None = None):
         """(y, f_lab, f_unl) for the runs, or for columns built from them (`cols`: a function of a matrix)."""
         h, m = self.human[self.labelled], self.model
@@ -166,15 +174,24 @@ def campaign_ppi(camp, model: str, gold: str = "human", measures=None, alpha: fl
     if n < MIN_TOPICS:
         notes.append(f"only {n} human-judged topics (< {MIN_TOPICS}): the normal approximation behind every "
                      f"interval is not to be trusted; flagged rows say so")
+    label = method + (" stratified" if strata else "") + ("" if small_n else " normal")
+    fn = lambda tv, pairs: intervals(tv, alpha, method, strata is not None, pairs=pairs, small_n=small_n)
+    return report_tables(values, fn, alpha, label, notes)
+
+
+def report_tables(values, interval_fn, alpha: float, label: str, notes: list[str]) -> PPIReport:
+    """The runs, pairs and ranking tables from `interval_fn(v, pairs)` -> (PPI interval, human-only
+    interval, model-only means, (i, j) run pairs) for each measure's values `v` (with .measure, .runs,
+    .n_human, .n_topics); `label` names the method in the ranking table."""
     runs_rows, pair_rows, rank_rows = [], [], []
     for tv in values:
-        iv, hv, mo, _ = intervals(tv, alpha, method, strata is not None, small_n=small_n)
+        iv, hv, mo, _ = interval_fn(tv, False)
         runs_rows.append(pd.DataFrame({
             "measure": tv.measure, "run": tv.runs, "estimate": iv.estimate, "lower": iv.lower, "upper": iv.upper,
             "lambda": iv.lam, "human_estimate": hv.estimate, "human_lower": hv.lower, "human_upper": hv.upper,
-            "width_ratio": _ratio(iv.width, hv.width), "model_only": mo, "n_human": iv.n, "n_topics": iv.n + iv.N,
-            "flag": np.where(iv.small, "small sample", "")}))
-        pv, ph, pm, (ii, jj) = intervals(tv, alpha, method, strata is not None, pairs=True, small_n=small_n)
+            "width_ratio": _ratio(iv.width, hv.width), "model_only": mo, "n_human": tv.n_human,
+            "n_topics": tv.n_topics, "flag": np.where(iv.small, "small sample", "")}))
+        pv, ph, pm, (ii, jj) = interval_fn(tv, True)
         res = (pv.lower > 0) | (pv.upper < 0)
         hres = (ph.lower > 0) | (ph.upper < 0)
         names = np.asarray(tv.runs, dtype=object)
@@ -185,8 +202,7 @@ def campaign_ppi(camp, model: str, gold: str = "human", measures=None, alpha: fl
             "flag": np.where(pv.small, "small sample", "")}))
         rank_rows.append({"measure": tv.measure, "runs": len(tv.runs), "pairs": len(ii),
                           "resolved_ppi": int(res.sum()), "resolved_human_only": int(hres.sum()),
-                          "n_human": iv.n, "n_topics": iv.n + iv.N, "alpha": alpha,
-                          "method": method + (" stratified" if strata else "") + ("" if small_n else " normal")})
+                          "n_human": tv.n_human, "n_topics": tv.n_topics, "alpha": alpha, "method": label})
     runs_df = pd.concat(runs_rows, ignore_index=True)
     runs_df = runs_df.sort_values(["measure", "estimate"], ascending=[True, False], kind="mergesort")
     order = {m: i for i, m in enumerate(v.measure for v in values)}

@@ -32,3 +32,17 @@ def plan_rows(pilots: dict, widths, alpha: float = 0.05, cost: CostModel | None 
                          "topics_human_only": float(np.max(human)),
                          "hours_ppi": worst * per_topic_h, "hours_human_only": float(np.max(human)) * per_topic_h})
     return pd.DataFrame(rows)
+
+
+def batch_hours(table: pd.DataFrame, seen_topics, cost: CostModel | None = None) -> tuple[int, float]:
+    """(documents new to people, assessor hours) of a batch (engine.pooling.ppi_batch.next_batch's pool
+    table: stratum 2 rows with order > 0) under the cost model: the seconds per judgment at each topic's
+    count, plus the topic's overhead where people have judged nothing of it yet (`seen_topics` they have)."""
+    cost = cost or CostModel()
+    times = cost.times(None)
+    new = table[(table["order"] > 0) & (table["stratum"] == 2)]
+    seen = set(map(str, seen_topics))
+    secs = 0.0
+    for topic, k in new.groupby("topic", sort=False).size().items():
+        secs += times.seconds_per_judgment(k, cost.by_target) * k + (0.0 if str(topic) in seen else times.overhead)
+    return int(len(new)), secs / 3600.0
