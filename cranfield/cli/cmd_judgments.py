@@ -79,6 +79,8 @@ def register(sub) -> None:
     n.add_argument("--seed", type=int, default=0)
     n.add_argument("--budget", default=None, help="per-topic budget for sampling strategies without --pool")
     n.add_argument("-k", type=int, default=1, help="how many (static strategies)")
+    n.add_argument("--text", action="store_true",
+                   help="print each document's title and text under its line (indented), to judge from")
     n.set_defaults(func=run_next)
 
     b = jsub.add_parser("batch", help="export the not-yet-judged documents of a pool for assessors")
@@ -308,6 +310,8 @@ def run_next(args) -> int:
     if offer.docs:
         for d in offer.docs:
             print(f"{t}\t{d}")
+            if args.text:
+                _print_text(camp.root, d)
         return 0
     if offer.leased:
         held = "; ".join(f"{d} to {a or 'an unnamed assessor'} until {lease_time(e)}"
@@ -318,6 +322,19 @@ def run_next(args) -> int:
         return EXIT_LEASED
     print(f"cranfield: topic {t}: nothing left to judge {offer.limit}", file=sys.stderr)
     return EXIT_NOTHING_LEFT
+
+
+def _print_text(root, doc: str) -> None:
+    """A document's title and text, indented, as the judging desk shows them (the docs store's, else a
+    planted canary's: engine.campaign.desk_text)."""
+    from engine.campaign.desk_text import judging_document
+    from engine.util.names import shown
+    d = judging_document(root, doc)
+    if d is None:
+        print(f"  (no text: the campaign has no docs/ store entry for {shown(doc)})")
+        return
+    body = [str(d.get("title") or ""), ""] + str(d.get("text") or "").splitlines()
+    print("\n".join("  " + shown(ln, "\t") for ln in body))
 
 
 def run_batch(args) -> int:
