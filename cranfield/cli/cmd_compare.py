@@ -40,12 +40,16 @@ def run(args) -> int:
     runs = camp.runs()
     res = compare_two(table, args.a, args.b, measure, test=args.test, threshold=args.threshold, runs=runs,
                       depth=args.corr_depth)
-    print("\n".join(res.summary_lines()))
-    if args.ci:
+    ppi = None
+    if args.ci:                        # before any output: a campaign without the PPI condition is refused whole
+        from engine.util.names import shown
+
         from .cmd_stability import ppi_significance_from_args
         sig = ppi_significance_from_args(args, camp, [measure])
-        from engine.util.names import shown
-        print(shown("\n".join(sig.pair_lines(str(sig.pairs["measure"].iat[0]), args.a, args.b)), "\n"))
+        ppi = shown("\n".join(sig.pair_lines(str(sig.pairs["measure"].iat[0]), args.a, args.b)), "\n")
+    print("\n".join(res.summary_lines()))
+    if ppi:
+        print(ppi)
     print(f"\ntopics where they differ most ({args.a} - {args.b}):")
     top = res.most_different(args.top).rename(columns={"a": args.a, "b": args.b})
     print(format_table(top, "text"), end="")
