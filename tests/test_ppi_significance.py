@@ -124,6 +124,8 @@ def test_cli_significance_and_compare_give_the_library_numbers(camp, sig):
     for ln in lines:
         assert ln in r.out
     assert f"{-row['difference']:+.4f} [{-row['upper']:+.4f}, {-row['lower']:+.4f}]" in lines[0]
+    r = cli("compare", camp, row["run_b"], row["run_a"], "-m", "map", "--ci", "ppi", "--judgments", "nosuch")
+    assert r.rc != 0 and r.out == "" and "unknown judgment source 'nosuch'" in r.err and "Traceback" not in r.text
     r = cli("stability", "significance", "--csv", camp / "x.csv", "--ci", "ppi")
     assert r.rc != 0 and "--ci ppi needs --campaign" in r.err and "Traceback" not in r.text
 
