@@ -121,6 +121,10 @@ def test_canaries_at_the_desk_and_the_cli_go_to_the_audit_only(camp, tmp_path):
         pooled, n, left = prog.topic(t)
         assert left == 0 and n == pooled >= len(judged)
 
+    batch = tmp_path / "batch.tsv"                             # a batch for assessors: nothing left of t1, t2
+    r = cli("judgments", "batch", d, "--pool", POOL, "--out", batch, "--topic", t1, "--topic", t2, timeout=60)
+    assert r.rc == 0 and "wrote 0 document(s)" in r.out, r.text
+
     # the audit: people's false-positive rate per kind beside the model judge's
     pc = people_canary_judgments(load_campaign(d))
     assert len(pc) == 6 and set(pc["assessors"]) == {"alice", "bob"}, (pc, at_desk, at_cli, t1, t2)

@@ -287,8 +287,10 @@ def run_undo(args) -> int:
 
 
 def _campaign_judged(camp):
-    """Every judgment in force (imported files, then the log, resolved by the campaign's rule)."""
-    q = camp.qrels()
+    """Every judgment in force (imported files, then the log, resolved by the campaign's rule), with the
+    canaries people judged (done, as in judging progress)."""
+    from engine.judgments.canaries import with_people_canaries
+    q = with_people_canaries(camp, camp.qrels())
     j = q[["topic", "doc", "grade"]].astype({"topic": str, "doc": str})
     return j[j["grade"] >= 0]
 
