@@ -194,7 +194,7 @@ def people_canary_judgments(camp) -> pd.DataFrame:
     if log is None or not len(log):
         return pd.DataFrame(cols)
     from .log import apply_undo, resolve_judgments
-    j = apply_undo(log, camp.warnings, str(camp.log_path()))
+    j = apply_undo(log, None, str(camp.log_path()))        # the log's problems are reported where qrels read it
     j = j[_keys(j).isin(set(_keys(c))).to_numpy()]
     j = j[j["grade"] >= 0]
     if not len(j):
