@@ -153,3 +153,17 @@ def test_canaries_at_the_desk_and_the_cli_go_to_the_audit_only(camp, tmp_path):
     judged_real = {(t1, doc) for doc, _ in at_desk if doc not in kinds} | {(t2, doc) for doc, _ in at_cli
                                                                          if doc not in kinds}
     assert judged_real <= set(zip(camp2_people["topic"], camp2_people["doc"]))   # people's real judgments count
+
+
+@run_async
+async def test_the_desk_keeps_its_nav_line_and_refuses_export(camp):
+    """DeskApp is desk_only: its Judging screen keeps the desk's nav line (j judge, N assign), shows no run
+    figures, and hides the organizer's export key."""
+    from tui.desk_app import DeskApp
+    from tui.testing import screen_text
+    app = DeskApp(camp, "carol")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        text = screen_text(app)
+        assert "j judge" in text and "N assign nuggets" in text and "retrieved by" not in text
+        assert app.screen.check_action("export", ()) is False

@@ -115,8 +115,7 @@ ctrl+r re-evaluates."""
                     yield Static("", id="judge-topic")
                     yield Static("", id="judge-guidelines")
             yield Static("", id="judge-keys", classes="status")
-        if not desk_only(self.app):
-            yield nav_bar(self)
+        yield nav_bar(self)            # the desk's names only its own screens (tui.desk_app.DESK_NAV)
         yield Footer(compact=True)
 
     ORGANIZER_ACTIONS = ("export",)
