@@ -188,3 +188,22 @@ def test_compare_screen_shows_the_ppi_form_at_80x24(camp, sig, tmp_path):
             await press(pilot, "i")
             assert not any(ln.startswith("PPI") for ln in scr.title_lines())
     body()
+
+
+def test_table_command_writes_the_ppi_form(camp):
+    """`cranfield table --ci ppi`: the library's table (here Bonferroni) as CSV, the heading in Markdown."""
+    import io
+
+    import pandas as pd
+    s = ppi_significance(load_campaign(camp), ["map"], correction="bonferroni")
+    r = cli("table", camp, "-m", "map", "--ci", "ppi", "--correction", "bonferroni", "--format", "csv", timeout=120)
+    assert r.rc == 0, r.text
+    got = pd.read_csv(io.StringIO(r.out))
+    for col in ("difference", "lower", "upper", "p_ppi", "p_ppi_adj", "p_human_adj"):
+        np.testing.assert_allclose(got[col], s.pairs[col], rtol=1e-12)
+    assert got["resolved_ppi"].tolist() == s.pairs["resolved_ppi"].tolist()
+    base = s.pairs["run_a"].iat[0]
+    r = cli("table", camp, "-m", "map", "--ci", "ppi", "--baseline", base, timeout=120)
+    assert r.rc == 0 and r.out.startswith(ppi_significance(load_campaign(camp), ["map"]).heading())
+    rows = [x for x in r.out.splitlines() if x.startswith("| map |")]
+    assert len(rows) == 3 and all(f"| {base} |" in x for x in rows)
