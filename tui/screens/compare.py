@@ -75,7 +75,7 @@ and a caution when the human sample is small (the numbers of `cranfield compare 
             yield DataTable(id="cmp-topics", cursor_type="row", zebra_stripes=True)
             yield DataTable(id="cmp-lists", cursor_type="row", zebra_stripes=True)
         yield nav_bar(self)
-        yield Footer()
+        yield Footer(compact=True)     # every key whole at 80 columns (i PPI made it one too many)
 
     def on_mount(self) -> None:
         self.sync()
