@@ -133,7 +133,11 @@ def test_canaries_are_never_counted_nor_exported(pooled, tmp_path):
     r = cli("judgments", "audit", d, "--judgments", "llm", "--format", "csv", timeout=120)
     assert r.rc == 0, r.text
     got = pd.read_csv(io.StringIO(r.out))
-    assert got["rate"].tolist() == [1.0, 1.0, 1.0] and got["judged"].tolist() == [6, 6, 6]
+    llm, people = got[got["judge"] == "llm"], got[got["judge"] == "human"]     # the person's grade: beside the judge's
+    assert llm["rate"].tolist() == [1.0, 1.0, 1.0] and llm["judged"].tolist() == [6, 6, 6]
+    kind = c["kind"].iloc[0]
+    assert people["judged"].tolist() == [int(k == kind) for k in KINDS]
+    assert people["false_positives"].tolist() == [int(k == kind) for k in KINDS]
 
 
 # ---------------------------------------------------------------------------- simulation with known truth

@@ -110,6 +110,7 @@ class DeskApp(CranfieldApp, inherit_bindings=False):   # none of the main app's 
     MODES = {"judge": _judge_screen, "assign": DeskAssignScreen}
     DEFAULT_MODE = "judge"
     NAV = DESK_NAV
+    desk_only = True          # tui.screens.base.desk_only: the desk's screens leave out the organizer's keys and figures
     BINDINGS = [
         Binding("j", "goto('judge')", show=False, description="Judge"),
         Binding("N", "goto('assign')", show=False, description="Assign nuggets"),

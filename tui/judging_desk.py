@@ -76,8 +76,14 @@ class JudgingDesk:
             name = autos[0] if autos else None
         if not name:
             return {}, None
-        q = source_judgments(camp, str(name))
+        q = source_judgments(camp, str(name), canaries=True)     # a planted canary shows its label as any document
         return {(t, d): int(g) for t, d, g in zip(q["topic"], q["doc"], q["grade"])}, str(name)
+
+    def document(self, doc: str) -> dict | None:
+        """{id, title, text} an assessor reads for `doc`: the docs store's, else a planted canary's
+        (engine.campaign.desk_text.judging_document); None when neither holds it."""
+        from engine.campaign.desk_text import judging_document
+        return judging_document(self.root, doc, self.model.docs())
 
     # ------------------------------------------------------------------ the judgment log
     def log(self) -> pd.DataFrame | None:

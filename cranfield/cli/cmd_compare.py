@@ -19,6 +19,9 @@ def register(sub) -> None:
     p.add_argument("--corr-depth", type=int, default=100,
                    help="documents per list for Kendall tau / tau_ap (default 100)")
     p.add_argument("--per-topic", action="store_true", help="print every topic's scores and difference")
+    p.add_argument("--alpha", type=float, default=0.05, help="with --ci: the level (default 0.05)")
+    from .cmd_stability import _add_ppi
+    _add_ppi(p)
     p.set_defaults(func=run)
 
 
@@ -37,7 +40,16 @@ def run(args) -> int:
     runs = camp.runs()
     res = compare_two(table, args.a, args.b, measure, test=args.test, threshold=args.threshold, runs=runs,
                       depth=args.corr_depth)
+    ppi = None
+    if args.ci:                        # before any output: a campaign without the PPI condition is refused whole
+        from engine.util.names import shown
+
+        from .cmd_stability import ppi_significance_from_args
+        sig = ppi_significance_from_args(args, camp, [measure])
+        ppi = shown("\n".join(sig.pair_lines(str(sig.pairs["measure"].iat[0]), args.a, args.b)), "\n")
     print("\n".join(res.summary_lines()))
+    if ppi:
+        print(ppi)
     print(f"\ntopics where they differ most ({args.a} - {args.b}):")
     top = res.most_different(args.top).rename(columns={"a": args.a, "b": args.b})
     print(format_table(top, "text"), end="")

@@ -79,6 +79,8 @@ def register(sub) -> None:
     n.add_argument("--seed", type=int, default=0)
     n.add_argument("--budget", default=None, help="per-topic budget for sampling strategies without --pool")
     n.add_argument("-k", type=int, default=1, help="how many (static strategies)")
+    n.add_argument("--text", action="store_true",
+                   help="print each document's title and text under its line (indented), to judge from")
     n.set_defaults(func=run_next)
 
     b = jsub.add_parser("batch", help="export the not-yet-judged documents of a pool for assessors")
@@ -285,8 +287,10 @@ def run_undo(args) -> int:
 
 
 def _campaign_judged(camp):
-    """Every judgment in force (imported files, then the log, resolved by the campaign's rule)."""
-    q = camp.qrels()
+    """Every judgment in force (imported files, then the log, resolved by the campaign's rule), with the
+    canaries people judged (done, as in judging progress)."""
+    from engine.judgments.canaries import with_people_canaries
+    q = with_people_canaries(camp, camp.qrels())
     j = q[["topic", "doc", "grade"]].astype({"topic": str, "doc": str})
     return j[j["grade"] >= 0]
 
@@ -308,6 +312,8 @@ def run_next(args) -> int:
     if offer.docs:
         for d in offer.docs:
             print(f"{t}\t{d}")
+            if args.text:
+                _print_text(camp.root, d)
         return 0
     if offer.leased:
         held = "; ".join(f"{d} to {a or 'an unnamed assessor'} until {lease_time(e)}"
@@ -318,6 +324,19 @@ def run_next(args) -> int:
         return EXIT_LEASED
     print(f"cranfield: topic {t}: nothing left to judge {offer.limit}", file=sys.stderr)
     return EXIT_NOTHING_LEFT
+
+
+def _print_text(root, doc: str) -> None:
+    """A document's title and text, indented, as the judging desk shows them (the docs store's, else a
+    planted canary's: engine.campaign.desk_text)."""
+    from engine.campaign.desk_text import judging_document
+    from engine.util.names import shown
+    d = judging_document(root, doc)
+    if d is None:
+        print(f"  (no text: the campaign has no docs/ store entry for {shown(doc)})")
+        return
+    body = [str(d.get("title") or ""), ""] + str(d.get("text") or "").splitlines()
+    print("\n".join("  " + shown(ln, "\t") for ln in body))
 
 
 def run_batch(args) -> int:

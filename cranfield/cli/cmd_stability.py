@@ -213,6 +213,7 @@ def register(sub) -> None:
     s.add_argument("--permutations", type=int, default=10000)
     s.add_argument("--alpha", type=float, default=0.05)
     s.add_argument("--seed", type=int, default=0)
+    _add_ppi(s)
     _add_out(s)
     s.set_defaults(func=run_significance)
 
@@ -355,8 +356,46 @@ def run_discrim(args) -> int:
     return 0
 
 
+def _add_ppi(p, correction: str = "holm") -> None:
+    """--ci ppi and its options (a significance table in the prediction-powered form)."""
+    p.add_argument("--ci", choices=["ppi", "ppi-classic"], default=None,
+                   help="the prediction-powered form (needs --campaign with a model judgment source on every topic "
+                        "and people on a sample): each pair's PPI interval and p-value beside the human-only "
+                        "result (docs/llm-judges.md)")
+    p.add_argument("--judgments", default=None, metavar="SOURCE",
+                   help="with --ci: the model source (default: the one the leaderboard's PPI column uses)")
+    p.add_argument("--gold", default="human", help="with --ci: the people's source (default human)")
+    p.add_argument("--correction", choices=["holm", "bonferroni", "bh", "none"], default=correction,
+                   help=f"with --ci: the family-wise correction over all pairs of a measure (default {correction})")
+
+
+def ppi_significance_from_args(args, camp, measures):
+    """The PPI significance table (engine.campaign.ppisig) of --ci/--judgments/--gold/--correction/--alpha."""
+    from engine.campaign.ppisig import ppi_significance
+    return ppi_significance(camp, measures, model=args.judgments, gold=args.gold, alpha=args.alpha,
+                            correction=args.correction, method=args.ci)
+
+
 def run_significance(args) -> int:
     from engine.stability.significance import pairwise
+    if args.ci:
+        if not args.campaign:
+            raise CranfieldError("--ci ppi needs --campaign DIR (model and human judgments), not --csv")
+        camp, w = _campaign(args.campaign)
+        res = ppi_significance_from_args(args, camp, [args.measure])
+        for p in w:
+            print(f"warning: {p}", file=sys.stderr)
+        if args.json:
+            print(json.dumps(_clean({"heading": res.heading(), "caution": res.caution(), "notes": res.notes,
+                                     "pairs": res.pairs.to_dict(orient="records")}), indent=1))
+            return 0
+        from engine.util.names import shown
+        t = res.pairs.drop(columns="measure").assign(run_a=res.pairs["run_a"].map(shown),
+                                                     run_b=res.pairs["run_b"].map(shown))
+        _emit_table(t, args, shown(f"{res.pairs['measure'].iat[0]}: {res.heading()}"))
+        for line in ([res.caution()] if res.caution() else []) + res.notes:
+            print(shown(line))
+        return 0
     tests = tuple(t.strip() for t in args.tests.split(",") if t.strip())
     with _bar(args, "stability significance") as prog:
         x = matrix_from_args(args, progress=prog)

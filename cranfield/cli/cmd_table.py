@@ -20,6 +20,11 @@ def register(sub) -> None:
     p.add_argument("--alpha", type=float, default=0.05)
     p.add_argument("--format", choices=["markdown", "csv", "latex"], default="markdown")
     p.add_argument("-o", "--out", default=None, help="write to this file (default: standard output)")
+    p.add_argument("--ci", choices=["ppi", "ppi-classic"], default=None,
+                   help="instead, every pair's prediction-powered interval and p-value beside the human-only "
+                        "result (a model source on every topic, people on a sample; --correction over all pairs "
+                        "of a measure; with --baseline the baseline's pairs)")
+    p.add_argument("--judgments", default=None, metavar="SOURCE", help="with --ci: the model source")
     p.set_defaults(func=run)
 
 
@@ -29,6 +34,8 @@ def run(args) -> int:
     from engine.campaign.tables import compare_scores
 
     camp = load_campaign(args.campaign)
+    if args.ci:
+        return _run_ppi(args, camp)
     table = camp.evaluate(args.measures or camp.measures())
     res = compare_scores(table, None, args.baseline, test=args.test, correction=args.correction,
                          alpha=args.alpha, runs=args.runs)
@@ -38,4 +45,29 @@ def run(args) -> int:
         print(f"wrote {args.out}")
     else:
         sys.stdout.write(text)
+    return 0
+
+
+def _run_ppi(args, camp) -> int:
+    """`table --ci ppi`: the PPI significance table (engine.campaign.ppisig) in the chosen format."""
+    from engine.campaign.ppisig import ppi_significance
+    from engine.formats.files import write_text
+    from engine.formats.text_tables import format_table
+    from engine.util.names import shown
+    sig = ppi_significance(camp, args.measures or camp.measures() or None, model=args.judgments, alpha=args.alpha,
+                           correction=args.correction, method=args.ci)
+    p = sig.pairs
+    if args.runs:
+        p = p[p["run_a"].isin(args.runs) & p["run_b"].isin(args.runs)]
+    if args.baseline:
+        p = p[(p["run_a"] == args.baseline) | (p["run_b"] == args.baseline)]
+    fmt = {"markdown": "markdown", "csv": "csv", "latex": "latex"}[args.format]
+    note = "; ".join([sig.heading(), *([sig.caution()] if sig.caution() else []), *sig.notes])
+    head = "" if fmt == "csv" else ("% " if fmt == "latex" else "") + note + "\n\n"
+    text = head + format_table(p.reset_index(drop=True), fmt, ".4g")
+    if args.out:
+        write_text(args.out, text)
+        print(f"wrote {args.out}")
+    else:
+        sys.stdout.write(shown(text, "\n\t"))
     return 0

@@ -47,6 +47,7 @@ class RunReport:
     header: list[str] = field(default_factory=list)                   # '#' / ir_metadata lines of the run file
     ppi: pd.DataFrame | None = None     # per measure: PPI interval from a model source and a human sample
     ppi_note: str = ""                  # what the intervals combine
+    ppi_sig: object = None              # engine.campaign.ppisig.PPISignificance of every pair, or None
 
 
 def run_header(path: Path, limit: int = 50) -> list[str]:
@@ -93,6 +94,7 @@ def build_reports(camp, runs: list[str] | None = None, measures: list[str] | Non
     means = t.pivot_table(index="run", columns="measure", values="value", aggfunc="mean", observed=True)
     bmw = {m: topic_bmw(t, m, pool) for m in shown}
     ppi, ppi_note = ppi_table(camp, measures)
+    sig = ppi_pairs(camp, measures) if ppi is not None else None
     out = []
     for r in runs or all_runs:
         summary = {m: float(means.loc[r, m]) for m in shown}
@@ -109,7 +111,7 @@ def build_reports(camp, runs: list[str] | None = None, measures: list[str] | Non
         md = meta.loc[r].to_dict() if r in meta.index else {}
         header = run_header(camp.root / md["file"]) if md.get("file") else []
         mine = None if ppi is None else ppi[ppi["run"] == r].drop(columns="run").reset_index(drop=True)
-        out.append(RunReport(r, md, summary, positions, per, curve, label, header, mine, ppi_note))
+        out.append(RunReport(r, md, summary, positions, per, curve, label, header, mine, ppi_note, sig))
     return out
 
 
@@ -133,6 +135,39 @@ def ppi_table(camp, measures: list[str], alpha: float = 0.05) -> tuple[pd.DataFr
             f"all {T} topics, people {n} of them; human_* is the interval from the people's topics alone, "
             f"model_only the mean under the model's labels (docs/llm-judges.md)")
     return t.reset_index(drop=True), note
+
+
+def ppi_pairs(camp, measures: list[str], alpha: float = 0.05):
+    """The significance table in the PPI form (engine.campaign.ppisig) of every pair of runs, or None when
+    the campaign has no model source beyond the people's sample."""
+    from .ppisig import ppi_significance
+    try:
+        return ppi_significance(camp, measures, alpha=alpha)
+    except CranfieldError:
+        return None
+
+
+PAIRS_TITLE = "Pairs of runs with model and human judgments"
+
+
+def _pairs_note(sig) -> str:
+    return sig.heading() + (f"; {sig.caution()}" if sig.caution() else "") + " (docs/llm-judges.md)"
+
+
+def pairs_markdown(sig, run: str | None = None) -> list[str]:
+    """The PPI significance section as Markdown lines (the pairs of `run`, or every pair); [] without one."""
+    if sig is None:
+        return []
+    from ..formats.text_tables import format_table
+    df = sig.pairs if run is None else sig.for_run(run)
+    return [f"## {PAIRS_TITLE}", "", _pairs_note(sig) + ".", "", format_table(df, "markdown", ".4g"), ""]
+
+
+def pairs_html(sig, run: str | None = None) -> str:
+    """The PPI significance section as HTML ('' without one)."""
+    if sig is None:
+        return ""
+    return _html_table(PAIRS_TITLE, _pairs_note(sig), sig.pairs if run is None else sig.for_run(run), "%.4g")
 
 
 # ------------------------------------------------------------------------------------------ rendering
@@ -210,6 +245,7 @@ def to_markdown(rep: RunReport, campaign: str = "") -> str:
         from ..formats.text_tables import format_table
         out += ["## Intervals from model and human judgments", "", rep.ppi_note + ".", "",
                 format_table(rep.ppi, "markdown", ".4f"), ""]
+    out += pairs_markdown(rep.ppi_sig, rep.run)
     curve = [["precision", *(_fmt(v) for v in rep.curve)]]
     out += ["## Interpolated recall-precision", "", _md(curve, ["recall", *RECALL_LEVELS], "l" + "r" * len(RECALL_LEVELS))]
     for m, df in rep.per_topic.items():
@@ -248,6 +284,8 @@ def to_html(rep: RunReport, campaign: str = "") -> str:
     b.append("</table>")
     if rep.ppi is not None and len(rep.ppi):
         b.append(_html_table("Intervals from model and human judgments", rep.ppi_note, rep.ppi))
+    if rep.ppi_sig is not None:
+        b.append(pairs_html(rep.ppi_sig, rep.run))
     b.append("<h2>Interpolated recall-precision</h2>" + _svg_curve(rep.curve))
     b.append("<table><tr><th>recall</th>" + "".join(f"<th>{r}</th>" for r in RECALL_LEVELS) + "</tr><tr><td>precision</td>"
              + "".join(f"<td class=n>{_fmt(v)}</td>" for v in rep.curve) + "</tr></table>")
@@ -263,11 +301,11 @@ def to_html(rep: RunReport, campaign: str = "") -> str:
     return "\n".join(b) + "\n"
 
 
-def _html_table(title: str, note: str, df: pd.DataFrame) -> str:
+def _html_table(title: str, note: str, df: pd.DataFrame, float_format: str = "%.4f") -> str:
     """A section with a table whose cells are `format_table`'s text cells, HTML-escaped."""
     from ..formats.text_tables import format_table
     e = html.escape
-    rows = [line.split("\t") for line in format_table(df, "tsv", float_format="%.4f").splitlines()]
+    rows = [line.split("\t") for line in format_table(df, "tsv", float_format=float_format).splitlines()]
     head = "".join(f"<th>{e(c)}</th>" for c in rows[0])
     body = "".join("<tr>" + "".join(f"<td>{e(c)}</td>" for c in r) + "</tr>" for r in rows[1:])
     return f"<h2>{e(title)}</h2><p class=legend>{e(note)}.</p><table><tr>{head}</tr>{body}</table>"
@@ -324,15 +362,17 @@ def write_reports(camp, out: str | Path, runs: list[str] | None = None, measures
     ms = list(reps[0].summary) if reps else []
     judges = write_judge_pages(camp, out, name)
     paths += judges
+    sig = reps[0].ppi_sig if reps else None
     md = [f"# Participant reports: {name}", "", f"Runs ordered by {first}.", "",
           *(["Judge cards: [judges](judges.md).", ""] if judges else []),
-          _md(rows_md, ["position", "run", "group", *ms], "rll" + "r" * len(ms))]
+          _md(rows_md, ["position", "run", "group", *ms], "rll" + "r" * len(ms)), *pairs_markdown(sig)]
     atomic_write(out / "index.md", shown("\n".join(md), "\n\t").encode("utf-8"))
     page = [f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{html.escape(name)}: runs</title>"
             f"<style>{_CSS}</style></head><body><h1>Participant reports: {html.escape(name)}</h1>"
             f"<p>Runs ordered by {html.escape(str(first))}.</p>"
             + ("<p>Judge cards: <a href=\"judges.html\">judges</a>.</p>" if judges else "") + "<table><tr><th>position</th><th>run</th><th>group</th>"
-            + "".join(f"<th>{html.escape(m)}</th>" for m in ms) + "</tr>", *rows_html, "</table></body></html>"]
+            + "".join(f"<th>{html.escape(m)}</th>" for m in ms) + "</tr>", *rows_html, "</table>",
+            pairs_html(sig) + "</body></html>"]
     atomic_write(out / "index.html", shown("\n".join(page) + "\n", "\n\t").encode("utf-8"))
     return paths + [out / "index.md", out / "index.html"]
 

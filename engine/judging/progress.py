@@ -99,7 +99,8 @@ def judging_progress(camp, pool: str | None = None, *, by: dict | None = None,
         return JudgingProgress(None, True, empty.astype({c: "int64" for c in ("pooled", "judged", "left")}),
                                pd.DataFrame({"assessor": [], "judged": []}),
                                pd.DataFrame({"topic": [], "assessor": [], "judged": []}))
-    per = pool_progress(pt, camp.qrels())
+    from ..judgments.canaries import with_people_canaries
+    per = pool_progress(pt, with_people_canaries(camp, camp.qrels()))     # a judged canary is done, as any document
     per = per[per["topic"] != "all"].reset_index(drop=True)
     by = judged_by(camp) if by is None else by
     keys = pt[["topic", "doc"]].drop_duplicates()

@@ -62,13 +62,18 @@ def rate_rows(canaries: pd.DataFrame, labels: pd.DataFrame, rel_level: int, alph
 
 def canary_rates(camp, sources=None, alpha: float = 0.05, warnings: Warnings | None = None) -> pd.DataFrame:
     """Per judge and canary kind: canaries planted, judged, false positives (grade >= the binary
-    threshold), the rate and its Wilson interval."""
-    from .sources import source_judgments
+    threshold), the rate and its Wilson interval; with rows for people (judge `human`) once they judged
+    canaries at a desk (engine.judgments.canaries.people_canary_judgments)."""
+    from .canaries import people_canary_judgments
+    from .sources import HUMAN, source_judgments
     c = read_canaries(camp.root)
     rows = []
     for s in sources if sources is not None else judges(camp):
         q = source_judgments(camp, s, warnings, canaries=True)
         rows += rate_rows(c, q, camp.binary_threshold(), alpha, s)
+    people = people_canary_judgments(camp) if len(c) else None
+    if people is not None and len(people):      # people judged canaries at the desk: their rate beside the judges'
+        rows += rate_rows(c, people, camp.binary_threshold(), alpha, HUMAN)
     return pd.DataFrame(rows, columns=["judge", "kind", "planted", "judged", "false_positives", "rate", "lower",
                                        "upper"])
 

@@ -174,3 +174,41 @@ def insert_canaries(table: pd.DataFrame, canaries: pd.DataFrame, seed: int = 0) 
         new["order"] = np.arange(1, len(new) + 1, dtype=np.int64)
         parts.append(pd.concat([new, g[g["order"] <= 0]], ignore_index=True))
     return pd.concat(parts, ignore_index=True)[list(table.columns)]
+
+
+def canary_documents(root) -> dict[str, dict]:
+    """{doc: {"title", "text"}} of the campaign's canaries: their text for people's judging desks (kept in
+    audit/, never in the docs store); {} when none are planted."""
+    c = read_canaries(root)
+    return {str(d): {"title": str(t), "text": str(x)} for d, t, x in zip(c["doc"], c["title"], c["text"])}
+
+
+def people_canary_judgments(camp) -> pd.DataFrame:
+    """People's judgments of the planted canaries, from the campaign's assessor log: topic, doc, grade,
+    assessors (undos applied, one grade per document by the campaign's conflict rule, grades >= 0). The
+    audit's view of people; Campaign.qrels and every export leave these out."""
+    cols = {"topic": pd.Series(dtype=object), "doc": pd.Series(dtype=object), "grade": pd.Series(dtype=np.int64),
+            "assessors": pd.Series(dtype=object)}
+    c = read_canaries(camp.root)
+    log = camp.log() if len(c) else None
+    if log is None or not len(log):
+        return pd.DataFrame(cols)
+    from .log import apply_undo, resolve_judgments
+    j = apply_undo(log, None, str(camp.log_path()))        # the log's problems are reported where qrels read it
+    j = j[_keys(j).isin(set(_keys(c))).to_numpy()]
+    j = j[j["grade"] >= 0]
+    if not len(j):
+        return pd.DataFrame(cols)
+    q = resolve_judgments(j, camp.conflict_rule(), None, str(camp.log_path()))
+    who = j.groupby(["topic", "doc"], sort=False)["assessor"].agg(lambda s: ",".join(dict.fromkeys(s)))
+    q = q.merge(who.rename("assessors").reset_index(), on=["topic", "doc"], how="left")
+    return q[["topic", "doc", "grade", "assessors"]].reset_index(drop=True)
+
+
+def with_people_canaries(camp, q: pd.DataFrame) -> pd.DataFrame:
+    """`q` (the campaign's judgments, topic, doc, grade) with people's canary judgments added: what judging
+    progress counts as done (a judged canary is not offered again), never what measures or exports read."""
+    pc = people_canary_judgments(camp)
+    if not len(pc):
+        return q
+    return pd.concat([q[["topic", "doc", "grade"]], pc[["topic", "doc", "grade"]]], ignore_index=True)

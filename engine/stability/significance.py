@@ -232,3 +232,17 @@ def tukey_hsd_threshold(scores, alpha: float = 0.05) -> float:
     from scipy import stats
     qcrit = float(stats.studentized_range.ppf(1 - alpha, k, min((k - 1) * (n - 1), 100000)))
     return qcrit * float(np.sqrt(ms_e / n))
+
+
+def interval_p(estimate, se, df=None) -> np.ndarray:
+    """Two-sided p-value of `estimate` = 0 from the estimate and its standard error: Student's t with `df`
+    degrees of freedom (None: the normal). It is the p of the interval estimate -+ q_{1-alpha/2} se, which
+    excludes 0 exactly when p < alpha. se 0: NaN for a zero estimate (no test), else 0."""
+    est = np.asarray(estimate, dtype=np.float64)
+    se = np.asarray(se, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = np.where(se > 0, est / se, np.where(est == 0, np.nan, np.copysign(np.inf, est)))
+    from scipy import special
+    if df is None:
+        return 2 * special.ndtr(-np.abs(t))
+    return 2 * special.stdtr(np.maximum(np.asarray(df, dtype=np.float64), 1.0), -np.abs(t))

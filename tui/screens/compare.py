@@ -51,10 +51,13 @@ class CompareScreen(MeasureCycle, CranfieldScreen):
     HELP = """Two runs on one measure: wins, losses and ties per topic, the paired test (t cycles t, Wilcoxon,
 sign, randomization) with the effect size d_z, and every topic's scores, most different first. The lower
 table shows the highlighted topic's two ranked lists side by side (grade; ? = unjudged) with Kendall tau
-and tau_ap of the lists. a / b choose run A / B, w swaps them, n moves to the next measure."""
+and tau_ap of the lists. a / b choose run A / B, w swaps them, n moves to the next measure. i shows or hides
+the prediction-powered form when a model source judged every topic and people a sample: the PPI interval of
+A - B with its p-value (Holm over all pairs of the measure), resolved or not, beside the human-only result,
+and a caution when the human sample is small (the numbers of `cranfield compare --ci ppi`)."""
     BINDINGS = [Binding("a", "pick('a')", "Run A"), Binding("b", "pick('b')", "Run B"),
                 Binding("w", "swap", "Swap"), Binding("t", "next_test", "Test"),
-                Binding("n", "next_measure", "Measure")]
+                Binding("n", "next_measure", "Measure"), Binding("i", "toggle_ppi", "PPI")]
 
     def __init__(self, a: str | None = None, b: str | None = None, measure: str | None = None):
         super().__init__()
@@ -62,6 +65,8 @@ and tau_ap of the lists. a / b choose run A / B, w swaps them, n moves to the ne
         self.test = "t"
         self.result = None
         self.topic: str | None = None
+        self.show_ppi = False
+        self.ppi: dict = {}           # measure -> engine.campaign.ppisig.PPISignificance, or the reason there is none
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -70,13 +75,16 @@ and tau_ap of the lists. a / b choose run A / B, w swaps them, n moves to the ne
             yield DataTable(id="cmp-topics", cursor_type="row", zebra_stripes=True)
             yield DataTable(id="cmp-lists", cursor_type="row", zebra_stripes=True)
         yield nav_bar(self)
-        yield Footer()
+        yield Footer(compact=True)     # every key whole at 80 columns (i PPI made it one too many)
 
     def on_mount(self) -> None:
         self.sync()
 
     def refresh_data(self) -> None:
         s = self.model.scores
+        self.ppi = {}                  # judgments may have changed
+        if self.show_ppi:
+            self.compute_ppi()
         self.current_measure()
         means = pd.Series(np.nanmean(s.matrix[self.measure], axis=1), index=s.runs).sort_values(
             ascending=False, kind="mergesort")
@@ -97,8 +105,7 @@ and tau_ap of the lists. a / b choose run A / B, w swaps them, n moves to the ne
         top = r.most_different(len(r.topics))
         for row in top.itertuples(index=False):
             t.add_row(plain(row.topic), f"{row.a:.4f}", f"{row.b:.4f}", f"{row.diff:+.4f}", row.outcome, key=row.topic)
-        lines = r.summary_lines()
-        self.query_one("#cmp-title", Static).update(Text(shown("\n".join(lines), "\n")))
+        self.query_one("#cmp-title", Static).update(Text(shown("\n".join(self.title_lines()), "\n")))
         if self.topic not in set(r.topics["topic"]):
             self.topic = str(top["topic"].iloc[0]) if len(top) else None
         if self.topic is not None:
@@ -122,8 +129,52 @@ and tau_ap of the lists. a / b choose run A / B, w swaps them, n moves to the ne
                                        ranked_list(runs, self.b, self.topic, 100))
         self.list_stats = (tau, tap, n)
         self.query_one("#cmp-title", Static).update(Text(shown(
-            "\n".join(self.result.summary_lines())
+            "\n".join(self.title_lines())
             + f"\ntopic {self.topic}: Kendall tau {tau:.3f}, tau_ap {tap:.3f} over {n} common documents (top 100)", "\n")))
+
+    def title_lines(self) -> list[str]:
+        """The comparison's summary, and with `i` the PPI form of the pair (or why there is none)."""
+        lines = self.result.summary_lines()
+        if not self.show_ppi:
+            return lines
+        sig = self.ppi.get(self.measure)
+        if sig is None:
+            return lines + ["PPI: computing..."]
+        if isinstance(sig, str):
+            return lines + [f"PPI: {sig}"]
+        return lines + sig.pair_lines(str(sig.pairs["measure"].iat[0]), self.a, self.b)
+
+    def compute_ppi(self) -> None:
+        """The PPI significance table of the measure (engine.campaign.ppisig), off the UI thread."""
+        measure, root = self.measure, self.model.root
+
+        def work(progress):
+            from engine.campaign.campaign import load_campaign
+            from engine.campaign.ppisig import ppi_significance
+            from engine.errors import CranfieldError
+            try:
+                return ppi_significance(load_campaign(root), [measure])
+            except CranfieldError as exc:
+                return str(exc)
+
+        def done(sig) -> None:
+            self.ppi[measure] = sig
+            if measure == self.measure and self.result is not None:
+                self.draw()
+        self.run_job(f"PPI intervals of {measure}", work, done)
+
+    def action_next_measure(self) -> None:
+        super().action_next_measure()
+        if self.show_ppi and self.measure not in self.ppi:
+            self.compute_ppi()
+
+    def action_toggle_ppi(self) -> None:
+        if self.model is None or self.model.scores is None:
+            return
+        self.show_ppi = not self.show_ppi
+        if self.show_ppi and self.measure not in self.ppi:
+            self.compute_ppi()
+        self.draw()
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         if event.data_table.id != "cmp-topics" or event.row_key is None or event.row_key.value == self.topic:

@@ -115,8 +115,7 @@ ctrl+r re-evaluates."""
                     yield Static("", id="judge-topic")
                     yield Static("", id="judge-guidelines")
             yield Static("", id="judge-keys", classes="status")
-        if not desk_only(self.app):
-            yield nav_bar(self)
+        yield nav_bar(self)            # the desk's names only its own screens (tui.desk_app.DESK_NAV)
         yield Footer(compact=True)
 
     ORGANIZER_ACTIONS = ("export",)
@@ -379,11 +378,15 @@ ctrl+r re-evaluates."""
                 lab = self.scale().get(auto, str(auto))
                 auto_txt = (f"\nautomatic label [b]{auto}[/b] {Text(lab).markup} ({Text(self.auto_source or '').markup})"
                             f" · [b]Enter[/b] accepts, a number changes it")
+            # the assessor's desk shows no run figures (blind judging); a document no run retrieved (a canary
+            # planted in the pool) shows none anywhere, rather than "0 runs"
+            runs_txt = "" if desk_only(self.app) or not len(r) else \
+                f" · retrieved by {plural(r['run'].nunique(), 'run')}, best rank {best}"
             info.update(Text.from_markup(
-                f"document [b]{self.doc}[/b] · retrieved by {plural(r['run'].nunique(), 'run')}, best rank {best}"
+                f"document [b]{self.doc}[/b]{runs_txt}"
                 + (f" · {src_doc}" if src_doc else "") + auto_txt
                 + (f"\nrationale: {Text(self.rationale).markup}" if self.rationale else "")))
-            d = m.docs().get(self.doc)
+            d = m.judging.document(self.doc)
             if d:
                 text.update(Text.from_markup(f"[b]{Text(str(d.get('title', ''))).markup}[/b]\n\n")
                             + Text(str(d.get("text", ""))))
