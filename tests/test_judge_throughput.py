@@ -211,3 +211,47 @@ def test_a_reset_on_a_new_connection_keeps_its_own_name():
         out = client(srv.url, retries=0).ask("p", grade)
     assert not out.ok and out.transport_failures == 1 and srv.connections == 1
     assert "ConnectionResetError" in out.reason or "RemoteDisconnected" in out.reason, out.reason
+
+
+def test_block_cache_keys_are_the_keys_of_one_pair_at_a_time():
+    import hashlib
+
+    from engine.judging.auto import _text_hash, cache_key, cache_keys
+
+    def by_json(t, d, p, m):                 # the key as written by every earlier version
+        return hashlib.sha256(json.dumps([str(t), str(d), _text_hash(p), m]).encode()).hexdigest()[:32]
+    topics, docs = ["1", "tö", 'a"b', "x\\y", "\u2028", "\U0001F600", 7], ["D1", "é", "q\nz", "\t", "𝔘", 3, "x"]
+    for model in ("bench", "gpt-ö", 'q"'):
+        want = [by_json(t, d, "prompt é", model) for t, d in zip(topics, docs)]
+        assert cache_keys(topics, docs, "prompt é", model) == want
+        assert [cache_key(t, d, "prompt é", model) for t, d in zip(topics, docs)] == want
+
+
+def test_the_one_pass_cache_reader_reads_what_the_line_reader_reads(tmp_path):
+    import random
+
+    from engine.formats.safeload import json_line
+    from engine.judging.auto import _plain_lines, read_cache_lines
+
+    def line_by_line(raw):
+        out = []
+        for ln, line in enumerate(raw.split(b"\n"), 1):
+            if line.strip():
+                try:
+                    r = json_line(line, "p", ln)
+                except ValueError:
+                    continue
+                if isinstance(r, dict):
+                    out.append(r)
+        return out
+    kinds = ['{"key": "a", "grade": 1}', "", "   ", ' {"key": "b"}', '{"key": "c"} ', '{"key": "c"}\r',
+             '{"key": "d"}\x0c', '{"key": "e", "x": [1,', "2]}", "[1]", "3", '{"key": "f"} {"key": "g"}',
+             '{"key": "h", "s": "é\u2028"}', '{"a": NaN}', '{"a": 1}}', '\ufeff{"key": "bom"}', '{"key": "torn']
+    rng = random.Random(5)
+    for _ in range(2000):
+        raw = ("\n".join(rng.choices(kinds, k=rng.randint(0, 9))) + rng.choice(["", "\n", "\n\n"])).encode()
+        assert _plain_lines(raw) == line_by_line(raw), raw
+        p = tmp_path / "c.jsonl"
+        p.write_bytes(raw)
+        assert read_cache_lines(p) == line_by_line(raw)
+    assert _plain_lines(b'{"key": "\\ud800"}\n') is None and _plain_lines(b'{"k": "\xff"}\n') is None
