@@ -55,7 +55,7 @@ def serve(slots: int, latency: float) -> None:
                 hdr = {k.strip().lower(): v.strip() for k, _, v in (ln.partition(":") for ln in lines[1:] if ln)}
                 body = await reader.readexactly(int(hdr.get("content-length", 0)))
                 if lines[0].startswith("GET /stats"):
-                    out = json.dumps(stats).encode()
+                    out = json.dumps({**stats, "cpu": time.process_time()}).encode()
                 else:
                     async with gate:
                         stats["busy"] += 1
@@ -154,9 +154,15 @@ def measure(kind: str, pairs: int, slots: int, latency: float, where: Path, conc
     d, args = (judging_campaign if kind == "judgments" else nugget_campaign)(pairs, where)
     common = ["--endpoint", None, "--model", "bench", "--concurrency", concurrency, "--max-failures", 0,
               "--retries", 1, "--backoff", 0.1]
+    plan_mb = None
+    if kind == "judgments":                  # the plan alone (runs, documents, pairs): what judging adds is the rest
+        dry = [*args, *common, "--dry-run"]
+        dry[dry.index(None)] = "http://127.0.0.1:9/v1"
+        plan_mb = round(run_measured(cli(*dry), env=_env()).peak_mb)
     with Endpoint(slots, latency) as ep:
         common[1] = ep.url
         l0 = load()
+        cpu0 = ep.stats()["cpu"]
         m = run_measured(cli(*args, *common), env=_env())
         st = ep.stats()
     got = sum(1 for _ in open(source_log(kind, d), "rb"))
@@ -174,11 +180,12 @@ def measure(kind: str, pairs: int, slots: int, latency: float, where: Path, conc
     again = sum(1 for _ in open(src, "rb"))
     same = (sorted(_grades(kept)) == sorted(_grades(src)))
     return {"kind": kind, "pairs": got, "requests": st["requests"], "wall": round(m.wall, 2), "cpu": round(m.cpu, 2),
-            "peak_mb": round(m.peak_mb), "load": l0, "calling_s": round(calling, 2),
+            "peak_mb": round(m.peak_mb), "plan_peak_mb": plan_mb, "load": l0, "calling_s": round(calling, 2),
             "rate": round(rate, 1), "capacity": round(capacity, 1), "fraction": round(rate / capacity, 3),
             "whole_fraction": round(st["requests"] / m.wall / capacity, 3),
             "cpu_ms_per_request": round(1000 * m.cpu / max(1, st["requests"]), 3),
             "peak_busy": st["peak_busy"],
+            "endpoint_cpu_ms_per_request": round(1000 * (st["cpu"] - cpu0) / max(1, st["requests"]), 3),
             "rerun": {"pairs": again, "wall": round(r.wall, 2), "cpu": round(r.cpu, 2), "peak_mb": round(r.peak_mb),
                       "pairs_per_s": round(again / r.wall), "asked": asked, "same_grades": same, "load": l1}}
 
@@ -218,9 +225,11 @@ def main(argv=None) -> int:
                 rows.append(r)
                 rr = r["rerun"]
                 print(f"{kind} auto, {r['pairs']:,} pairs, {r['requests']:,} requests: {r['wall']} s wall, "
-                      f"{r['cpu']} s CPU, peak {r['peak_mb']} MB; {r['rate']:g} requests/s while calling = "
+                      f"{r['cpu']} s CPU, peak {r['peak_mb']} MB" + (f" (the plan alone {r['plan_peak_mb']} MB)" if r['plan_peak_mb'] else "")
+                      + f"; {r['rate']:g} requests/s while calling = "
                       f"{100 * r['fraction']:.1f}% of capacity ({100 * r['whole_fraction']:.1f}% over the whole "
-                      f"command); client CPU {r['cpu_ms_per_request']} ms/request; load {r['load']}")
+                      f"command); client CPU {r['cpu_ms_per_request']} ms/request (the endpoint's own "
+                      f"{r['endpoint_cpu_ms_per_request']} ms); load {r['load']}")
                 print(f"  rerun from the cache: {rr['pairs']:,} pairs in {rr['wall']} s = {rr['pairs_per_s']:,} pairs/s "
                       f"({rr['cpu']} s CPU, peak {rr['peak_mb']} MB, {rr['asked']} requests, same grades: "
                       f"{rr['same_grades']}); load {rr['load']}", flush=True)

@@ -30,7 +30,7 @@ from ..judging.auto import JudgeSettings, check_settings, client_of, read_cache_
 from ..util import prompts
 from ..util.modelclient import tally
 from ..judgments.commit import GroupCommit
-from ..judgments.log import append_records, now_ts
+from ..judgments.log import append_records, locked_file, now_ts, record_lines, write_lines
 from ..util.parallel import in_parallel
 from .answers import Answer
 from .scores import LABELS
@@ -169,8 +169,9 @@ def _split_done(root, log_p: Path, check, keyed: list[tuple[str, dict]], res: Au
             hits.append({**m, "label": cache[k], **base, "key": k, "ts": now_ts(), "seconds": None, "cached": True})
         else:
             todo.append((k, m))
-    if hits:
-        append_records(log_p, hits)
+    if hits:                         # one write of complete lines (a torn tail is cut on the next open)
+        with locked_file(log_p) as fd:
+            write_lines(fd, log_p, [b"".join(record_lines(hits))])
         res.from_cache = len(hits)
     return todo
 
