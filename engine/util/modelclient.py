@@ -258,11 +258,13 @@ class _Wire:
             if not 100 <= status <= 999:
                 raise http.client.BadStatusLine(line)
             headers: dict[str, str] = {}
+            count = 0
             while True:
                 h = self.line("header line")
                 if h in (b"\r\n", b"\n", b""):
                     break
-                if len(headers) >= _MAXHEADERS:
+                count += 1
+                if count > _MAXHEADERS:
                     raise http.client.HTTPException(f"got more than {_MAXHEADERS} headers")
                 name, _, value = str(h, "iso-8859-1").partition(":")
                 headers[name.strip().lower()] = value.strip()
