@@ -104,14 +104,20 @@ def main(argv=None) -> int:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--measures", default="official")
     ap.add_argument("--json", default=None)
+    ap.add_argument("--cluster-first", action="store_true",
+                    help="run the cluster path first (for an A/B in turns on a shared machine)")
     a = ap.parse_args(argv)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     cmd = [sys.executable, "-m", "cranfield.cli", "eval", "--campaign", a.dir, "-m", a.measures]
     print(f"# {machine()}; campaign {a.dir}; `cranfield eval --campaign DIR -m {a.measures}`")
-    l0 = load()
-    local = run_measured(cmd, env)
-    print(f"local path:   {local.wall:7.1f} s wall, {local.cpu:6.1f} s CPU, peak {local.peak_mb / 1024:.2f} GB; load {l0}",
-          flush=True)
+    def run_local():
+        l0 = load()
+        local = run_measured(cmd, env)
+        print(f"local path:   {local.wall:7.1f} s wall, {local.cpu:6.1f} s CPU, peak {local.peak_mb / 1024:.2f} GB; "
+              f"load {l0}", flush=True)
+        return local, l0
+    if not a.cluster_first:
+        local, l0 = run_local()
     with Cluster(a.workers, env) as cl:
         pids = [p.pid for p in cl.procs]
         c0, l1 = _cpu(pids), load()
@@ -132,10 +138,12 @@ def main(argv=None) -> int:
         stop.set()
         th.join()
         c1 = _cpu(pids)
+    if a.cluster_first:
+        local, l0 = run_local()
     same = local.stdout == dist.stdout
     print(f"cluster path: {dist.wall:7.1f} s wall, {dist.cpu:6.1f} s CPU in the command + {c1 - c0:.1f} s in the "
           f"scheduler and {a.workers} workers, peak {dist.peak_mb / 1024:.2f} GB (command) + {peak[0] / 2**30:.2f} GB "
-          f"(cluster); load {l1}")
+          f"(cluster); load {l1}", flush=True)
     print(f"  peaks: scheduler {each[0] / 2**30:.2f} GB, " + ", ".join(
         f"worker {i} {b / 2**30:.2f} GB" for i, b in enumerate(each[1:], 1)) + f"; RAM {_ram_gb():.0f} GB")
     print(f"output identical: {same} ({len(local.stdout):,} bytes, sha256 {hashlib.sha256(local.stdout).hexdigest()[:16]}); "
