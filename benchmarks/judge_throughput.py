@@ -7,10 +7,16 @@ A loopback chat endpoint with a set capacity runs in its own process: `--slots` 
 once, each after `--latency` seconds (HTTP/1.1, keep-alive; asyncio, so its own CPU stays small), so its
 capacity is slots / latency requests a second. `cranfield judgments auto` (one pooled pair a request) and
 `cranfield nuggets auto` (10 nuggets of one answer a request) run against it as separate processes with
-`--concurrency` = slots (or `--concurrency N`) on simulated campaigns of about each size in pairs. Printed per run: wall and CPU
+`--concurrency` = twice the slots (or `--concurrency N`) on simulated campaigns of about each size in pairs.
+Twice the slots, by Little's law: an endpoint stays busy when the requests in flight are capacity x (its
+latency + the client's turnaround between a reply and its next request); with slots in flight, every
+turnaround (parsing, writing, waiting for the interpreter lock among the threads) leaves a slot idle, while
+a second set queued at the endpoint covers any turnaround up to the latency itself (a real server such as
+vLLM queues them the same way; the capacity is still slots / latency). Printed per run: wall and CPU
 seconds and the peak RSS of the client process, the requests a second it reached while calling (the
-endpoint's own count from its first to its last request) as a fraction of the capacity, and the client's
-CPU per request; then a rerun answered from the cache (the source's log removed, the cache kept): pairs a
+endpoint's own count from its first to its last request) as a fraction of the capacity, the client's CPU
+per request (and the endpoint's own, to show it is not the bottleneck), the peak of `--dry-run` (the plan
+alone: runs, documents, pairs; judging's own memory is the difference); then a rerun answered from the cache (the source's log removed, the cache kept): pairs a
 second, whole process. The load average is printed with every figure.
 """
 from __future__ import annotations
@@ -206,7 +212,8 @@ def main(argv=None) -> int:
     ap.add_argument("--sizes", default=None, help="pairs per run, comma separated (default 10000,100000)")
     ap.add_argument("--slots", type=int, default=16, help="requests the endpoint answers at once (default 16)")
     ap.add_argument("--latency", type=float, default=0.025, help="seconds per request (default 0.025)")
-    ap.add_argument("--concurrency", type=int, default=None, help="the client's --concurrency (default: slots)")
+    ap.add_argument("--concurrency", type=int, default=None,
+                    help="the client's --concurrency (default: twice the slots, see the module)")
     ap.add_argument("--what", default="judgments,nuggets")
     ap.add_argument("--dir", default=None, help="where the campaigns go (default a temporary directory)")
     ap.add_argument("--json", default=None)
@@ -216,12 +223,12 @@ def main(argv=None) -> int:
         return 0
     sizes = [int(x) for x in (a.sizes or ("2000,10000" if a.quick else "10000,100000")).split(",")]
     print(f"# {machine()}; endpoint: {a.slots} slots x {a.latency * 1000:g} ms = {a.slots / a.latency:g} requests/s; "
-          f"client --concurrency {a.concurrency or a.slots}")
+          f"client --concurrency {a.concurrency or 2 * a.slots}")
     rows = []
     with tempfile.TemporaryDirectory(dir=a.dir) as tmp:
         for kind in a.what.split(","):
             for n in sizes:
-                r = measure(kind, n, a.slots, a.latency, Path(tmp), a.concurrency or a.slots)
+                r = measure(kind, n, a.slots, a.latency, Path(tmp), a.concurrency or 2 * a.slots)
                 rows.append(r)
                 rr = r["rerun"]
                 print(f"{kind} auto, {r['pairs']:,} pairs, {r['requests']:,} requests: {r['wall']} s wall, "

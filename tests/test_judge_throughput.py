@@ -311,3 +311,17 @@ def test_a_key_that_cannot_be_a_header_is_never_sent():
         with RawServer(answering(lambda p: "##final score: 1")) as srv:
             out = client(srv.url, api_key=key, retries=0).ask("p", grade)
         assert not out.ok and "Invalid header value" in out.reason and srv.requests == []
+
+
+def test_nugget_keys_and_cached_lines_built_in_blocks_equal_one_at_a_time():
+    from engine.judgments.log import record_lines
+    from engine.nuggets.auto import _assign_keys, _hit_lines, key_of
+    for nts in (["a", 'ü\n"x', "\u2028", ""], ["y"]):
+        text = 'answer é \\ "q"'
+        assert _assign_keys("t1", text, nts, "prompt {x}", "m") == [key_of("t1", text, nt, "prompt {x}", "m") for nt in nts]
+    base = {"op": "assign", "assessor": "s", "kind": "llm", "model": "mö", "prompt_version": "v", "endpoint": "http://x"}
+    hits = [({"run": "r1", "topic": "t", "nugget": "n1"}, "support", "k1"),
+            ({"run": 'r"2\n', "topic": "t", "sentence": 3, "doc": "d"}, "not_support", "k2")]
+    want = record_lines([{**m, "label": lab, **base, "key": k, "ts": "TS", "seconds": None, "cached": True}
+                         for m, lab, k in hits])
+    assert _hit_lines(hits, base, "TS") == want
