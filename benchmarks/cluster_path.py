@@ -138,14 +138,14 @@ def main(argv=None) -> int:
         stop.set()
         th.join()
         c1 = _cpu(pids)
-    if a.cluster_first:
-        local, l0 = run_local()
-    same = local.stdout == dist.stdout
     print(f"cluster path: {dist.wall:7.1f} s wall, {dist.cpu:6.1f} s CPU in the command + {c1 - c0:.1f} s in the "
           f"scheduler and {a.workers} workers, peak {dist.peak_mb / 1024:.2f} GB (command) + {peak[0] / 2**30:.2f} GB "
           f"(cluster); load {l1}", flush=True)
     print(f"  peaks: scheduler {each[0] / 2**30:.2f} GB, " + ", ".join(
         f"worker {i} {b / 2**30:.2f} GB" for i, b in enumerate(each[1:], 1)) + f"; RAM {_ram_gb():.0f} GB")
+    if a.cluster_first:
+        local, l0 = run_local()
+    same = local.stdout == dist.stdout
     print(f"output identical: {same} ({len(local.stdout):,} bytes, sha256 {hashlib.sha256(local.stdout).hexdigest()[:16]}); "
           f"cluster overhead over the local path: {dist.wall - local.wall:+.1f} s wall ({dist.wall / local.wall:.2f}x), "
           f"{dist.cpu + c1 - c0 - local.cpu:+.1f} s CPU; load {load()}")
