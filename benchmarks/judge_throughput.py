@@ -226,6 +226,11 @@ def main(argv=None) -> int:
           f"client --concurrency {a.concurrency or 2 * a.slots}")
     rows = []
     with tempfile.TemporaryDirectory(dir=a.dir) as tmp:
+        # compiled modules kept, as an installed package has them (this environment may set
+        # PYTHONDONTWRITEBYTECODE, which makes every process compile Cranfield again: ~0.5 s CPU each);
+        # the first command (the campaign's simulation) fills the cache, outside the source tree
+        os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+        os.environ["PYTHONPYCACHEPREFIX"] = str(Path(tmp) / "pycache")
         for kind in a.what.split(","):
             for n in sizes:
                 r = measure(kind, n, a.slots, a.latency, Path(tmp), a.concurrency or 2 * a.slots)

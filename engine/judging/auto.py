@@ -336,6 +336,12 @@ def plan(camp, source: str, settings: JudgeSettings, pairs: pd.DataFrame) -> Pla
                 prompt_for)
 
 
+def in_blocks(lines: list[bytes], size: int = 8192):
+    """Complete lines joined `size` at a time, for one write() a block (one block held at a time)."""
+    for i in range(0, len(lines), size):
+        yield b"".join(lines[i:i + size])
+
+
 def cached_lines(cached: list, gm: dict, base: dict, ts: str) -> list[bytes]:
     """The source-log lines of replies taken from the cache, written at `ts`: byte for byte
     `record_lines` of {topic, doc, grade, **base, key, ts, seconds: None, cached: True} (built from one
@@ -366,7 +372,7 @@ def run_auto_judge(camp, source: str, settings: JudgeSettings, pairs: pd.DataFra
 
     def append_lines(path, lines: list[bytes]) -> None:
         with locked_file(path) as fd:            # one write of complete lines (a torn tail is cut on the next open)
-            write_lines(fd, path, [b"".join(lines)])
+            write_lines(fd, path, in_blocks(lines))
     pl = the_plan or plan(camp, source, settings, pairs if pairs is not None else pooled_pairs(camp))
     res = AutoJudgeResult(total=pl.total, already=pl.already, empty=pl.empty)
     log_p = sources_dir(camp.root) / f"{source}.jsonl"
@@ -400,9 +406,9 @@ def run_auto_judge(camp, source: str, settings: JudgeSettings, pairs: pd.DataFra
         with lock:
             res.judged += 1
 
-    bad_cached = [(t, d, off_scale(g)) for t, d, _k, g, _a in pl.cached if off_scale(g)]
-    res.failed.extend(bad_cached)
-    pl_cached = [c for c in pl.cached if not off_scale(c[3])]
+    why_of = {g: off_scale(g) for g in {c[3] for c in pl.cached}}      # each grade checked once
+    res.failed.extend((t, d, why_of[g]) for t, d, _k, g, _a in pl.cached if why_of[g])
+    pl_cached = [c for c in pl.cached if not why_of[c[3]]] if any(why_of.values()) else pl.cached
     if pl_cached:
         append_lines(log_p, cached_lines(pl_cached, gm, base, now_ts()))
         res.from_cache = len(pl_cached)

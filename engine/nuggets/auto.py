@@ -27,7 +27,7 @@ from typing import Callable
 import pandas as pd
 
 from ..errors import CranfieldError
-from ..judging.auto import JudgeSettings, check_settings, client_of, read_cache_lines
+from ..judging.auto import JudgeSettings, check_settings, client_of, in_blocks, read_cache_lines
 from ..util import prompts
 from ..util.modelclient import tally
 from ..judgments.commit import GroupCommit
@@ -198,7 +198,7 @@ def _split_done(root, log_p: Path, check, keyed: list[tuple[str, dict]], res: Au
             todo.append((k, m))
     if hits:                         # one write of complete lines (a torn tail is cut on the next open)
         with locked_file(log_p) as fd:
-            write_lines(fd, log_p, [b"".join(_hit_lines(hits, base, now_ts()))])
+            write_lines(fd, log_p, in_blocks(_hit_lines(hits, base, now_ts())))
         res.from_cache = len(hits)
     return todo
 
