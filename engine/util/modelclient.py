@@ -1,5 +1,7 @@
 """The one client for every model call (relevance judging, nugget creation, nugget assignment, citation
-support): an OpenAI-compatible chat-completions endpoint over HTTP(S), standard library only.
+support): an OpenAI-compatible chat-completions endpoint over HTTP(S), standard library only. http.client
+opens each thread's kept-alive connection (TLS, a proxy's CONNECT tunnel); each request is then written in
+one send and its reply read here, in pieces, with http.client's errors and line and header limits.
 
 What it bounds, retries and refuses (docs/reliability.md, "The network client"):
 - a redirect is never followed: a 3xx is a failed request naming its Location, so the API key is sent
