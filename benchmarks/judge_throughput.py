@@ -7,10 +7,16 @@ A loopback chat endpoint with a set capacity runs in its own process: `--slots` 
 once, each after `--latency` seconds (HTTP/1.1, keep-alive; asyncio, so its own CPU stays small), so its
 capacity is slots / latency requests a second. `cranfield judgments auto` (one pooled pair a request) and
 `cranfield nuggets auto` (10 nuggets of one answer a request) run against it as separate processes with
-`--concurrency` = slots (or `--concurrency N`) on simulated campaigns of about each size in pairs. Printed per run: wall and CPU
+`--concurrency` = twice the slots (or `--concurrency N`) on simulated campaigns of about each size in pairs.
+Twice the slots, by Little's law: an endpoint stays busy when the requests in flight are capacity x (its
+latency + the client's turnaround between a reply and its next request); with slots in flight, every
+turnaround (parsing, writing, waiting for the interpreter lock among the threads) leaves a slot idle, while
+a second set queued at the endpoint covers any turnaround up to the latency itself (a real server such as
+vLLM queues them the same way; the capacity is still slots / latency). Printed per run: wall and CPU
 seconds and the peak RSS of the client process, the requests a second it reached while calling (the
-endpoint's own count from its first to its last request) as a fraction of the capacity, and the client's
-CPU per request; then a rerun answered from the cache (the source's log removed, the cache kept): pairs a
+endpoint's own count from its first to its last request) as a fraction of the capacity, the client's CPU
+per request (and the endpoint's own, to show it is not the bottleneck), the peak of `--dry-run` (the plan
+alone: runs, documents, pairs; judging's own memory is the difference); then a rerun answered from the cache (the source's log removed, the cache kept): pairs a
 second, whole process. The load average is printed with every figure.
 """
 from __future__ import annotations
@@ -55,7 +61,7 @@ def serve(slots: int, latency: float) -> None:
                 hdr = {k.strip().lower(): v.strip() for k, _, v in (ln.partition(":") for ln in lines[1:] if ln)}
                 body = await reader.readexactly(int(hdr.get("content-length", 0)))
                 if lines[0].startswith("GET /stats"):
-                    out = json.dumps(stats).encode()
+                    out = json.dumps({**stats, "cpu": time.process_time()}).encode()
                 else:
                     async with gate:
                         stats["busy"] += 1
@@ -154,9 +160,15 @@ def measure(kind: str, pairs: int, slots: int, latency: float, where: Path, conc
     d, args = (judging_campaign if kind == "judgments" else nugget_campaign)(pairs, where)
     common = ["--endpoint", None, "--model", "bench", "--concurrency", concurrency, "--max-failures", 0,
               "--retries", 1, "--backoff", 0.1]
+    plan_mb = None
+    if kind == "judgments":                  # the plan alone (runs, documents, pairs): what judging adds is the rest
+        dry = [*args, *common, "--dry-run"]
+        dry[dry.index(None)] = "http://127.0.0.1:9/v1"
+        plan_mb = round(run_measured(cli(*dry), env=_env()).peak_mb)
     with Endpoint(slots, latency) as ep:
         common[1] = ep.url
         l0 = load()
+        cpu0 = ep.stats()["cpu"]
         m = run_measured(cli(*args, *common), env=_env())
         st = ep.stats()
     got = sum(1 for _ in open(source_log(kind, d), "rb"))
@@ -174,11 +186,12 @@ def measure(kind: str, pairs: int, slots: int, latency: float, where: Path, conc
     again = sum(1 for _ in open(src, "rb"))
     same = (sorted(_grades(kept)) == sorted(_grades(src)))
     return {"kind": kind, "pairs": got, "requests": st["requests"], "wall": round(m.wall, 2), "cpu": round(m.cpu, 2),
-            "peak_mb": round(m.peak_mb), "load": l0, "calling_s": round(calling, 2),
+            "peak_mb": round(m.peak_mb), "plan_peak_mb": plan_mb, "load": l0, "calling_s": round(calling, 2),
             "rate": round(rate, 1), "capacity": round(capacity, 1), "fraction": round(rate / capacity, 3),
             "whole_fraction": round(st["requests"] / m.wall / capacity, 3),
             "cpu_ms_per_request": round(1000 * m.cpu / max(1, st["requests"]), 3),
             "peak_busy": st["peak_busy"],
+            "endpoint_cpu_ms_per_request": round(1000 * (st["cpu"] - cpu0) / max(1, st["requests"]), 3),
             "rerun": {"pairs": again, "wall": round(r.wall, 2), "cpu": round(r.cpu, 2), "peak_mb": round(r.peak_mb),
                       "pairs_per_s": round(again / r.wall), "asked": asked, "same_grades": same, "load": l1}}
 
@@ -199,7 +212,8 @@ def main(argv=None) -> int:
     ap.add_argument("--sizes", default=None, help="pairs per run, comma separated (default 10000,100000)")
     ap.add_argument("--slots", type=int, default=16, help="requests the endpoint answers at once (default 16)")
     ap.add_argument("--latency", type=float, default=0.025, help="seconds per request (default 0.025)")
-    ap.add_argument("--concurrency", type=int, default=None, help="the client's --concurrency (default: slots)")
+    ap.add_argument("--concurrency", type=int, default=None,
+                    help="the client's --concurrency (default: twice the slots, see the module)")
     ap.add_argument("--what", default="judgments,nuggets")
     ap.add_argument("--dir", default=None, help="where the campaigns go (default a temporary directory)")
     ap.add_argument("--json", default=None)
@@ -209,18 +223,25 @@ def main(argv=None) -> int:
         return 0
     sizes = [int(x) for x in (a.sizes or ("2000,10000" if a.quick else "10000,100000")).split(",")]
     print(f"# {machine()}; endpoint: {a.slots} slots x {a.latency * 1000:g} ms = {a.slots / a.latency:g} requests/s; "
-          f"client --concurrency {a.concurrency or a.slots}")
+          f"client --concurrency {a.concurrency or 2 * a.slots}")
     rows = []
     with tempfile.TemporaryDirectory(dir=a.dir) as tmp:
+        # compiled modules kept, as an installed package has them (this environment may set
+        # PYTHONDONTWRITEBYTECODE, which makes every process compile Cranfield again: ~0.5 s CPU each);
+        # the first command (the campaign's simulation) fills the cache, outside the source tree
+        os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+        os.environ["PYTHONPYCACHEPREFIX"] = str(Path(tmp) / "pycache")
         for kind in a.what.split(","):
             for n in sizes:
-                r = measure(kind, n, a.slots, a.latency, Path(tmp), a.concurrency or a.slots)
+                r = measure(kind, n, a.slots, a.latency, Path(tmp), a.concurrency or 2 * a.slots)
                 rows.append(r)
                 rr = r["rerun"]
                 print(f"{kind} auto, {r['pairs']:,} pairs, {r['requests']:,} requests: {r['wall']} s wall, "
-                      f"{r['cpu']} s CPU, peak {r['peak_mb']} MB; {r['rate']:g} requests/s while calling = "
+                      f"{r['cpu']} s CPU, peak {r['peak_mb']} MB" + (f" (the plan alone {r['plan_peak_mb']} MB)" if r['plan_peak_mb'] else "")
+                      + f"; {r['rate']:g} requests/s while calling = "
                       f"{100 * r['fraction']:.1f}% of capacity ({100 * r['whole_fraction']:.1f}% over the whole "
-                      f"command); client CPU {r['cpu_ms_per_request']} ms/request; load {r['load']}")
+                      f"command); client CPU {r['cpu_ms_per_request']} ms/request (the endpoint's own "
+                      f"{r['endpoint_cpu_ms_per_request']} ms); load {r['load']}")
                 print(f"  rerun from the cache: {rr['pairs']:,} pairs in {rr['wall']} s = {rr['pairs_per_s']:,} pairs/s "
                       f"({rr['cpu']} s CPU, peak {rr['peak_mb']} MB, {rr['asked']} requests, same grades: "
                       f"{rr['same_grades']}); load {rr['load']}", flush=True)

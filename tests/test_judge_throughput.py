@@ -211,3 +211,117 @@ def test_a_reset_on_a_new_connection_keeps_its_own_name():
         out = client(srv.url, retries=0).ask("p", grade)
     assert not out.ok and out.transport_failures == 1 and srv.connections == 1
     assert "ConnectionResetError" in out.reason or "RemoteDisconnected" in out.reason, out.reason
+
+
+def test_block_cache_keys_are_the_keys_of_one_pair_at_a_time():
+    import hashlib
+
+    from engine.judging.auto import _text_hash, cache_key, cache_keys
+
+    def by_json(t, d, p, m):                 # the key as written by every earlier version
+        return hashlib.sha256(json.dumps([str(t), str(d), _text_hash(p), m]).encode()).hexdigest()[:32]
+    topics, docs = ["1", "tö", 'a"b', "x\\y", "\u2028", "\U0001F600", 7], ["D1", "é", "q\nz", "\t", "𝔘", 3, "x"]
+    for model in ("bench", "gpt-ö", 'q"'):
+        want = [by_json(t, d, "prompt é", model) for t, d in zip(topics, docs)]
+        assert cache_keys(topics, docs, "prompt é", model) == want
+        assert [cache_key(t, d, "prompt é", model) for t, d in zip(topics, docs)] == want
+
+
+def test_the_one_pass_cache_reader_reads_what_the_line_reader_reads(tmp_path):
+    import random
+
+    from engine.formats.safeload import json_line
+    from engine.judging.auto import _plain_lines, read_cache_lines
+
+    def line_by_line(raw):
+        out = []
+        for ln, line in enumerate(raw.split(b"\n"), 1):
+            if line.strip():
+                try:
+                    r = json_line(line, "p", ln)
+                except ValueError:
+                    continue
+                if isinstance(r, dict):
+                    out.append(r)
+        return out
+    kinds = ['{"key": "a", "grade": 1}', "", "   ", ' {"key": "b"}', '{"key": "c"} ', '{"key": "c"}\r',
+             '{"key": "d"}\x0c', '{"key": "e", "x": [1,', "2]}", "[1]", "3", '{"key": "f"} {"key": "g"}',
+             '{"key": "h", "s": "é\u2028"}', '{"a": NaN}', '{"a": 1}}', '\ufeff{"key": "bom"}', '{"key": "torn']
+    rng = random.Random(5)
+    for _ in range(2000):
+        raw = ("\n".join(rng.choices(kinds, k=rng.randint(0, 9))) + rng.choice(["", "\n", "\n\n"])).encode()
+        assert _plain_lines(raw) == line_by_line(raw), raw
+        p = tmp_path / "c.jsonl"
+        p.write_bytes(raw)
+        assert read_cache_lines(p) == line_by_line(raw)
+    assert _plain_lines(b'{"key": "\\ud800"}\n') is None and _plain_lines(b'{"k": "\xff"}\n') is None
+
+
+def _raw(payload: bytes):
+    def reply(conn, req):
+        conn.sendall(payload)
+    return reply
+
+
+def test_the_hand_read_reply_takes_every_framing_http_allows():
+    """The client writes and reads HTTP/1.1 itself: a chunked body (with an extension and a trailer), an
+    interim 100 Continue, a body that ends with the connection, and a Content-Length body all give the
+    answer; the request carries Host, Content-Length and the key, and nothing but the body."""
+    from _fakeendpoint import RawServer, body_of
+    b = body_of("##final score: 1")
+    half = len(b) // 2
+    framings = {
+        "chunked": (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+                    + b"%x;ext=1\r\n" % half + b[:half] + b"\r\n" + b"%X\r\n" % (len(b) - half) + b[half:]
+                    + b"\r\n0\r\nX-Trailer: t\r\n\r\n"),
+        "continue": b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % len(b) + b,
+        "to-close": b"HTTP/1.0 200 OK\r\nContent-Type: application/json\r\n\r\n" + b,
+        "length": b"HTTP/1.1 200 OK\r\ncontent-length: %d\r\nConnection: close\r\n\r\n" % len(b) + b,
+    }
+    for name, payload in framings.items():
+        with RawServer(_raw(payload)) as srv:
+            out = ModelClient(srv.url, "m", api_key="sk-1", timeout=2.0, retries=0).ask("p ü", grade)
+        assert out.ok and out.value == 1 and out.prompt_tokens == 10, (name, out.reason)
+        req = srv.requests[0]
+        assert req.path == "/v1/chat/completions" and req.headers["host"] == f"127.0.0.1:{srv.port}"
+        assert req.headers["authorization"] == "Bearer sk-1" and req.prompt == "p ü"
+
+
+def test_hand_read_replies_that_break_off_are_failures_with_their_reason():
+    from _fakeendpoint import RawServer
+    cases = {
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n10\r\nabc": "IncompleteRead: 3 bytes read, 13 more",
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n": "IncompleteRead",
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n100000\r\n": "longer than 4096 bytes",
+        b"HTTP/1.0 200 OK\r\n\r\n" + b"x" * 5000: "longer than 4096 bytes",
+        b"HTTP/1.1 2x0 OK\r\n\r\n": "BadStatusLine",
+        b"HTTP/1.1 200 OK\r\n" + b"X-A: 1\r\n" * 101 + b"\r\n": "more than 100 headers",
+        b"HTTP/1.1 301 Moved\r\nLocation: http://elsewhere/v1\r\nContent-Length: 0\r\n\r\n": "redirect to http://elsewhere/v1",
+        b"HTTP/1.1 429 Too Many Requests\r\nContent-Length: 4\r\n\r\nslow": "HTTP 429 Too Many Requests: slow",
+    }
+    for payload, why in cases.items():
+        with RawServer(_raw(payload)) as srv:
+            out = client(srv.url, retries=0, max_bytes=4096).ask("p", grade)
+        assert not out.ok and out.transport_failures == 1 and why in out.reason, (payload[:40], out.reason)
+
+
+def test_a_key_that_cannot_be_a_header_is_never_sent():
+    from _fakeendpoint import RawServer, answering
+    for key in ("sk\r\nX-Evil: 1", "sk-€"):
+        with RawServer(answering(lambda p: "##final score: 1")) as srv:
+            out = client(srv.url, api_key=key, retries=0).ask("p", grade)
+        assert not out.ok and "Invalid header value" in out.reason and srv.requests == []
+
+
+def test_nugget_keys_and_cached_lines_built_in_blocks_equal_one_at_a_time():
+    from engine.judgments.log import record_lines
+    from engine.nuggets.auto import _assign_keys, _hit_lines, key_of
+    for nts in (["a", 'ü\n"x', "\u2028", ""], ["y"]):
+        text = 'answer é \\ "q"'
+        assert _assign_keys("t1", text, nts, "prompt {x}", "m") == [key_of("t1", text, nt, "prompt {x}", "m") for nt in nts]
+    base = {"op": "assign", "assessor": "s", "kind": "llm", "model": "mö", "prompt_version": "v", "endpoint": "http://x"}
+    hits = [({"run": "r1", "topic": "t", "nugget": "n1"}, "support", "k1"),
+            ({"run": 'r"2\n', "topic": "t", "sentence": 3, "doc": "d"}, "not_support", "k2")]
+    want = record_lines([{**m, "label": lab, **base, "key": k, "ts": "TS", "seconds": None, "cached": True}
+                         for m, lab, k in hits])
+    assert _hit_lines(hits, base, "TS") == want

@@ -93,8 +93,17 @@ def prompt_version_of(text: str, given: str | None = None) -> str:
 
 def cache_key(topic: str, doc: str, prompt: str, model: str) -> str:
     """The cache key of one judgment: (topic, document, prompt text, model)."""
-    h = hashlib.sha256(json.dumps([str(topic), str(doc), _text_hash(prompt), model]).encode("utf-8"))
-    return h.hexdigest()[:32]
+    return cache_keys([topic], [doc], prompt, model)[0]
+
+
+def cache_keys(topics, docs, prompt: str, model: str) -> list[str]:
+    """`cache_key` of each (topic, document) pair: sha256 of the JSON list [topic, doc, sha256(prompt),
+    model] (as json.dumps writes it), the constant tail encoded once for the block."""
+    from json.encoder import encode_basestring_ascii as enc
+    tail = f", {enc(_text_hash(prompt))}, {enc(model)}]".encode("ascii")
+    sha = hashlib.sha256
+    return [sha(b"".join((b"[", enc(str(t)).encode("ascii"), b", ", enc(str(d)).encode("ascii"), tail)))
+            .hexdigest()[:32] for t, d in zip(topics, docs)]
 
 
 @functools.lru_cache(maxsize=8)
@@ -197,13 +206,59 @@ def pooled_pairs(camp, pool: str | None = None, depth: int | None = None, topics
     return pairs.drop_duplicates().reset_index(drop=True)
 
 
+_DECODE = json.JSONDecoder().raw_decode
+
+
+def _plain_lines(raw: bytes) -> list[dict] | None:
+    """The JSON objects of the lines of `raw`, decoded in one pass over the whole text (one raw_decode a
+    line, no per-line decoding or surrogate scan); None when the text is not UTF-8 or holds a surrogate
+    escape, for the line-by-line reader to word. A line that is not exactly one JSON value is skipped,
+    as that reader skips it."""
+    from ..formats.safeload import _SURROGATE_ESCAPE
+    if _SURROGATE_ESCAPE.search(raw):
+        return None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    out, i, n = [], 0, len(text)
+    while i < n:
+        j = text.find("\n", i)
+        if j < 0:
+            j = n
+        if text[i] != "{":                       # blank, indented or not an object: the careful way
+            line = text[i:j]
+            if line.strip():
+                try:
+                    obj = json.loads(line.encode("utf-8"))   # as the line reader reads it (a BOM too)
+                except ValueError:
+                    obj = None
+                if isinstance(obj, dict):
+                    out.append(obj)
+        else:
+            try:
+                obj, end = _DECODE(text, i)
+            except ValueError:
+                obj, end = None, j
+            if end > j or text[end:j].strip(" \t\r"):   # ran past its line, or more after it: not one value
+                obj = None
+            if isinstance(obj, dict):
+                out.append(obj)
+        i = j + 1
+    return out
+
+
 def read_cache_lines(path: Path) -> list[dict]:
     """The JSON objects of a reply cache; lines that do not parse (a torn last line) are skipped, since
     a cached reply that is lost is asked again."""
     from ..formats.safeload import json_line
     out = []
     if fs.is_file(path):
-        for ln, line in enumerate(fs.read_bytes(path).split(b"\n"), start=1):
+        raw = fs.read_bytes(path)
+        fast = _plain_lines(raw)
+        if fast is not None:
+            return fast
+        for ln, line in enumerate(raw.split(b"\n"), start=1):
             if line.strip():
                 try:
                     rec = json_line(line, path, ln)
@@ -254,8 +309,8 @@ def plan(camp, source: str, settings: JudgeSettings, pairs: pd.DataFrame) -> Pla
         doc = docs_().get(d)
         passage = (f"{doc.get('title', '')}\n{doc.get('text', '')}".strip() if doc else "")
         return render(settings.prompt, topics.get(t, {"topic": t, "title": t}), passage)
-    for t, d in zip(pairs["topic"], pairs["doc"]):
-        key = cache_key(t, d, settings.prompt, settings.model)
+    tops, dcs = pairs["topic"].tolist(), pairs["doc"].tolist()
+    for t, d, key in zip(tops, dcs, cache_keys(tops, dcs, settings.prompt, settings.model)):
         if key in done:
             already += 1
             continue
@@ -279,6 +334,12 @@ def plan(camp, source: str, settings: JudgeSettings, pairs: pd.DataFrame) -> Pla
                              else "not sent (--judge-empty sends them)"))
     return Plan(source, todo, cached, already, len(pairs), ptok, settings.max_tokens * len(todo), empty,
                 prompt_for)
+
+
+def in_blocks(lines: list[bytes], size: int = 8192):
+    """Complete lines joined `size` at a time, for one write() a block (one block held at a time)."""
+    for i in range(0, len(lines), size):
+        yield b"".join(lines[i:i + size])
 
 
 def cached_lines(cached: list, gm: dict, base: dict, ts: str) -> list[bytes]:
@@ -310,8 +371,8 @@ def run_auto_judge(camp, source: str, settings: JudgeSettings, pairs: pd.DataFra
     check_settings(settings)
 
     def append_lines(path, lines: list[bytes]) -> None:
-        with locked_file(path) as fd:
-            write_lines(fd, path, lines)
+        with locked_file(path) as fd:            # one write of complete lines (a torn tail is cut on the next open)
+            write_lines(fd, path, in_blocks(lines))
     pl = the_plan or plan(camp, source, settings, pairs if pairs is not None else pooled_pairs(camp))
     res = AutoJudgeResult(total=pl.total, already=pl.already, empty=pl.empty)
     log_p = sources_dir(camp.root) / f"{source}.jsonl"
@@ -345,9 +406,9 @@ def run_auto_judge(camp, source: str, settings: JudgeSettings, pairs: pd.DataFra
         with lock:
             res.judged += 1
 
-    bad_cached = [(t, d, off_scale(g)) for t, d, _k, g, _a in pl.cached if off_scale(g)]
-    res.failed.extend(bad_cached)
-    pl_cached = [c for c in pl.cached if not off_scale(c[3])]
+    why_of = {g: off_scale(g) for g in {c[3] for c in pl.cached}}      # each grade checked once
+    res.failed.extend((t, d, why_of[g]) for t, d, _k, g, _a in pl.cached if why_of[g])
+    pl_cached = [c for c in pl.cached if not why_of[c[3]]] if any(why_of.values()) else pl.cached
     if pl_cached:
         append_lines(log_p, cached_lines(pl_cached, gm, base, now_ts()))
         res.from_cache = len(pl_cached)

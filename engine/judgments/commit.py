@@ -3,7 +3,7 @@ nugget labeller's cache and source logs).
 
 `GroupCommit.submit(writes, then)` queues records and returns at once; one writer thread appends
 everything queued since its last write together (one locked append and one fsync per file per group
-instead of per record, the same `locked_file` / `write_lines` as `append_records`), and only after the
+instead of per record, the same `locked_file` / `write_lines` as `append_records`, the group's lines in one write), and only after the
 fsync calls `then()`, which acknowledges the records (counts them as judged). So a caller's threads go
 on asking the endpoint while the disk catches up, and a record is never acknowledged before it is on
 disk: a killed run loses only unacknowledged answers, asked again on resume. Files are written in the
@@ -65,8 +65,8 @@ class GroupCommit:
                 self._pending, self._then = {}, []
             try:
                 for p, ls in batch.items():
-                    with locked_file(p) as fd:
-                        write_lines(fd, p, ls)
+                    with locked_file(p) as fd:       # the group's lines in one write (a torn tail is cut on the next open)
+                        write_lines(fd, p, [b"".join(ls)])
             except BaseException as exc:           # noqa: BLE001 - raised by submit() and close()
                 with self._cv:
                     self.error = exc

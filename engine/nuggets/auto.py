@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from json.encoder import encode_basestring as _enc
 import re
 import threading
 import time
@@ -26,11 +27,11 @@ from typing import Callable
 import pandas as pd
 
 from ..errors import CranfieldError
-from ..judging.auto import JudgeSettings, check_settings, client_of, read_cache_lines
+from ..judging.auto import JudgeSettings, check_settings, client_of, in_blocks, read_cache_lines
 from ..util import prompts
 from ..util.modelclient import tally
 from ..judgments.commit import GroupCommit
-from ..judgments.log import append_records, now_ts
+from ..judgments.log import append_records, locked_file, now_ts, record_lines, write_lines
 from ..util.parallel import in_parallel
 from .answers import Answer
 from .scores import LABELS
@@ -65,6 +66,32 @@ def parse_labels(answer: str, count: int) -> list[str] | None:
 def key_of(*parts: str) -> str:
     """A cache key: sha256 over the parts (topic, texts, prompt, model)."""
     return hashlib.sha256(json.dumps(list(parts), ensure_ascii=False).encode("utf-8")).hexdigest()[:32]
+
+
+def _assign_keys(topic: str, text: str, nugget_texts: list, prompt: str, model: str) -> list[str]:
+    """`key_of(topic, text, nugget, prompt, model)` of each nugget of one answer, the answer's and the
+    prompt's part encoded once (the same JSON text as json.dumps writes)."""
+    if not all(isinstance(x, str) for x in (topic, text, prompt, model, *nugget_texts)):
+        return [key_of(topic, text, nt, prompt, model) for nt in nugget_texts]
+    head = f"[{_enc(topic)}, {_enc(text)}, ".encode("utf-8")
+    tail = f", {_enc(prompt)}, {_enc(model)}]".encode("utf-8")
+    sha = hashlib.sha256
+    return [sha(b"".join((head, _enc(nt).encode("utf-8"), tail))).hexdigest()[:32] for nt in nugget_texts]
+
+
+def _hit_lines(hits: list[tuple[dict, str, str]], base: dict, ts: str) -> list[bytes]:
+    """The log lines of labels taken from the cache, written at `ts`: byte for byte `record_lines` of
+    {**meta, label, **base, key, ts, seconds: None, cached: True} for each (meta, label, key), the
+    constant part encoded once."""
+    def obj(d: dict) -> str:
+        if all(isinstance(k, str) and isinstance(v, str) for k, v in d.items()):
+            return ", ".join(f"{_enc(k)}: {_enc(v)}" for k, v in d.items())
+        return json.dumps(d, ensure_ascii=False, separators=(", ", ": "))[1:-1]
+    mid, tail = obj(base), f', "ts": {_enc(ts)}, "seconds": null, "cached": true}}\n'
+    if not base or any(not m for m, _, _ in hits) or any(k in base or k == "label" for m, _, _ in hits for k in m):
+        return record_lines([{**m, "label": lab, **base, "key": k, "ts": ts, "seconds": None, "cached": True}
+                             for m, lab, k in hits])
+    return [f'{{{obj(m)}, "label": {_enc(lab)}, {mid}, "key": {_enc(k)}{tail}'.encode("utf-8") for m, lab, k in hits]
 
 
 @dataclass
@@ -163,14 +190,15 @@ def _split_done(root, log_p: Path, check, keyed: list[tuple[str, dict]], res: Au
     cache = _cached(root)
     todo, hits = [], []
     for k, m in keyed:
-        if (k,) + tuple(m.get(c) for c in ids) in done:
+        if done and (k,) + tuple(m.get(c) for c in ids) in done:
             res.already += 1
         elif k in cache:
-            hits.append({**m, "label": cache[k], **base, "key": k, "ts": now_ts(), "seconds": None, "cached": True})
+            hits.append((m, cache[k], k))
         else:
             todo.append((k, m))
-    if hits:
-        append_records(log_p, hits)
+    if hits:                         # one write of complete lines (a torn tail is cut on the next open)
+        with locked_file(log_p) as fd:
+            write_lines(fd, log_p, in_blocks(_hit_lines(hits, base, now_ts())))
         res.from_cache = len(hits)
     return todo
 
@@ -185,15 +213,17 @@ def auto_assign(root, source: str, settings: JudgeSettings, answers: list[Answer
     log_p = assign_path(root, source)
     base = {"op": "assign", "assessor": source, "kind": "llm", "model": settings.model,
             "prompt_version": prompt_version, "endpoint": settings.endpoint}
-    by_topic = {t: g for t, g in nuggets.groupby("topic", sort=False)}
+    by_topic: dict = {}
+    for t, n, nt in zip(nuggets["topic"].tolist(), nuggets["nugget"].tolist(), nuggets["text"].tolist()):
+        g = by_topic.setdefault(t, ([], []))
+        g[0].append(n)
+        g[1].append(nt)
     keyed, info = [], {}
     for a in answers:
         g = by_topic.get(a.topic)
         if g is None:
             continue
-        text = a.text
-        for n, nt in zip(g["nugget"], g["text"]):
-            k = key_of(a.topic, text, nt, prompt, settings.model)
+        for k, n, nt in zip(_assign_keys(a.topic, a.text, g[1], prompt, settings.model), *g):
             keyed.append((k, {"run": a.run, "topic": a.topic, "nugget": n}))
             info[k] = (a, nt)
     res = AutoResult(items=len(keyed))

@@ -1,5 +1,7 @@
 """The one client for every model call (relevance judging, nugget creation, nugget assignment, citation
-support): an OpenAI-compatible chat-completions endpoint over HTTP(S), standard library only.
+support): an OpenAI-compatible chat-completions endpoint over HTTP(S), standard library only. http.client
+opens each thread's kept-alive connection (TLS, a proxy's CONNECT tunnel); each request is then written in
+one send and its reply read here, in pieces, with http.client's errors and line and header limits.
 
 What it bounds, retries and refuses (docs/reliability.md, "The network client"):
 - a redirect is never followed: a 3xx is a failed request naming its Location, so the API key is sent
@@ -191,6 +193,137 @@ class _Watchdog:
                 fn()
 
 
+_MAXLINE = 65536                # as http.client: a longer status or header line is refused
+_MAXHEADERS = 100
+
+
+class _Wire:
+    """The reply to one request, read from its socket in pieces of up to 64 KiB, each read bounded by the
+    request's deadline; errors are http.client's (their names are the reasons recorded)."""
+
+    __slots__ = ("sock", "buf", "until", "late")
+
+    def __init__(self, sock, until: float, late: str) -> None:
+        self.sock, self.buf, self.until, self.late = sock, bytearray(), until, late
+
+    def _more(self) -> bool:
+        left = self.until - time.monotonic()
+        if left <= 0:
+            raise ReplyError(self.late)
+        self.sock.settimeout(left)
+        piece = self.sock.recv(_PIECE)
+        self.buf += piece
+        return bool(piece)
+
+    def line(self, what: str) -> bytes:
+        """The next line with its end (what is left at the end of the stream: maybe empty)."""
+        seen = 0
+        while True:
+            i = self.buf.find(b"\n", seen)
+            if i >= 0:
+                if i >= _MAXLINE:
+                    raise http.client.LineTooLong(what)
+                out = bytes(self.buf[:i + 1])
+                del self.buf[:i + 1]
+                return out
+            if len(self.buf) > _MAXLINE:
+                raise http.client.LineTooLong(what)
+            seen = len(self.buf)
+            if not self._more():
+                out = bytes(self.buf)
+                self.buf.clear()
+                return out
+
+    def take(self, n: int) -> bytes:
+        """The next `n` bytes (fewer only when the stream ends)."""
+        while len(self.buf) < n and self._more():
+            pass
+        out = bytes(self.buf[:n])
+        del self.buf[:n]
+        return out
+
+    def head(self) -> tuple[str, int, str, dict[str, str]]:
+        """(version, status, reason, headers with lower-case names) of the reply, interim 1xx skipped."""
+        while True:
+            raw = self.line("status line")
+            if not raw:
+                raise http.client.RemoteDisconnected("Remote end closed connection without response")
+            line = str(raw, "iso-8859-1")
+            parts = line.split(None, 2)
+            version = parts[0] if parts else ""
+            if not version.startswith("HTTP/") or len(parts) < 2:
+                raise http.client.BadStatusLine(line)
+            try:
+                status = int(parts[1])
+            except ValueError:
+                raise http.client.BadStatusLine(line) from None
+            if not 100 <= status <= 999:
+                raise http.client.BadStatusLine(line)
+            headers: dict[str, str] = {}
+            count = 0
+            while True:
+                h = self.line("header line")
+                if h in (b"\r\n", b"\n", b""):
+                    break
+                count += 1
+                if count > _MAXHEADERS:
+                    raise http.client.HTTPException(f"got more than {_MAXHEADERS} headers")
+                name, _, value = str(h, "iso-8859-1").partition(":")
+                headers[name.strip().lower()] = value.strip()
+            if 100 <= status < 200 and status != 101:
+                continue                          # 100 Continue and the like: the reply follows
+            return version, status, (parts[2].strip() if len(parts) > 2 else ""), headers
+
+    def body(self, status: int, headers: dict[str, str], max_bytes: int) -> tuple[bytes, bool]:
+        """(the body, whether the stream was read to its end), refused past `max_bytes`: an announced
+        length first, a chunked or unsized body while read."""
+        longer = (f"the reply is longer than {max_bytes} bytes (--max-reply-bytes); stopped reading")
+        if status in (204, 304) or status < 200:
+            return b"", False
+        if headers.get("transfer-encoding", "").lower() == "chunked":
+            pieces, got = [], 0
+            while True:
+                size_line = self.line("chunk size")
+                try:
+                    size = int(size_line.split(b";", 1)[0].strip(), 16)
+                except ValueError:
+                    raise http.client.IncompleteRead(b"".join(pieces)) from None
+                if size < 0:
+                    raise http.client.IncompleteRead(b"".join(pieces))
+                if size == 0:
+                    while self.line("trailer line") not in (b"\r\n", b"\n", b""):
+                        pass
+                    return b"".join(pieces), False
+                if got + size > max_bytes:
+                    raise ReplyError(longer)
+                piece = self.take(size)
+                if len(piece) < size:
+                    raise ReplyError(f"IncompleteRead: {got + len(piece)} bytes read, {size - len(piece)} more expected")
+                pieces.append(piece)
+                got += size
+                self.take(2)                      # the chunk's CRLF
+        length = None
+        try:
+            length = int(headers["content-length"])
+        except (KeyError, ValueError):
+            pass
+        if length is not None and length >= 0:
+            if length > max_bytes:
+                raise ReplyError(f"the reply announces {length} bytes, more than {max_bytes} "
+                                 f"(--max-reply-bytes); not read")
+            out = self.take(length)
+            if len(out) < length:                 # the connection closed before Content-Length bytes
+                raise ReplyError(f"IncompleteRead: {len(out)} bytes read, {length - len(out)} more expected")
+            return out, False
+        while len(self.buf) <= max_bytes and self._more():     # no length: the body ends with the stream
+            pass
+        if len(self.buf) > max_bytes:
+            raise ReplyError(longer)
+        out = bytes(self.buf)
+        self.buf.clear()
+        return out, True
+
+
 class ModelClient:
     """Chat completions from one endpoint; thread-safe; one instance per run (its early stop is shared)."""
 
@@ -212,6 +345,29 @@ class ModelClient:
         self._in_a_row = 0
         self._local = threading.local()           # each thread's open connection
         self._watchdog = _Watchdog()
+        self._head = self._request_head(parts.hostname or "", self.origin[0], self.origin[2])
+
+    def _request_head(self, host: str, scheme: str, port: int) -> bytes | None:
+        """The request line and headers of every POST, `%d` for the body's length (None: the API key
+        holds a line break, so no request is sent)."""
+        try:
+            name = host.encode("ascii").decode()
+        except UnicodeEncodeError:
+            name = host.encode("idna").decode()
+        if ":" in name:
+            name = f"[{name}]"
+        if port != (443 if scheme == "https" else 80):
+            name += f":{port}"
+        lines = [f"POST {self.target} HTTP/1.1", f"Host: {name}", "Accept-Encoding: identity",
+                 "Content-Type: application/json", "Accept: application/json"]
+        if self.api_key:
+            if any(c in self.api_key for c in "\r\n\0"):
+                return None
+            lines.append(f"Authorization: Bearer {self.api_key}")
+        try:
+            return ("\r\n".join(lines) + "\r\nContent-Length: ").encode("latin-1").replace(b"%", b"%%") + b"%d\r\n\r\n"
+        except UnicodeEncodeError:
+            return None
 
     # ------------------------------------------------------------------ one request
     def _connection(self, timeout: float):
@@ -300,41 +456,26 @@ class ModelClient:
             self._watchdog.disarm(token)
 
     def _exchange(self, conn, sock, body: bytes, until: float, late: str) -> bytes:
-        headers = {"Content-Type": "application/json", "Accept": "application/json"}
-        if self.api_key:
-            headers["Authorization"] = f"Bearer {self.api_key}"
-        conn.request("POST", self.target, body=body, headers=headers)
-        resp = conn.getresponse()
-        if 300 <= resp.status < 400:
-            loc = resp.getheader("Location") or "(none)"
-            raise ReplyError(f"HTTP {resp.status} redirect to {loc[:300]} refused: redirects are not followed "
+        """One POST and its reply on the connection's socket (HTTP/1.1, written and read here: one send,
+        reads of up to 64 KiB, no header objects); the connection is closed when it cannot serve the next."""
+        if self._head is None:
+            raise ValueError("Invalid header value: the API key holds a line break or a character outside Latin-1")
+        sock.sendall(self._head % len(body) + body)
+        wire = _Wire(sock, until, late)
+        version, status, reason, headers = wire.head()
+        if 300 <= status < 400:
+            loc = headers.get("location") or "(none)"
+            raise ReplyError(f"HTTP {status} redirect to {loc[:300]} refused: redirects are not followed "
                              f"(the key goes only to {self.origin[0]}://{self.origin[1]}:{self.origin[2]}); "
                              f"give the final URL as --endpoint")
-        size = (resp.getheader("Content-Length") or "").strip()
-        if size.isdigit() and int(size) > self.max_bytes:
-            raise ReplyError(f"the reply announces {int(size)} bytes, more than {self.max_bytes} "
-                             f"(--max-reply-bytes); not read")
-        pieces, got = [], 0
-        while True:
-            left = until - time.monotonic()
-            if left <= 0:
-                raise ReplyError(late)
-            sock.settimeout(left)                 # the connection may have passed it to the response
-            piece = resp.read1(_PIECE)
-            if not piece:
-                break
-            got += len(piece)
-            if got > self.max_bytes:
-                raise ReplyError(f"the reply is longer than {self.max_bytes} bytes (--max-reply-bytes); "
-                                 f"stopped reading")
-            pieces.append(piece)
-        if resp.length:                           # the connection closed before Content-Length bytes
-            raise ReplyError(f"IncompleteRead: {got} bytes read, {resp.length} more expected")
-        resp.close()                              # read to its end: the connection may serve the next
-        raw = b"".join(pieces)
-        if not 200 <= resp.status < 300:
+        raw, to_close = wire.body(status, headers, self.max_bytes)
+        conn_hdr = headers.get("connection", "").lower()
+        if (to_close or wire.buf or "close" in conn_hdr
+                or (version != "HTTP/1.1" and "keep-alive" not in conn_hdr)):
+            conn.close()                          # the endpoint ends it (or sent more than asked): not reused
+        if not 200 <= status < 300:
             snippet = raw[:200].decode("utf-8", "replace").replace("\n", " ")
-            raise ReplyError(f"HTTP {resp.status} {resp.reason}: {snippet}".rstrip(": "))
+            raise ReplyError(f"HTTP {status} {reason}: {snippet}".rstrip(": "))
         return raw
 
     # ------------------------------------------------------------------ one call
