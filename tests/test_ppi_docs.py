@@ -162,10 +162,12 @@ def test_frame_values_equal_the_evaluator_and_a_census_is_exact(design_dir):
     camp = load_campaign(design_dir)
     pt = read_pool(pool_path(design_dir, "des"))
     notes: list[str] = []
-    vals = design_values(camp, "judge-noisy", "human", ["P.10", "dcg", "map"], ("des", pt), notes=notes)
-    assert [v.measure for v in vals] == ["P_10", "dcg"] and any(n.startswith("map: not linear") for n in notes)
+    specs = ["P.10", "dcg", "map", "ndcg", "Rprec", "ndcg_cut.10"]
+    vals = design_values(camp, "judge-noisy", "human", specs, ("des", pt), notes=notes)
+    assert [v.measure for v in vals] == ["P_10", "dcg", "map", "ndcg", "Rprec"]
+    assert any(n.startswith("ndcg_cut.10: neither linear") for n in notes)
     qm = source_judgments(camp, "judge-noisy").merge(pt[["topic", "doc"]], on=["topic", "doc"])
-    lm = _long_values(camp, qm, ["P.10", "dcg"])
+    lm = _long_values(camp, qm, specs[:5])
     for v in vals:
         ref = lm[lm["measure"] == v.measure].pivot_table(index="topic", columns="run", values="value",
                                                            observed=True)
@@ -183,13 +185,23 @@ def test_frame_values_equal_the_evaluator_and_a_census_is_exact(design_dir):
     try:
         write_qrels(design_dir / "judgments" / "qrels.txt", qh)
         camp = load_campaign(design_dir)
-        rep = campaign_design_ppi(camp, "judge-noisy", "human", ["P.10"], ("census", census))
-        hv = _long_values(camp, qh, ["P.10"])
-        means = hv.groupby("run", observed=True)["value"].sum() / 40
-        got = rep.runs.set_index("run")
-        for run in got.index:
-            assert got.loc[run, "estimate"] == pytest.approx(means[run], abs=1e-12)
-            assert got.loc[run, "human_estimate"] == pytest.approx(means[run], abs=1e-12)
+        specs = ["P.10", "map", "ndcg", "Rprec"]
+        rep = campaign_design_ppi(camp, "judge-noisy", "human", specs, ("census", census))
+        hv = _long_values(camp, qh, specs)
+        # per topic, too: z_t is the evaluator's value under people's labels (A_t exact, C_t = F_t)
+        for v in design_values(camp, "judge-noisy", "human", specs, ("census", census)):
+            ref = hv[hv["measure"] == v.measure].pivot_table(index="topic", columns="run", values="value",
+                                                             observed=True)
+            ref = ref.reindex(index=v.topics, columns=v.runs).fillna(0.0).to_numpy()
+            assert np.abs(ref - v.A).max() < 1e-12 and np.abs(v.C - v.F).max() < 1e-12, v.measure
+        for m in ("P_10", "map", "ndcg", "Rprec"):
+            sub = hv[hv["measure"] == m]
+            means = sub.groupby("run", observed=True)["value"].sum() / 40
+            got = rep.runs[rep.runs["measure"] == m].set_index("run")
+            assert len(got) == 5
+            for run in got.index:
+                assert got.loc[run, "estimate"] == pytest.approx(means[run], abs=1e-12)
+                assert got.loc[run, "human_estimate"] == pytest.approx(means[run], abs=1e-12)
     finally:
         (design_dir / "judgments" / "qrels.txt").write_bytes(saved)
 
@@ -200,8 +212,8 @@ def test_design_refusals(design_dir):
     from engine.pooling import pool_path, read_pool
     camp = load_campaign(design_dir)
     pt = read_pool(pool_path(design_dir, "des"))
-    with pytest.raises(CranfieldError, match="none of map, ndcg_cut.10 is linear"):
-        campaign_design_ppi(camp, "judge-noisy", "human", ["map", "ndcg_cut.10"], ("des", pt))
+    with pytest.raises(CranfieldError, match="none of bpref, ndcg_cut.10 has a document-design estimator"):
+        campaign_design_ppi(camp, "judge-noisy", "human", ["bpref", "ndcg_cut.10"], ("des", pt))
     with pytest.raises(CranfieldError, match="probability 0"):
         campaign_design_ppi(camp, "judge-noisy", "human", ["P.10"], ("des", pt.assign(prob=0.0)))
     with pytest.raises(CranfieldError, match="name the same source"):
