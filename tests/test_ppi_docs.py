@@ -129,6 +129,31 @@ def test_cross_fitted_lambda_is_per_fold():
     assert iv.df == T - 1 and (iv.lam > 0.4).all()
 
 
+
+def test_ratio_measures_by_hand():
+    """One topic, one run ranking d1, d2, d3; the frame d1-d4. People: 1, 0, 1, 1; model: 1, 1, 0, 1; pi .5, 1,
+    .5, .25; d1-d3 sampled. statAP = N/R - (N V / R^3 - C / R^2) with R = sum 1/pi over sampled relevant,
+    N = sum PC(rank) / pi, V = sum (1 - pi) / pi^2, C = sum (1 - pi) / pi^2 (PC + sum of 1/(pi rank) below)."""
+    from engine.judgments.ppi_ratio import ratio_sums
+    frame = pd.DataFrame({"topic": ["1"] * 4, "doc": ["d1", "d2", "d3", "d4"]})
+    runs = pd.DataFrame({"topic": ["1"] * 3, "doc": ["d1", "d2", "d3"], "run": ["r"] * 3, "score": [3.0, 2.0, 1.0],
+                         "rank": [1, 2, 3]})
+    h, m = np.array([1, 0, 1, 1]), np.array([1, 1, 0, 1])
+    pi, s = np.array([.5, 1, .5, .25]), np.array([1, 1, 1, 0], bool)
+    got = {k: [float(x[0, 0]) for x in v] for k, v in
+           ratio_sums(frame, runs, ["map", "ndcg", "Rprec"], h, m, pi, s, ["1"], ["r"]).items()}
+    # people: R = 2 + 2 = 4, PC = 1 (rank 1), (1 + 2) / 3 (rank 3): N = 2 + 2 = 4; V = 2 + 2; C = 2 (1 + 2/3) + 2 (1)
+    # -> 1 - (16/64 - (16/3)/16) = 13/12. Model: R = 2 + 1 = 3, PC = 1, (1 + 2) / 2: N = 2 + 1.5; V = 2;
+    # C = 2 (1 + 1/2) -> 7/6 - (7/27 - 3/9) = 67/54. Exact AP under the model: (1/1 + 2/2) / 3
+    assert got["map"] == pytest.approx([13 / 12, 67 / 54, 2 / 3], abs=1e-12)
+    # statRprec: round(R) = 4 (people), 3 (model) beyond or at the list's end: HT weight of the list / round(R)
+    assert got["Rprec"] == pytest.approx([4 / 4, 3 / 3, 2 / 3], abs=1e-12)
+    # statNDCG: HT DCG over the ideal DCG of round(HT count) relevant documents
+    ideal = lambda n: sum(1 / np.log2(i + 1) for i in range(1, n + 1))
+    assert got["ndcg"] == pytest.approx([(2 + 2 / np.log2(4)) / ideal(4), (2 + 1 / np.log2(3)) / ideal(3),
+                                         (1 + 1 / np.log2(3)) / ideal(3)], abs=1e-12)
+
+
 # ---------------------------------------------------------------------------- campaign, batch, commands
 
 @pytest.fixture(scope="module")
@@ -251,25 +276,28 @@ def test_cli_design_documents_and_ppi_next_subprocess(design_dir):
     from engine.judgments.ppi_docs import campaign_design_ppi
     from engine.pooling import pool_path, read_pool
     r = cli("eval", "--campaign", design_dir, "--judgments", "judge-noisy", "--gold", "human", "--ci", "ppi",
-            "--design", "documents", "--design-pool", "des", "-m", "P.10", "-m", "dcg", "--format", "json",
-            timeout=120)
+            "--design", "documents", "--design-pool", "des", "-m", "P.10", "-m", "dcg", "-m", "map", "-m", "ndcg",
+            "-m", "Rprec", "--format", "json", timeout=120)
     assert r.rc == 0, r.text
     got = pd.DataFrame(json.loads(r.out))
     camp = load_campaign(design_dir)
-    rep = campaign_design_ppi(camp, "judge-noisy", "human", ["P.10", "dcg"],
+    rep = campaign_design_ppi(camp, "judge-noisy", "human", ["P.10", "dcg", "map", "ndcg", "Rprec"],
                               ("des", read_pool(pool_path(design_dir, "des"))))
-    assert list(got["run"]) == list(rep.runs["run"])
+    assert list(got["run"]) == list(rep.runs["run"]) and list(got["measure"]) == list(rep.runs["measure"])
+    assert set(got["measure"]) == {"P_10", "dcg", "map", "ndcg", "Rprec"}
+    assert set(rep.pairs["measure"]) == {"P_10", "dcg", "map", "ndcg", "Rprec"} and len(rep.pairs) == 5 * 10
     for c in ("estimate", "lower", "upper", "lambda", "human_lower", "human_upper"):
         assert np.allclose(got[c].to_numpy(float), rep.runs[c].to_numpy(float), atol=1e-9), c
     text = cli("eval", "--campaign", design_dir, "--judgments", "judge-noisy", "--ci", "ppi", "--design",
-               "documents", "--design-pool", "des", "-m", "P.10", "-m", "map", timeout=120)
+               "documents", "--design-pool", "des", "-m", "P.10", "-m", "map", "-m", "ndcg_cut.10", timeout=120)
     assert text.rc == 0, text.text
     assert "ppi++ documents from judge-noisy on every document of the design's frame and human on a sample " \
            "of 320 documents in 40 topics" in text.out
-    assert "map: not linear in the labels" in text.err and "# adjacent pairs" in text.out
+    assert "ndcg_cut.10: neither linear in the labels" in text.err and "# adjacent pairs" in text.out
+    assert "map: ratio estimators" in text.err
     bad = cli("eval", "--campaign", design_dir, "--judgments", "judge-noisy", "--ci", "ppi", "--design",
-              "documents", "--design-pool", "des", "-m", "map", timeout=120)
-    assert bad.rc != 0 and "is linear in the labels" in bad.err and "Traceback" not in bad.err
+              "documents", "--design-pool", "des", "-m", "ndcg_cut.10", timeout=120)
+    assert bad.rc != 0 and "has a document-design estimator" in bad.err and "Traceback" not in bad.err
     p = cli("pool", design_dir, "--strategy", "ppi-next", "--budget", "40", "--judgments", "judge-noisy",
             "-m", "P.10", "--design-pool", "des", "--name", "next1", "--seed", "5", timeout=120)
     assert p.rc == 0, p.text
