@@ -34,13 +34,25 @@ def group_estimates(r) -> dict[str, np.ndarray]:
     return {"map": t["statAP"], "ndcg": stat_ndcg(r), "Rprec": t["Rprec"]}
 
 
+def design_estimates(base, gh, gm, pi, sampled) -> tuple[dict, dict, dict]:
+    """Per group of `base` (engine.estimators.trials.base_ranked over the frame): (A, C, F), each a dict
+    measure -> values: the estimates from the sample under people's grades `gh` and under the model's `gm`
+    (inclusion probabilities `pi`, the sample `sampled`), and the model's exact values over the frame."""
+    from ..estimators.trials import with_judgments
+    s = np.asarray(sampled, bool)
+    prob = np.where(s, np.asarray(pi, np.float64), 1.0)
+    gh, gm = np.asarray(gh, np.int64), np.asarray(gm, np.int64)
+    A, C = (group_estimates(with_judgments(base, np.where(s, g, -1), prob=prob)) for g in (gh, gm))
+    return A, C, group_estimates(with_judgments(base, np.maximum(gm, 0), prob=np.ones(len(gm))))
+
+
 def ratio_sums(frame: pd.DataFrame, runs: pd.DataFrame, names: list[str], grade_h, grade_m, pi, sampled,
                topics: list[str], run_names: list[str], threshold: int = 1) -> dict[str, tuple]:
     """{measure: (A, C, F)}, each topics x runs, for the ratio measures `names`. `frame`: topic, doc (the
     design's documents); the per-document arrays line up with its rows: people's grade `grade_h` (read
     where `sampled`), the model's `grade_m`, inclusion probability `pi`. `runs`: topic, doc, run, score
     rows (trec_eval's order decides ranks). `threshold`: the lowest relevant grade."""
-    from ..estimators.trials import base_ranked, with_judgments
+    from ..estimators.trials import base_ranked
     from ..ranking.ranked import EvalOptions
     gm = np.asarray(grade_m, np.int64)
     gh = np.asarray(grade_h, np.int64)
@@ -48,9 +60,7 @@ def ratio_sums(frame: pd.DataFrame, runs: pd.DataFrame, names: list[str], grade_
     pool = pd.DataFrame({"topic": frame["topic"].astype(str).to_numpy(object),
                          "doc": frame["doc"].astype(str).to_numpy(object), "grade": np.maximum(gm, 0)})
     base = base_ranked(pool, runs, EvalOptions(rel_level=max(int(threshold), 1)))
-    prob = np.where(s, np.asarray(pi, np.float64), 1.0)
-    ests = [group_estimates(with_judgments(base, np.where(s, g, -1), prob=prob)) for g in (gh, gm)]
-    ests.append(group_estimates(with_judgments(base, np.maximum(gm, 0), prob=np.ones(len(gm)))))
+    ests = design_estimates(base, gh, gm, pi, s)
     t_of = {t: i for i, t in enumerate(topics)}
     r_of = {r: i for i, r in enumerate(run_names)}
     ti = np.array([t_of.get(t, -1) for t in base.topic_names])[base.g_topic]
