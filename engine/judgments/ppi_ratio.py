@@ -8,9 +8,10 @@ drawn with inclusion probabilities pi (engine.judgments.ppi_docs):
     A_t = the same estimate from the same sample under people's labels
 
 and z_t = A_t - lambda (C_t - F_t) as for the linear measures (engine.stability.ppi_design). The
-estimates are ratio estimators, so E[C_t] = F_t and E[A_t] = y_t hold only to second order in 1/R_hat;
-the bias of A_t - C_t, two ratios of the same sample, is smaller still. When people judge the whole
-frame (every pi = 1) A_t is the evaluator's exact value under people's labels. See docs/llm-judges.md.
+estimates are ratio estimators, so E[C_t] = F_t and E[A_t] = y_t hold only approximately (the bias
+falls with the number of relevant documents in a topic's sample; with a thin sample and many topics it
+is comparable to the standard error: the interval is approximate). When people judge the whole frame
+(every pi = 1) A_t is the evaluator's exact value under people's labels. See docs/llm-judges.md.
 """
 from __future__ import annotations
 
