@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 
 import numpy as np
 import pandas as pd
@@ -295,6 +296,7 @@ def test_cli_design_documents_and_ppi_next_subprocess(design_dir):
            "of 320 documents in 40 topics" in text.out
     assert "ndcg_cut.10: neither linear in the labels" in text.err and "# adjacent pairs" in text.out
     assert "map: ratio estimators" in text.err
+    assert re.search(r"\d+ of 40 topics' samples hold fewer than 5 documents human calls relevant", text.err), text.err
     bad = cli("eval", "--campaign", design_dir, "--judgments", "judge-noisy", "--ci", "ppi", "--design",
               "documents", "--design-pool", "des", "-m", "ndcg_cut.10", timeout=120)
     assert bad.rc != 0 and "has a document-design estimator" in bad.err and "Traceback" not in bad.err

@@ -18,6 +18,8 @@ import pandas as pd
 
 from ..errors import CranfieldError, Warnings
 
+FEW_RELEVANT = 5
+"""Below this many documents people call relevant in a topic's sample, the ratio measures' note warns."""
 NONLINEAR = ("neither linear in the labels nor one of the ratio measures (map, ndcg, Rprec); use --design topics "
              "for it")
 
@@ -108,9 +110,9 @@ class Frame:
 
 def design_values(camp, model: str, gold: str, measures, design: tuple[str, pd.DataFrame],
                   warnings: Warnings | None = None, notes: list[str] | None = None) -> list[DesignValues]:
-    """Per measure (linear, then ratio): each run's per-topic HT sums (estimates) under `design` = (pool name, pool table; as
-    engine.pooling.ppi_batch.design_pool reads it), the `model` source labelling its frame and the `gold`
-    source its sample."""
+    """Per measure (linear, then ratio): each run's per-topic HT sums (ratio estimates) under `design` = (pool
+    name, pool table; as engine.pooling.ppi_batch.design_pool reads it), the `model` source labelling its frame
+    and the `gold` source its sample."""
     from ..stability.ppi_design import ht_sums
     from ..util.names import shown
     notes = notes if notes is not None else []
@@ -130,6 +132,14 @@ def design_values(camp, model: str, gold: str, measures, design: tuple[str, pd.D
         out.extend(DesignValues(m, f.runs, f.topics, *sums[m], n, len(f.table)) for m in f.ratio)
         notes.append(f"{', '.join(f.ratio)}: ratio estimators (statAP, statNDCG, statRprec), approximately "
                      f"unbiased; not to be trusted where a topic's sample holds few relevant documents")
+        t_of = {t: i for i, t in enumerate(f.topics)}
+        tc = f.table["topic"].astype(str).map(t_of).to_numpy(np.int64)
+        rel = np.bincount(tc[f.sampled & (f.hg >= thr)], minlength=len(f.topics))
+        if (rel < FEW_RELEVANT).any():
+            notes.append(f"{int((rel < FEW_RELEVANT).sum())} of {len(f.topics)} topics' samples hold fewer than "
+                         f"{FEW_RELEVANT} documents {shown(gold)} calls relevant: there the ratio estimates' bias "
+                         f"can exceed their standard error; judge more documents a topic for "
+                         f"{', '.join(f.ratio)} (docs/llm-judges.md)")
     notes.append(f"design: pool {shown(f.name)}, {n} human-labelled of {len(f.table)} frame documents "
                  f"in {len(f.topics)} topics")
     return out
