@@ -25,6 +25,10 @@ vectorized over campaigns.
 documents within every topic of each campaign instead, the model every pooled document; P_10 and dcg
 (linear in the labels) with the Horvitz-Thompson-corrected PPI (engine.stability.ppi_design), and the
 next-batch chooser (engine.pooling.ppi_batch) against a uniform second batch at equal labels (`documents`).
+map, ndcg and Rprec (ratio measures: statAP, statNDCG, statRprec from the same sample under both labellings,
+engine.judgments.ppi_ratio) are drawn the same way, except that each Poisson draw over the world's documents
+serves world // topics campaigns on disjoint topic sets (independent campaigns, a tenth of the estimator calls);
+`bias / se` is the largest |mean estimate - truth| over the columns in units of the mean standard error.
 """
 from __future__ import annotations
 
@@ -111,6 +115,8 @@ def main() -> None:
                          "documents (people judge a sample within every topic; the next-batch chooser), or both")
     ap.add_argument("--per-topic", type=float, default=10.0,
                     help="documents design: human labels per topic on average (default 10)")
+    ap.add_argument("--no-ratio", action="store_true",
+                    help="documents design: leave out the ratio measures (map, ndcg, Rprec)")
     a = ap.parse_args()
     if a.design in ("documents", "both"):
         documents(a)
@@ -237,6 +243,79 @@ def _ht(X, pi, s, starts, n_docs):
     return np.add.reduceat(v, starts, axis=0) if len(v) else v
 
 
+RATIO_MEASURES = ["map", "ndcg", "Rprec"]
+
+
+def _grid(est, ti, ri, T, R):
+    X = np.zeros((T, R))
+    X[ti, ri] = est
+    return X
+
+
+def _tally(acc, key, iv, tr):
+    """Add one campaign's interval `iv` against the truth `tr`: coverage, width, count, bias and se sums."""
+    d = acc.setdefault(key, [0.0, 0.0, 0, 0.0, 0.0])
+    d[0] += _cover(iv, tr).sum()
+    d[1] += iv.width.sum()
+    d[2] += iv.width.size
+    d[3] = d[3] + (iv.estimate - tr)
+    d[4] = d[4] + iv.se
+
+
+def ratio_rows(a, sim, pool, names, grades, tnames, size, rng):
+    """Coverage, width and bias of the ratio measures' intervals (map, ndcg, Rprec) under every judge."""
+    from engine.estimators.trials import base_ranked
+    from engine.judgments.ppi_ratio import design_estimates
+    from engine.stability.ppi import pair_columns
+    from engine.stability.ppi_design import design_ppi_mean
+    base = base_ranked(pool[["topic", "doc", "grade"]], sim.runs[sim.runs["run"].isin(names)])
+    T, R = len(tnames), len(names)
+    t_of, r_of = {t: i for i, t in enumerate(tnames)}, {r: i for i, r in enumerate(names)}
+    ti = np.array([t_of[t] for t in base.topic_names])[base.g_topic]
+    ri = np.array([r_of[r] for r in base.run_names])[base.g_run]
+    tcode = pd.Categorical(pool["topic"].astype(str), categories=list(tnames)).codes
+    pi = np.minimum(1.0, a.per_topic / size[tcode])
+    ii, jj, _ = pair_columns(np.zeros((1, R)))
+    h = pool["grade"].to_numpy()
+    per_draw = max(1, T // a.topics)
+    draws = -(-a.campaigns // per_draw)
+    every = np.ones(len(pool), bool)
+    rows = []
+    for sname, labels in structures(pool, sim, grades, a.seed):
+        k = kappa(pool, labels, grades)
+        mg = labels["grade"].to_numpy()
+        grid = lambda e: {m: _grid(v, ti, ri, T, R) for m, v in e.items()}
+        truth = grid(design_estimates(base, h, mg, every, every)[0])
+        acc, labels_n, done = {}, 0, 0
+        for _ in range(draws):
+            s = rng.random(len(pool)) < pi
+            A_all, C_all, Fw = (grid(e) for e in design_estimates(base, h, mg, pi, s))
+            perm = rng.permutation(T)
+            for j in range(per_draw):
+                if done == a.campaigns:
+                    break
+                tp = np.sort(perm[j * a.topics:(j + 1) * a.topics])
+                labels_n += int(s[np.isin(tcode, tp)].sum())
+                done += 1
+                for m in RATIO_MEASURES:
+                    A, C, F = A_all[m][tp], C_all[m][tp], Fw[m][tp]
+                    tm = truth[m].mean(0)
+                    for target, cols in (("means", None), ("differences", (ii, jj))):
+                        AA, CC, FF = (A, C, F) if cols is None else (x[:, ii] - x[:, jj] for x in (A, C, F))
+                        tr = tm if cols is None else tm[ii] - tm[jj]
+                        for meth, lam in (("ppi++", None), ("ppi", 1.0), ("human", 0.0)):
+                            _tally(acc, (m, target, meth), design_ppi_mean(AA, CC, FF, 0.05, lam), tr)
+        for m in RATIO_MEASURES:
+            for target in ("means", "differences"):
+                r = {"judge": sname, "kappa": k, "measure": m, "target": target, "labels": labels_n / done}
+                for meth in ("ppi++", "ppi", "human"):
+                    d = acc[(m, target, meth)]
+                    r[f"cover_{meth}"], r[f"width_{meth}"] = d[0] / d[2], d[1] / d[2]
+                    r[f"bias_{meth}"] = float(np.max(np.abs(d[3]) / np.maximum(d[4], 1e-300)))
+                rows.append(r)
+    return rows
+
+
 def _cover(iv, truth):
     return ((iv.lower <= truth) & (truth <= iv.upper))
 
@@ -288,11 +367,7 @@ def documents(a) -> None:
                     AA, CC, FF = (A, C, F) if cols is None else (x[:, ii] - x[:, jj] for x in (A, C, F))
                     tr = truth[m] if cols is None else truth[m][ii] - truth[m][jj]
                     for meth, lam in (("ppi++", None), ("ppi", 1.0), ("human", 0.0)):
-                        iv = design_ppi_mean(AA, CC, FF, 0.05, lam)
-                        d = acc.setdefault((m, target, meth), [0.0, 0.0, 0])
-                        d[0] += _cover(iv, tr).sum()
-                        d[1] += iv.width.sum()
-                        d[2] += iv.width.size
+                        _tally(acc, (m, target, meth), design_ppi_mean(AA, CC, FF, 0.05, lam), tr)
             acc.setdefault(("labels",), [0, 0])[0] += int(s.sum())
             if c >= a.campaigns // 2 and a.campaigns > 1:
                 continue                         # the chooser on the first half of the campaigns (time)
@@ -342,6 +417,7 @@ def documents(a) -> None:
                 for meth in ("ppi++", "ppi", "human"):
                     d = acc[(m, target, meth)]
                     r[f"cover_{meth}"], r[f"width_{meth}"] = d[0] / d[2], d[1] / d[2]
+                    r[f"bias_{meth}"] = float(np.max(np.abs(d[3]) / np.maximum(d[4], 1e-300)))
                 rows.append(r)
                 b = {"judge": sname, "measure": m, "target": target}
                 half = max(1, a.campaigns // 2) if a.campaigns > 1 else 1
@@ -351,6 +427,8 @@ def documents(a) -> None:
                     b[f"maxw_{how}"] = d[3] / half
                     b[f"labels_{how}"] = bacc[("labels", how)][0] / half / len(X)
                 batch_rows.append(b)
+    if not a.no_ratio:
+        rows += ratio_rows(a, sim, pool, names, grades, tnames, size, rng)
     elapsed, cpu = time.time() - t0, time.process_time() - c0
     load = os.getloadavg()
     print(f"Document design. World: {a.world} topics, {a.runs} runs, depth 30, depth-20 pool of every run "
@@ -359,12 +437,13 @@ def documents(a) -> None:
           f"model every pooled document. Machine: {os.cpu_count()} cores, load {load[0]:.1f} / {load[1]:.1f}; "
           f"{elapsed:.1f} s wall ({t_sim:.1f} s simulating the world), {cpu:.1f} s CPU.\n")
     print("| judge | kappa | measure | target | human labels | coverage PPI++ | PPI | human-only HT | "
-          "width PPI++ | PPI | human-only HT | PPI++ / human |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+          "width PPI++ | PPI | human-only HT | PPI++ / human | bias / se PPI++ | human-only |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         print(f"| {r['judge']} | {r['kappa']:.3f} | {r['measure']} | {r['target']} | {r['labels']:.0f} | "
               f"{r['cover_ppi++']:.3f} | {r['cover_ppi']:.3f} | {r['cover_human']:.3f} | {r['width_ppi++']:.4f} | "
-              f"{r['width_ppi']:.4f} | {r['width_human']:.4f} | {r['width_ppi++'] / r['width_human']:.3f} |")
+              f"{r['width_ppi']:.4f} | {r['width_human']:.4f} | {r['width_ppi++'] / r['width_human']:.3f} | "
+              f"{r['bias_ppi++']:.3f} | {r['bias_human']:.3f} |")
     half = max(1, a.campaigns // 2)
     print(f"\nNext batch ({half} campaigns): a uniform first batch of {a.per_topic / 2:g} documents a topic, then "
           f"as many again drawn uniformly or by the chooser (ppi-next: P_10 and dcg, runs and adjacent pairs); "
@@ -377,10 +456,20 @@ def documents(a) -> None:
               f"{b['cover_uniform']:.3f} | {b['cover_chooser']:.3f} | {b['width_uniform']:.4f} | "
               f"{b['width_chooser']:.4f} | {b['width_chooser'] / b['width_uniform']:.3f} | {b['maxw_uniform']:.4f} | "
               f"{b['maxw_chooser']:.4f} | {b['maxw_chooser'] / b['maxw_uniform']:.3f} |")
-    worst = min(min(r["cover_ppi++"], r["cover_ppi"]) for r in rows)
-    ratio = max(r["width_ppi++"] / r["width_human"] for r in rows if r["kappa"] >= 0.6)
+    lin_rows = [r for r in rows if r["measure"] not in RATIO_MEASURES]
+    worst = min(min(r["cover_ppi++"], r["cover_ppi"]) for r in lin_rows)
+    ratio = max(r["width_ppi++"] / r["width_human"] for r in lin_rows if r["kappa"] >= 0.6)
+    rat_rows = [r for r in rows if r["measure"] in RATIO_MEASURES]
+    if rat_rows:
+        print(f"\nratio measures (map, ndcg, Rprec): coverage PPI++ / PPI "
+              f"{min(min(r['cover_ppi++'], r['cover_ppi']) for r in rat_rows):.3f}-"
+              f"{max(max(r['cover_ppi++'], r['cover_ppi']) for r in rat_rows):.3f}, human-only "
+              f"{min(r['cover_human'] for r in rat_rows):.3f}-{max(r['cover_human'] for r in rat_rows):.3f}; PPI++ / "
+              f"human-only width {min(r['width_ppi++'] / r['width_human'] for r in rat_rows):.3f}-"
+              f"{max(r['width_ppi++'] / r['width_human'] for r in rat_rows):.3f}; largest bias / se PPI++ "
+              f"{max(r['bias_ppi++'] for r in rat_rows):.3f}, human-only {max(r['bias_human'] for r in rat_rows):.3f}")
     bworst = min(min(b["cover_uniform"], b["cover_chooser"]) for b in batch_rows)
-    print(f"\ndocument design: lowest coverage (PPI++ and PPI, every judge, measure, target): {worst:.3f}; largest "
+    print(f"\ndocument design: lowest coverage of the linear measures (PPI++ and PPI, every judge, measure, target): {worst:.3f}; largest "
           f"PPI++ / human-only width ratio where kappa >= 0.6: {ratio:.3f}; next batch: lowest coverage {bworst:.3f}, "
           f"mean width chooser / uniform {min(b['width_chooser'] / b['width_uniform'] for b in batch_rows):.3f}-"
           f"{max(b['width_chooser'] / b['width_uniform'] for b in batch_rows):.3f}\n")

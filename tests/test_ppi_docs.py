@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 
 import numpy as np
 import pandas as pd
@@ -129,6 +130,31 @@ def test_cross_fitted_lambda_is_per_fold():
     assert iv.df == T - 1 and (iv.lam > 0.4).all()
 
 
+
+def test_ratio_measures_by_hand():
+    """One topic, one run ranking d1, d2, d3; the frame d1-d4. People: 1, 0, 1, 1; model: 1, 1, 0, 1; pi .5, 1,
+    .5, .25; d1-d3 sampled. statAP = N/R - (N V / R^3 - C / R^2) with R = sum 1/pi over sampled relevant,
+    N = sum PC(rank) / pi, V = sum (1 - pi) / pi^2, C = sum (1 - pi) / pi^2 (PC + sum of 1/(pi rank) below)."""
+    from engine.judgments.ppi_ratio import ratio_sums
+    frame = pd.DataFrame({"topic": ["1"] * 4, "doc": ["d1", "d2", "d3", "d4"]})
+    runs = pd.DataFrame({"topic": ["1"] * 3, "doc": ["d1", "d2", "d3"], "run": ["r"] * 3, "score": [3.0, 2.0, 1.0],
+                         "rank": [1, 2, 3]})
+    h, m = np.array([1, 0, 1, 1]), np.array([1, 1, 0, 1])
+    pi, s = np.array([.5, 1, .5, .25]), np.array([1, 1, 1, 0], bool)
+    got = {k: [float(x[0, 0]) for x in v] for k, v in
+           ratio_sums(frame, runs, ["map", "ndcg", "Rprec"], h, m, pi, s, ["1"], ["r"]).items()}
+    # people: R = 2 + 2 = 4, PC = 1 (rank 1), (1 + 2) / 3 (rank 3): N = 2 + 2 = 4; V = 2 + 2; C = 2 (1 + 2/3) + 2 (1)
+    # -> 1 - (16/64 - (16/3)/16) = 13/12. Model: R = 2 + 1 = 3, PC = 1, (1 + 2) / 2: N = 2 + 1.5; V = 2;
+    # C = 2 (1 + 1/2) -> 7/6 - (7/27 - 3/9) = 67/54. Exact AP under the model: (1/1 + 2/2) / 3
+    assert got["map"] == pytest.approx([13 / 12, 67 / 54, 2 / 3], abs=1e-12)
+    # statRprec: round(R) = 4 (people), 3 (model) beyond or at the list's end: HT weight of the list / round(R)
+    assert got["Rprec"] == pytest.approx([4 / 4, 3 / 3, 2 / 3], abs=1e-12)
+    # statNDCG: HT DCG over the ideal DCG of round(HT count) relevant documents
+    ideal = lambda n: sum(1 / np.log2(i + 1) for i in range(1, n + 1))
+    assert got["ndcg"] == pytest.approx([(2 + 2 / np.log2(4)) / ideal(4), (2 + 1 / np.log2(3)) / ideal(3),
+                                         (1 + 1 / np.log2(3)) / ideal(3)], abs=1e-12)
+
+
 # ---------------------------------------------------------------------------- campaign, batch, commands
 
 @pytest.fixture(scope="module")
@@ -162,10 +188,12 @@ def test_frame_values_equal_the_evaluator_and_a_census_is_exact(design_dir):
     camp = load_campaign(design_dir)
     pt = read_pool(pool_path(design_dir, "des"))
     notes: list[str] = []
-    vals = design_values(camp, "judge-noisy", "human", ["P.10", "dcg", "map"], ("des", pt), notes=notes)
-    assert [v.measure for v in vals] == ["P_10", "dcg"] and any(n.startswith("map: not linear") for n in notes)
+    specs = ["P.10", "dcg", "map", "ndcg", "Rprec", "ndcg_cut.10"]
+    vals = design_values(camp, "judge-noisy", "human", specs, ("des", pt), notes=notes)
+    assert [v.measure for v in vals] == ["P_10", "dcg", "map", "ndcg", "Rprec"]
+    assert any(n.startswith("ndcg_cut.10: neither linear") for n in notes)
     qm = source_judgments(camp, "judge-noisy").merge(pt[["topic", "doc"]], on=["topic", "doc"])
-    lm = _long_values(camp, qm, ["P.10", "dcg"])
+    lm = _long_values(camp, qm, specs[:5])
     for v in vals:
         ref = lm[lm["measure"] == v.measure].pivot_table(index="topic", columns="run", values="value",
                                                            observed=True)
@@ -183,13 +211,23 @@ def test_frame_values_equal_the_evaluator_and_a_census_is_exact(design_dir):
     try:
         write_qrels(design_dir / "judgments" / "qrels.txt", qh)
         camp = load_campaign(design_dir)
-        rep = campaign_design_ppi(camp, "judge-noisy", "human", ["P.10"], ("census", census))
-        hv = _long_values(camp, qh, ["P.10"])
-        means = hv.groupby("run", observed=True)["value"].sum() / 40
-        got = rep.runs.set_index("run")
-        for run in got.index:
-            assert got.loc[run, "estimate"] == pytest.approx(means[run], abs=1e-12)
-            assert got.loc[run, "human_estimate"] == pytest.approx(means[run], abs=1e-12)
+        specs = ["P.10", "map", "ndcg", "Rprec"]
+        rep = campaign_design_ppi(camp, "judge-noisy", "human", specs, ("census", census))
+        hv = _long_values(camp, qh, specs)
+        # per topic, too: z_t is the evaluator's value under people's labels (A_t exact, C_t = F_t)
+        for v in design_values(camp, "judge-noisy", "human", specs, ("census", census)):
+            ref = hv[hv["measure"] == v.measure].pivot_table(index="topic", columns="run", values="value",
+                                                             observed=True)
+            ref = ref.reindex(index=v.topics, columns=v.runs).fillna(0.0).to_numpy()
+            assert np.abs(ref - v.A).max() < 1e-12 and np.abs(v.C - v.F).max() < 1e-12, v.measure
+        for m in ("P_10", "map", "ndcg", "Rprec"):
+            sub = hv[hv["measure"] == m]
+            means = sub.groupby("run", observed=True)["value"].sum() / 40
+            got = rep.runs[rep.runs["measure"] == m].set_index("run")
+            assert len(got) == 5
+            for run in got.index:
+                assert got.loc[run, "estimate"] == pytest.approx(means[run], abs=1e-12)
+                assert got.loc[run, "human_estimate"] == pytest.approx(means[run], abs=1e-12)
     finally:
         (design_dir / "judgments" / "qrels.txt").write_bytes(saved)
 
@@ -200,8 +238,8 @@ def test_design_refusals(design_dir):
     from engine.pooling import pool_path, read_pool
     camp = load_campaign(design_dir)
     pt = read_pool(pool_path(design_dir, "des"))
-    with pytest.raises(CranfieldError, match="none of map, ndcg_cut.10 is linear"):
-        campaign_design_ppi(camp, "judge-noisy", "human", ["map", "ndcg_cut.10"], ("des", pt))
+    with pytest.raises(CranfieldError, match="none of bpref, ndcg_cut.10 has a document-design estimator"):
+        campaign_design_ppi(camp, "judge-noisy", "human", ["bpref", "ndcg_cut.10"], ("des", pt))
     with pytest.raises(CranfieldError, match="probability 0"):
         campaign_design_ppi(camp, "judge-noisy", "human", ["P.10"], ("des", pt.assign(prob=0.0)))
     with pytest.raises(CranfieldError, match="name the same source"):
@@ -239,25 +277,29 @@ def test_cli_design_documents_and_ppi_next_subprocess(design_dir):
     from engine.judgments.ppi_docs import campaign_design_ppi
     from engine.pooling import pool_path, read_pool
     r = cli("eval", "--campaign", design_dir, "--judgments", "judge-noisy", "--gold", "human", "--ci", "ppi",
-            "--design", "documents", "--design-pool", "des", "-m", "P.10", "-m", "dcg", "--format", "json",
-            timeout=120)
+            "--design", "documents", "--design-pool", "des", "-m", "P.10", "-m", "dcg", "-m", "map", "-m", "ndcg",
+            "-m", "Rprec", "--format", "json", timeout=120)
     assert r.rc == 0, r.text
     got = pd.DataFrame(json.loads(r.out))
     camp = load_campaign(design_dir)
-    rep = campaign_design_ppi(camp, "judge-noisy", "human", ["P.10", "dcg"],
+    rep = campaign_design_ppi(camp, "judge-noisy", "human", ["P.10", "dcg", "map", "ndcg", "Rprec"],
                               ("des", read_pool(pool_path(design_dir, "des"))))
-    assert list(got["run"]) == list(rep.runs["run"])
+    assert list(got["run"]) == list(rep.runs["run"]) and list(got["measure"]) == list(rep.runs["measure"])
+    assert set(got["measure"]) == {"P_10", "dcg", "map", "ndcg", "Rprec"}
+    assert set(rep.pairs["measure"]) == {"P_10", "dcg", "map", "ndcg", "Rprec"} and len(rep.pairs) == 5 * 10
     for c in ("estimate", "lower", "upper", "lambda", "human_lower", "human_upper"):
         assert np.allclose(got[c].to_numpy(float), rep.runs[c].to_numpy(float), atol=1e-9), c
     text = cli("eval", "--campaign", design_dir, "--judgments", "judge-noisy", "--ci", "ppi", "--design",
-               "documents", "--design-pool", "des", "-m", "P.10", "-m", "map", timeout=120)
+               "documents", "--design-pool", "des", "-m", "P.10", "-m", "map", "-m", "ndcg_cut.10", timeout=120)
     assert text.rc == 0, text.text
     assert "ppi++ documents from judge-noisy on every document of the design's frame and human on a sample " \
            "of 320 documents in 40 topics" in text.out
-    assert "map: not linear in the labels" in text.err and "# adjacent pairs" in text.out
+    assert "ndcg_cut.10: neither linear in the labels" in text.err and "# adjacent pairs" in text.out
+    assert "map: ratio estimators" in text.err
+    assert re.search(r"\d+ of 40 topics' samples hold fewer than 5 documents human calls relevant", text.err), text.err
     bad = cli("eval", "--campaign", design_dir, "--judgments", "judge-noisy", "--ci", "ppi", "--design",
-              "documents", "--design-pool", "des", "-m", "map", timeout=120)
-    assert bad.rc != 0 and "is linear in the labels" in bad.err and "Traceback" not in bad.err
+              "documents", "--design-pool", "des", "-m", "ndcg_cut.10", timeout=120)
+    assert bad.rc != 0 and "has a document-design estimator" in bad.err and "Traceback" not in bad.err
     p = cli("pool", design_dir, "--strategy", "ppi-next", "--budget", "40", "--judgments", "judge-noisy",
             "-m", "P.10", "--design-pool", "des", "--name", "next1", "--seed", "5", timeout=120)
     assert p.rc == 0, p.text

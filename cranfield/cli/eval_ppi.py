@@ -33,7 +33,8 @@ def add_arguments(p) -> None:
     p.add_argument("--design", choices=["topics", "documents"], default=None,
                    help="with --ci: what people's sample is: topics (every document of a random sample of topics; "
                         "the default) or documents (a sample within every topic drawn with inclusion "
-                        "probabilities, as a statAP / uniform / ppi-next pool records them; P.k, dcg, rbp)")
+                        "probabilities, as a statAP / uniform / ppi-next pool records them; P.k, dcg, rbp, and "
+                        "map, ndcg, Rprec by ratio estimators)")
     p.add_argument("--design-pool", metavar="NAME", default=None,
                    help="with --design documents: the pool whose rows are the frame and whose order > 0 rows "
                         "with their prob are the sample (default: the newest sampled pool)")

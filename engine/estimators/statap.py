@@ -11,6 +11,8 @@ Horvitz-Thompson sums are unbiased:
     statAP       = statAP_ratio minus its estimated second-order ratio bias (see statap_terms)
     statRprec    = P_hat@round(R_hat) (the script's rule, statap_terms: the whole list over R_hat when the
                    list is shorter than round(R_hat))
+    statNDCG     = (sum over sampled retrieved d of gain_d / log2(rank_d + 1) / pi_d) / ideal DCG of the
+                   rounded HT counts per grade (sum over sampled d of that grade of 1/pi_d; stat_ndcg)
 
 statAP is a generalized ratio estimator (numerator and R_hat both estimated). Its variance is estimated
 by linearization under Poisson sampling, plus the variance of the precision estimates:
@@ -117,3 +119,26 @@ def statap_terms(r: Ranked, cutoffs=(), reference: bool = False) -> dict:
     short = np.divide(r.seg_sum(w), R, out=np.zeros(r.n_groups), where=R > 0)
     out["Rprec_script"] = np.where(reach, out["Rprec"], short)
     return out
+
+
+def stat_ndcg(r: Ranked) -> np.ndarray:
+    """Per group: statNDCG, the HT estimate of the run's DCG (gain = grade, trec_eval's ndcg default) over the
+    ideal DCG of the topic's HT-estimated documents per grade, rounded (infNDCG's `optimal_dcg`). A ratio
+    estimator like statAP; with every probability 1 it is ndcg exactly."""
+    from ..ranking.gains import gain_model, rank_log2
+    from .xinfap import optimal_dcg
+    p = _prob_rows(r)
+    dcg = r.seg_sum(gain_model(r).row_gain / p / rank_log2(r))
+    tc = topic_codes(r)
+    g = np.asarray(qcol(r, "grade"), np.int64)
+    pq = qcol(r, "prob")
+    pj = np.asarray(pq, np.float64) if pq is not None else np.ones(len(tc))
+    pj = np.where((pj > 0) & np.isfinite(pj), pj, 1.0)
+    T = len(r.topic_names)
+    ok = (g > 0) & (tc >= 0)
+    G = int(g[ok].max()) + 1 if ok.any() else 1
+    counts = np.zeros((T, 1, G))
+    np.add.at(counts, (tc[ok], 0, g[ok]), 1.0 / pj[ok])
+    ones = np.ones((T, 1))
+    ideal = optimal_dcg(ones, ones, counts, np.arange(G, dtype=np.float64), int(counts.sum()) + 1)[r.g_topic]
+    return np.divide(dcg, ideal, out=np.zeros(r.n_groups), where=ideal > 0)

@@ -4,8 +4,9 @@ The design is a pool file (pools/pool-NAME.tsv): its rows are the frame (every d
 about), the rows with order > 0 the sample people judge, and `prob` each document's inclusion
 probability, as the uniform, stratified and statAP pools and `cranfield pool --strategy ppi-next` record
 them. The model source labels the frame; the gold source's labels on the sample correct it
-(engine.stability.ppi_design). Only measures linear in the labels have this estimator: P.k, dcg, and rbp
-on binary grades; others are refused with the reason. See docs/llm-judges.md.
+(engine.stability.ppi_design). Measures linear in the labels (P.k, dcg, rbp on binary grades) have the
+exact Horvitz-Thompson form; map, ndcg and Rprec the statAP-family ratio form (engine.judgments.ppi_ratio);
+others are refused with the reason. See docs/llm-judges.md.
 """
 from __future__ import annotations
 
@@ -17,7 +18,10 @@ import pandas as pd
 
 from ..errors import CranfieldError, Warnings
 
-NONLINEAR = "not linear in the labels (a ratio or a rank-dependent sum); use --design topics for it"
+FEW_RELEVANT = 5
+"""Below this many documents people call relevant in a topic's sample, the ratio measures' note warns."""
+NONLINEAR = ("neither linear in the labels nor one of the ratio measures (map, ndcg, Rprec); use --design topics "
+             "for it")
 
 
 @dataclass
@@ -100,13 +104,15 @@ class Frame:
     runs: list[str]
     measures: list[Linear]
     threshold: int
+    ratio: tuple[str, ...] = ()  # the ratio measures asked for (engine.judgments.ppi_ratio)
+    runs_rows: pd.DataFrame | None = None  # the campaign's run rows on the frame's topics
 
 
 def design_values(camp, model: str, gold: str, measures, design: tuple[str, pd.DataFrame],
                   warnings: Warnings | None = None, notes: list[str] | None = None) -> list[DesignValues]:
-    """Per linear measure: each run's per-topic HT sums under `design` = (pool name, pool table; as
-    engine.pooling.ppi_batch.design_pool reads it), the `model` source labelling its frame and the `gold`
-    source its sample."""
+    """Per measure (linear, then ratio): each run's per-topic HT sums (ratio estimates) under `design` = (pool
+    name, pool table; as engine.pooling.ppi_batch.design_pool reads it), the `model` source labelling its frame
+    and the `gold` source its sample."""
     from ..stability.ppi_design import ht_sums
     from ..util.names import shown
     notes = notes if notes is not None else []
@@ -120,6 +126,20 @@ def design_values(camp, model: str, gold: str, measures, design: tuple[str, pd.D
         A, C, F = ht_sums(m.weight(f.rank), m.gain(f.hg[row], thr), m.gain(f.mg[row], thr), f.pi[row],
                           f.sampled[row], f.tc, f.rc, len(f.topics), len(f.runs))
         out.append(DesignValues(m.name, f.runs, f.topics, A, C, F, n, len(f.table)))
+    if f.ratio:
+        from .ppi_ratio import ratio_sums
+        sums = ratio_sums(f.table, f.runs_rows, list(f.ratio), f.hg, f.mg, f.pi, f.sampled, f.topics, f.runs, thr)
+        out.extend(DesignValues(m, f.runs, f.topics, *sums[m], n, len(f.table)) for m in f.ratio)
+        notes.append(f"{', '.join(f.ratio)}: ratio estimators (statAP, statNDCG, statRprec), approximately "
+                     f"unbiased; not to be trusted where a topic's sample holds few relevant documents")
+        t_of = {t: i for i, t in enumerate(f.topics)}
+        tc = f.table["topic"].astype(str).map(t_of).to_numpy(np.int64)
+        rel = np.bincount(tc[f.sampled & (f.hg >= thr)], minlength=len(f.topics))
+        if (rel < FEW_RELEVANT).any():
+            notes.append(f"{int((rel < FEW_RELEVANT).sum())} of {len(f.topics)} topics' samples hold fewer than "
+                         f"{FEW_RELEVANT} documents {shown(gold)} calls relevant: there the ratio estimates' bias "
+                         f"can exceed their standard error; judge more documents a topic for "
+                         f"{', '.join(f.ratio)} (docs/llm-judges.md)")
     notes.append(f"design: pool {shown(f.name)}, {n} human-labelled of {len(f.table)} frame documents "
                  f"in {len(f.topics)} topics")
     return out
@@ -142,17 +162,21 @@ def frame_rows(camp, model: str, gold: str, measures, design: tuple[str, pd.Data
     if not len(pt):
         raise CranfieldError(f"pool {shown(name)} is empty: no frame to estimate over")
     specs = measures or camp.measures() or ["P.10", "dcg"]
-    lin = []
+    from .ppi_ratio import ratio_measure
+    lin, ratio = [], []
     for s in specs:
         m = linear_measure(s)
-        if m is None:
-            notes.append(f"{s}: {NONLINEAR}; no document-design interval")
-        else:
+        if m is not None:
             lin.append(m)
-    if not lin:
-        raise CranfieldError(f"--design documents: none of {', '.join(map(str, specs))} is linear in the labels; "
-                             f"the document design supports P.k, dcg and rbp (binary grades); ask for one with "
-                             f"-m, or use --design topics")
+        elif ratio_measure(s) is not None:
+            ratio.append(ratio_measure(s))
+        else:
+            notes.append(f"{s}: {NONLINEAR}; no document-design interval")
+    ratio = list(dict.fromkeys(ratio))
+    if not lin and not ratio:
+        raise CranfieldError(f"--design documents: none of {', '.join(map(str, specs))} has a document-design "
+                             f"estimator; the document design supports P.k, dcg, rbp (binary grades), map, ndcg "
+                             f"and Rprec; ask for one with -m, or use --design topics")
     qm, qh = source_judgments(camp, model, w), source_judgments(camp, gold, w)
     key = lambda t, d: pd.MultiIndex.from_arrays([t.astype(str), d.astype(str)])
     fk = key(pt["topic"], pt["doc"])
@@ -180,10 +204,12 @@ def frame_rows(camp, model: str, gold: str, measures, design: tuple[str, pd.Data
     if any(m.kind == "rbp" for m in lin) and max(mg.max(initial=0), hg[sampled].max(initial=0)) > 1:
         notes.append("rbp: grades above 1 are rescaled per topic, which is not linear; no document-design interval")
         lin = [m for m in lin if m.kind != "rbp"]
-        if not lin:
+        if not lin and not ratio:
             raise CranfieldError("--design documents: rbp on graded labels is not linear; ask for P.k or dcg")
     topics = sorted(pd.unique(pt["topic"].astype(str)), key=natural_key)
-    rr = _ranked(camp.runs(), topics)
+    all_runs = camp.runs()
+    on_topics = all_runs[all_runs["topic"].astype(str).isin(set(topics))]
+    rr = _ranked(on_topics, topics)
     runs = list(dict.fromkeys(rr["run"].astype(str)))
     t_code = {t: i for i, t in enumerate(topics)}
     r_code = {r: i for i, r in enumerate(runs)}
@@ -193,7 +219,8 @@ def frame_rows(camp, model: str, gold: str, measures, design: tuple[str, pd.Data
     tc = np.fromiter((t_code[t] for t in rr["topic"].astype(str)[inside]), np.int64)
     rc = np.fromiter((r_code[r] for r in rr["run"].astype(str)[inside]), np.int64)
     rank = rr["rank"].to_numpy(np.float64)[inside]
-    return Frame(name, pt, mg, hg, judged, sampled, pi, row, tc, rc, rank, topics, runs, lin, thr)
+    return Frame(name, pt, mg, hg, judged, sampled, pi, row, tc, rc, rank, topics, runs, lin, thr, tuple(ratio),
+                 on_topics)
 
 
 def _ranked(runs: pd.DataFrame, topics: list[str]) -> pd.DataFrame:

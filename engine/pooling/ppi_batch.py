@@ -150,6 +150,9 @@ def next_batch(camp, model: str, budget: int, gold: str = "human", measures=None
         np.add.at(W, (f.row, f.rc), m.weight(f.rank))
         u_runs, pairs, u_pairs = weights.get(m.name, (np.ones(len(f.runs)), None, None))
         contribs.append(variance_scores(W, u_runs, pairs, u_pairs, error_by_grade(gh, gm, f.mg, judged)))
+    if f.ratio:
+        notes.append(f"{', '.join(f.ratio)}: the chooser weighs documents by the linear measures' rank weights "
+                     f"only" + ("" if contribs else "; with none asked for, the batch is drawn uniformly"))
     n = min(budget, int(todo.sum()))
     pi = batch_probabilities(contribs, judged, n)
     sel = judged.copy()
