@@ -26,7 +26,8 @@ def _shared_fixture_module(item) -> str | None:
     """The test file's name when `item` uses a module-, class- or session-scoped fixture defined in that
     file (its expensive set-up, built once per process that runs the file), else None."""
     module = item.nodeid.split("::", 1)[0]
-    for defs in item._fixtureinfo.name2fixturedefs.values():
+    info = getattr(item, "_fixtureinfo", None)             # test functions only (not doctests)
+    for defs in (info.name2fixturedefs.values() if info else ()):
         for d in defs:
             if d.scope != "function" and d.baseid.split("::", 1)[0] == module:
                 return Path(module).stem
