@@ -16,6 +16,41 @@ def shared_path(*parts: str) -> Path:
     return p
 
 
+SLOW_FIRST = ("test_tui_keys", "test_serve_day", "test_serve", "test_measures_fresh_process", "test_temp_names",
+              "test_swap_race", "test_wheel", "test_tui_follow", "test_tui_pilot")
+"""Test files started first under xdist, longest first (the slowest of the session's --durations): a long
+test started last would leave the other core idle at the end of the run."""
+
+
+def _shared_fixture_module(item) -> str | None:
+    """The test file's name when `item` uses a module-, class- or session-scoped fixture defined in that
+    file (its expensive set-up, built once per process that runs the file), else None."""
+    module = item.nodeid.split("::", 1)[0]
+    info = getattr(item, "_fixtureinfo", None)             # test functions only (not doctests)
+    for defs in (info.name2fixturedefs.values() if info else ()):
+        for d in defs:
+            if d.scope != "function" and d.baseid.split("::", 1)[0] == module:
+                return Path(module).stem
+    return None
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    """Under xdist (`--dist loadgroup`): the tests of a file that share a module-scoped set-up run in one
+    worker (otherwise each worker builds it: the swap-race templates, the wheel, the evaluated stores), and
+    the long files in SLOW_FIRST start first. A file's tests stay together and in their order."""
+    by_file: dict[str, list] = {}
+    for it in items:
+        by_file.setdefault(it.nodeid.split("::", 1)[0], []).append(it)
+    rank = {Path(f).stem: i for i, f in enumerate(SLOW_FIRST)}
+    order = sorted(by_file, key=lambda f: rank.get(Path(f).stem, len(rank)))     # stable: the rest as collected
+    items[:] = [it for f in order for it in by_file[f]]
+    for it in items:
+        group = _shared_fixture_module(it)
+        if group:
+            it.add_marker(pytest.mark.xdist_group(group))
+
+
 @pytest.fixture
 def trec_eval_dir() -> Path:
     return shared_path("trec_eval")
