@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import inspect
+import os
 import stat
 from pathlib import Path
 from dataclasses import dataclass
@@ -83,10 +84,23 @@ def file_signature(root: Path) -> dict[str, tuple]:
     """Per FILE_KINDS kind, (name, size, mtime) of its files: a change of any means the campaign changed.
     Leases are left out (they change whenever an assessor moves to the next document)."""
     def listing(folder: Path, pattern: str = "*") -> tuple:
+        # one anchored walk to the folder, then each entry's stat by the folder's descriptor (a walk per
+        # file cost ~80 ms of the UI thread per poll at 1,000 run files); a link's target through fs
         try:
-            return tuple(sorted((p.name, st.st_size, st.st_mtime_ns) for p in fs.glob(folder, pattern)
-                                if p.name != "leases.jsonl" for st in (_stat_or_none(p),)
-                                if st is not None and stat.S_ISREG(st.st_mode)))
+            with fs.folder_fd(folder) as fd:
+                out = []
+                for p in fs.glob(folder, pattern):
+                    if p.name == "leases.jsonl":
+                        continue
+                    try:
+                        st = os.stat(p.name, dir_fd=fd, follow_symlinks=False)
+                    except OSError:
+                        continue
+                    if stat.S_ISLNK(st.st_mode):
+                        st = _stat_or_none(p)
+                    if st is not None and stat.S_ISREG(st.st_mode):
+                        out.append((p.name, st.st_size, st.st_mtime_ns))
+                return tuple(sorted(out))
         except OSError:
             return ()
     root = Path(root)
