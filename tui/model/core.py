@@ -101,14 +101,9 @@ class ModelCore:
         cache, names = self._start(specs)
         if names is None:
             return self.scores
-        from engine.evaluation.seam import evaluate_campaign
         c = self._engine_campaign()
         q = self.judgments()
-        # no ranked lists (drill-downs compute one topic's): a store of PARALLEL_ROWS rows or more, large
-        # too, is evaluated by blocks of whole runs in threads (the same table, far sooner than by processes)
-        ev = evaluate_campaign(c, specs, options=self.options, extras=True, ranked=False, by_runs=True,
-                               qrels=None if self._combined is None else q[["topic", "doc", "grade"]])
-        df, facts, computed = ev.table, ev.facts, ev.computed
+        df, facts, computed = self._evaluation(c, specs, q)
         if computed is not None:
             r = computed.ranked
             run_names, topic_names = list(r.run_names), list(r.topic_names)
@@ -157,6 +152,28 @@ class ModelCore:
         if cache is not None:
             cache[(self.judgment_spec, tuple(specs))] = self.scores
         return self.scores
+
+    def _evaluation(self, c, specs: list[str], q: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame, object]:
+        """(long table, per (run, topic) facts, the in-memory Computed or None) of `specs`. No ranked lists
+        (drill-downs compute one topic's): a store of PARALLEL_ROWS rows or more, large too, is evaluated
+        by blocks of whole runs in threads (the same table, far sooner than by processes). Such a streamed
+        evaluation under the campaign's judgments is kept in the campaign's evaluation cache
+        (engine.evaluation.cache: keyed by the input files, measures, options and engine code), so the
+        next open of the unchanged campaign reads it instead of evaluating again."""
+        from engine.evaluation import cache
+        from engine.evaluation.seam import PARALLEL_ROWS, evaluate_campaign
+        key = None
+        if self._combined is None and self.store is not None and (self.large or self.store.rows >= PARALLEL_ROWS):
+            key = cache.cache_key([*c.input_files(), *c.topic_files()], list(specs), self.options,
+                                  extra={"gains": sorted(c.gains().items()), "tables": "tui table+facts"})
+            hit = cache.read_tables(self.root, key, ("table", "facts"), "tui")
+            if hit is not None:
+                return hit["table"], hit["facts"], None
+        ev = evaluate_campaign(c, specs, options=self.options, extras=True, ranked=False, by_runs=True,
+                               qrels=None if self._combined is None else q[["topic", "doc", "grade"]])
+        if key is not None and ev.computed is None:
+            cache.write_tables(self.root, key, {"table": ev.table, "facts": ev.facts}, "tui")
+        return ev.table, ev.facts, ev.computed
 
     def _start(self, specs: list[str]) -> tuple[dict | None, list[str] | None]:
         """(score cache, output names) for an evaluation; names None when the cache already had it
