@@ -10,7 +10,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import Footer, Header, Input, Static
 
-from ..widgets.cells import GLYPHS, RAMP, heat_part, num
+from ..widgets.cells import GLYPHS, RAMP, heat_parts, num
 from ..widgets.fasttable import GridTable
 from .base import CranfieldScreen, nav_bar
 
@@ -86,7 +86,7 @@ R = relevant documents; depth = deepest rank to which every run's list is judged
         rows = []
         for i, row in enumerate(self.frame.itertuples(index=False)):
             cells = [(row[0], None), (str(row[1]), None), (str(row[2]), None), (num(row[3], 3), None)]
-            cells += [heat_part(v, lo, hi) for v in vals[i]]
+            cells += heat_parts(vals[i], lo, hi)
             rows.append(cells)
         heads = [(c if len(c) <= 8 else c[:7] + "…") + (("▼" if self.desc else "▲") if c == self.sort_col else "")
                  for c in self.columns]

@@ -5,6 +5,8 @@ drawn (Textual's line API), so re-sorting 200 runs costs one list rebuild plus o
 """
 from __future__ import annotations
 
+import bisect
+
 from rich.segment import Segment
 from rich.style import Style
 from textual.binding import Binding
@@ -271,35 +273,42 @@ class GridTable(ScrollView, can_focus=True):
         width = self.scrollable_content_region.width     # without the scrollbars
         sx, sy = self.scroll_offset
         base = self.rich_style
+        nfix = min(self.fixed, len(self._widths))
+        fixed_w = 1 + self._x[nfix]
+        view = max(0, width - fixed_w)
+        x0 = self._x[nfix]
+        # only the fixed columns and the scrolling ones in view are drawn (1,000 runs: ~10 of 1,000 cells)
+        ja = max(nfix, bisect.bisect_right(self._x, x0 + sx) - 1)
+        jb = min(len(self._widths), bisect.bisect_left(self._x, x0 + sx + view) + 1)
+        shown = [*range(nfix), *range(ja, jb)]
+        skipped = self._x[ja] - x0 if ja < len(self._x) else 0       # cells of the columns left of the view
         if y == 0:
             st = base + self.get_component_rich_style("gridtable--header")
-            cells = [(_fit(h, w - 1, False) + " ", None) for h, w in zip(self._headers, self._widths)]
+            cells = {j: (_fit(self._headers[j], self._widths[j] - 1, False) + " ", None) for j in shown}
             cur = -1
         else:
             i = sy + y - 1
             if i >= len(self._rows):
                 return Strip.blank(width, base)
             st = base
-            cells = self._rows[i]
+            row = self._rows[i]
+            cells = {j: row[j] for j in shown}
             cur = self.cursor_column if i == self.cursor_row else -1
         cstyle = base + self.get_component_rich_style("gridtable--cursor")
-        fixed_w = 1 + self._x[min(self.fixed, len(self._widths))]
-        view = max(0, width - fixed_w)
-        x0 = self._x[min(self.fixed, len(self._widths))]
         more_right = self._x[-1] - x0 > sx + view
         lo, hi = sx + (sx > 0), sx + view - more_right      # cells kept for the ← / → hints
-        cells = [((" " * len(t), None) if j >= self.fixed and (self._x[j] - x0 < lo < self._x[j + 1] - x0
-                                                               or self._x[j] - x0 < hi < self._x[j + 1] - x0)
-                  else (t, sty)) for j, (t, sty) in enumerate(cells)]   # a cell cut by an edge is blank
+        cells = {j: ((" " * len(t), None) if j >= self.fixed and (self._x[j] - x0 < lo < self._x[j + 1] - x0
+                                                                  or self._x[j] - x0 < hi < self._x[j + 1] - x0)
+                     else (t, sty)) for j, (t, sty) in cells.items()}   # a cell cut by an edge is blank
         segs = [Segment(" ", st)]
-        for j, (text, style) in enumerate(cells):
+        for j, (text, style) in cells.items():
             s = cstyle if j == cur and self.has_focus else (st + style if style is not None else st)
             if j == cur and not self.has_focus:
                 s = s + Style(reverse=True)
             segs.append(Segment(text, s))
         strip = Strip(segs)
         left = strip.crop(0, fixed_w)
-        right = strip.crop(fixed_w + sx, fixed_w + sx + view)
+        right = strip.crop(fixed_w + sx - skipped, fixed_w + sx - skipped + view)
         out = Strip.join([left, right]).extend_cell_length(width, base).crop(0, width)
         if view >= 3 and (more_right or sx > 0):          # the header says more columns are off screen
             hint = st if y == 0 else base
