@@ -110,7 +110,7 @@ class ModelCore:
             t_num_rel = np.asarray(r.t_num_rel)
         else:
             r = None
-            rename = c.run_renames()
+            rename = self.run_renames()            # read here, off the UI thread, for the drill-downs too
             run_names = [rename.get(x, x) for x in self.store.runs]
             topic_names = sorted(set(q["topic"].astype(str)), key=lambda t: t.encode("utf-8"))
             t_num_rel = (q[q["grade"] >= self.options.rel_level].groupby(q["topic"].astype(str)).size()
@@ -256,14 +256,23 @@ class ModelCore:
         if not self.large:
             df = self.runs
             return df if tags is None else df[df["run"].astype(str).isin(set(tags))]
-        c = self.o.engine_campaign
-        rename = c.run_renames() if c is not None else {}
+        rename = self.run_renames()
         back = {v: k for k, v in rename.items()}
         df = self.store.frame(runs=None if tags is None else [back.get(t, t) for t in tags], topics=topics,
                               max_pos=max_pos)
         rename_runs(df, rename)
         return df
 
+
+    def run_renames(self) -> dict[str, str]:
+        """File tag -> campaign run name (the engine campaign's `run_renames`), read once per opened
+        campaign as its run store was: each engine call lists runs/ again (1,000 files at 1,000 runs), and a
+        drill-down reads rows several times."""
+        hit = self.__dict__.get("_renames")
+        if hit is None:
+            c = self.o.engine_campaign
+            hit = self._renames = dict(c.run_renames()) if c is not None else {}
+        return hit
 
     def topic_runs(self, topic: str) -> pd.DataFrame:
         """Every run's results for one topic (read from the run store for a large campaign)."""

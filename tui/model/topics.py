@@ -37,22 +37,25 @@ class TopicsView:
         return df
 
     # ------------------------------------------------------------------ drill-downs
-    def ranked_list(self, run: str, topic: str, measure: str | None = None, limit: int | None = 100) -> pd.DataFrame:
+    def ranked_list(self, run: str, topic: str, measure: str | None = None, limit: int | None = 100,
+                    among: tuple[str, ...] | None = None) -> pd.DataFrame:
         """One run's ranked list for a topic: rank, doc, grade (or -1 not pooled, -2 pooled unjudged),
         pool method/stratum, and each document's contribution to `measure` when the measure explains
-        its score (the contributions sum to the value)."""
+        its score (the contributions sum to the value). `among`: runs shown beside it, read together
+        (one read of the run store for a screen of lists)."""
         cols = ["rank", "doc", "grade", "source", "contribution"]
         s = self._need()
         if run not in s.runs or topic not in s.topics or s.group_of[s.runs.index(run), s.topics.index(topic)] < 0:
             return pd.DataFrame({c: [] for c in cols})
-        r = self.topic_ranked(topic, (run,))             # this run's list only (runs are evaluated alone)
+        runs = among if among is not None and run in among else (run,)
+        r = self.topic_ranked(topic, runs)               # these runs' lists only (runs are evaluated alone)
         groups = np.flatnonzero(np.asarray(r.run_names)[r.g_run] == run)
         if not len(groups):
             return pd.DataFrame({c: [] for c in cols})
         g = int(groups[0])
         a, b = r.offsets[g], r.offsets[g + 1]
         df = pd.DataFrame({"rank": r.rank[a:b], "doc": np.asarray(r.doc[a:b], dtype=object), "grade": r.rel[a:b]})
-        ex = self.contributions(topic, measure, (run,)) if measure is not None else None
+        ex = self.contributions(topic, measure, runs) if measure is not None else None
         df["contribution"] = ex[0][a:b] if ex is not None else np.nan
         src = self.pool_sources(topic)
         df["source"] = df["doc"].map(src).fillna("") if len(src) else ""
