@@ -1,6 +1,7 @@
 """The Cranfield Textual application: one mode per screen family, data loaded in workers."""
 from __future__ import annotations
 
+import fnmatch
 import inspect
 import os
 import stat
@@ -89,17 +90,17 @@ def file_signature(root: Path) -> dict[str, tuple]:
         try:
             with fs.folder_fd(folder) as fd:
                 out = []
-                for p in fs.glob(folder, pattern):
-                    if p.name == "leases.jsonl":
+                for name in fnmatch.filter(fs.listdir(folder), pattern):
+                    if name == "leases.jsonl":
                         continue
                     try:
-                        st = os.stat(p.name, dir_fd=fd, follow_symlinks=False)
+                        st = os.stat(name, dir_fd=fd, follow_symlinks=False)
                     except OSError:
                         continue
                     if stat.S_ISLNK(st.st_mode):
-                        st = _stat_or_none(p)
+                        st = _stat_or_none(folder / name)
                     if st is not None and stat.S_ISREG(st.st_mode):
-                        out.append((p.name, st.st_size, st.st_mtime_ns))
+                        out.append((name, st.st_size, st.st_mtime_ns))
                 return tuple(sorted(out))
         except OSError:
             return ()

@@ -19,11 +19,16 @@ from .choice import ChoiceScreen
 TESTS = ("t", "wilcoxon", "sign", "randomization")
 
 
-def long_table(scores, measure: str) -> pd.DataFrame:
-    """The model's run x topic matrix of one measure as an evaluation long table (run, topic, measure, value)."""
+def long_table(scores, measure: str, runs: list[str] | None = None) -> pd.DataFrame:
+    """The model's run x topic matrix of one measure as an evaluation long table (run, topic, measure, value);
+    `runs`: only theirs (two of 1,000 runs for a comparison)."""
     m = scores.matrix[measure]
-    runs = np.repeat(np.asarray(scores.runs, object), len(scores.topics))
-    topics = np.tile(np.asarray(scores.topics, object), len(scores.runs))
+    names = list(scores.runs)
+    if runs is not None:
+        ix = [names.index(r) for r in runs]
+        m, names = m[ix], [names[i] for i in ix]
+    runs = np.repeat(np.asarray(names, object), len(scores.topics))
+    topics = np.tile(np.asarray(scores.topics, object), len(names))
     df = pd.DataFrame({"run": runs, "topic": topics, "measure": measure, "value": m.reshape(-1)})
     return df[np.isfinite(df["value"].to_numpy(float))]
 
@@ -89,7 +94,8 @@ and tau_ap of the lists. a / b choose run A / B, w swaps them, n moves to the ne
     def draw(self) -> None:
         from engine.campaign.runcompare import compare_two
         s = self.model.scores
-        self.result = r = compare_two(long_table(s, self.measure), self.a, self.b, self.measure, test=self.test)
+        self.result = r = compare_two(long_table(s, self.measure, [self.a, self.b]), self.a, self.b, self.measure,
+                                      test=self.test)
         t = self.query_one("#cmp-topics", DataTable)
         t.clear(columns=True)
         for c in ("topic", self.a, self.b, "diff", "outcome"):
