@@ -68,7 +68,8 @@ class FastTable(ScrollView, can_focus=True):
         """Replace the content; column widths come from the longest cell or header."""
         n = len(keys)
         right = right or [False] * n
-        widths = [max([len(headers[j])] + [len(r[j]) for r in rows]) for j in range(n)]
+        cols = list(zip(*rows)) if rows else [()] * n
+        widths = [max([len(headers[j]), *map(len, cols[j])]) for j in range(n)]
         self.column_keys = list(keys)
         self._cells = rows
         self._header = " " + " ".join(_fit(h, w, rt) for h, w, rt in zip(headers, widths, right)) + " "
@@ -77,7 +78,10 @@ class FastTable(ScrollView, can_focus=True):
         for w in widths:
             self._spans.append((x, x + w))
             x += w + 1
-        self._lines = [" " + " ".join(_fit(c, w, rt) for c, w, rt in zip(r, widths, right)) + " " for r in rows]
+        # by column: every cell fits its column's width (the widest cell), so padding is ljust / rjust
+        padded = [[c.rjust(w) for c in col] if rt else [c.ljust(w) for c in col]
+                  for col, w, rt in zip(cols, widths, right)]
+        self._lines = [" " + " ".join(parts) + " " for parts in zip(*padded)] if rows else []
         size = Size(len(self._header), len(self._lines) + 1)
         if size != self.virtual_size:
             self.virtual_size = size
