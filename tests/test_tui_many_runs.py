@@ -163,3 +163,20 @@ def test_heat_cells_by_array_equal_one_by_one():
                         [np.nan, -0.5, 1.0, 1.7, 0.0, 0.999999, np.inf, -np.inf, 0.25, 0.5, 1 / 3]])
     for lo, hi in ((0.0, 1.0), (0.1, 0.9), (0.5, 0.5), (0.0, 1.7)):
         assert heat_parts(v, lo, hi) == [heat_part(x, lo, hi) for x in v]
+
+
+def test_the_evaluation_reports_its_blocks(camp, thresholds):
+    """A streamed evaluation reports its blocks of runs as they finish (the load's progress line shows each
+    whole percent once)."""
+    from tui.app import _blocks_done
+    calls = []
+    m = CampaignModel(source.open_campaign(camp))
+    m.evaluate(SPECS, progress=lambda d, n: calls.append((d, n)))
+    n = calls[-1][1]
+    assert n > 1 and [d for d, _ in calls] == list(range(1, n + 1))
+    seen = []
+    step = _blocks_done(lambda f, t: seen.append((f, t)), "evaluating map")
+    for d in range(501):
+        step(d, 500)
+    assert len(seen) == 101 and seen[0] == (1 / 3, "evaluating map: 0% of the runs")
+    assert seen[-1] == (2 / 3, "evaluating map: 100% of the runs")

@@ -136,6 +136,19 @@ def break_paths(text: str, width: int) -> str:
     return re.sub(r"\S{%d,}" % (width + 1), lambda m: "\n" + split(m.group()), text) if width > 8 else text
 
 
+def _blocks_done(progress, text: str) -> Callable[[int, int], None]:
+    """progress(done, total) of an evaluation's blocks as the load's progress line (each whole percent
+    once: 1,000 runs are 500 blocks); cancelled work stops waiting for its blocks here."""
+    seen = [-1]
+
+    def step(done: int, total: int) -> None:
+        pct = 100 * done // max(total, 1)
+        if pct != seen[0]:
+            seen[0] = pct
+            progress(1 / 3 + done / max(total, 1) / 3, f"{text}: {pct}% of the runs")
+    return step
+
+
 def _answer_run_count(root: Path) -> int:
     """Answer runs in answers/ (engine.nuggets.campaign.answer_runs); 0 when unreadable (N says why)."""
     from engine.nuggets.campaign import answer_runs
@@ -366,7 +379,7 @@ class CranfieldApp(App):
                 from .screens.base import missing_scores
                 bad = bad + [missing_scores(model)]
             return model, specs, bad
-        model.evaluate(specs)
+        model.evaluate(specs, progress=_blocks_done(progress, f"evaluating {', '.join(specs)}"))
         check_cancel()
         import scipy.stats  # noqa: F401  (here, off the UI thread: the leaderboard's intervals need it; 1-2 s cold)
         return model, specs, bad

@@ -12,6 +12,7 @@ import importlib
 import os
 import stat
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 import pandas as pd
@@ -92,10 +93,11 @@ class ModelCore:
                 bad.append(f"{s}: {exc}")
         return ok, bad
 
-    def evaluate(self, specs: list[str]) -> Scores:
+    def evaluate(self, specs: list[str], progress: Callable[[int, int], None] | None = None) -> Scores:
         """Evaluate `specs` on all runs and topics through the engine's campaign API
         (`engine.evaluation.evaluate_campaign`: in memory, or streamed over the run store by topic blocks
-        for a large campaign; the campaign's gains and run renames applied), arranged as matrices."""
+        for a large campaign; the campaign's gains and run renames applied), arranged as matrices.
+        `progress(done, total)` as blocks of runs finish."""
         if not self.large and len(self.runs) == 0:
             raise CranfieldError(f"{self.root}/runs: the campaign has no runs")
         cache, names = self._start(specs)
@@ -103,7 +105,7 @@ class ModelCore:
             return self.scores
         c = self._engine_campaign()
         q = self.judgments()
-        df, facts, computed = self._evaluation(c, specs, q)
+        df, facts, computed = self._evaluation(c, specs, q, progress)
         if computed is not None:
             r = computed.ranked
             run_names, topic_names = list(r.run_names), list(r.topic_names)
@@ -153,7 +155,8 @@ class ModelCore:
             cache[(self.judgment_spec, tuple(specs))] = self.scores
         return self.scores
 
-    def _evaluation(self, c, specs: list[str], q: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame, object]:
+    def _evaluation(self, c, specs: list[str], q: pd.DataFrame,
+                    progress: Callable[[int, int], None] | None = None) -> tuple[pd.DataFrame, pd.DataFrame, object]:
         """(long table, per (run, topic) facts, the in-memory Computed or None) of `specs`. No ranked lists
         (drill-downs compute one topic's): a store of PARALLEL_ROWS rows or more, large too, is evaluated
         by blocks of whole runs in threads (the same table, far sooner than by processes). Such a streamed
@@ -170,7 +173,8 @@ class ModelCore:
             if hit is not None:
                 return hit["table"], hit["facts"], None
         ev = evaluate_campaign(c, specs, options=self.options, extras=True, ranked=False, by_runs=True,
-                               qrels=None if self._combined is None else q[["topic", "doc", "grade"]])
+                               qrels=None if self._combined is None else q[["topic", "doc", "grade"]],
+                               progress=progress)
         if key is not None and ev.computed is None:
             cache.write_tables(self.root, key, {"table": ev.table, "facts": ev.facts}, "tui")
         return ev.table, ev.facts, ev.computed
