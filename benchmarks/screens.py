@@ -7,7 +7,7 @@ For each campaign, in a fresh Python process (headless `App.run_test` at 80x24):
 and scored, then each screen's key is pressed from Home. `frame` is the time from the key (sent as the
 terminal driver sends it) until the screen is the one showing, has handled its queued events (mount, its
 data) and a frame has been laid out and rendered (what a person sees); `ready` until its background work
-(planner, G-study, agreement, ...) is done too. The target is frame <= 1 s; work beyond that must show
+(planner, G-study, agreement, ...) is done too. The target is frame <= 0.5 s (--target; issue 39); work beyond that must show
 progress and be cancellable. Then `e` on the leaderboard is timed, the whole action (both tables written,
 the notice drawn). With --turns N every campaign is measured N times in alternating turns
 (each turn's frames and `uptime` printed) and the medians are shown. A copy of the demo is used
@@ -73,7 +73,7 @@ async def measure(campaign: Path, only: set[str] | None = None) -> dict:
             for k in keys[:-1]:                     # the way there is not timed
                 await pilot.press(k)
                 await settle(pilot)
-            t = time.perf_counter()
+            t, c = time.perf_counter(), time.thread_time()
             send_key(app, keys[-1])
             while type(app.screen).__name__ != cls and time.perf_counter() - t < 60:
                 await asyncio.sleep(0.005)
@@ -82,10 +82,13 @@ async def measure(campaign: Path, only: set[str] | None = None) -> dict:
             # background work the screen started after its first frame
             await pilot.pause(0)
             frame = time.perf_counter() - t
+            frame_cpu = time.thread_time() - c        # the UI thread's CPU time (the app's loop runs here)
             await settle(pilot)
             ready = time.perf_counter() - t
-            out["screens"][label] = {"frame_s": frame, "ready_s": ready,
+            out["screens"][label] = {"frame_s": frame, "ready_s": ready, "frame_cpu_s": frame_cpu,
                                      "shown": type(app.screen).__name__ == cls}
+            print(f"  {campaign.name} {label}: frame {frame:.2f} s (UI thread CPU {frame_cpu:.2f} s), ready {ready:.2f} s",
+                  file=sys.stderr, flush=True)
             if len(app.screen_stack) > 1:
                 await pilot.press("escape")
                 await settle(pilot)
@@ -118,8 +121,7 @@ async def time_export(app, pilot) -> dict:
 def fresh(campaign: Path, only: str | None = None) -> dict:
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     r = subprocess.run([sys.executable, __file__, "--one", str(campaign)] + (["--screens", only] if only else []),
-                       env=env, check=True,
-                       capture_output=True, text=True)
+                       env=env, check=True, stdout=subprocess.PIPE, text=True)   # progress lines on stderr
     return json.loads(r.stdout.strip().splitlines()[-1])
 
 
@@ -134,6 +136,7 @@ def main(argv=None) -> int:
     ap.add_argument("--dir", type=Path, default=Path("/tmp/tui-screens"))
     ap.add_argument("--screens", help="only these screens (comma separated labels, e.g. judge,cost)")
     ap.add_argument("--turns", type=int, default=1, help="fresh processes per campaign (median shown)")
+    ap.add_argument("--target", type=float, default=0.5, help="first-frame target in seconds (issue 39: 0.5)")
     ap.add_argument("--one", type=Path, help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     if a.one:
@@ -166,21 +169,22 @@ def main(argv=None) -> int:
     for spec, rs in results.items():
         med = statistics.median
         print(f"\n{spec}: opened and scored in {med(r['open_s'] for r in rs):.2f} s; key -> first frame "
-              f"(target <= 1 s), -> background work done" + (f"; medians of {len(rs)} turns" if len(rs) > 1 else ""))
+              f"(target <= {a.target:g} s; the UI thread's CPU time beside it), -> background work done" + (f"; medians of {len(rs)} turns" if len(rs) > 1 else ""))
         for label in rs[0]["screens"]:
             ms = [r["screens"][label] for r in rs]
             frame = med(m["frame_s"] for m in ms)
             shown = all(m["shown"] for m in ms)
             readies = [m["ready_s"] for m in ms if m["ready_s"] is not None]
-            flag = "" if frame <= 1.0 and shown else "  OVER 1 s" if shown else "  NOT SHOWN"
+            cpu = med(m.get("frame_cpu_s", float("nan")) for m in ms)
+            flag = "" if frame <= a.target and shown else f"  OVER {a.target:g} s" if shown else "  NOT SHOWN"
             slow += bool(flag)
             ready = f"{med(readies):6.2f} s" if readies else "     -  "
-            print(f"  {label:13s} frame {frame:6.2f} s   ready {ready}{flag}")
+            print(f"  {label:13s} frame {frame:6.2f} s (UI thread CPU {cpu:5.2f} s)   ready {ready}{flag}")
         ex = [r["export"] for r in rs if "export" in r]
         if ex:
             print(f"  leaderboard export (e, whole action) {statistics.median(e['s'] for e in ex):6.2f} s, "
                   f"{ex[0]['files']} files written")
-    print(f"\n{slow} screen(s) over 1 s to the first frame")
+    print(f"\n{slow} screen(s) over {a.target:g} s to the first frame")
     print(f"uptime: {load()}")
     return 0
 

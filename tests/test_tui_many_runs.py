@@ -112,3 +112,73 @@ def test_resort_reorders_without_rebuilding(camp, thresholds, tmp_path):
             assert (np.diff(vals) <= 0).all()
             await pilot.press("q")
     asyncio.run(go())
+
+
+def test_a_second_open_reads_the_evaluation_cache(tmp_path, thresholds, monkeypatch):
+    """A streamed evaluation is kept in the campaign's evaluation cache: the next open (a new process's
+    model) reads it, with exactly the same scores, and a changed judgment file is evaluated again."""
+    camp = write_campaign(simulate(n_runs=40, n_topics=10, depth=30, seed=5), tmp_path / "c", name="cached",
+                          pool_depth=5)
+    calls = []
+    real = seam.evaluate_campaign
+
+    def spy(*a, **k):
+        calls.append(1)
+        return real(*a, **k)
+    monkeypatch.setattr(seam, "evaluate_campaign", spy)
+
+    def open_and_score():
+        model_mod._OPENED.clear()                     # as a new process: nothing kept in memory
+        m = CampaignModel.load(camp)
+        m.evaluate(SPECS)
+        return m
+    first = open_and_score()
+    assert first.scores.ranked is None and len(calls) == 1          # streamed from the store, then cached
+    assert len(list((camp / ".cranfield-cache").glob("tui-*.parquet"))) == 2
+    second = open_and_score()
+    assert len(calls) == 1                                          # read, not evaluated
+    a, b = first.scores, second.scores
+    assert a.runs == b.runs and a.topics == b.topics and a.measures == b.measures
+    for n in a.measures:
+        np.testing.assert_array_equal(a.matrix[n], b.matrix[n])
+    for f in ("judged10", "group_of", "t_num_rel", "depth_t", "holes", "n_top"):
+        np.testing.assert_array_equal(getattr(a, f), getattr(b, f))
+    pd.testing.assert_frame_equal(first.leaderboard(), second.leaderboard(), check_exact=True)
+    # one more judgment: a new entry, evaluated again, and the scores follow it
+    qrels = next((camp / "judgments").glob("*"))
+    q = pd.read_csv(qrels, sep=r"\s+", header=None, names=["topic", "it", "doc", "grade"], dtype=str)
+    t, d = q.loc[q["grade"] == "0"].iloc[0][["topic", "doc"]]
+    qrels.write_text("".join(f"{r.topic} 0 {r.doc} {1 if (r.topic, r.doc) == (t, d) else r.grade}\n"
+                             for r in q.itertuples()))
+    third = open_and_score()
+    assert len(calls) == 2
+    assert not np.array_equal(a.matrix["map"], third.scores.matrix["map"], equal_nan=True)
+
+
+def test_heat_cells_by_array_equal_one_by_one():
+    """The matrix's row of cells computed as arrays (heat_parts) is heat_part's, cell for cell (edges,
+    NaN, infinities, values off the ramp, a flat ramp)."""
+    from tui.widgets.cells import heat_part, heat_parts
+    v = np.concatenate([np.random.default_rng(0).random(2000),
+                        [np.nan, -0.5, 1.0, 1.7, 0.0, 0.999999, np.inf, -np.inf, 0.25, 0.5, 1 / 3]])
+    for lo, hi in ((0.0, 1.0), (0.1, 0.9), (0.5, 0.5), (0.0, 1.7)):
+        assert heat_parts(v, lo, hi) == [heat_part(x, lo, hi) for x in v]
+
+
+def test_the_evaluation_reports_its_blocks(camp, thresholds):
+    """A streamed evaluation reports its blocks of runs as they finish (the load's progress line shows each
+    whole percent once)."""
+    import shutil
+    from tui.app import _blocks_done
+    shutil.rmtree(camp / ".cranfield-cache", ignore_errors=True)   # evaluated, not read from the cache
+    calls = []
+    m = CampaignModel(source.open_campaign(camp))
+    m.evaluate(SPECS, progress=lambda d, n: calls.append((d, n)))
+    n = calls[-1][1]
+    assert n > 1 and [d for d, _ in calls] == list(range(1, n + 1))
+    seen = []
+    step = _blocks_done(lambda f, t: seen.append((f, t)), "evaluating map")
+    for d in range(501):
+        step(d, 500)
+    assert len(seen) == 101 and seen[0] == (1 / 3, "evaluating map: 0% of the runs")
+    assert seen[-1] == (2 / 3, "evaluating map: 100% of the runs")

@@ -38,9 +38,9 @@ async def test_a_cancelled_evaluation_leaves_the_old_measures(tmp_path, monkeypa
     started, gate, finished = threading.Event(), threading.Event(), threading.Event()
     real = CampaignModel.evaluate
 
-    def held(self, specs):
+    def held(self, specs, **kw):
         if "map" in specs:                          # the load's evaluation runs as usual
-            return real(self, specs)
+            return real(self, specs, **kw)
         started.set()
         gate.wait(60)                               # the new measures' evaluation waits for the test
         try:

@@ -86,6 +86,35 @@ def load_or_compute(root: os.PathLike | str, key: str, compute: Callable[[], pd.
     return df
 
 
+def read_tables(root: os.PathLike | str, key: str, names: tuple[str, ...], prefix: str) -> dict[str, pd.DataFrame] | None:
+    """The cached tables `names` stored under `key` (one Parquet file each, `write_tables`), or None when
+    any is missing or unreadable."""
+    d = cache_dir(root)
+    paths = {n: d / f"{prefix}-{key}-{n}.parquet" for n in names}
+    if not all(fs.is_file(p) for p in paths.values()):
+        return None
+    try:
+        return {n: _read(p) for n, p in paths.items()}
+    except Exception:
+        return None  # unreadable entry: the caller computes and writes it again
+
+
+def write_tables(root: os.PathLike | str, key: str, tables: dict[str, pd.DataFrame], prefix: str) -> None:
+    """Store `tables` under `key` for `read_tables` (the newest KEEP entries of `prefix` kept); a
+    campaign that cannot be written is not cached."""
+    d = cache_dir(root)
+    try:
+        fs.makedirs(d)
+        gi = d / ".gitignore"
+        if not fs.exists(gi):
+            fs.atomic_write(gi, b"*\n")
+        for n, df in tables.items():
+            _write(d / f"{prefix}-{key}-{n}.parquet", df)
+        _prune(d, prefix, KEEP * len(tables))
+    except OSError:
+        pass  # read-only campaign: no caching
+
+
 def _write(path: Path, df: pd.DataFrame) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq

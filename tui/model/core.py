@@ -12,6 +12,7 @@ import importlib
 import os
 import stat
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 import pandas as pd
@@ -92,30 +93,26 @@ class ModelCore:
                 bad.append(f"{s}: {exc}")
         return ok, bad
 
-    def evaluate(self, specs: list[str]) -> Scores:
+    def evaluate(self, specs: list[str], progress: Callable[[int, int], None] | None = None) -> Scores:
         """Evaluate `specs` on all runs and topics through the engine's campaign API
         (`engine.evaluation.evaluate_campaign`: in memory, or streamed over the run store by topic blocks
-        for a large campaign; the campaign's gains and run renames applied), arranged as matrices."""
+        for a large campaign; the campaign's gains and run renames applied), arranged as matrices.
+        `progress(done, total)` as blocks of runs finish."""
         if not self.large and len(self.runs) == 0:
             raise CranfieldError(f"{self.root}/runs: the campaign has no runs")
         cache, names = self._start(specs)
         if names is None:
             return self.scores
-        from engine.evaluation.seam import evaluate_campaign
         c = self._engine_campaign()
         q = self.judgments()
-        # no ranked lists (drill-downs compute one topic's): a store of PARALLEL_ROWS rows or more, large
-        # too, is evaluated by blocks of whole runs in threads (the same table, far sooner than by processes)
-        ev = evaluate_campaign(c, specs, options=self.options, extras=True, ranked=False, by_runs=True,
-                               qrels=None if self._combined is None else q[["topic", "doc", "grade"]])
-        df, facts, computed = ev.table, ev.facts, ev.computed
+        df, facts, computed = self._evaluation(c, specs, q, progress)
         if computed is not None:
             r = computed.ranked
             run_names, topic_names = list(r.run_names), list(r.topic_names)
             t_num_rel = np.asarray(r.t_num_rel)
         else:
             r = None
-            rename = c.run_renames()
+            rename = self.run_renames()            # read here, off the UI thread, for the drill-downs too
             run_names = [rename.get(x, x) for x in self.store.runs]
             topic_names = sorted(set(q["topic"].astype(str)), key=lambda t: t.encode("utf-8"))
             t_num_rel = (q[q["grade"] >= self.options.rel_level].groupby(q["topic"].astype(str)).size()
@@ -157,6 +154,30 @@ class ModelCore:
         if cache is not None:
             cache[(self.judgment_spec, tuple(specs))] = self.scores
         return self.scores
+
+    def _evaluation(self, c, specs: list[str], q: pd.DataFrame,
+                    progress: Callable[[int, int], None] | None = None) -> tuple[pd.DataFrame, pd.DataFrame, object]:
+        """(long table, per (run, topic) facts, the in-memory Computed or None) of `specs`. No ranked lists
+        (drill-downs compute one topic's): a store of PARALLEL_ROWS rows or more, large too, is evaluated
+        by blocks of whole runs in threads (the same table, far sooner than by processes). Such a streamed
+        evaluation under the campaign's judgments is kept in the campaign's evaluation cache
+        (engine.evaluation.cache: keyed by the input files, measures, options and engine code), so the
+        next open of the unchanged campaign reads it instead of evaluating again."""
+        from engine.evaluation import cache
+        from engine.evaluation.seam import PARALLEL_ROWS, evaluate_campaign
+        key = None
+        if self._combined is None and self.store is not None and (self.large or self.store.rows >= PARALLEL_ROWS):
+            key = cache.cache_key([*c.input_files(), *c.topic_files()], list(specs), self.options,
+                                  extra={"gains": sorted(c.gains().items()), "tables": "tui table+facts"})
+            hit = cache.read_tables(self.root, key, ("table", "facts"), "tui")
+            if hit is not None:
+                return hit["table"], hit["facts"], None
+        ev = evaluate_campaign(c, specs, options=self.options, extras=True, ranked=False, by_runs=True,
+                               qrels=None if self._combined is None else q[["topic", "doc", "grade"]],
+                               progress=progress)
+        if key is not None and ev.computed is None:
+            cache.write_tables(self.root, key, {"table": ev.table, "facts": ev.facts}, "tui")
+        return ev.table, ev.facts, ev.computed
 
     def _start(self, specs: list[str]) -> tuple[dict | None, list[str] | None]:
         """(score cache, output names) for an evaluation; names None when the cache already had it
@@ -239,14 +260,23 @@ class ModelCore:
         if not self.large:
             df = self.runs
             return df if tags is None else df[df["run"].astype(str).isin(set(tags))]
-        c = self.o.engine_campaign
-        rename = c.run_renames() if c is not None else {}
+        rename = self.run_renames()
         back = {v: k for k, v in rename.items()}
         df = self.store.frame(runs=None if tags is None else [back.get(t, t) for t in tags], topics=topics,
                               max_pos=max_pos)
         rename_runs(df, rename)
         return df
 
+
+    def run_renames(self) -> dict[str, str]:
+        """File tag -> campaign run name (the engine campaign's `run_renames`), read once per opened
+        campaign as its run store was: each engine call lists runs/ again (1,000 files at 1,000 runs), and a
+        drill-down reads rows several times."""
+        hit = self.__dict__.get("_renames")
+        if hit is None:
+            c = self.o.engine_campaign
+            hit = self._renames = dict(c.run_renames()) if c is not None else {}
+        return hit
 
     def topic_runs(self, topic: str) -> pd.DataFrame:
         """Every run's results for one topic (read from the run store for a large campaign)."""

@@ -19,11 +19,16 @@ from .choice import ChoiceScreen
 TESTS = ("t", "wilcoxon", "sign", "randomization")
 
 
-def long_table(scores, measure: str) -> pd.DataFrame:
-    """The model's run x topic matrix of one measure as an evaluation long table (run, topic, measure, value)."""
+def long_table(scores, measure: str, runs: list[str] | None = None) -> pd.DataFrame:
+    """The model's run x topic matrix of one measure as an evaluation long table (run, topic, measure, value);
+    `runs`: only theirs (two of 1,000 runs for a comparison)."""
     m = scores.matrix[measure]
-    runs = np.repeat(np.asarray(scores.runs, object), len(scores.topics))
-    topics = np.tile(np.asarray(scores.topics, object), len(scores.runs))
+    names = list(scores.runs)
+    if runs is not None:
+        ix = [names.index(r) for r in runs]
+        m, names = m[ix], [names[i] for i in ix]
+    runs = np.repeat(np.asarray(names, object), len(scores.topics))
+    topics = np.tile(np.asarray(scores.topics, object), len(names))
     df = pd.DataFrame({"run": runs, "topic": topics, "measure": measure, "value": m.reshape(-1)})
     return df[np.isfinite(df["value"].to_numpy(float))]
 
@@ -97,7 +102,8 @@ and a caution when the human sample is small (the numbers of `cranfield compare 
     def draw(self) -> None:
         from engine.campaign.runcompare import compare_two
         s = self.model.scores
-        self.result = r = compare_two(long_table(s, self.measure), self.a, self.b, self.measure, test=self.test)
+        self.result = r = compare_two(long_table(s, self.measure, [self.a, self.b]), self.a, self.b, self.measure,
+                                      test=self.test)
         t = self.query_one("#cmp-topics", DataTable)
         t.clear(columns=True)
         for c in ("topic", self.a, self.b, "diff", "outcome"):
@@ -119,7 +125,7 @@ and a caution when the human sample is small (the numbers of `cranfield compare 
         if self.topic is None:
             return
         m = self.model
-        runs = m.topic_runs(self.topic)
+        runs = m.run_rows([self.a, self.b], topics=[self.topic])   # the two runs' rows only (1,000 runs: not all)
         sbs = side_by_side(runs, m.qrels, self.a, self.b, self.topic, depth=20)
         for c in sbs.columns:
             t.add_column(plain(c.replace("grade_", "g ").replace("doc_", "")), key=c)

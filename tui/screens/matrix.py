@@ -10,7 +10,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import Footer, Header, Input, Static
 
-from ..widgets.cells import GLYPHS, RAMP, heat_part, num
+from ..widgets.cells import GLYPHS, RAMP, heat_parts, num
 from ..widgets.fasttable import GridTable
 from .base import CranfieldScreen, nav_bar
 
@@ -83,11 +83,9 @@ R = relevant documents; depth = deepest rank to which every run's list is judged
         lo, hi = (float(finite.min()), float(finite.max())) if len(finite) else (0.0, 1.0)
         t = self.query_one("#mx", GridTable)
         vals = self.frame[runs].to_numpy()
-        rows = []
-        for i, row in enumerate(self.frame.itertuples(index=False)):
-            cells = [(row[0], None), (str(row[1]), None), (str(row[2]), None), (num(row[3], 3), None)]
-            cells += [heat_part(v, lo, hi) for v in vals[i]]
-            rows.append(cells)
+        info = zip(*(self.frame[c].tolist() for c in INFO))       # by column: 1,000 run columns are not iterated
+        rows = [[(topic, None), (str(r), None), (str(d), None), (num(mean, 3), None)] + heat_parts(vals[i], lo, hi)
+                for i, (topic, r, d, mean) in enumerate(info)]
         heads = [(c if len(c) <= 8 else c[:7] + "…") + (("▼" if self.desc else "▲") if c == self.sort_col else "")
                  for c in self.columns]
         t.set_data(self.columns, heads, rows)

@@ -99,7 +99,7 @@ n / b: next / previous run; ] / [: next / previous topic; . cycles the measure."
             width = max(1, (self.app.size.width - 6) // 15)
             self.first_run = max(0, min(self.first_run, len(runs) - 1))
             shown = runs[self.first_run:self.first_run + width]
-            lists = {r: m.ranked_list(r, self.topic, None, limit=100) for r in shown}
+            lists = {r: m.ranked_list(r, self.topic, None, limit=100, among=tuple(shown)) for r in shown}
             depth = max((len(d) for d in lists.values()), default=0)
             head += f"\nruns {self.first_run + 1}-{self.first_run + len(shown)} of {len(runs)} by {self.measure} (n/b scroll)"
             t.add_column("rk", key="rank")
