@@ -118,7 +118,7 @@ def build_pool(runs: pd.DataFrame, strategy: str, budget=None, *, depth: int = 1
         codes, uniq = group_codes(cand["topic"])
         row_budget = None if budgets is None else budgets.reindex(uniq).to_numpy(np.int64)[codes]
         sel, stratum, prob = STATIC[strategy](cand, row_budget, rng=rng, **params)
-        order = np.where(sel, rank_within(np.where(sel, codes, -1 - codes)) + 1, 0)
+        order = _selected_order(codes, sel)
         keep = sel | (strategy in SAMPLING)
         table = pd.DataFrame({"topic": _text(cand["topic"]), "doc": _text(cand["doc"]),
                               "stratum": np.asarray(stratum, np.int64), "prob": np.asarray(prob, np.float64),
@@ -151,6 +151,17 @@ def build_pool(runs: pd.DataFrame, strategy: str, budget=None, *, depth: int = 1
     table["method"] = strategy
     table["order"] = (table.groupby("topic", sort=False).cumcount() + 1).astype(np.int64)
     return Pool(table[POOL_COLUMNS], spec)
+
+
+def _selected_order(codes: np.ndarray, sel: np.ndarray) -> np.ndarray:
+    """1, 2, ... for the selected rows of each group in row order, 0 for the others (by running
+    counts when the groups are contiguous, as candidates are; else by a stable sort)."""
+    if len(codes) and (np.diff(codes) < 0).any():
+        return np.where(sel, rank_within(np.where(sel, codes, -1 - codes)) + 1, 0)
+    count = np.cumsum(sel, dtype=np.int64)
+    first = np.flatnonzero(np.concatenate(([True], codes[1:] != codes[:-1]))) if len(codes) else codes
+    before = np.repeat(count[first] - sel[first], np.diff(np.append(first, len(codes))))
+    return np.where(sel, count - before, 0)
 
 
 def _text(col: pd.Series):
