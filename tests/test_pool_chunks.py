@@ -46,3 +46,24 @@ def test_group_chunks_hold_whole_groups():
         assert (a == 0 or codes[a] != codes[a - 1]) and (b == len(codes) or codes[b] != codes[b - 1])
     assert (3, 13) in ch                            # a group larger than a chunk stays whole
     assert samplers.group_chunks(np.array([0, 1, 0])) is None            # not grouped: one pass
+
+
+def test_judged_in_pool_equals_pairs_compared_as_pairs():
+    import pandas as pd
+    from engine.pooling import judged_in_pool
+    rng = np.random.default_rng(4)
+    n = 3_000
+    table = pd.DataFrame({"topic": rng.integers(0, 30, n).astype(str), "doc": [f"d{x}" for x in rng.integers(0, 200, n)],
+                          "order": rng.integers(0, 3, n)})
+    qrels = pd.DataFrame({"topic": pd.Categorical(rng.integers(0, 30, 2_000).astype(str)),
+                          "doc": [f"d{x}" for x in rng.integers(0, 200, 2_000)], "grade": rng.integers(-1, 3, 2_000)})
+    qrels.loc[0, ["topic", "doc"]] = [table["topic"].iat[5], "d1"]          # "3" + "d1" is not "3d" + "1"
+    table.loc[7, ["topic", "doc"]] = [table["topic"].iat[5] + "d", "1"]
+    want_pairs = set(zip(qrels.loc[qrels["grade"] >= 0, "topic"].astype(str), qrels.loc[qrels["grade"] >= 0, "doc"]))
+    sel = table[table["order"] > 0]
+    want = [(t, d) in want_pairs for t, d in zip(sel["topic"], sel["doc"])]
+    got = judged_in_pool(table, qrels)
+    assert got.index.equals(sel.index) and got.tolist() == want and 0 < sum(want) < len(want)
+    table.loc[table.index[table["order"] > 0][0], "doc"] = "a\x00b"   # the separator in an id: pairs as pairs
+    sel = table[table["order"] > 0]
+    assert judged_in_pool(table, qrels).tolist() == [(t, d) in want_pairs for t, d in zip(sel["topic"], sel["doc"])]

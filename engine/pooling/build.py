@@ -212,6 +212,27 @@ def judged_in_pool(table: pd.DataFrame, qrels: pd.DataFrame) -> pd.Series:
     it (True) or it is new to the assessors (False); indexed like those rows."""
     sel = table[table["order"] > 0]
     judged = qrels[qrels["grade"] >= 0]
-    have = pd.MultiIndex.from_arrays([judged["topic"].astype(str), judged["doc"].astype(str)])
-    key = pd.MultiIndex.from_arrays([sel["topic"].astype(str), sel["doc"].astype(str)])
-    return pd.Series(key.isin(have), index=sel.index)
+    key, have = _pair_text(sel), _pair_text(judged)
+    if key is None or have is None:            # an id holding the separator: compare the pairs as pairs
+        have = pd.MultiIndex.from_arrays([judged["topic"].astype(str), judged["doc"].astype(str)])
+        key = pd.MultiIndex.from_arrays([sel["topic"].astype(str), sel["doc"].astype(str)])
+        return pd.Series(key.isin(have), index=sel.index)
+    import pyarrow.compute as pc
+    return pd.Series(pc.is_in(key, value_set=have).to_numpy(zero_copy_only=False), index=sel.index)
+
+
+def _pair_text(t: pd.DataFrame):
+    """topic NUL doc per row as one Arrow text array (hashed in Arrow, no Python string per row);
+    None when an id holds a NUL."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    cols = []
+    for c in ("topic", "doc"):
+        arr = pa.array(t[c].astype(str).array)
+        if isinstance(arr, pa.ChunkedArray):
+            arr = arr.combine_chunks()
+        arr = arr.cast(pa.large_string())
+        if len(arr) and pc.any(pc.match_substring(arr, "\x00")).as_py():
+            return None
+        cols.append(arr)
+    return pc.binary_join_element_wise(cols[0], cols[1], pa.scalar("\x00", pa.large_string()))
