@@ -122,7 +122,8 @@ def build_pool(runs: pd.DataFrame, strategy: str, budget=None, *, depth: int = 1
         keep = sel | (strategy in SAMPLING)
         table = pd.DataFrame({"topic": _text(cand["topic"]), "doc": _text(cand["doc"]),
                               "stratum": np.asarray(stratum, np.int64), "prob": np.asarray(prob, np.float64),
-                              "method": strategy, "order": order.astype(np.int64)})
+                              "method": _repeated(strategy, len(cand)), "order": order.astype(np.int64)},
+                             copy=False)
         if not keep.all():
             table = table[keep]
         return Pool(table.reset_index(drop=True), spec)
@@ -162,6 +163,17 @@ def _selected_order(codes: np.ndarray, sel: np.ndarray) -> np.ndarray:
     first = np.flatnonzero(np.concatenate(([True], codes[1:] != codes[:-1]))) if len(codes) else codes
     before = np.repeat(count[first] - sel[first], np.diff(np.append(first, len(codes))))
     return np.where(sel, count - before, 0)
+
+
+def _repeated(text: str, n: int):
+    """A text column of `n` times `text`: Arrow chunks sharing one buffer (not a string per row)."""
+    import pyarrow as pa
+    step = 1 << 20
+    if n <= step:
+        return pd.Series([text] * n, dtype="str").array
+    chunk = pa.array([text] * step, pa.large_string())
+    k, r = divmod(n, step)
+    return pd.Series(pa.chunked_array([chunk] * k + [chunk.slice(0, r)]), dtype="str").array
 
 
 def _text(col: pd.Series):

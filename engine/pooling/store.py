@@ -78,17 +78,20 @@ def _sorted_codes(col) -> tuple[pa.Array, np.ndarray]:
 
 
 def _candidates_block(args) -> pd.DataFrame:
-    task, run_rank, depth = args
-    return candidates_from_table(read_block_table(task, ["topic", "doc", "pos"], others=True), run_rank, depth,
-                                 task.topics)
+    task, run_rank, depth, columns = args
+    out = candidates_from_table(read_block_table(task, ["topic", "doc", "pos"], others=True), run_rank, depth,
+                                task.topics)
+    return out if columns is None else out[list(columns)]
 
 
 def pool_candidates_store(store: RunStore, depth: int, pooled: list[str] | None = None,
                           topics: list[str] | None = None, *, block_rows: int = POOL_BLOCK_ROWS,
                           workers: int | None = None, executor: Executor | None = None,
-                          progress: Callable[[int, int], None] | None = None) -> pd.DataFrame:
+                          progress: Callable[[int, int], None] | None = None,
+                          columns: tuple[str, ...] | None = None) -> pd.DataFrame:
     """`pooling.candidates.pool_candidates(ranked_runs(runs, depth, pooled, topics), depth)` over the
-    store, streamed by topic blocks: only the first `depth` documents of each ranking are read."""
+    store, streamed by topic blocks: only the first `depth` documents of each ranking are read.
+    `columns`: only these (in the same rows and order), the others dropped where they are made."""
     from ..errors import CranfieldError
     run_order = list(store.runs if pooled is None else pooled)
     missing = sorted(set(run_order) - set(store.runs))
@@ -100,7 +103,7 @@ def pool_candidates_store(store: RunStore, depth: int, pooled: list[str] | None 
     present = sorted(set(ix["run"].tolist()))
     run_rank = {r: i for i, r in enumerate(present)}
     tasks = [(BlockTask(parts, tuple(run_order), tuple(b), pd.DataFrame(), None, EvalOptions(), None,
-                        max_pos=depth), run_rank, depth)
+                        max_pos=depth), run_rank, depth, columns)
              for b, parts in plan_blocks(store, all_topics, run_order, block_rows)]
     # blocks sized by the rows read (whole row groups, every rank), not by the `depth` rows kept: a
     # worker's memory is bounded by what it reads
@@ -140,6 +143,7 @@ def build_pool_store(store: RunStore, strategy: str, budget=None, *, depth: int 
     `build_pool` on the whole run table."""
     from ..errors import CranfieldError
     from . import POOL_COLUMNS, STATIC, STRATEGIES, Pool, build_pool
+    from .static import READS
     if strategy not in STRATEGIES:
         raise CranfieldError(f"unknown pool strategy {strategy!r}; choose one of {', '.join(STRATEGIES)}")
     renames = renames or {}
@@ -147,7 +151,8 @@ def build_pool_store(store: RunStore, strategy: str, budget=None, *, depth: int 
     stored = [back.get(r, r) for r in pooled] if pooled else None
     if strategy in STATIC:
         cand = pool_candidates_store(store, depth, stored, block_rows=block_rows or POOL_BLOCK_ROWS, workers=workers,
-                                     executor=executor, progress=progress)
+                                     executor=executor, progress=progress,
+                                     columns=("topic", "doc", *READS.get(strategy, ())))
         return build_pool(None, strategy, budget, depth=depth, seed=seed, pooled=pooled, rel_level=rel_level,
                           candidates=cand, oracle=oracle, **params)
     if oracle is None:
