@@ -67,3 +67,15 @@ def test_judged_in_pool_equals_pairs_compared_as_pairs():
     table.loc[table.index[table["order"] > 0][0], "doc"] = "a\x00b"   # the separator in an id: pairs as pairs
     sel = table[table["order"] > 0]
     assert judged_in_pool(table, qrels).tolist() == [(t, d) in want_pairs for t, d in zip(sel["topic"], sel["doc"])]
+
+
+def test_judging_order_by_counts_equals_the_sorted_rank():
+    from engine.pooling.build import _selected_order
+    from engine.pooling.candidates import rank_within
+    rng = np.random.default_rng(1)
+    for _ in range(40):
+        codes = np.sort(rng.integers(0, 40, rng.integers(1, 500)))
+        sel = rng.random(len(codes)) < 0.3
+        for c, s in ((codes, sel), (codes[::-1].copy(), sel[::-1].copy())):      # grouped, and not in order
+            want = np.where(s, rank_within(np.where(s, c, -1 - c)) + 1, 0)
+            assert np.array_equal(_selected_order(c, s), want)

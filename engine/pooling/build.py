@@ -159,10 +159,12 @@ def _selected_order(codes: np.ndarray, sel: np.ndarray) -> np.ndarray:
     counts when the groups are contiguous, as candidates are; else by a stable sort)."""
     if len(codes) and (np.diff(codes) < 0).any():
         return np.where(sel, rank_within(np.where(sel, codes, -1 - codes)) + 1, 0)
-    count = np.cumsum(sel, dtype=np.int64)
-    first = np.flatnonzero(np.concatenate(([True], codes[1:] != codes[:-1]))) if len(codes) else codes
-    before = np.repeat(count[first] - sel[first], np.diff(np.append(first, len(codes))))
-    return np.where(sel, count - before, 0)
+    at = np.flatnonzero(sel)                        # only the selected rows are counted
+    c = codes[at]
+    starts = np.flatnonzero(np.concatenate(([True], c[1:] != c[:-1]))) if len(c) else np.zeros(0, np.int64)
+    order = np.zeros(len(codes), np.int64)
+    order[at] = np.arange(len(c)) - np.repeat(starts, np.diff(np.append(starts, len(c)))) + 1
+    return order
 
 
 def _repeated(text: str, n: int):
