@@ -100,7 +100,8 @@ def build_pool(runs: pd.DataFrame, strategy: str, budget=None, *, depth: int = 1
     else:
         rr = ranked_runs(runs, depth, pooled, topics)
         cand = pool_candidates(rr, depth)
-    sizes = cand.groupby("topic", sort=False).size()
+    codes, uniq = group_codes(cand["topic"])
+    sizes = pd.Series(np.bincount(codes, minlength=len(uniq)), index=pd.Index(uniq, name="topic"))
     budgets = resolve_budgets(budget, sizes)
     rng = np.random.default_rng(seed)
     spec = {"strategy": strategy, "budget": jsonable(budget), "depth": depth, "seed": int(seed),
@@ -115,7 +116,6 @@ def build_pool(runs: pd.DataFrame, strategy: str, budget=None, *, depth: int = 1
                               "order": (sel.groupby("topic", sort=False).cumcount() + 1).to_numpy(np.int64)})
         return Pool(table[POOL_COLUMNS], spec)
     if strategy in STATIC:
-        codes, uniq = group_codes(cand["topic"])
         row_budget = None if budgets is None else budgets.reindex(uniq).to_numpy(np.int64)[codes]
         sel, stratum, prob = STATIC[strategy](cand, row_budget, rng=rng, **params)
         order = _selected_order(codes, sel)
