@@ -79,3 +79,16 @@ def test_judging_order_by_counts_equals_the_sorted_rank():
         for c, s in ((codes, sel), (codes[::-1].copy(), sel[::-1].copy())):      # grouped, and not in order
             want = np.where(s, rank_within(np.where(s, c, -1 - c)) + 1, 0)
             assert np.array_equal(_selected_order(c, s), want)
+
+
+def test_a_statap_pool_table_takes_assignments_in_place():
+    """Caught in review: a read-only (broadcast) stratum column made `table.loc[...] = ...` raise."""
+    import pandas as pd
+    from engine.pooling import build_pool
+    rng = np.random.default_rng(2)
+    runs = pd.DataFrame({"run": np.repeat(["a", "b", "c"], 200), "topic": np.tile(np.repeat(["1", "2"], 100), 3),
+                         "doc": [f"d{x}" for x in rng.integers(0, 150, 600)], "score": rng.random(600)})
+    t = build_pool(runs.drop_duplicates(["run", "topic", "doc"]), "statap", 10, depth=50, seed=1).table
+    for col, value in (("stratum", 2), ("order", 0), ("prob", 0.5), ("method", "canary"), ("doc", "x")):
+        t.loc[t.index[:3], col] = value
+        assert (t[col].iloc[:3] == value).all()

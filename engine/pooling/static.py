@@ -169,7 +169,7 @@ def statap(cand: pd.DataFrame, budget: np.ndarray | None, rng=None, rate: float 
     n = _per_group_n(codes, sizes, budget, rate)
     pi = pps_probabilities(codes, cand["prior"].to_numpy(np.float64), n)
     sel = pps_systematic(codes, pi, rng)
-    return sel, np.broadcast_to(np.int64(1), len(cand)), pi     # one stratum: no array per row
+    return sel, np.ones(len(cand), np.int64), pi
 
 
 STATIC = {"depth": depth, "take_n": take_n, "uniform": uniform, "stratified": stratified, "statap": statap}
