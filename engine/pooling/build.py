@@ -100,7 +100,8 @@ def build_pool(runs: pd.DataFrame, strategy: str, budget=None, *, depth: int = 1
     else:
         rr = ranked_runs(runs, depth, pooled, topics)
         cand = pool_candidates(rr, depth)
-    sizes = cand.groupby("topic", sort=False).size()
+    codes, uniq = group_codes(cand["topic"])
+    sizes = pd.Series(np.bincount(codes, minlength=len(uniq)), index=pd.Index(uniq, name="topic"))
     budgets = resolve_budgets(budget, sizes)
     rng = np.random.default_rng(seed)
     spec = {"strategy": strategy, "budget": jsonable(budget), "depth": depth, "seed": int(seed),
@@ -115,14 +116,14 @@ def build_pool(runs: pd.DataFrame, strategy: str, budget=None, *, depth: int = 1
                               "order": (sel.groupby("topic", sort=False).cumcount() + 1).to_numpy(np.int64)})
         return Pool(table[POOL_COLUMNS], spec)
     if strategy in STATIC:
-        codes, uniq = group_codes(cand["topic"])
         row_budget = None if budgets is None else budgets.reindex(uniq).to_numpy(np.int64)[codes]
         sel, stratum, prob = STATIC[strategy](cand, row_budget, rng=rng, **params)
-        order = np.where(sel, rank_within(np.where(sel, codes, -1 - codes)) + 1, 0)
+        order = _selected_order(codes, sel)
         keep = sel | (strategy in SAMPLING)
         table = pd.DataFrame({"topic": _text(cand["topic"]), "doc": _text(cand["doc"]),
                               "stratum": np.asarray(stratum, np.int64), "prob": np.asarray(prob, np.float64),
-                              "method": strategy, "order": order.astype(np.int64)})
+                              "method": _repeated(strategy, len(cand)), "order": order.astype(np.int64)},
+                             copy=False)
         if not keep.all():
             table = table[keep]
         return Pool(table.reset_index(drop=True), spec)
@@ -151,6 +152,30 @@ def build_pool(runs: pd.DataFrame, strategy: str, budget=None, *, depth: int = 1
     table["method"] = strategy
     table["order"] = (table.groupby("topic", sort=False).cumcount() + 1).astype(np.int64)
     return Pool(table[POOL_COLUMNS], spec)
+
+
+def _selected_order(codes: np.ndarray, sel: np.ndarray) -> np.ndarray:
+    """1, 2, ... for the selected rows of each group in row order, 0 for the others (by running
+    counts when the groups are contiguous, as candidates are; else by a stable sort)."""
+    if len(codes) and (np.diff(codes) < 0).any():
+        return np.where(sel, rank_within(np.where(sel, codes, -1 - codes)) + 1, 0)
+    at = np.flatnonzero(sel)                        # only the selected rows are counted
+    c = codes[at]
+    starts = np.flatnonzero(np.concatenate(([True], c[1:] != c[:-1]))) if len(c) else np.zeros(0, np.int64)
+    order = np.zeros(len(codes), np.int64)
+    order[at] = np.arange(len(c)) - np.repeat(starts, np.diff(np.append(starts, len(c)))) + 1
+    return order
+
+
+def _repeated(text: str, n: int):
+    """A text column of `n` times `text`: Arrow chunks sharing one buffer (not a string per row)."""
+    import pyarrow as pa
+    step = 1 << 20
+    if n <= step:
+        return pd.Series([text] * n, dtype="str").array
+    chunk = pa.array([text] * step, pa.large_string())
+    k, r = divmod(n, step)
+    return pd.Series(pa.chunked_array([chunk] * k + [chunk.slice(0, r)]), dtype="str").array
 
 
 def _text(col: pd.Series):
@@ -201,6 +226,27 @@ def judged_in_pool(table: pd.DataFrame, qrels: pd.DataFrame) -> pd.Series:
     it (True) or it is new to the assessors (False); indexed like those rows."""
     sel = table[table["order"] > 0]
     judged = qrels[qrels["grade"] >= 0]
-    have = pd.MultiIndex.from_arrays([judged["topic"].astype(str), judged["doc"].astype(str)])
-    key = pd.MultiIndex.from_arrays([sel["topic"].astype(str), sel["doc"].astype(str)])
-    return pd.Series(key.isin(have), index=sel.index)
+    key, have = _pair_text(sel), _pair_text(judged)
+    if key is None or have is None:            # an id holding the separator: compare the pairs as pairs
+        have = pd.MultiIndex.from_arrays([judged["topic"].astype(str), judged["doc"].astype(str)])
+        key = pd.MultiIndex.from_arrays([sel["topic"].astype(str), sel["doc"].astype(str)])
+        return pd.Series(key.isin(have), index=sel.index)
+    import pyarrow.compute as pc
+    return pd.Series(pc.is_in(key, value_set=have).to_numpy(zero_copy_only=False), index=sel.index)
+
+
+def _pair_text(t: pd.DataFrame):
+    """topic NUL doc per row as one Arrow text array (hashed in Arrow, no Python string per row);
+    None when an id holds a NUL."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    cols = []
+    for c in ("topic", "doc"):
+        arr = pa.array(t[c].astype(str).array)
+        if isinstance(arr, pa.ChunkedArray):
+            arr = arr.combine_chunks()
+        arr = arr.cast(pa.large_string())
+        if len(arr) and pc.any(pc.match_substring(arr, "\x00")).as_py():
+            return None
+        cols.append(arr)
+    return pc.binary_join_element_wise(cols[0], cols[1], pa.scalar("\x00", pa.large_string()))

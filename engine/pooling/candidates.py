@@ -69,8 +69,32 @@ def pool_candidates(rr: pd.DataFrame, depth: int) -> pd.DataFrame:
 
 def group_codes(topics: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     """Integer topic codes (in order of appearance) and the unique topics."""
+    fast = _run_codes(topics)
+    if fast is not None:
+        return fast
     codes, uniq = pd.factorize(topics.astype(str), sort=False)     # no Python string per row
     return codes.astype(np.int64), np.asarray(uniq, dtype=object)
+
+
+def _run_codes(topics: pd.Series) -> tuple[np.ndarray, np.ndarray] | None:
+    """`group_codes` of Arrow-backed text in sorted runs (a candidate table): codes from where the
+    value changes, no hashing; None when the runs are not in strictly increasing order (a value could
+    come back), so factorize decides."""
+    if not isinstance(topics.dtype, pd.StringDtype) or topics.dtype.storage != "pyarrow" or len(topics) < 2:
+        return None
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    arr = pa.array(topics.array)
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    if arr.null_count:
+        return None
+    change = pc.not_equal(arr.slice(1), arr.slice(0, len(arr) - 1)).to_numpy(zero_copy_only=False)
+    first = np.flatnonzero(np.concatenate(([True], change)))
+    uniq = np.asarray(arr.take(pa.array(first)).to_pylist(), dtype=object)
+    if len(uniq) > 1 and not all(a < b for a, b in zip(uniq[:-1], uniq[1:])):
+        return None
+    return np.cumsum(np.concatenate(([False], change)), dtype=np.int64), uniq
 
 
 def rank_within(codes: np.ndarray) -> np.ndarray:

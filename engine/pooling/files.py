@@ -6,6 +6,7 @@ import hashlib
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Iterator
 
 import numpy as np
 import pandas as pd
@@ -29,21 +30,20 @@ def write_pool(root, name: str, pool: Pool) -> Path:
     place. Killed before the entry, the pending file is an orphan `recover_pools` deletes; killed after
     it, `recover_pools` (run by `write_pool` and `pool_log`) finishes the rename.
     """
-    from ..util.atomic import atomic_write
-
     from ..util.names import name_problem
     if name_problem(name, "pool name") or any(c in name for c in " \t"):
         raise CranfieldError(name_problem(name, "pool name") or f"pool name {name!r}: use letters, digits, '-' or '_'")
     p = pool_path(root, name)
-    t = pool.table[POOL_COLUMNS].copy()
-    t["prob"] = t["prob"].map(repr)  # exact round trip
-    data = t.to_csv(sep="\t", index=False).encode("utf-8")
     pending = p.with_name(p.name + PENDING)
     with _pools_lock(root):          # a concurrent write_pool or recover_pools waits (never sees our pending)
         _recover(root)
-        atomic_write(pending, data)
+        digest = hashlib.sha256()
+        with fs.atomic_file(pending, "wb") as fh:     # streamed: the pool's text is never whole in memory
+            for piece in pool_bytes(pool.table):
+                digest.update(piece)
+                fh.write(piece)
         rec = {"op": "pool", "name": name, "file": str(p.relative_to(Path(root))),
-               "sha256": hashlib.sha256(data).hexdigest(),
+               "sha256": digest.hexdigest(),
                "ts": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
                "documents": int((pool.table["order"] > 0).sum()), "topics": int(pool.table["topic"].nunique()),
                **pool.spec}
@@ -54,6 +54,91 @@ def write_pool(root, name: str, pool: Pool) -> Path:
 
 
 PENDING = ".pending"
+CHUNK_ROWS = 500_000          # pool rows formatted and written at a time
+
+
+def pool_bytes(table: pd.DataFrame) -> Iterator[bytes]:
+    """The text of a pool file in pieces: the header line, then the rows `CHUNK_ROWS` at a time, tab
+    separated, `prob` as Python's repr (the shortest text that reads back as the same float). The
+    same bytes as pandas' `to_csv(sep="\t", index=False)` of the table with `prob` mapped through repr;
+    a chunk whose values need csv quoting, hold missing values or are of other types goes through
+    exactly that."""
+    yield ("\t".join(POOL_COLUMNS) + "\n").encode("utf-8")
+    t = table[POOL_COLUMNS]
+    for a in range(0, len(t), CHUNK_ROWS):
+        chunk = t.iloc[a:a + CHUNK_ROWS]
+        data = _rows_arrow(chunk)
+        yield data if data is not None else _rows_csv(chunk)
+
+
+def _rows_csv(chunk: pd.DataFrame) -> bytes:
+    t = chunk.copy()
+    t["prob"] = t["prob"].map(repr)  # exact round trip
+    return t.to_csv(sep="\t", index=False, header=False).encode("utf-8")
+
+
+def _rows_arrow(chunk: pd.DataFrame) -> bytes | None:
+    """`_rows_csv` of a chunk, vectorized in Arrow; None when the chunk is not plain (see pool_bytes)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    cols = []
+    for c in POOL_COLUMNS:
+        s = chunk[c]
+        kind = getattr(s.dtype, "kind", "O")
+        if c == "prob":
+            if kind != "f":
+                return None
+            cols.append(float_text(s.to_numpy(np.float64)))
+        elif c in ("stratum", "order"):
+            if kind not in "iu":
+                return None
+            cols.append(pc.cast(pa.array(s.to_numpy()), pa.string()))
+        else:
+            try:
+                arr = pa.array(s.array if isinstance(s.dtype, pd.StringDtype) else s.to_numpy(object))
+            except (pa.ArrowException, TypeError, ValueError):
+                return None
+            if not (pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type)):
+                return None
+            arr = arr.cast(pa.string())
+            if isinstance(arr, pa.ChunkedArray):
+                arr = arr.combine_chunks()
+            if arr.null_count or pc.any(pc.match_substring_regex(arr, '[\t\n\r"]')).as_py():
+                return None          # csv would quote it: the reference writer handles it
+            cols.append(arr)
+    lines = pc.binary_join_element_wise(pc.binary_join_element_wise(*cols, "\t"), "", "\n")
+    if isinstance(lines, pa.ChunkedArray):
+        lines = lines.combine_chunks()
+    if lines.null_count:
+        return None
+    off = np.frombuffer(lines.buffers()[1], np.int32, len(lines) + 1, lines.offset * 4)
+    return lines.buffers()[2][int(off[0]):int(off[-1])].to_pybytes()
+
+
+def float_text(x: np.ndarray):
+    """repr() of every float, as an Arrow string array. Arrow's shortest round-trip digits are
+    Python's; only the notation differs: whole numbers (Arrow "1", Python "1.0") get ".0", and values
+    below 1e-4 or from 1e9 (where either writes an exponent) or not finite go through numpy's repr
+    (the same text as Python's)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    x = np.asarray(x, np.float64)
+    out = pc.cast(pa.array(x), pa.string())
+    whole = np.isfinite(x) & (x == np.trunc(x)) & (np.abs(x) < 1e9)
+    if whole.any():
+        out = pc.if_else(pa.array(whole), pc.binary_join_element_wise(out, ".0", ""), out)
+    odd = ~np.isfinite(x) | ((np.abs(x) < 1e-4) & (x != 0)) | ((np.abs(x) >= 1e9) & np.isfinite(x))
+    if odd.any():
+        out = pc.replace_with_mask(out, pa.array(odd), pa.array(x[odd].astype(str).tolist(), pa.string()))
+    return out
+
+
+def _file_sha256(path) -> str:
+    h = hashlib.sha256()
+    with fs.open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 22), b""):
+            h.update(block)
+    return h.hexdigest()
 
 
 def _append_pool_record(path: Path, rec: dict) -> None:
@@ -93,7 +178,7 @@ def _recover(root) -> None:
             last[r["file"]] = r.get("sha256")
     for q in pending:
         final = q.with_name(q.name[: -len(PENDING)])
-        if last.get(str(final.relative_to(Path(root)))) == hashlib.sha256(fs.read_bytes(q)).hexdigest():
+        if last.get(str(final.relative_to(Path(root)))) == _file_sha256(q):
             fs.rename(q, final)       # committed by its log entry: finish the rename
         else:
             fs.unlink(q)              # never committed: the pool was not built

@@ -10,12 +10,48 @@ from __future__ import annotations
 import numpy as np
 
 
+CHUNK_ROWS = 500_000     # rows of whole groups worked on at a time: memory bounded whatever the table's size
+
+
+def group_chunks(codes: np.ndarray, rows: int = 0) -> list[tuple[int, int]] | None:
+    """Row ranges [a, b) of about `rows` (default CHUNK_ROWS) rows, each holding whole groups, when the
+    codes are non-decreasing (rows grouped in order, as a pool's candidates are); else None."""
+    rows = rows or CHUNK_ROWS
+    n = len(codes)
+    if n and (np.diff(codes) < 0).any():
+        return None
+    cuts = [0]
+    while cuts[-1] < n:
+        a = cuts[-1]
+        b = min(a + rows, n)
+        if b < n:
+            b = int(np.searchsorted(codes, codes[b], side="left"))
+            if b <= a:                                       # one group larger than a chunk: whole
+                b = int(np.searchsorted(codes, codes[a], side="right"))
+        cuts.append(b)
+    return list(zip(cuts[:-1], cuts[1:]))
+
+
 def pps_probabilities(codes: np.ndarray, p: np.ndarray, n_per_group: np.ndarray) -> np.ndarray:
-    """Inclusion probabilities pi = min(1, c_g p) with sum pi = n_g per group (units with p = 0 get 0)."""
+    """Inclusion probabilities pi = min(1, c_g p) with sum pi = n_g per group (units with p = 0 get 0).
+    Worked out chunk by chunk of whole groups when the codes are grouped (the same values)."""
     codes = np.asarray(codes, np.int64)
     p = np.asarray(p, np.float64)
     n_groups = int(codes.max()) + 1 if len(codes) else 0
     n = np.asarray(n_per_group, np.float64)
+    chunks = group_chunks(codes)
+    if chunks is None or len(chunks) <= 1:
+        return _pps_probabilities(codes, p, n, 0, n_groups)
+    out = np.empty(len(p))
+    for a, b in chunks:
+        g0 = int(codes[a])
+        out[a:b] = _pps_probabilities(codes[a:b] - g0, p[a:b], n[g0:int(codes[b - 1]) + 1], g0, None)
+    return out
+
+
+def _pps_probabilities(codes, p, n, g0, n_groups) -> np.ndarray:
+    n_groups = len(n) if n_groups is None else n_groups
+    n = n[:n_groups] if len(n) >= n_groups else n
     positive = np.bincount(codes, weights=(p > 0).astype(float), minlength=n_groups)
     n = np.minimum(n, positive)
     capped = np.zeros(len(p), bool)
@@ -35,23 +71,52 @@ def pps_probabilities(codes: np.ndarray, p: np.ndarray, n_per_group: np.ndarray)
 
 def pps_systematic(codes: np.ndarray, pi: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """Selection mask of a systematic sample with inclusion probabilities `pi` (units with pi = 1
-    are certain; the others are laid on [0, sum) in random order and hit by u, u+1, u+2, ...)."""
+    are certain; the others are laid on [0, sum) in random order and hit by u, u+1, u+2, ...).
+
+    Draws: one uniform per uncertain unit (its place in the order), in row order, then one start u
+    per group. With grouped codes and a generator that can skip ahead, the same draws are taken chunk
+    by chunk of whole groups (the starts from a copy skipped past every unit's draw)."""
     codes = np.asarray(codes, np.int64)
     pi = np.asarray(pi, np.float64)
     sel = pi >= 1.0 - 1e-12
-    rest = np.flatnonzero(~sel & (pi > 0))
-    if len(rest) == 0:
+    uncertain = ~sel & (pi > 0)
+    n_rest = int(uncertain.sum())
+    if n_rest == 0:
         return sel
     n_groups = int(codes.max()) + 1
-    key = rng.random(len(rest))
+    chunks = group_chunks(codes)
+    bg = rng.bit_generator
+    if chunks is None or len(chunks) <= 1 or not hasattr(bg, "advance"):
+        rest = np.flatnonzero(uncertain)
+        key = rng.random(len(rest))
+        _systematic_hits(codes, pi, rest, key, rng.random(n_groups), sel)
+        return sel
+    ahead = np.random.Generator(type(bg)())
+    ahead.bit_generator.state = bg.state
+    ahead.bit_generator.advance(n_rest)
+    u = ahead.random(n_groups)
+    carry = 0.0
+    for a, b in chunks:
+        rest = a + np.flatnonzero(uncertain[a:b])
+        if len(rest):
+            carry = _systematic_hits(codes, pi, rest, rng.random(len(rest)), u, sel, carry)
+    rng.random(n_groups)                   # the generator ends where drawing all at once leaves it
+    return sel
+
+
+def _systematic_hits(codes, pi, rest, key, u_group, sel, carry: float = 0.0) -> float:
+    """Mark in `sel` the units of `rest` (uncertain, with their order keys) hit by u, u+1, ...; the
+    running sum of pi starts at `carry` (where the previous chunk's ended, so every sum is rounded as
+    in one pass) and its end is returned."""
     order = rest[np.lexsort((key, codes[rest]))]
     c = codes[order]
-    cum = np.cumsum(pi[order])
+    cum = np.cumsum(np.concatenate(([carry], pi[order])))
     starts = np.flatnonzero(np.concatenate(([True], c[1:] != c[:-1])))
-    base = np.repeat(np.concatenate(([0.0], cum))[starts], np.diff(np.concatenate((starts, [len(c)]))))
+    base = np.repeat(cum[starts], np.diff(np.concatenate((starts, [len(c)]))))
+    cum = cum[1:]
     hi = cum - base
     lo = hi - pi[order]
-    u = rng.random(n_groups)[c]
+    u = u_group[c]
     hit = np.ceil(hi - u) - np.ceil(lo - u) >= 1
     sel[order[hit]] = True
-    return sel
+    return float(cum[-1])

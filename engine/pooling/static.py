@@ -174,3 +174,5 @@ def statap(cand: pd.DataFrame, budget: np.ndarray | None, rng=None, rate: float 
 
 STATIC = {"depth": depth, "take_n": take_n, "uniform": uniform, "stratified": stratified, "statap": statap}
 SAMPLING = {"uniform", "stratified", "statap"}
+READS = {"depth": ("best_rank",), "stratified": ("best_rank",), "statap": ("prior",)}   # candidate columns
+#   each builder reads besides topic and doc (the others only set the canonical order)

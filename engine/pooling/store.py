@@ -15,10 +15,15 @@ from ..ranking.ranked import EvalOptions
 from ..ranking.join import rename_runs
 from ..evaluation.store import RunStore
 
-def candidates_from_table(tab: pa.Table, run_rank: dict[str, int], depth: int) -> pd.DataFrame:
+POOL_BLOCK_ROWS = 4_000_000   # run rows read per candidate block (whole row groups, every rank; 10% kept at depth 100 of 1,000): at MQ size ~4 row groups per run, ~75 blocks; per topic a quarter less CPU than 1.5M-row blocks (fewer part opens and reads)
+
+
+def candidates_from_table(tab: pa.Table, run_rank: dict[str, int], depth: int,
+                          topics: tuple[str, ...] | list[str] | None = None) -> pd.DataFrame:
     """`pooling.candidates.pool_candidates` of run rows in store order (`pos` = trec_eval rank, all
     <= depth): per (topic, doc) best rank, first run (index in `run_rank`), runs retrieving it and the
-    mean AP prior over the topic's runs, in the pool's canonical order."""
+    mean AP prior over the topic's runs, in the pool's canonical order. Only `topics` when given.
+    Text stays in Arrow (topics and documents are ordered by their ranks among the distinct values)."""
     from .candidates import ap_prior
     cols = ["topic", "doc", "best_rank", "first_run", "n_runs", "prior"]
     if len(tab) == 0:
@@ -26,13 +31,18 @@ def candidates_from_table(tab: pa.Table, run_rank: dict[str, int], depth: int) -
     rcol = tab.column("run").combine_chunks()
     rlut = np.asarray([run_rank[str(x)] for x in rcol.dictionary.to_pylist()], np.int64)
     run = rlut[rcol.indices.to_numpy()]
-    tcol = pc.dictionary_encode(tab.column("topic").cast(pa.string())).combine_chunks()
-    tnames = np.asarray(tcol.dictionary.to_pylist(), dtype=object)
-    tc = tcol.indices.to_numpy().astype(np.int64)
+    tdict, tc = _sorted_codes(tab.column("topic"))
     dcol = pc.dictionary_encode(tab.column("doc")).combine_chunks()
-    dc = dcol.indices.to_numpy().astype(np.int64)
+    ddict, dc = _sorted_codes(dcol)
     pos = tab.column("pos").to_numpy().astype(np.int64)
-    nd = max(len(dcol.dictionary), 1)
+    if topics is not None:
+        inside = np.isin(np.asarray(tdict.to_pylist(), dtype=object), list(topics))
+        if not inside.all():
+            keep = inside[tc]
+            run, tc, dc, pos = run[keep], tc[keep], dc[keep], pos[keep]
+            if not len(tc):
+                return pd.DataFrame({c: [] for c in cols})
+    nd = max(len(ddict), 1)
     key = tc * nd + dc
     # the in-memory order (topic, doc, rank, run) within each (topic, doc), then pandas' grouped sums
     order = np.lexsort((run, pos, key))
@@ -42,25 +52,46 @@ def candidates_from_table(tab: pa.Table, run_rank: dict[str, int], depth: int) -
     prior = pd.Series(ap_prior(pos, depth)).groupby(grp, sort=False).sum().to_numpy()
     n_runs_row = np.diff(np.append(np.flatnonzero(first), len(key)))
     t_runs = pd.Series(run).groupby(tc, sort=False).nunique()
-    g_t = tc[first]
-    out = pd.DataFrame({"topic": tnames[g_t], "doc": np.asarray(dcol.dictionary.to_pylist(), dtype=object)[key[first] % nd],
-                        "best_rank": pos[first], "first_run": run[first], "n_runs": n_runs_row.astype(np.int64),
-                        "prior": prior / t_runs.reindex(g_t).to_numpy(np.float64)})
-    out = out.sort_values(["topic", "best_rank", "first_run", "doc"], kind="mergesort")
-    return out.reset_index(drop=True)
+    g_t, g_d, best, first_run = tc[first], key[first] % nd, pos[first], run[first]
+    prior = prior / t_runs.reindex(g_t).to_numpy(np.float64)
+    # canonical order: topic, best rank, round-robin over runs, doc (ranks order the text as sorting it would)
+    out = np.lexsort((g_d, first_run, best, g_t))
+    return pd.DataFrame({"topic": pd.Series(tdict.take(pa.array(g_t[out])), dtype="str"),
+                         "doc": pd.Series(ddict.take(pa.array(g_d[out])), dtype="str"),
+                         "best_rank": best[out], "first_run": first_run[out],
+                         "n_runs": n_runs_row[out].astype(np.int64), "prior": prior[out]})
+
+
+def _sorted_codes(col) -> tuple[pa.Array, np.ndarray]:
+    """A text column as (its distinct values in byte order, each row's index among them)."""
+    if isinstance(col, pa.ChunkedArray):
+        col = (col.unify_dictionaries() if pa.types.is_dictionary(col.type) else col).combine_chunks()
+    if not pa.types.is_dictionary(col.type):
+        col = pc.dictionary_encode(col)
+    values = col.dictionary
+    if not pa.types.is_string(values.type):
+        values = values.cast(pa.string())
+    sort = pc.array_sort_indices(values).to_numpy()
+    rank = np.empty(len(sort), np.int64)
+    rank[sort] = np.arange(len(sort))
+    return values.take(pa.array(sort)), rank[col.indices.to_numpy(zero_copy_only=False)]
 
 
 def _candidates_block(args) -> pd.DataFrame:
-    task, run_rank, depth = args
-    return candidates_from_table(read_block_table(task, ["topic", "doc", "pos"]), run_rank, depth)
+    task, run_rank, depth, columns = args
+    out = candidates_from_table(read_block_table(task, ["topic", "doc", "pos"], others=True), run_rank, depth,
+                                task.topics)
+    return out if columns is None else out[list(columns)]
 
 
 def pool_candidates_store(store: RunStore, depth: int, pooled: list[str] | None = None,
-                          topics: list[str] | None = None, *, block_rows: int = BLOCK_ROWS,
+                          topics: list[str] | None = None, *, block_rows: int = POOL_BLOCK_ROWS,
                           workers: int | None = None, executor: Executor | None = None,
-                          progress: Callable[[int, int], None] | None = None) -> pd.DataFrame:
+                          progress: Callable[[int, int], None] | None = None,
+                          columns: tuple[str, ...] | None = None) -> pd.DataFrame:
     """`pooling.candidates.pool_candidates(ranked_runs(runs, depth, pooled, topics), depth)` over the
-    store, streamed by topic blocks: only the first `depth` documents of each ranking are read."""
+    store, streamed by topic blocks: only the first `depth` documents of each ranking are read.
+    `columns`: only these (in the same rows and order), the others dropped where they are made."""
     from ..errors import CranfieldError
     run_order = list(store.runs if pooled is None else pooled)
     missing = sorted(set(run_order) - set(store.runs))
@@ -72,7 +103,7 @@ def pool_candidates_store(store: RunStore, depth: int, pooled: list[str] | None 
     present = sorted(set(ix["run"].tolist()))
     run_rank = {r: i for i, r in enumerate(present)}
     tasks = [(BlockTask(parts, tuple(run_order), tuple(b), pd.DataFrame(), None, EvalOptions(), None,
-                        max_pos=depth), run_rank, depth)
+                        max_pos=depth), run_rank, depth, columns)
              for b, parts in plan_blocks(store, all_topics, run_order, block_rows)]
     # blocks sized by the rows read (whole row groups, every rank), not by the `depth` rows kept: a
     # worker's memory is bounded by what it reads
@@ -102,7 +133,7 @@ def _pool_block(args) -> pd.DataFrame | None:
 
 def build_pool_store(store: RunStore, strategy: str, budget=None, *, depth: int = 100, seed: int = 0,
                      pooled: list[str] | None = None, oracle: pd.DataFrame | None = None, rel_level: int = 1,
-                     renames: dict[str, str] | None = None, block_rows: int = BLOCK_ROWS,
+                     renames: dict[str, str] | None = None, block_rows: int | None = None,
                      workers: int | None = None, executor: Executor | None = None,
                      progress: Callable[[int, int], None] | None = None, **params):
     """`pooling.build_pool` over the run store, streamed by topic blocks (only the first `depth`
@@ -112,14 +143,16 @@ def build_pool_store(store: RunStore, strategy: str, budget=None, *, depth: int 
     `build_pool` on the whole run table."""
     from ..errors import CranfieldError
     from . import POOL_COLUMNS, STATIC, STRATEGIES, Pool, build_pool
+    from .static import READS
     if strategy not in STRATEGIES:
         raise CranfieldError(f"unknown pool strategy {strategy!r}; choose one of {', '.join(STRATEGIES)}")
     renames = renames or {}
     back = {v: k for k, v in renames.items()}
     stored = [back.get(r, r) for r in pooled] if pooled else None
     if strategy in STATIC:
-        cand = pool_candidates_store(store, depth, stored, block_rows=block_rows, workers=workers,
-                                     executor=executor, progress=progress)
+        cand = pool_candidates_store(store, depth, stored, block_rows=block_rows or POOL_BLOCK_ROWS, workers=workers,
+                                     executor=executor, progress=progress,
+                                     columns=("topic", "doc", *READS.get(strategy, ())))
         return build_pool(None, strategy, budget, depth=depth, seed=seed, pooled=pooled, rel_level=rel_level,
                           candidates=cand, oracle=oracle, **params)
     if oracle is None:
@@ -131,7 +164,7 @@ def build_pool_store(store: RunStore, strategy: str, budget=None, *, depth: int 
         raise CranfieldError(f"pooled runs not found among the runs: {', '.join(missing[:10])}")
     ot = oracle["topic"].astype(str)
     tasks = []
-    for bb, parts in plan_blocks(store, store.topics(), list(store.runs), block_rows, cap=depth):
+    for bb, parts in plan_blocks(store, store.topics(), list(store.runs), block_rows or BLOCK_ROWS, cap=depth):
         tasks.append((BlockTask(parts, tuple(store.runs), tuple(bb), pd.DataFrame(), None, EvalOptions(), None,
                                 max_pos=depth), strategy, budget, depth, seed, pooled, oracle[ot.isin(set(bb))],
                       rel_level, params, renames))
