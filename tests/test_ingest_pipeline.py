@@ -67,3 +67,23 @@ print(json.dumps({{"pandas": streamed_pandas, "rows": e["rows"], "topics": len(e
     assert got == {"pandas": False, "rows": 40 * 300, "topics": 40, "same": True}
     assert (tmp_path / "a.parquet").read_bytes() == (tmp_path / "b.parquet").read_bytes()
     assert pq.read_metadata(tmp_path / "a.parquet").num_row_groups == pq.read_metadata(tmp_path / "b.parquet").num_row_groups > 5
+
+
+def test_run_heads_finds_every_change_of_value_across_chunks_and_slices():
+    """`run_heads` (now by Arrow indices) equals a plain loop over the values, for arrays, chunked
+    arrays cut anywhere, slices of them, empty and one-row inputs."""
+    import numpy as np
+    import pyarrow as pa
+    from engine.formats.runs import run_heads
+    rng = np.random.default_rng(7)
+    for trial in range(200):
+        n = int(rng.integers(0, 40))
+        vals = [f"t{int(x)}" for x in (np.sort(rng.integers(0, 6, n)) if trial % 2 else rng.integers(0, 3, n))]
+        a = pa.array(vals, pa.string())
+        cuts = sorted(rng.integers(0, n + 1, int(rng.integers(0, 3))).tolist())
+        ch = pa.chunked_array([a.slice(s, e - s) for s, e in zip([0, *cuts], [*cuts, n])], pa.string())
+        for x in (a, ch, ch.slice(min(1, n)), a.slice(min(2, n))):
+            v = x.to_pylist()
+            want = [i for i in range(len(v)) if i == 0 or v[i] != v[i - 1]]
+            got = run_heads(x)
+            assert got.dtype == np.int64 and got.tolist() == want, (v, got)
