@@ -1,7 +1,7 @@
 """Million-Query scale: simulate, ingest into the run store and evaluate, with wall time and peak memory.
 
     python3 benchmarks/scale.py [--topics 10000] [--runs 25] [--depth 1000] [--dir /tmp/cranfield-scale]
-                                [--workers 2] [--judged N] [--resimulate]
+                                [--workers 2] [--judged N] [--resimulate] [--ingest-only]
 
 Steps (issue 8 targets on a 2-core, 24 GB machine: ingest < 5 min, evaluate < 2 min, peak < 8 GB):
 1. simulate: engine.simulation.large writes the campaign's text run files (kept between calls; not timed
@@ -40,6 +40,8 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--resimulate", action="store_true")
     ap.add_argument("--json", default=None, help="also write the figures to this file")
+    ap.add_argument("--ingest-only", action="store_true",
+                    help="stop after the ingest and re-sync (steps 2-3: an ingest A/B without the evaluation)")
     ap.add_argument("--cli", action="store_true",
                     help="also time whole `cranfield` processes on the campaign (eval --campaign -m official, "
                          "pool --strategy statap --budget 64, stability gstudy -m map) with their peak memory")
@@ -85,6 +87,10 @@ def main(argv=None) -> int:
     out["resync_s"] = round(m.seconds, 3)
     print(f"re-sync:  {m.seconds:7.3f} s  ({len(rep2.reused)} files unchanged)  (load {m.load:.1f})")
 
+    if args.ingest_only:
+        if args.json:
+            Path(args.json).write_text(json.dumps(out, indent=1))
+        return 0
     qrels = read_qrels(root / "judgments" / "qrels.txt")
     st = RunStore(root)
     with PeakRSS() as m:

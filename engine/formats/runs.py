@@ -157,12 +157,17 @@ def run_heads(values) -> np.ndarray:
     """First row of each run of equal values of an Arrow array or chunked array (topic ids in run
     files come topic by topic)."""
     import pyarrow.compute as pc
+    from ..util.arrowbuf import arrow_numpy
 
     n = len(values)
-    change = np.ones(n, bool)
-    if n > 1:
-        change[1:] = pc.not_equal(values.slice(1), values.slice(0, n - 1)).to_numpy(zero_copy_only=False)
-    return np.flatnonzero(change)
+    if n < 2:
+        return np.zeros(n, np.int64)
+    # the changes as Arrow indices (no bitmap unpacked, no pandas imported by a conversion)
+    change = arrow_numpy(pc.indices_nonzero(pc.not_equal(values.slice(1), values.slice(0, n - 1))))
+    heads = np.empty(len(change) + 1, np.int64)
+    heads[0] = 0
+    np.add(change, 1, out=heads[1:], casting="unsafe")
+    return heads
 
 
 def grouped_categorical(chunked) -> pd.Categorical:

@@ -100,22 +100,30 @@ def _text_chunks(fh, h, size: int):
 
 
 def _parsed_pieces(path: str, texts):
-    """(tag, table) of each text piece, parsed by the Arrow fast path of the text reader; _NotStreamable
-    for a piece it does not take."""
+    """(tag, table of topic, doc, score, rank, its topics' first rows, their topic ids) of each text
+    piece, parsed by the Arrow fast path of the text reader; _NotStreamable for a piece it does not take
+    or whose topics are not contiguous in byte order."""
     from ...formats.runs import arrow_run
     for text in texts:
         fast = arrow_run(path, text)
         del text
         if fast is None:
             raise _NotStreamable
-        yield fast
+        tag, t = fast
+        cur = t.select(["topic", "doc", "score", "rank"])
+        del t, fast
+        heads = run_heads(cur.column("topic"))    # of this piece alone: each row scanned once
+        hv = cur.column("topic").take(numpy_arrow(heads))
+        if len(hv) > 1 and not pc.all(pc.less(hv.slice(0, len(hv) - 1), hv.slice(1))).as_py():
+            raise _NotStreamable                  # topics not contiguous in byte order
+        yield tag, cur, heads, hv
 
 
 def _ingest_stream(path: str, tmp: Path, group_rows: int, w: Warnings) -> dict:
     """Ingest a clean run file whose topics come in byte order, one text piece at a time (memory bounded
-    by `CHUNK_BYTES` and the largest topic): each piece read and hashed (in a thread, one piece ahead),
-    parsed by the Arrow fast path of the text reader, the rows of its complete topics de-duplicated,
-    put in trec_eval order and written. Raises _NotStreamable for any other file."""
+    by `CHUNK_BYTES` and the largest topic): each piece read, hashed and parsed by the Arrow fast path of
+    the text reader (in a thread, one piece ahead), the rows of its complete topics de-duplicated, put
+    in trec_eval order and written. Raises _NotStreamable for any other file."""
     from contextlib import closing
     from ...util.parallel import produced_ahead
     if str(path).endswith(".gz"):
@@ -134,20 +142,16 @@ def _ingest_stream(path: str, tmp: Path, group_rows: int, w: Warnings) -> dict:
         pw.add(_in_trec_order(seg, heads), heads)
 
     try:
-        with fs.open(path, "rb") as fh, closing(produced_ahead(_text_chunks(fh, h, CHUNK_BYTES))) as texts:
-            for ptag, t in _parsed_pieces(path, texts):
+        # read, hashed and parsed in a thread, one piece ahead of the writing here (both release the GIL)
+        with fs.open(path, "rb") as fh, \
+                closing(produced_ahead(_parsed_pieces(path, _text_chunks(fh, h, CHUNK_BYTES)))) as pieces:
+            for ptag, cur, heads, hv in pieces:
                 if tag is not None and ptag != tag:
                     raise _NotStreamable
                 if pw is None:
                     tag = ptag
                     pw = _PartWriter(tmp, tag, str(path), group_rows)
-                n = len(t)
-                cur = t.select(["topic", "doc", "score", "rank"])
-                del t
-                heads = run_heads(cur.column("topic"))    # of this piece alone: each row scanned once
-                hv = cur.column("topic").take(numpy_arrow(heads))
-                if len(hv) > 1 and not pc.all(pc.less(hv.slice(0, len(hv) - 1), hv.slice(1))).as_py():
-                    raise _NotStreamable                  # topics not contiguous in byte order
+                n = len(cur)
                 first = hv[0].as_py()
                 same = first == carry_topic               # the piece goes on with the carried topic
                 if carry_topic is not None and not same and first < carry_topic:

@@ -60,7 +60,7 @@ class _PartWriter:
                 cut = s
             self.topic_rg.append(self.rg)
         if n:
-            self.topics.extend(topic.take(pa.array(starts)).to_pylist())
+            self.topics.extend(topic.take(numpy_arrow(starts)).to_pylist())
             self.topic_rows.extend(np.diff(np.append(starts, n)).tolist())
         if n > cut:
             self.pending.append(out.slice(cut))
