@@ -58,6 +58,16 @@ class PPIReport:
     notes: list[str] = field(default_factory=list)
 
 
+def model_and_gold(camp, model: str, gold: str, roles: str) -> tuple[str, str]:
+    """The two sources' names as the campaign knows them; the same source for both is refused (`roles`
+    says what each is for)."""
+    from .sources import resolve_name
+    model, gold = resolve_name(camp, model), resolve_name(camp, gold)
+    if model == gold:
+        raise CranfieldError(f"--judgments {model} and --gold {gold} name the same source: {roles}")
+    return model, gold
+
+
 def _long_values(camp, qrels: pd.DataFrame, measures) -> pd.DataFrame:
     from ..evaluation.seam import evaluate_campaign
     return evaluate_campaign(camp, measures, qrels=qrels, ranked=False).table
@@ -80,13 +90,11 @@ def topic_values(camp, model: str, gold: str = "human", measures=None, strata: s
     `gold` source (the topics it judged). A run without results for a topic scores 0 there.
     `strata`: `category` (campaign.yaml's topic categories) to keep each topic's stratum."""
     from ..util.names import natural_key
-    from .sources import resolve_name, source_judgments
+    from .sources import source_judgments
     w = warnings if warnings is not None else camp.warnings
     notes = notes if notes is not None else []
-    model, gold = resolve_name(camp, model), resolve_name(camp, gold)
-    if model == gold:
-        raise CranfieldError(f"--judgments {model} and --gold {gold} name the same source: the model source judges "
-                             f"every topic, the gold source (people) a sample of them")
+    model, gold = model_and_gold(camp, model, gold, "the model source judges every topic, the gold source "
+                                 "(people) a sample of them")
     qm, qh = source_judgments(camp, model, w), source_judgments(camp, gold, w)
     model_topics = set(qm["topic"])
     if not model_topics:

@@ -150,13 +150,11 @@ def frame_rows(camp, model: str, gold: str, measures, design: tuple[str, pd.Data
     """The `Frame` of `design` = (pool name, pool table): its documents' labels, and the runs' rows in it.
     Sampled documents people have not judged yet leave the sample (with a note)."""
     from ..util.names import natural_key, shown
-    from .sources import resolve_name, source_judgments
+    from .sources import source_judgments
     w = warnings if warnings is not None else camp.warnings
     notes = notes if notes is not None else []
-    model, gold = resolve_name(camp, model), resolve_name(camp, gold)
-    if model == gold:
-        raise CranfieldError(f"--judgments {model} and --gold {gold} name the same source: the model labels the "
-                             f"frame, people (gold) the sample")
+    from .ppi import model_and_gold
+    model, gold = model_and_gold(camp, model, gold, "the model labels the frame, people (gold) the sample")
     name, pt = design
     pt = pt.drop_duplicates(["topic", "doc"]).reset_index(drop=True)
     if not len(pt):
