@@ -60,7 +60,8 @@ DEFAULTS = dict(command="eval", max_read=None, files=[], campaign=None, judgment
                 per_query=False, complete=False, max_depth=None, rel_level=None, judged_only=False,
                 num_docs_in_coll=None, no_summary=False, format="trec", dask=None, judgments=None, compat="10",
                 rel_format="qrels", alpha=0.5, beta=0.5, traditional=False, zscores=None, strict=False,
-                ci=None, gold=None, ci_alpha=0.05, ci_normal=False, strata=None, plan_width=None, plan_topics=None, ci_table=None)
+                ci=None, gold=None, ci_alpha=0.05, ci_normal=False, strata=None, plan_width=None, plan_topics=None, ci_table=None,
+                design=None, design_pool=None)
 """What the parser gives `cranfield eval` with no option (checked against it: tests/test_startup.py)."""
 _FLAGS = {"-q": "per_query", "-c": "complete", "-J": "judged_only", "-n": "no_summary"}
 

@@ -115,7 +115,8 @@ ctrl+r re-evaluates."""
                     yield Static("", id="judge-topic")
                     yield Static("", id="judge-guidelines")
             yield Static("", id="judge-keys", classes="status")
-        yield nav_bar(self)            # the desk's names only its own screens (tui.desk_app.DESK_NAV)
+        if not desk_only(self.app) or hasattr(self.app, "NAV"):   # a desk's bar names only its own screens
+            yield nav_bar(self)                                      # (tui.desk_app.DESK_NAV); no organizer bar
         yield Footer(compact=True)
 
     ORGANIZER_ACTIONS = ("export",)
