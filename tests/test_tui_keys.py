@@ -135,9 +135,13 @@ async def test_every_binding_of_every_screen(tmp_path, broken):
             assert len(app.model.scores.runs) == 11 and bad.stem not in app.model.scores.runs
             await press(pilot, "h")
             assert f"{bad.name}:5" in screen_text(app).replace("\n", "")
-        pressed = await press_all(pilot, [n for n, r in ROUTES.items() if r is not None], errors_ok=broken)
+        # the demo: every binding of every screen; with a malformed run (the state that differs: a problem
+        # listed, one run fewer) every binding of every mode screen and of the app; its drill-downs are the
+        # demo's code on one run fewer, and the seeded key storm (test_tui_key_storm) walks them there too
+        names = [n for n, r in ROUTES.items() if r is not None and (not broken or n in MODE_SCREENS)]
+        pressed = await press_all(pilot, names, errors_ok=broken)
         reached = {n for n, _ in pressed}
-        assert reached == {n for n, r in ROUTES.items() if r is not None} - RAG_ONLY
+        assert reached == (set(names) | {"TopicScreen"}) - RAG_ONLY      # TopicScreen: where the app keys go
         assert {k for n, k in pressed if n == "TopicScreen"} >= set(keys_of(CranfieldApp))
         if broken:                                      # still listed after everything (ctrl+r too)
             assert any(f"{bad.name}:5" in p for p in app.model.problems())
