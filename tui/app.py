@@ -1,9 +1,7 @@
 """The Cranfield Textual application: one mode per screen family, data loaded in workers."""
 from __future__ import annotations
 
-import fnmatch
 import inspect
-import os
 import stat
 from pathlib import Path
 from dataclasses import dataclass
@@ -85,23 +83,9 @@ def file_signature(root: Path) -> dict[str, tuple]:
     """Per FILE_KINDS kind, (name, size, mtime) of its files: a change of any means the campaign changed.
     Leases are left out (they change whenever an assessor moves to the next document)."""
     def listing(folder: Path, pattern: str = "*") -> tuple:
-        # one anchored walk to the folder, then each entry's stat by the folder's descriptor (a walk per
-        # file cost ~80 ms of the UI thread per poll at 1,000 run files); a link's target through fs
-        try:
-            with fs.folder_fd(folder) as fd:
-                out = []
-                for name in fnmatch.filter(fs.listdir(folder), pattern):
-                    if name == "leases.jsonl":
-                        continue
-                    try:
-                        st = os.stat(name, dir_fd=fd, follow_symlinks=False)
-                    except OSError:
-                        continue
-                    if stat.S_ISLNK(st.st_mode):
-                        st = _stat_or_none(folder / name)
-                    if st is not None and stat.S_ISREG(st.st_mode):
-                        out.append((name, st.st_size, st.st_mtime_ns))
-                return tuple(sorted(out))
+        try:                # one anchored walk to the folder, each entry's stat by its descriptor (fs.stats)
+            return tuple((name, st.st_size, st.st_mtime_ns) for name, st in fs.stats(folder, pattern)
+                         if name != "leases.jsonl" and stat.S_ISREG(st.st_mode))
         except OSError:
             return ()
     root = Path(root)

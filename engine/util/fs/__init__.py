@@ -22,7 +22,7 @@ descriptor (docs/reliability.md, "The one anchored open").
 from __future__ import annotations
 
 from .walk import anchor_of, register, set_policy
-from .files import (exists, folder_fd, glob, is_dir, is_file, is_link, listdir, makedirs, open, open_fd, proc_path,
+from .files import (exists, folder_fd, glob, stats, is_dir, is_file, is_link, listdir, makedirs, open, open_fd, proc_path,
                     read_bytes, read_text, rename, rglob, rmdir, rmtree, stat, unlink)
 from .write import append, atomic_file, atomic_proc_path, atomic_write, lock, locked_append, open_locked, temp_name
 
@@ -33,6 +33,6 @@ def sqlite_connect(path, create: bool = False, **kwargs):
     return connect(path, create=create, **kwargs)
 
 __all__ = ["register", "set_policy", "anchor_of", "open", "open_fd", "read_bytes", "read_text", "proc_path", "stat", "exists",
-           "is_file", "is_dir", "is_link", "folder_fd", "makedirs", "listdir", "glob", "rglob", "unlink", "rmdir", "rmtree",
+           "is_file", "is_dir", "is_link", "folder_fd", "makedirs", "listdir", "stats", "glob", "rglob", "unlink", "rmdir", "rmtree",
            "rename", "temp_name", "atomic_file", "atomic_proc_path", "atomic_write", "locked_append", "open_locked", "append",
            "lock", "sqlite_connect"]

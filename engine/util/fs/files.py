@@ -167,6 +167,30 @@ def listdir(path: os.PathLike | str) -> list[str]:
         return []
 
 
+def stats(path: os.PathLike | str, pattern: str = "*") -> list[tuple[str, os.stat_result]]:
+    """(name, stat) of the entries of the folder `path` whose name matches `pattern`, sorted, from one anchored
+    walk to the folder; a link's stat is its admitted target's (`stat`), an entry gone or refused is left out;
+    [] when the folder does not exist."""
+    from fnmatch import fnmatchcase
+    from ...errors import CranfieldError
+    out = []
+    try:
+        with folder_fd(path) as fd:
+            for name in sorted(os.listdir(fd)):
+                if not fnmatchcase(name, pattern):
+                    continue
+                try:
+                    st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+                    if _stat.S_ISLNK(st.st_mode):
+                        st = stat(Path(path) / name)
+                except (OSError, CranfieldError):
+                    continue
+                out.append((name, st))
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    return out
+
+
 def glob(path: os.PathLike | str, pattern: str = "*") -> list[Path]:
     """The entries of the folder `path` whose name matches `pattern` (no folders in the pattern), sorted."""
     p = Path(path)
