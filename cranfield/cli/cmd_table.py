@@ -61,7 +61,7 @@ def _run_ppi(args, camp) -> int:
         p = p[p["run_a"].isin(args.runs) & p["run_b"].isin(args.runs)]
     if args.baseline:
         p = p[(p["run_a"] == args.baseline) | (p["run_b"] == args.baseline)]
-    fmt = {"markdown": "markdown", "csv": "csv", "latex": "latex"}[args.format]
+    fmt = args.format
     note = "; ".join([sig.heading(), *([sig.caution()] if sig.caution() else []), *sig.notes])
     head = "" if fmt == "csv" else ("% " if fmt == "latex" else "") + note + "\n\n"
     text = head + format_table(p.reset_index(drop=True), fmt, ".4g")
