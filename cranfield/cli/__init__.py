@@ -133,6 +133,19 @@ def memory_message(exc: MemoryError, argv: list[str]) -> str:
             f"more memory")
 
 
+def _out_of_memory(exc: MemoryError, argv: list[str]) -> int:
+    """Print the one out-of-memory line; if wording it runs short of memory too, the words alone."""
+    try:
+        msg = memory_message(exc, argv)
+    except Exception:                            # noqa: BLE001 - still short of memory: no imports, no stats
+        files = [a for a in argv[1:] if not a.startswith("-")][:3]
+        msg = (f"out of memory during cranfield {' '.join(argv[:1])}" + (f" on {', '.join(files)}" if files else "")
+               + ": evaluate large runs through the run store (`cranfield ingest DIR` then "
+               "`cranfield eval --campaign DIR`), or fewer runs or topics at once, or allow more memory")
+    print(f"cranfield: {msg}", file=sys.stderr)
+    return EXIT_INPUT
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the `cranfield` console script (`argv` None: the process's own arguments, and the
     process is this command's to tune: `engine.util.memory.start_short_command` for `eval`). Everything
@@ -200,16 +213,13 @@ def _main(argv: list[str] | None) -> int:
     except ImportError as exc:                   # a module that could not be mapped: out of memory too
         if "map segment" not in str(exc) and "allocate memory" not in str(exc):
             raise
-        print(f"cranfield: {memory_message(MemoryError(), argv)}", file=sys.stderr)
-        return EXIT_INPUT
+        return _out_of_memory(MemoryError(), argv)
     except MemoryError as exc:                   # numpy's _ArrayMemoryError, Arrow's, Python's own
-        try:
-            msg = memory_message(exc, argv)
-        except Exception:                        # noqa: BLE001 - still short of memory: the words alone
-            msg = ("out of memory: evaluate large runs through the run store (`cranfield ingest DIR` then "
-                   "`cranfield eval --campaign DIR`), or fewer runs or topics at once, or allow more memory")
-        print(f"cranfield: {msg}", file=sys.stderr)
-        return EXIT_INPUT
+        return _out_of_memory(exc, argv)
+    except SystemError:                          # a C extension that failed an allocation without saying so
+        if resource.getrlimit(resource.RLIMIT_AS)[0] == resource.RLIM_INFINITY:
+            raise                                # no memory limit: a genuine defect, shown as one
+        return _out_of_memory(MemoryError(), argv)
     except RecursionError:
         print("cranfield: input nested too deeply to process (a hostile or damaged file?)", file=sys.stderr)
         return EXIT_INPUT
