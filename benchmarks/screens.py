@@ -54,6 +54,21 @@ def send_key(app, key: str) -> None:
     app._driver.send_message(ev)
 
 
+def _rss_mb() -> float:
+    """This process's resident memory now, MB (Linux /proc; NaN elsewhere)."""
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+    except OSError:
+        return float("nan")
+
+
+def _peak_mb() -> float:
+    """This process's peak resident memory so far, MB."""
+    import resource
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
 async def measure(campaign: Path, only: set[str] | None = None) -> dict:
     from tui.app import CranfieldApp
     from tui.testing import settle
@@ -85,10 +100,12 @@ async def measure(campaign: Path, only: set[str] | None = None) -> dict:
             frame_cpu = time.thread_time() - c        # the UI thread's CPU time (the app's loop runs here)
             await settle(pilot)
             ready = time.perf_counter() - t
+            rss = _rss_mb()
             out["screens"][label] = {"frame_s": frame, "ready_s": ready, "frame_cpu_s": frame_cpu,
-                                     "shown": type(app.screen).__name__ == cls}
-            print(f"  {campaign.name} {label}: frame {frame:.2f} s (UI thread CPU {frame_cpu:.2f} s), ready {ready:.2f} s",
-                  file=sys.stderr, flush=True)
+                                     "shown": type(app.screen).__name__ == cls, "rss_mb": rss,
+                                     "peak_mb": _peak_mb()}
+            print(f"  {campaign.name} {label}: frame {frame:.2f} s (UI thread CPU {frame_cpu:.2f} s), ready {ready:.2f} s, "
+                  f"resident {rss:.0f} MB (peak so far {_peak_mb():.0f} MB)", file=sys.stderr, flush=True)
             if len(app.screen_stack) > 1:
                 await pilot.press("escape")
                 await settle(pilot)

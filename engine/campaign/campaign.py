@@ -8,6 +8,8 @@ Layout and schema: docs/campaign-format.md.
 from __future__ import annotations
 
 import os
+import stat
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -46,6 +48,9 @@ TOPIC_SUFFIXES = {".txt", ".sgml", ".sgm", ".trec", ".tsv", ".jsonl", ".json"}
 IGNORED_NAMES = {"readme", "readme.md", "readme.txt", "license", ".gitkeep", ".gitignore"}
 
 
+_SETTLED_NS = 2_000_000_000   # a folder changed this long before its listing has its change in its times
+
+
 def _fingerprint(paths: list[Path]) -> tuple:
     out = []
     for p in paths:
@@ -60,7 +65,15 @@ def _fingerprint(paths: list[Path]) -> tuple:
 def _visible_files(folder: Path) -> list[Path]:
     if not fs.is_dir(folder):
         return []
-    return [p for p in fs.glob(folder) if not p.name.startswith(".") and not _is_folder(p)]
+    kinds = dict(fs.stats(folder))        # one anchored walk for every entry (a link: its target's stat)
+    out = []
+    for p in fs.glob(folder):
+        if p.name.startswith("."):
+            continue
+        st = kinds.get(p.name)            # (absent: a link the anchored open refuses, or gone since)
+        if not (stat.S_ISDIR(st.st_mode) if st is not None else _is_folder(p)):
+            out.append(p)
+    return out
 
 
 def _is_folder(p: Path) -> bool:
@@ -184,7 +197,40 @@ class Campaign:
             self.warnings.add(path, line, msg)
 
     def run_files(self) -> list[Path]:
-        """Run files: everything in runs/ plus files named by runs.<tag>.file."""
+        """Run files: everything in runs/ plus files named by runs.<tag>.file. The listing is kept while
+        runs/ (its entries: names are added, removed or replaced only by changing the folder's times) and
+        the configuration's run entries stay the same, and runs/ was last changed well before it was
+        made (a change within a coarse clock tick of the listing leaves the folder's times as they were);
+        a campaign of 1,000 runs was listed a dozen times per open."""
+        key = self._runs_key()
+        hit = self.__dict__.get("_run_files")
+        if key is not None and hit is not None and hit[0] == key:
+            return list(hit[1])
+        files = self._list_run_files()
+        if key is not None and key[0] < time.time_ns() - _SETTLED_NS:
+            self._run_files = (key, tuple(files))
+        return files
+
+    def _runs_key(self) -> tuple | None:
+        """What a run listing depends on: the newest change time of runs/ and of the folders of the files
+        campaign.yaml names (first), their stats (followed), those run entries, the files set aside; None
+        when a folder cannot be looked at."""
+        runs = self.config.get("runs") or {}
+        named = tuple((str(t), str(m.get("file"))) for t, m in runs.items() if isinstance(m, dict) and m.get("file"))
+        root = str(self.root)
+        folders = dict.fromkeys([os.path.join(root, "runs"),
+                                 *(os.path.dirname(os.path.join(root, f)) for _, f in named)])
+        stats = []
+        for d in folders:
+            try:
+                st = fs.stat(d)
+            except (OSError, FormatError):
+                return None
+            stats.append((str(d), st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev, st.st_size))
+        skip = tuple(sorted(map(str, getattr(self, "skip_runs", None) or ())))
+        return (max(max(x[1], x[2]) for x in stats), tuple(stats), named, skip)
+
+    def _list_run_files(self) -> list[Path]:
         real: dict[Path, Path] = {}
         files = self._scan("runs", RUN_SUFFIXES, "a run", real=real)
         seen = {real[q] for q in files}     # once: resolving inside the loop was cubic in runs

@@ -31,7 +31,13 @@ PERSON_ENV = "CRANFIELD_ALLOW_OUTSIDE"      # os.pathsep-separated roots (set by
 
 def person_config_path() -> Path:
     """The person's own configuration file: $XDG_CONFIG_HOME/cranfield/config.yaml (~/.config by default)."""
-    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return _config_path(os.environ.get("XDG_CONFIG_HOME"), os.environ.get("HOME"))
+
+
+@lru_cache(maxsize=16)
+def _config_path(xdg: str | None, home: str | None) -> Path:
+    """`person_config_path` for these values of XDG_CONFIG_HOME and HOME (asked on every anchored access)."""
+    base = xdg or os.path.join(os.path.expanduser("~"), ".config")
     return Path(base) / "cranfield" / "config.yaml"
 
 

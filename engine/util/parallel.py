@@ -105,6 +105,7 @@ def map_tasks(fn, tasks: list, workers: int | None = None, executor: Executor | 
         return out
     own = executor is None
     ex = executor or SafeProcessPool(k)
+    futs: dict = {}
     try:
         futs = {ex.submit(fn, t): i for i, t in enumerate(tasks)}
         out: list = [None] * n
@@ -113,6 +114,10 @@ def map_tasks(fn, tasks: list, workers: int | None = None, executor: Executor | 
             if progress:
                 progress(j + 1, n)
         return out
+    except BaseException:
+        for f in futs:              # a task failed or `progress` stopped the work (a cancel): the queued
+            f.cancel()              # tasks never start, also on an executor the caller owns
+        raise
     finally:
         if own:
             ex.shutdown(cancel_futures=True)

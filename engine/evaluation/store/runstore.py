@@ -287,9 +287,16 @@ class RunStore:
         return [e["tag"] for e in self.manifest["files"].values() if e.get("tag") is not None]
 
     def _entry(self, run: str) -> tuple[str, dict]:
-        for k, e in self.manifest["files"].items():
-            if e.get("tag") == run:
-                return k, e
+        m = self.manifest
+        by_tag = self.__dict__.get("_by_tag")
+        if by_tag is None or by_tag[0] is not m:       # tag -> source key, once per manifest (not per call)
+            keys: dict = {}
+            for k, e in m["files"].items():
+                keys.setdefault(e.get("tag"), k)
+            by_tag = self._by_tag = (m, keys)
+        k = by_tag[1].get(run)
+        if k is not None:
+            return k, m["files"][k]
         raise CranfieldError(f"run {run!r} is not in the store of {self.root}")
 
     def check_part(self, run: str) -> str | None:

@@ -1,0 +1,104 @@
+"""Fixed costs of opening a large campaign (issue 39): the run listing is kept while its folders are unchanged
+(and relisted after any change, also within the clock tick of the listing), the run store finds a run's
+entry without a scan, and a cancelled evaluation leaves its queued blocks unstarted."""
+from __future__ import annotations
+
+import os
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+import engine.campaign.campaign as campaign_mod
+from engine.campaign.campaign import load_campaign
+from engine.errors import FormatError, Warnings
+from engine.util.parallel import map_tasks
+
+from test_campaign import make_campaign
+
+
+def settled(monkeypatch) -> None:
+    """Every folder counts as changed long before its listing (no wait for the clock in the tests)."""
+    monkeypatch.setattr(campaign_mod, "_SETTLED_NS", -10**18)
+
+
+def test_listing_is_kept_and_follows_every_change(tmp_path, monkeypatch):
+    settled(monkeypatch)
+    root = make_campaign(tmp_path / "c")
+    c = load_campaign(root, warnings=Warnings())
+    first = c.run_files()
+    assert sorted(p.name for p in first) == ["alpha.txt", "beta.txt"]
+    calls = []
+    real = c._list_run_files
+    monkeypatch.setattr(c, "_list_run_files", lambda: calls.append(1) or real())
+    assert c.run_files() == first and calls == []          # kept: runs/ unchanged
+    (root / "runs" / "gamma.txt").write_text("1 Q0 d1 1 1 gamma\n")
+    assert sorted(p.name for p in c.run_files()) == ["alpha.txt", "beta.txt", "gamma.txt"] and calls == [1]
+    (root / "runs" / "gamma.txt").unlink()
+    assert sorted(p.name for p in c.run_files()) == ["alpha.txt", "beta.txt"] and calls == [1, 1]
+    (root / "runs" / "sub").mkdir()                        # a folder is not a run file
+    assert sorted(p.name for p in c.run_files()) == ["alpha.txt", "beta.txt"]
+    c.skip_runs = {(root / "runs" / "beta.txt").resolve()}  # a file set aside by the UI
+    assert [p.name for p in c.run_files()] == ["alpha.txt"]
+
+
+def test_a_named_file_outside_runs_is_followed(tmp_path, monkeypatch):
+    settled(monkeypatch)
+    root = make_campaign(tmp_path / "c")
+    (root / "extra").mkdir()
+    (root / "extra" / "x.txt").write_text("1 Q0 d1 1 1 xrun\n")
+    text = (root / "campaign.yaml").read_text().replace("runs:\n", "runs:\n  xrun:\n    file: extra/x.txt\n")
+    (root / "campaign.yaml").write_text(text)
+    c = load_campaign(root, warnings=Warnings())
+    assert "x.txt" in [p.name for p in c.run_files()]
+    (root / "extra" / "x.txt").unlink()                    # runs/ is unchanged, extra/ is not
+    with pytest.raises(FormatError, match="does not exist"):
+        c.run_files()
+
+
+def test_a_change_within_the_clock_tick_is_never_missed(tmp_path):
+    """Without the settled rule a listing made in the same coarse tick as a change could be kept past the
+    next change: a just-changed folder is listed again on every call."""
+    root = make_campaign(tmp_path / "c")
+    c = load_campaign(root, warnings=Warnings())
+    c.run_files()
+    assert "_run_files" not in c.__dict__                  # runs/ changed just now: not kept
+    st = os.stat(root / "runs")
+    (root / "runs" / "gamma.txt").write_text("1 Q0 d1 1 1 gamma\n")
+    os.utime(root / "runs", ns=(st.st_atime_ns, st.st_mtime_ns))   # the folder's mtime as before the change
+    assert "gamma.txt" in [p.name for p in c.run_files()]
+
+
+def test_store_entry_by_tag(tmp_path):
+    root = make_campaign(tmp_path / "c")
+    c = load_campaign(root, warnings=Warnings())
+    st = c.store()
+    for tag in ("alpha", "beta"):
+        key, e = st._entry(tag)
+        assert e["tag"] == tag and key.endswith(f"{tag}.txt")
+        assert st.part(tag).is_file()
+    with pytest.raises(Exception, match="not in the store"):
+        st._entry("nosuch")
+
+
+def test_cancel_leaves_queued_blocks_unstarted():
+    """`progress` raising (the TUI's cancel) stops the work: the executor's queued tasks never run, also on
+    an executor the caller owns (the seam's thread pool)."""
+    started = []
+
+    def task(i):
+        started.append(i)
+        time.sleep(0.1)
+        return i
+
+    def progress(done, total):
+        raise KeyboardInterrupt("cancelled")
+
+    ex = ThreadPoolExecutor(2)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            map_tasks(task, list(range(50)), executor=ex, progress=progress)
+    finally:
+        ex.shutdown(wait=True)
+    time.sleep(0.05)
+    assert 1 <= len(started) <= 4, started                 # the two running (and at most two more), not 50
