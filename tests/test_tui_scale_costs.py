@@ -102,3 +102,40 @@ def test_cancel_leaves_queued_blocks_unstarted():
         ex.shutdown(wait=True)
     time.sleep(0.05)
     assert 1 <= len(started) <= 4, started                 # the two running (and at most two more), not 50
+
+
+@pytest.fixture(scope="module")
+def sim(tmp_path_factory):
+    from engine.simulation.campaigns import simulate, write_campaign
+    return write_campaign(simulate(n_runs=40, n_topics=10, depth=50, seed=5), tmp_path_factory.mktemp("plan") / "c",
+                          name="plan", pool_depth=10)
+
+
+@pytest.mark.parametrize("large", [False, True])
+def test_planner_works_on_a_bounded_sample_of_runs(sim, monkeypatch, large):
+    """The cost screen's planner evaluates at most about `sample_rows` run rows per design: a seeded sample of
+    whole runs (the same each time), in memory or read from the run store of a large campaign; with rows
+    to spare, every run."""
+    import engine.evaluation.seam as seam
+    import engine.planning.planner as planner
+    import tui.model as model_mod
+    from tui.model import CampaignModel
+    if large:
+        monkeypatch.setattr(seam, "LARGE_ROWS", 1_000)
+    model_mod._OPENED.clear()
+    seen = []
+    monkeypatch.setattr(planner, "plan", lambda q, runs, **kw: seen.append(runs) or "planned")
+    m = CampaignModel.load(sim)
+    assert m.large == large
+    notes = []
+    assert m.plan("P_10", trials=2, target_tau=0.9, target_phi=0.8, sample_topics=1000, sample_rows=5_000,
+                  notify=notes.append) == "planned"
+    runs = seen[-1]
+    per_run = 10 * 50
+    assert runs["run"].nunique() == 5_000 // per_run == len(runs) // per_run     # 10 whole runs of 40
+    assert notes and "10 of the 40 runs" in notes[-1]
+    m.plan("P_10", trials=2, target_tau=0.9, target_phi=0.8, sample_topics=1000, sample_rows=5_000)
+    assert sorted(set(seen[-1]["run"].astype(str))) == sorted(set(runs["run"].astype(str)))   # seeded
+    m.plan("P_10", trials=2, target_tau=0.9, target_phi=0.8, sample_topics=1000, sample_rows=10**9)
+    assert seen[-1]["run"].nunique() == 40 and len(seen[-1]) == 40 * per_run
+    model_mod._OPENED.clear()

@@ -87,10 +87,12 @@ class PoolsView:
         return len(judged), effort_by_target(eff), float(eff["seconds"].sum()) / 3600, cm.source
 
     def plan(self, measure: str, *, trials: int, target_tau: float, target_phi: float, sample_topics: int,
-             progress=None, notify=None):
+             sample_rows: int = 2_000_000, progress=None, notify=None):
         """engine.planning.planner.plan of one measure (an output name, P_10, as the screens list them) on the
         judged topics; on a large campaign on a seeded random sample of `sample_topics` judged topics read
-        from the run store (`notify` is told so)."""
+        from the run store; when those rows of every run are more than `sample_rows`, on a seeded random
+        sample of runs holding about that many (the planner evaluates its designs on them many times: its
+        memory and time stay bounded; `notify` is told of each sample)."""
         from engine.measures.registry import request_for_output
         from engine.planning.planner import plan
         req = request_for_output(measure)           # the planner evaluates a spec (P.10), not an output name
@@ -105,9 +107,37 @@ class PoolsView:
                     notify(f"planning on a random sample of {sample_topics} of the {len(set(q['topic']))} "
                            f"judged topics (large campaign)")
             q = q[q["topic"].astype(str).isin(set(topics))]
-            runs = self.store.frame(topics=topics)
+            runs = self.run_rows(self._plan_runs(topics, sample_rows, notify), topics=topics)
+        elif len(runs) > sample_rows:
+            keep = self._plan_runs(None, sample_rows, notify)
+            runs = runs[runs["run"].isin(set(keep))]
         return plan(q, runs, measure=spec, trials=trials, model=cost_model(self.config), target_tau=target_tau,
                     target_phi=target_phi, progress=progress)
+
+    def _plan_runs(self, topics: list[str] | None, sample_rows: int, notify=None) -> list[str]:
+        """The runs (campaign names, in campaign order) the planner works on: all, or a seeded random sample
+        of them whose rows of `topics` (all when None) come to about `sample_rows`."""
+        if self.large:
+            rename = self.run_renames()
+            ix = self.store.index
+            if topics is not None:
+                ix = ix[ix["topic"].astype(str).isin(set(topics))]
+            per = ix.groupby("run", sort=False)["rows"].sum()
+            names = [rename.get(t, t) for t in self.store.runs]
+            rows = per.reindex(self.store.runs).fillna(0).to_numpy(np.int64)
+        else:
+            counts = self.runs["run"].value_counts(sort=False)     # (categorical: per category, no strings)
+            counts = counts[counts > 0]
+            names, rows = [str(x) for x in counts.index], counts.to_numpy(np.int64)
+        total = int(rows.sum())
+        if total <= sample_rows or len(names) <= 2:
+            return names
+        k = max(2, min(len(names), int(len(names) * sample_rows / total)))
+        pick = np.sort(np.random.default_rng(0).choice(len(names), k, replace=False))
+        if notify is not None:
+            notify(f"planning on a random sample of {k} of the {len(names)} runs ({total:,} rows over the "
+                   f"topics planned on; at most about {sample_rows:,} are evaluated per design)")
+        return [names[i] for i in pick]
 
 
 # ---------------------------------------------------------------------- pools and cost (engine parts)
