@@ -10,7 +10,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import Footer, Header, Input, Static
 
-from ..widgets.cells import GLYPHS, RAMP, heat_parts, num
+from ..widgets.cells import GLYPHS, RAMP, HeatRow, num
 from ..widgets.fasttable import GridTable
 from .base import CranfieldScreen, nav_bar
 
@@ -84,8 +84,8 @@ R = relevant documents; depth = deepest rank to which every run's list is judged
         t = self.query_one("#mx", GridTable)
         vals = self.frame[runs].to_numpy()
         info = zip(*(self.frame[c].tolist() for c in INFO))       # by column: 1,000 run columns are not iterated
-        rows = [[(topic, None), (str(r), None), (str(d), None), (num(mean, 3), None)] + heat_parts(vals[i], lo, hi)
-                for i, (topic, r, d, mean) in enumerate(info)]
+        rows = [HeatRow([(topic, None), (str(r), None), (str(d), None), (num(mean, 3), None)], vals[i], lo, hi)
+                for i, (topic, r, d, mean) in enumerate(info)]       # heat cells made when drawn
         heads = [(c if len(c) <= 8 else c[:7] + "…") + (("▼" if self.desc else "▲") if c == self.sort_col else "")
                  for c in self.columns]
         t.set_data(self.columns, heads, rows)

@@ -253,7 +253,9 @@ class GridTable(ScrollView, can_focus=True):
 
     def set_data(self, keys: list[str], headers: list[str], rows: list[list[tuple[str, Style | None]]]) -> None:
         n = len(keys)
-        widths = [max([len(headers[j])] + [len(r[j][0]) for r in rows]) + 1 for j in range(n)]
+        # a row may give its cells' widths without making its cells (cells.HeatRow)
+        lens = [r.widths() if hasattr(r, "widths") else [len(c[0]) for c in r] for r in rows]
+        widths = [max([len(headers[j])] + [w[j] for w in lens]) + 1 for j in range(n)]
         self.column_keys, self._headers, self._widths = list(keys), list(headers), widths
         self._x = [0]
         for w in widths:
