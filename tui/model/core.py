@@ -122,16 +122,19 @@ class ModelCore:
         ti = {t: i for i, t in enumerate(topic_names)}
         means = summarize(df) if len(df) else pd.DataFrame()
         matrix = {}
-        for n in names:
+        i_all, j_all = _positions(df["run"], ri), _positions(df["topic"], ti)    # each distinct name looked up once
+        m_all = _positions(df["measure"], {n: k for k, n in enumerate(names)})
+        values = df["value"].to_numpy()
+        for k, n in enumerate(names):
             m = np.full((n_r, n_t), np.nan)
-            sub = df[df["measure"] == n]
-            i = sub["run"].astype(str).map(ri).to_numpy(np.float64)
-            j = sub["topic"].astype(str).map(ti).to_numpy(np.float64)
-            ok = ~(np.isnan(i) | np.isnan(j))
-            m[i[ok].astype(np.int64), j[ok].astype(np.int64)] = sub["value"].to_numpy()[ok]
+            at = np.flatnonzero(m_all == k)
+            i, j = i_all[at], j_all[at]
+            ok = (i >= 0) & (j >= 0)
+            m[i[ok], j[ok]] = values[at[ok]]
             matrix[n] = m
-        g_run = facts["run"].astype(str).map(ri).to_numpy(np.int64)
-        g_topic = facts["topic"].astype(str).map(ti).to_numpy(np.int64)
+        g_run, g_topic = _positions(facts["run"], ri), _positions(facts["topic"], ti)
+        if len(facts) and min(g_run.min(), g_topic.min()) < 0:
+            raise CranfieldError(f"{self.root}: the evaluation's facts name a run or topic it did not score")
         missing = facts["missing"].to_numpy(bool)
         group_of = np.full((n_r, n_t), -1, dtype=np.int64)
         # in memory: the group index into the ranked lists; streamed: present (rows are read per topic)
@@ -381,6 +384,13 @@ def _facts(f: pd.DataFrame, n_r: int, n_t: int) -> tuple[np.ndarray, np.ndarray,
     holes = np.bincount(g_run, weights=f["top10_unjudged"].to_numpy(float), minlength=n_r).astype(int)
     n_top = np.bincount(g_run, weights=np.minimum(f["num_ret"].to_numpy(), 10), minlength=n_r).astype(int)
     return depth_t, holes, n_top
+
+
+def _positions(col: pd.Series, index: dict) -> np.ndarray:
+    """Per row of `col`: the position `index` gives its name (as text), -1 when none (or missing)."""
+    codes, names = pd.factorize(col, sort=False)
+    lut = np.asarray([index.get(str(x), -1) for x in names] + [-1], np.int64)
+    return lut[codes]                                        # (code -1, a missing value: the trailing -1)
 
 
 _OPENED: dict = {}  # (root, fingerprint) -> (Opened, {measure specs: Scores}); newest last
