@@ -60,7 +60,9 @@ async def open_to_leaderboard(campaign: Path) -> dict:
         total = time.perf_counter() - t0
         cpu = time.process_time() - c0              # every thread of this process
         await pilot.press("q")
-    return {"rows": rows, "scored": scored, "loaded_s": t_loaded, "total_s": total, "cpu_s": cpu}
+    import resource
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return {"rows": rows, "scored": scored, "loaded_s": t_loaded, "total_s": total, "cpu_s": cpu, "peak_mb": peak}
 
 
 def load() -> str:
@@ -105,12 +107,13 @@ def main(argv=None) -> int:
         results.append((n, r))
         ok = r["scored"] and r["rows"] == n
         print(f"{n:4d} runs x {a.topics} topics x {a.depth} docs: scored leaderboard in {r['total_s']:6.1f} s "
-              f"(cpu {r['cpu_s']:.1f} s; loaded and evaluated {r['loaded_s']:.1f} s; {r['rows']} rows{'' if ok else ', NOT all scored'})"
+              f"(cpu {r['cpu_s']:.1f} s; loaded and evaluated {r['loaded_s']:.1f} s; {r['rows']} rows{'' if ok else ', NOT all scored'}; "
+              f"peak {r.get('peak_mb', float('nan')):.0f} MB)"
               f"  [{load()}]", flush=True)
         if a.again:
             w = one(camp, warm=True)
             print(f"{'':4s}  opened again (store and evaluation cache kept): {w['total_s']:6.1f} s (cpu {w['cpu_s']:.1f} s; "
-                  f"{w['rows']} rows)  [{load()}]", flush=True)
+                  f"{w['rows']} rows; peak {w.get('peak_mb', float('nan')):.0f} MB)  [{load()}]", flush=True)
     if len(results) > 1:
         base_n, base = results[0]
         for n, r in results[1:]:
