@@ -7,7 +7,8 @@ For each campaign, in a fresh Python process (headless `App.run_test` at 80x24):
 and scored, then each screen's key is pressed from Home. `frame` is the time from the key (sent as the
 terminal driver sends it) until the screen is the one showing, has handled its queued events (mount, its
 data) and a frame has been laid out and rendered (what a person sees); `ready` until its background work
-(planner, G-study, agreement, ...) is done too. The target is frame <= 0.5 s (--target; issue 39); work beyond that must show
+(planner, G-study, agreement, ...) is done too; the process's resident memory after each screen and its peak so far
+are printed beside them. The target is frame <= 0.5 s (--target; issue 39); work beyond that must show
 progress and be cancellable. Then `e` on the leaderboard is timed, the whole action (both tables written,
 the notice drawn). With --turns N every campaign is measured N times in alternating turns
 (each turn's frames and `uptime` printed) and the medians are shown. A copy of the demo is used
