@@ -89,9 +89,6 @@ def _repeat_candidates(doc: pa.ChunkedArray | pa.Array, heads: np.ndarray) -> np
     if pc.max(pc.binary_length(doc)).as_py() > _WORD_BYTES:
         return None
     key = pair_keys(_topic_index(len(doc), heads), id_words(arrow_bytes(doc, multiple=8, copy=False)))
-    top = np.sort((key >> np.uint64(32)).astype(np.uint32))     # equal keys have equal top halves: a
-    if not (top[1:] == top[:-1]).any():                         # sort half as wide clears most pieces
-        return np.zeros(0, np.int64)
     s = np.sort(key)
     same = s[1:] == s[:-1]
     if not same.any():
