@@ -220,7 +220,7 @@ def ingest_stages(path: Path) -> int:
                 wr.write_table(t, row_group_size=len(t))
             wr.close()
             best, size = min(best, time.process_time() - c), buf.tell()
-        print(f"  {name:<30} {best * scale:6.2f} s  {size / 1e6:8.1f} MB")
+        print(f"  {name:<30} {best * scale:6.2f} s  {size / 1e6:10.3f} MB")
     shutil.rmtree(tmp, ignore_errors=True)
     return 0
 

@@ -108,7 +108,7 @@ def test_scale_stages_times_every_step_of_a_file_and_the_writer_options(tmp_path
     for k in ("read", "sha256", "Arrow CSV read (tokenize, convert 6 columns)", "topic starts", "repeated documents",
               "trec_eval order", "Parquet writer", "all"):
         assert k in steps, k
-    sizes = re.findall(r"^  (.+?) +\d+\.\d\d s +(\d+\.\d) MB$", text, re.M)
+    sizes = re.findall(r"^  (.+?) +\d+\.\d\d s +(\d+\.\d{3}) MB$", text, re.M)
     assert [n for n, _ in sizes][:1] == ["the store's (zstd level 1)"] and len(sizes) == 10
     assert float(dict(sizes)["no compression"]) > float(dict(sizes)["the store's (zstd level 1)"])
     bad = tmp_path / "bad.txt"
