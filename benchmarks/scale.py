@@ -2,6 +2,7 @@
 
     python3 benchmarks/scale.py [--topics 10000] [--runs 25] [--depth 1000] [--dir /tmp/cranfield-scale]
                                 [--workers 2] [--judged N] [--resimulate] [--ingest-only]
+    python3 benchmarks/scale.py --stages RUNFILE      # where one file's ingest CPU goes, per stage
 
 Steps (issue 8 targets on a 2-core, 24 GB machine: ingest < 5 min, evaluate < 2 min, peak < 8 GB):
 1. simulate: engine.simulation.large writes the campaign's text run files (kept between calls; not timed
@@ -12,6 +13,10 @@ Steps (issue 8 targets on a 2-core, 24 GB machine: ingest < 5 min, evaluate < 2 
 5. reads: one topic of every run, one whole run; the depth-100 pool candidates (streamed).
 Peak memory is the largest summed resident set of this process and its worker processes, sampled
 every 50 ms from /proc.
+
+`--stages RUNFILE`: the streamed ingest's steps run one after another in this process on the file's
+pieces (the engine's own functions), the CPU of each per 10M lines, then the Parquet writer's options
+on the part it wrote (CPU and bytes; only the first keeps the store's bytes).
 """
 from __future__ import annotations
 
@@ -45,7 +50,12 @@ def main(argv=None) -> int:
     ap.add_argument("--cli", action="store_true",
                     help="also time whole `cranfield` processes on the campaign (eval --campaign -m official, "
                          "pool --strategy statap --budget 64, stability gstudy -m map) with their peak memory")
+    ap.add_argument("--stages", metavar="RUNFILE", default=None,
+                    help="only time the ingest's stages on one clean run file (topics in byte order), then the "
+                         "Parquet writer's options on its part")
     args = ap.parse_args(argv)
+    if args.stages:
+        return ingest_stages(Path(args.stages))
 
     from engine.evaluation.blocks import evaluate_store
     from engine.pooling.store import pool_candidates_store
@@ -125,6 +135,93 @@ def main(argv=None) -> int:
         out["cli"] = cli_figures(root)
     if args.json:
         Path(args.json).write_text(json.dumps(out, indent=1))
+    return 0
+
+
+def ingest_stages(path: Path) -> int:
+    """Print the CPU per 10M lines of each step of the streamed ingest of `path` (in this process, one
+    step after another), then of the Parquet writer's options on the part it wrote."""
+    import hashlib
+    import io
+    import tempfile
+    import numpy as np
+    import pyarrow.parquet as pq
+    from engine.evaluation.store import ingest as ing
+    from engine.evaluation.store.layout import _ENCODING, COMPRESSION, SCHEMA
+    from engine.evaluation.store.parts import _PartWriter
+    from engine.evaluation.store.repeats import _Repeats
+    from engine.formats.runs import _arrow_table, _clean_for_arrow, arrow_run, run_heads
+
+    cpu: dict[str, float] = {}
+
+    def timed(stage, fn, *a):
+        c = time.process_time()
+        r = fn(*a)
+        cpu[stage] = cpu.get(stage, 0.0) + time.process_time() - c
+        return r
+
+    h, rows = hashlib.sha256(), 0
+    tmp, pw = None, None
+    with open(path, "rb") as fh:
+        while True:
+            text = timed("read", fh.read, ing.CHUNK_BYTES)
+            if not text:
+                break
+            if text[-1:] != b"\n":
+                text += timed("read", fh.readline)
+            timed("sha256", h.update, text)
+            fast = timed("arrow_run (scans, Arrow CSV read, checks)", arrow_run, str(path), text)
+            if fast is None:
+                print(f"{path}: not a clean run file for the streamed ingest")
+                return 2
+            timed("scans for bytes Arrow must not see", _clean_for_arrow, text)      # again, alone
+            timed("Arrow CSV read (tokenize, convert 6 columns)", _arrow_table, text)
+            cur = fast[1].select(["topic", "doc", "score", "rank"])
+            heads = timed("topic starts", run_heads, cur.column("topic"))
+            cur, dropped = timed("repeated documents", _Repeats(str(path)).drop, cur, heads, rows + 1)
+            if dropped is not None:                       # as the ingest does (a topic's first row stays)
+                heads = (np.cumsum(~dropped) - 1)[heads]
+            cur = timed("trec_eval order", ing._in_trec_order, cur, heads)
+            if pw is None:
+                tmp = Path(tempfile.mkdtemp(prefix="cranfield-stages-"))
+                pw = _PartWriter(tmp / "part.parquet", fast[0], str(path), ing.ROW_GROUP_ROWS)
+            timed("Parquet writer", pw.add, cur, heads)
+            rows += len(cur)
+    if pw is None:
+        print(f"{path}: empty")
+        return 2
+    timed("Parquet writer", pw.close, h.hexdigest())
+    scale = 1e7 / max(rows, 1)
+    print(f"{path}: {rows:,} rows kept; CPU seconds per 10M rows (pieces of {ing.CHUNK_BYTES >> 20} MB, one thread)")
+    parts = ("scans for bytes Arrow must not see", "Arrow CSV read (tokenize, convert 6 columns)")
+    total = sum(v for k, v in cpu.items() if k not in parts)
+    for k, v in cpu.items():
+        print(f"  {('  of which ' if k in parts else '') + k:<58} {v * scale:6.2f}")
+    print(f"  {'all':<58} {total * scale:6.2f}")
+
+    pf = pq.ParquetFile(tmp / "part.parquet")
+    groups = [pf.read_row_group(i) for i in range(pf.num_row_groups)]
+    base = dict(compression=COMPRESSION, use_dictionary=["topic"], column_encoding=_ENCODING,
+                write_statistics=["topic"], write_page_checksum=True)
+    variants = {"the store's (zstd level 1)": {}, "no page checksums": {"write_page_checksum": False},
+                "no statistics": {"write_statistics": False}, "data pages of 4 MB": {"data_page_size": 4 << 20},
+                "zstd level -5": {"compression_level": -5}, "lz4": {"compression": "lz4"},
+                "snappy": {"compression": "snappy"}, "no compression": {"compression": "none"},
+                "score BYTE_STREAM_SPLIT": {"column_encoding": {**_ENCODING, "score": "BYTE_STREAM_SPLIT"}},
+                "doc dictionary-encoded": {"use_dictionary": ["topic", "doc"]}}
+    print(f"Parquet writer options on that part ({len(groups)} row groups), best of 2:")
+    for name, kw in variants.items():
+        best, size = np.inf, 0
+        for _ in range(2):
+            buf = io.BytesIO()
+            c = time.process_time()
+            wr = pq.ParquetWriter(buf, SCHEMA.with_metadata(pf.schema_arrow.metadata), **{**base, **kw})
+            for t in groups:
+                wr.write_table(t, row_group_size=len(t))
+            wr.close()
+            best, size = min(best, time.process_time() - c), buf.tell()
+        print(f"  {name:<30} {best * scale:6.2f} s  {size / 1e6:10.3f} MB")
+    shutil.rmtree(tmp, ignore_errors=True)
     return 0
 
 

@@ -87,3 +87,32 @@ def test_run_heads_finds_every_change_of_value_across_chunks_and_slices():
             want = [i for i in range(len(v)) if i == 0 or v[i] != v[i - 1]]
             got = run_heads(x)
             assert got.dtype == np.int64 and got.tolist() == want, (v, got)
+
+
+def test_scale_stages_times_every_step_of_a_file_and_the_writer_options(tmp_path):
+    """`benchmarks/scale.py --stages FILE` (a process): every step of the streamed ingest timed on the
+    file's lines (a repeated document among them, dropped as the ingest drops it), then each Parquet
+    writer option with the bytes it writes; the store's own options first."""
+    import re
+    lines = _lines([str(t) for t in range(1000, 1030)], 200)
+    lines.insert(5, lines[2].replace(" 3 ", " 6 ", 1))                  # document d14 again in topic 1000
+    f = tmp_path / "r.txt"
+    f.write_text("\n".join(lines) + "\n")
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    out = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "scale.py"), "--stages", str(f)],
+                         capture_output=True, text=True, env=env, timeout=300)
+    assert out.returncode == 0, out.stderr
+    text = out.stdout
+    assert f"{30 * 200:,} rows kept" in text                           # the repeat is not counted
+    steps = dict(re.findall(r"^  (?:  of which )?(\S.*?\S) +(\d+\.\d\d)$", text, re.M))
+    for k in ("read", "sha256", "Arrow CSV read (tokenize, convert 6 columns)", "topic starts", "repeated documents",
+              "trec_eval order", "Parquet writer", "all"):
+        assert k in steps, k
+    sizes = re.findall(r"^  (.+?) +\d+\.\d\d s +(\d+\.\d{3}) MB$", text, re.M)
+    assert [n for n, _ in sizes][:1] == ["the store's (zstd level 1)"] and len(sizes) == 10
+    assert float(dict(sizes)["no compression"]) > float(dict(sizes)["the store's (zstd level 1)"])
+    bad = tmp_path / "bad.txt"
+    bad.write_text("1 Q0 d1 1 1.0 r\n1 Q0 d2 2\n")
+    out = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "scale.py"), "--stages", str(bad)],
+                         capture_output=True, text=True, env=env, timeout=300)
+    assert out.returncode == 2 and "not a clean run file" in out.stdout
