@@ -325,3 +325,53 @@ def test_nugget_keys_and_cached_lines_built_in_blocks_equal_one_at_a_time():
     want = record_lines([{**m, "label": lab, **base, "key": k, "ts": "TS", "seconds": None, "cached": True}
                          for m, lab, k in hits])
     assert _hit_lines(hits, base, "TS") == want
+
+
+def test_the_one_pattern_cache_reader_reads_what_the_line_reader_reads(tmp_path):
+    """The nugget cache read by one regular expression (every line a plain line of the module's) gives
+    the line reader's key -> label, and any other text falls back to that reader."""
+    import random
+
+    from engine.judging.auto import read_cache_lines
+    from engine.nuggets.auto import _canonical_cache
+    from engine.nuggets.scores import LABELS
+
+    def by_lines(raw):
+        p = tmp_path / "c.jsonl"
+        p.write_bytes(raw)
+        return {str(r["key"]): r["label"] for r in read_cache_lines(p) if r.get("label") in LABELS and "key" in r}
+    k = "0123456789abcdef" * 2
+    plain = [f'{{"key": "{k[:31]}{c}", "label": "{lab}", "model": "m-1 x/y", "ts": "2026-11-28T11:39:54.2Z"}}'
+             for c in "0a" for lab in LABELS]
+    odd = [plain[0][:-1], plain[1] + " ", '{"key": "%s", "label": "maybe", "model": "m", "ts": "t"}' % k,
+           plain[2].replace('"m-1', '"m\\u00e9'), plain[3].replace("m-1", "mé"), "", plain[4].upper(),
+           '{"label": "support", "key": "%s", "model": "m", "ts": "t"}' % k, plain[5].replace("m-1", 'm\\"')]
+    rng = random.Random(7)
+    fast = 0
+    for _ in range(1500):
+        lines = rng.choices(plain, k=rng.randint(0, 8)) + (rng.choices(odd, k=rng.randint(1, 2)) if rng.random() < 0.5 else [])
+        rng.shuffle(lines)
+        raw = "\n".join(lines).encode() + rng.choice([b"", b"\n"])
+        got = _canonical_cache(raw)
+        if got is not None:
+            fast += 1
+            assert got == by_lines(raw), raw
+        else:
+            assert any(ln in odd for ln in lines) or not lines or not raw.endswith(b"\n"), raw
+    assert fast > 300
+    assert _canonical_cache(b"") == {} and _canonical_cache((plain[0] + "\n" + plain[1]).encode()) is None
+
+
+def test_assign_hit_lines_equal_record_lines_byte_for_byte():
+    from engine.judgments.log import record_lines
+    from engine.nuggets.auto import _assign_hit_line, _assign_keys, _encoded_texts
+    for base in ({"op": "assign", "assessor": "s", "kind": "llm", "model": "m%s ö", "prompt_version": "v",
+                  "endpoint": "http://x/%20"}, {"op": "assign", "model": None}, {"run": "shadow"}, {}):
+        rows = [("r1", "t", "n1", "support"), ('r"2\n', "tö", "n\\2", "partial_support"), ("r1", "t", 7, "not_support"),
+                ("r1", "t", "n1", "not_support")]
+        want = record_lines([{"run": r, "topic": t, "nugget": n, "label": lab, **base, "key": "f" * 32, "ts": "TS%",
+                              "seconds": None, "cached": True} for r, t, n, lab in rows])
+        hit = _assign_hit_line(base, "TS%")
+        assert [hit(r, t)(n, lab, "f" * 32) for r, t, n, lab in rows] == want, base
+    texts = ["a", 'ü\n"x', "\u2028", ""]
+    assert _assign_keys("t", "x", texts, "p", "m", _encoded_texts(texts)) == _assign_keys("t", "x", texts, "p", "m")

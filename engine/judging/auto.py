@@ -248,13 +248,13 @@ def _plain_lines(raw: bytes) -> list[dict] | None:
     return out
 
 
-def read_cache_lines(path: Path) -> list[dict]:
-    """The JSON objects of a reply cache; lines that do not parse (a torn last line) are skipped, since
-    a cached reply that is lost is asked again."""
+def read_cache_lines(path: Path, raw: bytes | None = None) -> list[dict]:
+    """The JSON objects of a reply cache (`raw`: its bytes, already read); lines that do not parse (a torn
+    last line) are skipped, since a cached reply that is lost is asked again."""
     from ..formats.safeload import json_line
     out = []
-    if fs.is_file(path):
-        raw = fs.read_bytes(path)
+    if raw is not None or fs.is_file(path):
+        raw = fs.read_bytes(path) if raw is None else raw
         fast = _plain_lines(raw)
         if fast is not None:
             return fast
