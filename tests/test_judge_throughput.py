@@ -375,3 +375,22 @@ def test_assign_hit_lines_equal_record_lines_byte_for_byte():
         assert [hit(r, t)(n, lab, "f" * 32) for r, t, n, lab in rows] == want, base
     texts = ["a", 'ü\n"x', "\u2028", ""]
     assert _assign_keys("t", "x", texts, "p", "m", _encoded_texts(texts)) == _assign_keys("t", "x", texts, "p", "m")
+
+
+def test_asked_label_lines_equal_record_lines_byte_for_byte():
+    from engine.judgments.log import record_lines
+    from engine.nuggets.auto import _cache_lines, _Lines
+    base = {"op": "assign", "assessor": "s", "kind": "llm", "model": "mö", "prompt_version": "v%", "endpoint": "http://x"}
+    metas = [{"run": "r1", "topic": "t", "nugget": "n1"}, {"run": 'r"2\n', "topic": "tö", "sentence": 3, "doc": "d\\"}]
+    for secs in (0.003, 1.0, 12.345, 0.0):
+        mk = _Lines(base)
+        tail = mk.tail("TS", secs)
+        got = [mk.line(m, lab, "k" + str(i), tail) for i, (m, lab) in enumerate(zip(metas, ["support", "not_support"]))]
+        assert got == record_lines([{**m, "label": lab, **base, "key": "k" + str(i), "ts": "TS", "seconds": secs}
+                                    for i, (m, lab) in enumerate(zip(metas, ["support", "not_support"]))])
+    assert _Lines(base).line({"run": "r", "key": "x"}, "support", "k", "") is None      # a reserved name: record_lines
+    assert _Lines({"label": "x"}).line(metas[0], "support", "k", "") is None
+    for model in ("bench", "mö \"q\"", None):
+        assert _cache_lines(["a" * 32, "b" * 32], ["support", "partial_support"], model, "TS") == record_lines(
+            [{"key": k, "label": lab, "model": model, "ts": "TS"} for k, lab in (("a" * 32, "support"),
+                                                                                ("b" * 32, "partial_support"))])

@@ -87,42 +87,68 @@ def _encoded_texts(texts: list[str]) -> list[bytes]:
     return [_enc(t).encode("utf-8") for t in texts]
 
 
-def _hit_lines(hits: list[tuple[dict, str, str]], base: dict, ts: str) -> list[bytes]:
-    """The log lines of labels taken from the cache, written at `ts`: byte for byte `record_lines` of
-    {**meta, label, **base, key, ts, seconds: None, cached: True} for each (meta, label, key), the
-    constant part encoded once and each meta's keys and repeated text values once."""
-    def dumps(v) -> str:
-        return json.dumps(v, ensure_ascii=False, separators=(", ", ": "))
-    if not base or not all(isinstance(k, str) for k in base):
-        return _record_hits(hits, base, ts)
-    mid, tail = dumps(base)[1:-1], f', "ts": {_enc(ts)}, "seconds": null, "cached": true}}\n'
-    heads: dict[tuple, str | None] = {}          # a meta's keys -> the encoded '{"k": ' parts (None: not this way)
-    texts: dict[str, str] = {}                   # a text value -> its JSON
-    out = []
-    for m, lab, k in hits:
-        names = tuple(m) if type(m) is dict else None
-        parts = heads.get(names, False) if names is not None else None
+_RESERVED = ("label", "key", "ts", "seconds", "cached")
+
+
+def _dumps(v) -> str:
+    return json.dumps(v, ensure_ascii=False, separators=(", ", ": "))
+
+
+class _Lines:
+    """Log lines {**meta, label, **base, key, ts, ...} byte for byte as `record_lines` writes them, the
+    constant part encoded once and each meta's keys and repeated text values once (thread-safe)."""
+
+    def __init__(self, base: dict) -> None:
+        self.plain = bool(base) and all(type(k) is str and k not in _RESERVED for k in base)
+        self.base, self.mid = base, _dumps(base)[1:-1] if self.plain else ""
+        self.heads: dict[tuple, list[str] | None] = {}     # a meta's keys -> their '"k": ' parts (None: not this way)
+        self.texts: dict[str, str] = {}                     # a text value -> its JSON
+
+    def tail(self, ts: str, seconds) -> str:
+        """What follows the key: the time, the seconds (None: from the cache)."""
+        if seconds is None:
+            return f', "ts": {_enc(ts)}, "seconds": null, "cached": true}}\n'
+        return f', "ts": {_enc(ts)}, "seconds": {_dumps(seconds)}}}\n'
+
+    def line(self, m: dict, lab: str, k: str, tail: str) -> bytes | None:
+        """One line, or None where only `record_lines` writes it (odd keys or values)."""
+        if not self.plain or type(m) is not dict or type(lab) is not str or type(k) is not str:
+            return None
+        names = tuple(m)
+        parts = self.heads.get(names, False)
         if parts is False:
-            ok = names and all(isinstance(n, str) and n not in base and n != "label" for n in names)
-            parts = heads[names] = [f"{_enc(n)}: " for n in names] if ok else None
-        if parts is None or type(lab) is not str or type(k) is not str:
-            return _record_hits(hits, base, ts)
+            ok = all(type(n) is str and n not in self.base and n not in _RESERVED for n in names)
+            parts = self.heads[names] = [f"{_enc(n)}: " for n in names] if ok else None
+        if parts is None:
+            return None
         vals = []
         for n, v in zip(parts, m.values()):
             if type(v) is str:
-                e = texts.get(v)
+                e = self.texts.get(v)
                 if e is None:
-                    e = texts[v] = _enc(v)
+                    e = self.texts[v] = _enc(v)
             else:
-                e = dumps(v)
+                e = _dumps(v)
             vals.append(n + e)
-        out.append(f'{{{", ".join(vals)}, "label": {_enc(lab)}, {mid}, "key": {_enc(k)}{tail}'.encode("utf-8"))
+        return f'{{{", ".join(vals)}, "label": {_enc(lab)}, {self.mid}, "key": {_enc(k)}{tail}'.encode("utf-8")
+
+
+def _hit_lines(hits: list[tuple[dict, str, str]], base: dict, ts: str) -> list[bytes]:
+    """The log lines of labels taken from the cache, written at `ts`: byte for byte `record_lines` of
+    {**meta, label, **base, key, ts, seconds: None, cached: True} for each (meta, label, key)."""
+    mk = _Lines(base)
+    tail = mk.tail(ts, None)
+    out = [mk.line(m, lab, k, tail) for m, lab, k in hits]
+    if None in out:
+        return record_lines([{**m, "label": lab, **base, "key": k, "ts": ts, "seconds": None, "cached": True}
+                             for m, lab, k in hits])
     return out
 
 
-def _record_hits(hits: list[tuple[dict, str, str]], base: dict, ts: str) -> list[bytes]:
-    return record_lines([{**m, "label": lab, **base, "key": k, "ts": ts, "seconds": None, "cached": True}
-                         for m, lab, k in hits])
+def _cache_lines(keys: list[str], labels: list[str], model: str, ts: str) -> list[bytes]:
+    """The cache's lines of one reply: byte for byte `record_lines` of {key, label, model, ts} each."""
+    rest = f', "model": {_dumps(model)}, "ts": {_enc(ts)}}}\n'
+    return [f'{{"key": {_enc(k)}, "label": {_enc(lab)}{rest}'.encode("utf-8") for k, lab in zip(keys, labels)]
 
 
 @dataclass
@@ -196,6 +222,7 @@ def _execute(root, tasks: list[_Task], log_p: Path, settings: JudgeSettings, bas
     err_p = log_p.with_name(log_p.stem + ".errors.jsonl")
     lock = threading.Lock()
     client = client_of(settings, stop_after)
+    lines = _Lines(base)
     t0 = time.monotonic()
 
     def one(task: _Task) -> None:
@@ -220,10 +247,14 @@ def _execute(root, tasks: list[_Task], log_p: Path, settings: JudgeSettings, bas
         def labelled() -> None:      # in the writer thread, once the labels are on disk
             with lock:
                 res.labelled += len(labels)
-        commit.submit([(cache_p, [{"key": k, "label": lab, "model": settings.model, "ts": now_ts()}
-                                  for k, lab in zip(task.keys, labels)]),
-                       (log_p, [{**m, "label": lab, **base, "key": k, "ts": now_ts(), "seconds": secs}
-                                for k, m, lab in zip(task.keys, task.meta, labels)])], labelled)
+        ts = now_ts()                # the reply's labels arrived at once: one time for its lines
+        tail = lines.tail(ts, secs)
+        log = [lines.line(m, lab, k, tail) for k, m, lab in zip(task.keys, task.meta, labels)]
+        if None in log:
+            log = record_lines([{**m, "label": lab, **base, "key": k, "ts": ts, "seconds": secs}
+                                for k, m, lab in zip(task.keys, task.meta, labels)])
+        commit.submit_lines([(cache_p, _cache_lines(task.keys, labels, settings.model, ts)), (log_p, log)],
+                            labelled)
 
     n = len(tasks)
     if progress:
