@@ -178,3 +178,24 @@ def test_kill_mid_way_resumes_without_duplicates(camp_dir):
     keys = [json.loads(x)["key"] for x in log.read_text().splitlines()]
     assert len(keys) == len(set(keys)) == len(pairs)
     assert len(srv.calls) <= len(pairs) + 1     # at most the one request in flight at the kill is repeated
+
+
+def test_the_plans_token_estimate_is_that_of_the_rendered_prompts(camp_dir):
+    """The plan counts each prompt's length without rendering it: the same estimate as rendering every
+    prompt, for the default prompt and a template with {passage} twice, on passages with & < >."""
+    from engine.judging.auto import estimate_tokens, plan, read_docs
+    docs = camp_dir / "docs" / "docs.jsonl"
+    recs = [json.loads(x) for x in docs.read_text().splitlines()]
+    for i, r in enumerate(recs):
+        r["text"] = r.get("text", "") + " & <b>" * (i % 3) + "é>" * (i % 2)
+    docs.write_text("".join(json.dumps(r) + "\n" for r in recs))
+    camp = load_campaign(camp_dir)
+    pairs = pooled_pairs(camp, depth=8)
+    dd = read_docs(camp_dir)
+    topics = {str(r["topic"]): r for r in camp.topics().to_dict("records")}
+    for template in (DEFAULT_PROMPT, "Q {query} & {topic}\n{passage}\n--\n{passage} {other} {narrative}"):
+        st = JudgeSettings("http://127.0.0.1:9/v1", "m", prompt=template)
+        pl = plan(camp, "x", st, pairs)
+        want = sum(estimate_tokens(render(template, topics[t], f"{dd[d].get('title', '')}\n{dd[d].get('text', '')}".strip()))
+                   for t, d, _k, _p in pl.pairs)
+        assert len(pl.pairs) > 10 and pl.prompt_tokens == want

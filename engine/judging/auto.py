@@ -309,6 +309,16 @@ def plan(camp, source: str, settings: JudgeSettings, pairs: pd.DataFrame) -> Pla
         doc = docs_().get(d)
         passage = (f"{doc.get('title', '')}\n{doc.get('text', '')}".strip() if doc else "")
         return render(settings.prompt, topics.get(t, {"topic": t, "title": t}), passage)
+    # a prompt's length without rendering it (for the token estimate): the topic's prompt with an empty
+    # passage, plus the escaped passage at each {passage} placeholder
+    passages_in = prompts.placeholders(settings.prompt, "passage")
+    empty_len: dict = {}
+
+    def prompt_len(t: str, passage: str) -> int:
+        n = empty_len.get(t)
+        if n is None:
+            n = empty_len[t] = len(render(settings.prompt, topics.get(t, {"topic": t, "title": t}), ""))
+        return n + passages_in * prompts.escaped_length(passage)
     tops, dcs = pairs["topic"].tolist(), pairs["doc"].tolist()
     for t, d, key in zip(tops, dcs, cache_keys(tops, dcs, settings.prompt, settings.model)):
         if key in done:
@@ -325,7 +335,7 @@ def plan(camp, source: str, settings: JudgeSettings, pairs: pd.DataFrame) -> Pla
         if not passage and not settings.judge_empty:
             empty += 1
             continue
-        ptok += estimate_tokens(prompt_for(t, d))
+        ptok += max(1, (prompt_len(t, passage) + 3) // 4)       # estimate_tokens of the rendered prompt
         todo.append((t, d, key, None))   # rendered again when asked: the prompts are never all held
     if missing_docs and docs_box and docs_box[0]:
         camp.warnings.add(str(camp.root / "docs" / "docs.jsonl"), None,
