@@ -199,3 +199,32 @@ def test_the_plans_token_estimate_is_that_of_the_rendered_prompts(camp_dir):
         want = sum(estimate_tokens(render(template, topics[t], f"{dd[d].get('title', '')}\n{dd[d].get('text', '')}".strip()))
                    for t, d, _k, _p in pl.pairs)
         assert len(pl.pairs) > 10 and pl.prompt_tokens == want
+
+
+def test_judged_lines_are_record_lines_byte_for_byte(camp_dir):
+    """The cache's and the source log's lines of asked pairs are json.dumps of their records, in the
+    records' key order (the lines are encoded directly), with a model name that needs escapes and a grade
+    map (model_grade)."""
+    camp = load_campaign(camp_dir)
+    pairs = pooled_pairs(camp, depth=3)
+    with FakeLLM() as srv:
+        st = JudgeSettings(srv.url, 'fäke "1"', backoff=0.01, concurrency=3, grade_map={3: 2}, scale=(0, 1, 2))
+        res = run_auto_judge(camp, "llm", st, pairs)
+    assert res.judged > 5
+    order = {"autojudge.jsonl": ["key", "topic", "doc", "model", "prompt_version", "grade", "answer", "ts"],
+             "llm.jsonl": ["topic", "doc", "grade", "assessor", "source", "kind", "model", "prompt_version",
+                           "endpoint", "op", "key", "ts", "seconds", "prompt_tokens", "completion_tokens"]}
+    mapped = 0
+    for p in (camp_dir / ".cranfield-cache" / "autojudge.jsonl", camp_dir / "judgments" / "sources" / "llm.jsonl"):
+        lines = p.read_bytes().splitlines(keepends=True)
+        assert len(lines) == res.judged
+        for ln in lines:
+            rec = json.loads(ln)
+            assert (json.dumps(rec, ensure_ascii=False, separators=(", ", ": ")) + "\n").encode() == ln
+            keys = list(rec)
+            if "model_grade" in rec:
+                mapped += 1
+                assert keys[-1] == "model_grade" and rec["model_grade"] == 3 and rec["grade"] == 2
+                keys = keys[:-1]
+            assert keys == order[p.name] and rec["model"] == 'fäke "1"'
+    assert mapped > 0

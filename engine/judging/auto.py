@@ -405,12 +405,20 @@ def run_auto_judge(camp, source: str, settings: JudgeSettings, pairs: pd.DataFra
         return (f"grade {mapped} is not on the campaign's scale ({', '.join(map(str, scale))}); "
                 f"not recorded: map the model's grades with --grade-map {mapped}={top}")
 
-    def record(t, d, key, g, seconds=None, tokens=(None, None)) -> dict:
-        rec = {"topic": t, "doc": d, "grade": gm.get(int(g), int(g)), **base, "key": key, "ts": now_ts(),
+    def record(t, d, key, g, seconds=None, tokens=(None, None), ts=None) -> dict:
+        rec = {"topic": t, "doc": d, "grade": gm.get(int(g), int(g)), **base, "key": key, "ts": ts or now_ts(),
                "seconds": seconds, "prompt_tokens": tokens[0], "completion_tokens": tokens[1]}
         if int(g) in gm:
             rec["model_grade"] = int(g)
         return rec
+
+    from json.encoder import encode_basestring as enc
+    plain = all(type(v) is str for v in (*base.values(), settings.model, settings.prompt_version))
+    mid = json.dumps(base, ensure_ascii=False, separators=(", ", ": "))[1:-1]
+    cache_mid = f'"model": {enc(settings.model)}, "prompt_version": {enc(settings.prompt_version)}' if plain else ""
+
+    def model_grade(g: int) -> str:
+        return f', "model_grade": {int(g)}' if int(g) in gm else ""
 
     def judged() -> None:            # in the writer thread, once the grade is on disk
         with lock:
@@ -452,10 +460,21 @@ def run_auto_judge(camp, source: str, settings: JudgeSettings, pairs: pd.DataFra
             with lock:
                 res.failed.append((t, d, why))
             return
+        ts = now_ts()
+        if plain and type(t) is str and type(d) is str:     # the lines, encoded here (byte for byte record_lines)
+            commit.submit_lines([(cache_p, [f'{{"key": {enc(key)}, "topic": {enc(t)}, "doc": {enc(d)}, {cache_mid}, '
+                                            f'"grade": {int(g)}, "answer": {enc(out.text[-2000:])}, "ts": {enc(ts)}}}\n'
+                                            .encode("utf-8")]),
+                                 (log_p, [f'{{"topic": {enc(t)}, "doc": {enc(d)}, "grade": {gm.get(int(g), int(g))}, '
+                                          f'{mid}, "key": {enc(key)}, "ts": {enc(ts)}, "seconds": {out.seconds!r}, '
+                                          f'"prompt_tokens": {int(out.prompt_tokens)}, "completion_tokens": '
+                                          f'{int(out.completion_tokens)}{model_grade(g)}}}\n'.encode("utf-8")])],
+                                judged)
+            return
         commit.submit([(cache_p, [{"key": key, "topic": t, "doc": d, "model": settings.model,
                                    "prompt_version": settings.prompt_version, "grade": g,
-                                   "answer": out.text[-2000:], "ts": now_ts()}]),
-                       (log_p, [record(t, d, key, g, out.seconds, (out.prompt_tokens, out.completion_tokens))])],
+                                   "answer": out.text[-2000:], "ts": ts}]),
+                       (log_p, [record(t, d, key, g, out.seconds, (out.prompt_tokens, out.completion_tokens), ts)])],
                       judged)
 
     n = len(pl.pairs)
