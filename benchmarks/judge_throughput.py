@@ -1,23 +1,32 @@
 """Model judging at the endpoint's speed (issue 39, item 4).
 
     python3 benchmarks/judge_throughput.py [--quick] [--sizes 10000,100000] [--slots 16] [--latency 0.025]
-                                           [--what judgments,nuggets] [--json PATH]
+                                           [--what judgments,nuggets] [--timer] [--json PATH]
 
 A loopback chat endpoint with a set capacity runs in its own process: `--slots` requests are answered at
-once, each after `--latency` seconds (HTTP/1.1, keep-alive; asyncio, so its own CPU stays small), so its
-capacity is slots / latency requests a second. `cranfield judgments auto` (one pooled pair a request) and
-`cranfield nuggets auto` (10 nuggets of one answer a request) run against it as separate processes with
-`--concurrency` = twice the slots (or `--concurrency N`) on simulated campaigns of about each size in pairs.
-Twice the slots, by Little's law: an endpoint stays busy when the requests in flight are capacity x (its
-latency + the client's turnaround between a reply and its next request); with slots in flight, every
-turnaround (parsing, writing, waiting for the interpreter lock among the threads) leaves a slot idle, while
-a second set queued at the endpoint covers any turnaround up to the latency itself (a real server such as
-vLLM queues them the same way; the capacity is still slots / latency). Printed per run: wall and CPU
-seconds and the peak RSS of the client process, the requests a second it reached while calling (the
-endpoint's own count from its first to its last request) as a fraction of the capacity, the client's CPU
-per request (and the endpoint's own, to show it is not the bottleneck), the peak of `--dry-run` (the plan
-alone: runs, documents, pairs; judging's own memory is the difference); then a rerun answered from the cache (the source's log removed, the cache kept): pairs a
-second, whole process. The load average is printed with every figure.
+once, each in `--latency` seconds, so its capacity is slots / latency requests a second (HTTP/1.1,
+keep-alive, asyncio). It keeps that capacity by schedule: a request starts when it has arrived and a
+slot is free by the schedule (the slot's previous request started + latency), and its reply leaves when
+it ends, so the endpoint's own late wake-ups (Python timers under load, by milliseconds) neither lower its
+capacity nor count against the client, while it never answers faster than slots / latency. `--timer`
+runs the earlier endpoint instead, a semaphore of slots held for a sleep of the latency, whose own lateness
+and hand-offs lower what it serves (its slot-time is split to show how much). `cranfield judgments auto`
+(one pooled pair a request) and `cranfield nuggets auto` (10 nuggets of one answer a request) run against
+it as separate processes with `--concurrency` = twice the slots (or `--concurrency N`) on simulated
+campaigns of about each size in pairs. Twice the slots, by Little's law: an endpoint stays busy when the
+requests in flight are capacity x (its latency + the client's turnaround between a reply and its next
+request); with slots in flight, every turnaround (parsing, writing, waiting for the interpreter lock among
+the threads) leaves a slot idle, while a second set queued at the endpoint covers any turnaround up to
+the latency itself (a real server such as vLLM queues them the same way; the capacity is still slots /
+latency). Printed per run: wall and CPU seconds and the peak RSS of the client process; the requests a
+second it reached while calling (the endpoint's own count from its first start to its last end) as a
+fraction of the capacity, and over the whole command with the seconds before its first request
+(start-up and plan) and after its last; the endpoint's slot-time (answering, or idle because no request
+had arrived for the slot: the client's gap); the client's CPU per request (and the endpoint's own); the
+peak of `--dry-run` (the plan alone: runs, documents, pairs; judging's own memory is the difference);
+then a rerun answered from the cache (the source's log removed, the cache kept): pairs a second of wall
+time and per CPU second of the process (the figure to compare on a shared machine). The load average is
+printed with every figure.
 """
 from __future__ import annotations
 
@@ -217,7 +226,9 @@ def measure(kind: str, pairs: int, slots: int, latency: float, where: Path, conc
         common[1] = ep.url
         l0 = load()
         cpu0 = ep.stats()["cpu"]
+        t_start = time.monotonic()           # the same clock as the endpoint's (CLOCK_MONOTONIC)
         m = run_measured(cli(*args, *common), env=_env())
+        t_end = time.monotonic()
         st = ep.stats()
     got = sum(1 for _ in open(source_log(kind, d), "rb"))
     calling = (st["last"] - st["first"]) if st["requests"] > 1 else float("nan")
@@ -237,11 +248,14 @@ def measure(kind: str, pairs: int, slots: int, latency: float, where: Path, conc
             "peak_mb": round(m.peak_mb), "plan_peak_mb": plan_mb, "load": l0, "calling_s": round(calling, 2),
             "rate": round(rate, 1), "capacity": round(capacity, 1), "fraction": round(rate / capacity, 3),
             "whole_fraction": round(st["requests"] / m.wall / capacity, 3),
+            "before_first_s": round(st["first"] - t_start, 2) if st["first"] else None,
+            "after_last_s": round(t_end - st["last"], 2) if st["last"] else None,
             "cpu_ms_per_request": round(1000 * m.cpu / max(1, st["requests"]), 3),
             "peak_busy": st["peak_busy"], **_slot_time(st, slots, latency),
             "endpoint_cpu_ms_per_request": round(1000 * (st["cpu"] - cpu0) / max(1, st["requests"]), 3),
             "rerun": {"pairs": again, "wall": round(r.wall, 2), "cpu": round(r.cpu, 2), "peak_mb": round(r.peak_mb),
-                      "pairs_per_s": round(again / r.wall), "asked": asked, "same_grades": same, "load": l1}}
+                      "pairs_per_s": round(again / r.wall), "pairs_per_cpu_s": round(again / r.cpu),
+                      "asked": asked, "same_grades": same, "load": l1}}
 
 
 def _slot_time(st: dict, slots: int, latency: float) -> dict:
@@ -311,7 +325,8 @@ def main(argv=None) -> int:
                       f"{r['cpu']} s CPU, peak {r['peak_mb']} MB" + (f" (the plan alone {r['plan_peak_mb']} MB)" if r['plan_peak_mb'] else "")
                       + f"; {r['rate']:g} requests/s while calling = "
                       f"{100 * r['fraction']:.1f}% of capacity ({100 * r['whole_fraction']:.1f}% over the whole "
-                      f"command); client CPU {r['cpu_ms_per_request']} ms/request (the endpoint's own "
+                      f"command: {r['before_first_s']} s before its first request, {r['after_last_s']} s after its "
+                      f"last); client CPU {r['cpu_ms_per_request']} ms/request (the endpoint's own "
                       f"{r['endpoint_cpu_ms_per_request']} ms); load {r['load']}")
                 if "late_ms" in r:
                     print(f"  the endpoint's slot-time: {100 * r['answering']:.1f}% answering, {100 * r['starved']:.1f}% "
@@ -322,7 +337,7 @@ def main(argv=None) -> int:
                           f"its timer late, {100 * r['starved']:.1f}% idle with no request waiting (the client's "
                           f"gap), {100 * r['handoff']:.1f}% idle while requests waited (its hand-off)")
                 print(f"  rerun from the cache: {rr['pairs']:,} pairs in {rr['wall']} s = {rr['pairs_per_s']:,} pairs/s "
-                      f"({rr['cpu']} s CPU, peak {rr['peak_mb']} MB, {rr['asked']} requests, same grades: "
+                      f"({rr['cpu']} s CPU = {rr['pairs_per_cpu_s']:,} pairs per CPU second, peak {rr['peak_mb']} MB, {rr['asked']} requests, same grades: "
                       f"{rr['same_grades']}); load {rr['load']}", flush=True)
     if a.json:
         Path(a.json).write_text(json.dumps({"rows": rows, "slots": a.slots, "latency": a.latency}, indent=1))

@@ -394,3 +394,25 @@ def test_asked_label_lines_equal_record_lines_byte_for_byte():
         assert _cache_lines(["a" * 32, "b" * 32], ["support", "partial_support"], model, "TS") == record_lines(
             [{"key": k, "label": lab, "model": model, "ts": "TS"} for k, lab in (("a" * 32, "support"),
                                                                                 ("b" * 32, "partial_support"))])
+
+
+def test_the_benchmark_endpoint_by_schedule_never_serves_above_its_capacity():
+    """The loopback endpoint of benchmarks/judge_throughput.py, by schedule: 12 requests sent at once to
+    2 slots of 50 ms take at least 6 x 50 ms from the first start to the last end (never more than
+    slots / latency a second), each is answered, and its slot-time is all answering when it was kept full."""
+    import sys
+    from concurrent.futures import ThreadPoolExecutor
+    from pathlib import Path
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    import judge_throughput as jt
+    with jt.Endpoint(2, 0.05) as ep:
+        c = client(ep.url, timeout=10.0)
+        with ThreadPoolExecutor(12) as ex:
+            outs = list(ex.map(lambda i: c.ask(f"p{i}"), range(12)))
+        st = ep.stats()
+    assert st["requests"] == 12 and st["timer"] is False
+    assert all(o.text.startswith("##final score:") for o in outs)
+    assert st["last"] - st["first"] >= 6 * 0.05 - 1e-9
+    assert abs(st["busy_s"] - 12 * 0.05) < 1e-9
+    slot = jt._slot_time(st, 2, 0.05)
+    assert abs(slot["answering"] + slot["starved"] - 1) < 1e-9 and slot["answering"] <= 1 + 1e-9
