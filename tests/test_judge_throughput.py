@@ -416,3 +416,42 @@ def test_the_benchmark_endpoint_by_schedule_never_serves_above_its_capacity():
     assert abs(st["busy_s"] - 12 * 0.05) < 1e-9
     slot = jt._slot_time(st, 2, 0.05)
     assert abs(slot["answering"] + slot["starved"] - 1) < 1e-9 and slot["answering"] <= 1 + 1e-9
+
+
+def test_the_one_pattern_reply_cache_reader_reads_what_the_line_reader_reads(tmp_path):
+    """`judgments auto`'s cache read by one regular expression when every line is a reply line as written
+    (any JSON text in the strings, escapes included): the line reader's (grade, answer) by key; any other
+    text (a torn line, another layout, a lone surrogate, bad UTF-8, a control character) is left to it."""
+    import random
+
+    from engine.judging.auto import _plain_replies, read_cache_lines
+    from engine.judgments.log import record_lines
+    rng = random.Random(11)
+    texts = ["a", "é", '"', "\\", "\n", "\t", "\u2028", "𝔘", "##final score: 2", "\x7f", " ", "{}", "\\u00e9"]
+
+    def rec(i):
+        return {"key": f"{i % 7:032x}", "topic": rng.choice(texts), "doc": "".join(rng.choices(texts, k=3)),
+                "model": rng.choice(["m", 'm"q', "mö"]), "prompt_version": "umbrela-v2", "grade": rng.randint(-1, 3),
+                "answer": "".join(rng.choices(texts, k=rng.randint(0, 8))), "ts": "2026-11-28T12:00:00.1Z"}
+    odd = [b'{"key": "%032x", "grade": 1}\n' % 1, b'{"key": "%032x", "topic": "t"' % 2,
+           b'{"key": "%032x", "topic": "t", "doc": "d", "model": "m", "prompt_version": "v", "grade": 1.0, '
+           b'"answer": "", "ts": "t"}\n' % 3, b'{"key": "%032x", "topic": "\\ud800", "doc": "d", "model": "m", '
+           b'"prompt_version": "v", "grade": 1, "answer": "", "ts": "t"}\n' % 4, b"\n", b'{"x": "\xff"}\n',
+           b'{"key": "%032x", "topic": "\x01", "doc": "d", "model": "m", "prompt_version": "v", "grade": 1, '
+           b'"answer": "", "ts": "t"}\n' % 5]
+    fast = 0
+    for _ in range(800):
+        lines = record_lines([rec(i) for i in range(rng.randint(0, 9))])
+        if rng.random() < 0.4:
+            lines.insert(rng.randint(0, len(lines)), rng.choice(odd))
+        raw = b"".join(lines)
+        got = _plain_replies(raw)
+        if got is None:
+            assert any(o in lines for o in odd), raw
+            continue
+        p = tmp_path / "c.jsonl"
+        p.write_bytes(raw)
+        want = {r["key"]: r for r in read_cache_lines(p) if "key" in r}
+        fast += 1
+        assert got == {k: (int(r["grade"]), r.get("answer", "")) for k, r in want.items()}, raw
+    assert fast > 400 and _plain_replies(b"") == {}

@@ -269,6 +269,29 @@ def read_cache_lines(path: Path, raw: bytes | None = None) -> list[dict]:
     return out
 
 
+_JSON_TEXT = r'"(?:[^"\\\x00-\x1f]++|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})*+"'   # possessive: linear time'
+_REPLY_LINE = re.compile(r'^\{"key": "([0-9a-f]{32})", "topic": %s, "doc": %s, "model": %s, "prompt_version": %s, '
+                         r'"grade": (-?(?:0|[1-9][0-9]*)), "answer": (%s), "ts": %s\}\n'
+                         % ((_JSON_TEXT,) * 4 + (_JSON_TEXT,) * 2), re.M)
+
+
+def _plain_replies(raw: bytes) -> dict[str, tuple[int, str]] | None:
+    """key -> (grade, answer) of a reply cache whose every line is a reply line as `run_auto_judge` writes
+    it (strings in JSON's own grammar, no surrogate escape), read by one regular expression; None for any
+    other text (read line by line then)."""
+    from ..formats.safeload import _SURROGATE_ESCAPE
+    if (raw and not raw.endswith(b"\n")) or _SURROGATE_ESCAPE.search(raw):
+        return None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    found = _REPLY_LINE.findall(text)
+    if len(found) != text.count("\n"):
+        return None
+    return {k: (int(g), json.loads(a) if "\\" in a else a[1:-1]) for k, g, a in found}
+
+
 @dataclass
 class Plan:
     """What a run would do, before any call: pairs, how many are done, cached, to ask; token estimate."""
@@ -301,7 +324,10 @@ def plan(camp, source: str, settings: JudgeSettings, pairs: pd.DataFrame) -> Pla
     tt = camp.topics()
     topics = {str(r["topic"]): r for r in tt.to_dict("records")} if len(tt) else {}
     done = {r.get("key") for r in read_cache_lines(sources_dir(camp.root) / f"{source}.jsonl") if r.get("op", "judge") == "judge"}
-    cache = {r["key"]: r for r in read_cache_lines(camp.path("cache", CACHE_NAME)) if "key" in r}
+    cache_p = camp.path("cache", CACHE_NAME)
+    raw = fs.read_bytes(cache_p) if fs.is_file(cache_p) else b""
+    plain = _plain_replies(raw)          # key -> (grade, answer) when every line is a plain reply line
+    cache = plain if plain is not None else {r["key"]: r for r in read_cache_lines(cache_p, raw) if "key" in r}
     todo, cached, already, ptok = [], [], 0, 0
     missing_docs = empty = 0
 
@@ -326,7 +352,7 @@ def plan(camp, source: str, settings: JudgeSettings, pairs: pd.DataFrame) -> Pla
             continue
         if key in cache:
             c = cache[key]
-            cached.append((t, d, key, int(c["grade"]), c.get("answer", "")))
+            cached.append((t, d, key, *c) if plain is not None else (t, d, key, int(c["grade"]), c.get("answer", "")))
             continue
         doc = docs_().get(d)
         if doc is None:
