@@ -74,7 +74,8 @@ def _assign_keys(topic: str, text: str, nugget_texts: list, prompt: str, model: 
     """`key_of(topic, text, nugget, prompt, model)` of each nugget of one answer, the answer's and the
     prompt's part encoded once (the same JSON text as json.dumps writes); `encoded`: the nuggets' texts
     as `_encoded_texts` gives them, when the caller holds them."""
-    if not all(isinstance(x, str) for x in (topic, text, prompt, model, *nugget_texts)):
+    if not (type(topic) is str and type(text) is str and type(prompt) is str and type(model) is str
+            and (encoded is not None or all(isinstance(x, str) for x in nugget_texts))):
         return [key_of(topic, text, nt, prompt, model) for nt in nugget_texts]
     head = f"[{_enc(topic)}, {_enc(text)}, ".encode("utf-8")
     tail = f", {_enc(prompt)}, {_enc(model)}]".encode("utf-8")
@@ -322,7 +323,8 @@ def auto_assign(root, source: str, settings: JudgeSettings, answers: list[Answer
             continue
         ask: list[int] = []
         line = hit(a.run, a.topic)
-        keys = _assign_keys(a.topic, a.text, g[1], prompt, settings.model, encoded[a.topic])
+        text = a.text                                 # joined from the sentences at each use: once here
+        keys = _assign_keys(a.topic, text, g[1], prompt, settings.model, encoded[a.topic])
         for i, (k, n) in enumerate(zip(keys, g[0])):
             if done and (k, a.run, a.topic, n, None, None) in done:
                 res.already += 1
@@ -336,7 +338,7 @@ def auto_assign(root, source: str, settings: JudgeSettings, answers: list[Answer
             part = ask[j:j + batch]
             tasks.append(_Task([keys[i] for i in part], [{"run": a.run, "topic": a.topic, "nugget": g[0][i]}
                                                          for i in part],
-                               functools.partial(prompts.assign, prompt, a.query or a.topic, a.text,
+                               functools.partial(prompts.assign, prompt, a.query or a.topic, text,
                                                  [g[1][i] for i in part])))
     if lines:                        # one write of complete lines (a torn tail is cut on the next open)
         with locked_file(log_p) as fd:
