@@ -228,3 +228,32 @@ def test_judged_lines_are_record_lines_byte_for_byte(camp_dir):
                 keys = keys[:-1]
             assert keys == order[p.name] and rec["model"] == 'fäke "1"'
     assert mapped > 0
+
+
+def test_the_one_pass_documents_reader_reads_what_the_line_reader_reads(tmp_path):
+    """docs/docs.jsonl read in one pass equals the line reader's records wherever it is used, and every
+    file it does not read as that reader would (other line ends, a byte-order mark, a line that is not one
+    object, a lone surrogate, bad UTF-8) is left to the line reader."""
+    import random
+
+    from engine.judging.auto import _plain_docs
+    from engine.formats.safeload import json_line
+    rng = random.Random(5)
+    good = [json.dumps({"id": f"d{i}", "title": t, "text": x}, ensure_ascii=a) for i, (t, x, a) in
+            enumerate([("T", "plain", True), ("é", "ü\u2028x", False), ("", 'q"\\', True), ("x", "\x85", False)])]
+    odd = ['{"id": "d9"', "[1]", "7", '\ufeff{"id": "b"}', '{"id": "s", "text": "\\ud800"}', "x\ry", '{"id": 1}\x0c']
+    used = 0
+    for _ in range(1500):
+        lines = rng.choices(good, k=rng.randint(0, 6)) + rng.choices(["", "  "], k=rng.randint(0, 2))
+        if rng.random() < 0.4:
+            lines.append(rng.choice(odd))
+        rng.shuffle(lines)
+        raw = "\n".join(lines).encode() + rng.choice([b"", b"\n", b"\r\n"])
+        got = _plain_docs(raw)
+        if got is None:
+            continue
+        used += 1
+        want = [json_line(x, "p", 1) for x in raw.decode().splitlines() if x.strip()]
+        assert got == want, raw
+        assert not any(o in lines for o in odd) and b"\r" not in raw
+    assert used > 100 and _plain_docs(b"\xff\n") is None

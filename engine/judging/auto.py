@@ -157,6 +157,21 @@ def check_settings(settings: JudgeSettings) -> None:
 
 # ---------------------------------------------------------------------------- campaign side
 
+_OTHER_LINE_ENDS = re.compile("[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029\ufeff]")
+
+
+def _plain_docs(raw: bytes) -> list[dict] | None:
+    """The records of a documents file read in one pass (`_plain_lines`) when that reads it as the line
+    reader does: every non-blank line one JSON object, no line end but \\n, no byte-order mark; else None."""
+    fast = _plain_lines(raw)
+    if fast is None:
+        return None
+    text = raw.decode("utf-8")
+    if _OTHER_LINE_ENDS.search(text) or len(fast) != sum(1 for ln in text.split("\n") if ln.strip()):
+        return None
+    return fast
+
+
 def read_docs(root) -> dict[str, dict]:
     """docs/docs.jsonl as id -> record (title, text); empty when absent."""
     from engine.util.confine import campaign_path
@@ -165,6 +180,12 @@ def read_docs(root) -> dict[str, dict]:
     p = campaign_path(root, "docs", "docs.jsonl")
     out: dict[str, dict] = {}
     if fs.is_file(p):
+        raw = fs.read_bytes(p)
+        fast = _plain_docs(raw)
+        if fast is not None:
+            for rec in fast:
+                out[str(rec.get("id"))] = rec
+            return out
         for ln, line in enumerate(fs.read_text(p, encoding="utf-8").splitlines(), start=1):
             if line.strip():
                 try:
