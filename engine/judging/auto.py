@@ -158,18 +158,19 @@ def check_settings(settings: JudgeSettings) -> None:
 # ---------------------------------------------------------------------------- campaign side
 
 _OTHER_LINE_ENDS = re.compile("[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029\ufeff]")
+_NOT_AN_OBJECT = re.compile(r"^[^{\n]", re.M)         # a line that is neither empty nor starts an object
 
 
 def _plain_docs(raw: bytes) -> list[dict] | None:
     """The records of a documents file read in one pass (`_plain_lines`) when that reads it as the line
-    reader does: every non-blank line one JSON object, no line end but \\n, no byte-order mark; else None."""
+    reader does: every line empty or one JSON object, no line end but \\n, no byte-order mark; else None."""
     fast = _plain_lines(raw)
     if fast is None:
         return None
     text = raw.decode("utf-8")
-    if _OTHER_LINE_ENDS.search(text) or len(fast) != sum(1 for ln in text.split("\n") if ln.strip()):
+    if _OTHER_LINE_ENDS.search(text) or _NOT_AN_OBJECT.search(text):
         return None
-    return fast
+    return fast if len(fast) == text.count("\n{") + text.startswith("{") else None
 
 
 def read_docs(root) -> dict[str, dict]:
