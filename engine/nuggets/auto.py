@@ -349,16 +349,17 @@ def auto_assign(root, source: str, settings: JudgeSettings, answers: list[Answer
 
 def _assign_hit_line(base: dict, ts: str):
     """hit(run, topic) -> line(nugget, label, key): the log line of a label taken from the cache, byte for
-    byte `_hit_lines` of ({run, topic, nugget}, label, key), each text encoded once."""
-    def js(v) -> str:
-        return _enc(v) if type(v) is str else json.dumps(v, ensure_ascii=False, separators=(", ", ": "))
-    if not (base and all(type(k) is str and k not in ("run", "topic", "nugget", "label") for k in base)):
+    byte `_hit_lines` of ({run, topic, nugget}, label, key), with no meta dict (`_Lines`' parts)."""
+    mk = _Lines(base)
+    if not mk.plain or any(n in base for n in ("run", "topic", "nugget")):
         return lambda run, topic: lambda n, lab, k: _hit_lines([({"run": run, "topic": topic, "nugget": n}, lab, k)],
                                                                base, ts)[0]
-    mid = json.dumps(base, ensure_ascii=False, separators=(", ", ": "))[1:-1]
-    before_key, after_key = f'{mid}, "key": "', f'", "ts": {_enc(ts)}, "seconds": null, "cached": true}}\n'
-    labels = {lab: f', "label": {_enc(lab)}, ' for lab in LABELS}
-    texts: dict = {}
+
+    def js(v) -> str:
+        return _enc(v) if type(v) is str else _dumps(v)
+    tail = '"' + mk.tail(ts, None)
+    labels = {lab: f', "label": {_enc(lab)}, {mk.mid}, "key": "' for lab in LABELS}
+    texts = mk.texts
 
     def hit(run, topic):
         head = f'{{"run": {js(run)}, "topic": {js(topic)}, "nugget": '
@@ -369,7 +370,7 @@ def _assign_hit_line(base: dict, ts: str):
                 e = js(n)
                 if type(n) is str:
                     texts[n] = e
-            return "".join((head, e, labels[lab], before_key, k, after_key)).encode("utf-8")
+            return "".join((head, e, labels[lab], k, tail)).encode("utf-8")
         return line
     return hit
 
