@@ -110,7 +110,7 @@ FIGURES: tuple[Figure, ...] = (
            what="fuzzing mutated run/qrels files through the CLI"),
     Figure("key_storm", "key_storm.py", ("--seeds", "50", "--keys", "25"), ("--seeds", "1", "--keys", "10"), tail=4,
            what="seeded random key sequences over every TUI screen"),
-    Figure("judge_throughput", "judge_throughput.py", (), ("--quick",), tail=8,
+    Figure("judge_throughput", "judge_throughput.py", (), ("--quick",), tail=13,
            what="judgments auto / nuggets auto vs a loopback endpoint of 16 slots x 25 ms (full: 10k and 100k pairs)"),
     Figure("pool_memory", "pool_memory.py", (), ("--topics", "500"), tail=1,
            what="build_pool statap --budget 64 over MQ-size candidates (full: 10,000 topics x 864 = 8.6M)"),

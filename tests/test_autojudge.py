@@ -178,3 +178,82 @@ def test_kill_mid_way_resumes_without_duplicates(camp_dir):
     keys = [json.loads(x)["key"] for x in log.read_text().splitlines()]
     assert len(keys) == len(set(keys)) == len(pairs)
     assert len(srv.calls) <= len(pairs) + 1     # at most the one request in flight at the kill is repeated
+
+
+def test_the_plans_token_estimate_is_that_of_the_rendered_prompts(camp_dir):
+    """The plan counts each prompt's length without rendering it: the same estimate as rendering every
+    prompt, for the default prompt and a template with {passage} twice, on passages with & < >."""
+    from engine.judging.auto import estimate_tokens, plan, read_docs
+    docs = camp_dir / "docs" / "docs.jsonl"
+    recs = [json.loads(x) for x in docs.read_text().splitlines()]
+    for i, r in enumerate(recs):
+        r["text"] = r.get("text", "") + " & <b>" * (i % 3) + "é>" * (i % 2)
+    docs.write_text("".join(json.dumps(r) + "\n" for r in recs))
+    camp = load_campaign(camp_dir)
+    pairs = pooled_pairs(camp, depth=8)
+    dd = read_docs(camp_dir)
+    topics = {str(r["topic"]): r for r in camp.topics().to_dict("records")}
+    for template in (DEFAULT_PROMPT, "Q {query} & {topic}\n{passage}\n--\n{passage} {other} {narrative}"):
+        st = JudgeSettings("http://127.0.0.1:9/v1", "m", prompt=template)
+        pl = plan(camp, "x", st, pairs)
+        want = sum(estimate_tokens(render(template, topics[t], f"{dd[d].get('title', '')}\n{dd[d].get('text', '')}".strip()))
+                   for t, d, _k, _p in pl.pairs)
+        assert len(pl.pairs) > 10 and pl.prompt_tokens == want
+
+
+def test_judged_lines_are_record_lines_byte_for_byte(camp_dir):
+    """The cache's and the source log's lines of asked pairs are json.dumps of their records, in the
+    records' key order (the lines are encoded directly), with a model name that needs escapes and a grade
+    map (model_grade)."""
+    camp = load_campaign(camp_dir)
+    pairs = pooled_pairs(camp, depth=3)
+    with FakeLLM() as srv:
+        st = JudgeSettings(srv.url, 'fäke "1"', backoff=0.01, concurrency=3, grade_map={3: 2}, scale=(0, 1, 2))
+        res = run_auto_judge(camp, "llm", st, pairs)
+    assert res.judged > 5
+    order = {"autojudge.jsonl": ["key", "topic", "doc", "model", "prompt_version", "grade", "answer", "ts"],
+             "llm.jsonl": ["topic", "doc", "grade", "assessor", "source", "kind", "model", "prompt_version",
+                           "endpoint", "op", "key", "ts", "seconds", "prompt_tokens", "completion_tokens"]}
+    mapped = 0
+    for p in (camp_dir / ".cranfield-cache" / "autojudge.jsonl", camp_dir / "judgments" / "sources" / "llm.jsonl"):
+        lines = p.read_bytes().splitlines(keepends=True)
+        assert len(lines) == res.judged
+        for ln in lines:
+            rec = json.loads(ln)
+            assert (json.dumps(rec, ensure_ascii=False, separators=(", ", ": ")) + "\n").encode() == ln
+            keys = list(rec)
+            if "model_grade" in rec:
+                mapped += 1
+                assert keys[-1] == "model_grade" and rec["model_grade"] == 3 and rec["grade"] == 2
+                keys = keys[:-1]
+            assert keys == order[p.name] and rec["model"] == 'fäke "1"'
+    assert mapped > 0
+
+
+def test_the_one_pass_documents_reader_reads_what_the_line_reader_reads(tmp_path):
+    """docs/docs.jsonl read in one pass equals the line reader's records wherever it is used, and every
+    file it does not read as that reader would (other line ends, a byte-order mark, a line that is not one
+    object, a lone surrogate, bad UTF-8) is left to the line reader."""
+    import random
+
+    from engine.judging.auto import _plain_docs
+    from engine.formats.safeload import json_line
+    rng = random.Random(5)
+    good = [json.dumps({"id": f"d{i}", "title": t, "text": x}, ensure_ascii=a) for i, (t, x, a) in
+            enumerate([("T", "plain", True), ("é", "ü\u2028x", False), ("", 'q"\\', True), ("x", "\x85", False)])]
+    odd = ['{"id": "d9"', "[1]", "7", '\ufeff{"id": "b"}', '{"id": "s", "text": "\\ud800"}', "x\ry", '{"id": 1}\x0c']
+    used = 0
+    for _ in range(1500):
+        lines = rng.choices(good, k=rng.randint(0, 6)) + rng.choices(["", "  "], k=rng.randint(0, 2))
+        if rng.random() < 0.4:
+            lines.append(rng.choice(odd))
+        rng.shuffle(lines)
+        raw = "\n".join(lines).encode() + rng.choice([b"", b"\n", b"\r\n"])
+        got = _plain_docs(raw)
+        if got is None:
+            continue
+        used += 1
+        want = [json_line(x, "p", 1) for x in raw.decode().splitlines() if x.strip()]
+        assert got == want, raw
+        assert not any(o in lines for o in odd) and b"\r" not in raw
+    assert used > 50 and _plain_docs(b"\xff\n") is None

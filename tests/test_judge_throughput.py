@@ -325,3 +325,133 @@ def test_nugget_keys_and_cached_lines_built_in_blocks_equal_one_at_a_time():
     want = record_lines([{**m, "label": lab, **base, "key": k, "ts": "TS", "seconds": None, "cached": True}
                          for m, lab, k in hits])
     assert _hit_lines(hits, base, "TS") == want
+
+
+def test_the_one_pattern_cache_reader_reads_what_the_line_reader_reads(tmp_path):
+    """The nugget cache read by one regular expression (every line a plain line of the module's) gives
+    the line reader's key -> label, and any other text falls back to that reader."""
+    import random
+
+    from engine.judging.auto import read_cache_lines
+    from engine.nuggets.auto import _canonical_cache
+    from engine.nuggets.scores import LABELS
+
+    def by_lines(raw):
+        p = tmp_path / "c.jsonl"
+        p.write_bytes(raw)
+        return {str(r["key"]): r["label"] for r in read_cache_lines(p) if r.get("label") in LABELS and "key" in r}
+    k = "0123456789abcdef" * 2
+    plain = [f'{{"key": "{k[:31]}{c}", "label": "{lab}", "model": "m-1 x/y", "ts": "2026-11-28T11:39:54.2Z"}}'
+             for c in "0a" for lab in LABELS]
+    odd = [plain[0][:-1], plain[1] + " ", '{"key": "%s", "label": "maybe", "model": "m", "ts": "t"}' % k,
+           plain[2].replace('"m-1', '"m\\u00e9'), plain[3].replace("m-1", "mé"), "", plain[4].upper(),
+           '{"label": "support", "key": "%s", "model": "m", "ts": "t"}' % k, plain[5].replace("m-1", 'm\\"')]
+    rng = random.Random(7)
+    fast = 0
+    for _ in range(1500):
+        lines = rng.choices(plain, k=rng.randint(0, 8)) + (rng.choices(odd, k=rng.randint(1, 2)) if rng.random() < 0.5 else [])
+        rng.shuffle(lines)
+        raw = "\n".join(lines).encode() + rng.choice([b"", b"\n"])
+        got = _canonical_cache(raw)
+        if got is not None:
+            fast += 1
+            assert got == by_lines(raw), raw
+        else:
+            assert any(ln in odd for ln in lines) or not lines or not raw.endswith(b"\n"), raw
+    assert fast > 300
+    assert _canonical_cache(b"") == {} and _canonical_cache((plain[0] + "\n" + plain[1]).encode()) is None
+
+
+def test_assign_hit_lines_equal_record_lines_byte_for_byte():
+    from engine.judgments.log import record_lines
+    from engine.nuggets.auto import _assign_hit_line, _assign_keys, _encoded_texts
+    for base in ({"op": "assign", "assessor": "s", "kind": "llm", "model": "m%s ö", "prompt_version": "v",
+                  "endpoint": "http://x/%20"}, {"op": "assign", "model": None}, {"run": "shadow"}, {}):
+        rows = [("r1", "t", "n1", "support"), ('r"2\n', "tö", "n\\2", "partial_support"), ("r1", "t", 7, "not_support"),
+                ("r1", "t", "n1", "not_support")]
+        want = record_lines([{"run": r, "topic": t, "nugget": n, "label": lab, **base, "key": "f" * 32, "ts": "TS%",
+                              "seconds": None, "cached": True} for r, t, n, lab in rows])
+        hit = _assign_hit_line(base, "TS%")
+        assert [hit(r, t)(n, lab, "f" * 32) for r, t, n, lab in rows] == want, base
+    texts = ["a", 'ü\n"x', "\u2028", ""]
+    assert _assign_keys("t", "x", texts, "p", "m", _encoded_texts(texts)) == _assign_keys("t", "x", texts, "p", "m")
+
+
+def test_asked_label_lines_equal_record_lines_byte_for_byte():
+    from engine.judgments.log import record_lines
+    from engine.nuggets.auto import _cache_lines, _Lines
+    base = {"op": "assign", "assessor": "s", "kind": "llm", "model": "mö", "prompt_version": "v%", "endpoint": "http://x"}
+    metas = [{"run": "r1", "topic": "t", "nugget": "n1"}, {"run": 'r"2\n', "topic": "tö", "sentence": 3, "doc": "d\\"}]
+    for secs in (0.003, 1.0, 12.345, 0.0):
+        mk = _Lines(base)
+        tail = mk.tail("TS", secs)
+        got = [mk.line(m, lab, "k" + str(i), tail) for i, (m, lab) in enumerate(zip(metas, ["support", "not_support"]))]
+        assert got == record_lines([{**m, "label": lab, **base, "key": "k" + str(i), "ts": "TS", "seconds": secs}
+                                    for i, (m, lab) in enumerate(zip(metas, ["support", "not_support"]))])
+    assert _Lines(base).line({"run": "r", "key": "x"}, "support", "k", "") is None      # a reserved name: record_lines
+    assert _Lines({"label": "x"}).line(metas[0], "support", "k", "") is None
+    for model in ("bench", "mö \"q\"", None):
+        assert _cache_lines(["a" * 32, "b" * 32], ["support", "partial_support"], model, "TS") == record_lines(
+            [{"key": k, "label": lab, "model": model, "ts": "TS"} for k, lab in (("a" * 32, "support"),
+                                                                                ("b" * 32, "partial_support"))])
+
+
+def test_the_benchmark_endpoint_by_schedule_never_serves_above_its_capacity():
+    """The loopback endpoint of benchmarks/judge_throughput.py, by schedule: 12 requests sent at once to
+    2 slots of 50 ms take at least 6 x 50 ms from the first start to the last end (never more than
+    slots / latency a second), each is answered, and its slot-time is all answering when it was kept full."""
+    import sys
+    from concurrent.futures import ThreadPoolExecutor
+    from pathlib import Path
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    import judge_throughput as jt
+    with jt.Endpoint(2, 0.05) as ep:
+        c = client(ep.url, timeout=10.0)
+        with ThreadPoolExecutor(12) as ex:
+            outs = list(ex.map(lambda i: c.ask(f"p{i}"), range(12)))
+        st = ep.stats()
+    assert st["requests"] == 12 and st["timer"] is False
+    assert all(o.text.startswith("##final score:") for o in outs)
+    assert st["last"] - st["first"] >= 6 * 0.05 - 1e-9
+    assert abs(st["busy_s"] - 12 * 0.05) < 1e-9
+    slot = jt._slot_time(st, 2, 0.05)
+    assert abs(slot["answering"] + slot["starved"] - 1) < 1e-9 and slot["answering"] <= 1 + 1e-9
+
+
+def test_the_one_pattern_reply_cache_reader_reads_what_the_line_reader_reads(tmp_path):
+    """`judgments auto`'s cache read by one regular expression when every line is a reply line as written
+    (any JSON text in the strings, escapes included): the line reader's (grade, answer) by key; any other
+    text (a torn line, another layout, a lone surrogate, bad UTF-8, a control character) is left to it."""
+    import random
+
+    from engine.judging.auto import _plain_replies, read_cache_lines
+    from engine.judgments.log import record_lines
+    rng = random.Random(11)
+    texts = ["a", "é", '"', "\\", "\n", "\t", "\u2028", "𝔘", "##final score: 2", "\x7f", " ", "{}", "\\u00e9"]
+
+    def rec(i):
+        return {"key": f"{i % 7:032x}", "topic": rng.choice(texts), "doc": "".join(rng.choices(texts, k=3)),
+                "model": rng.choice(["m", 'm"q', "mö"]), "prompt_version": "umbrela-v2", "grade": rng.randint(-1, 3),
+                "answer": "".join(rng.choices(texts, k=rng.randint(0, 8))), "ts": "2026-11-28T12:00:00.1Z"}
+    odd = [b'{"key": "%032x", "grade": 1}\n' % 1, b'{"key": "%032x", "topic": "t"' % 2,
+           b'{"key": "%032x", "topic": "t", "doc": "d", "model": "m", "prompt_version": "v", "grade": 1.0, '
+           b'"answer": "", "ts": "t"}\n' % 3, b'{"key": "%032x", "topic": "\\ud800", "doc": "d", "model": "m", '
+           b'"prompt_version": "v", "grade": 1, "answer": "", "ts": "t"}\n' % 4, b"\n", b'{"x": "\xff"}\n',
+           b'{"key": "%032x", "topic": "\x01", "doc": "d", "model": "m", "prompt_version": "v", "grade": 1, '
+           b'"answer": "", "ts": "t"}\n' % 5]
+    fast = 0
+    for _ in range(800):
+        lines = record_lines([rec(i) for i in range(rng.randint(0, 9))])
+        if rng.random() < 0.4:
+            lines.insert(rng.randint(0, len(lines)), rng.choice(odd))
+        raw = b"".join(lines)
+        got = _plain_replies(raw)
+        if got is None:
+            assert any(o in lines for o in odd), raw
+            continue
+        p = tmp_path / "c.jsonl"
+        p.write_bytes(raw)
+        want = {r["key"]: r for r in read_cache_lines(p) if "key" in r}
+        fast += 1
+        assert got == {k: (int(r["grade"]), r.get("answer", "")) for k, r in want.items()}, raw
+    assert fast > 400 and _plain_replies(b"") == {}

@@ -172,3 +172,16 @@ def test_campaign_limits(tmp_path):
     assert any("topic t1 is not a topic of the campaign" in t for t in text)
     assert len(probs) == 3
     assert check_limits(run, {"max_words": 6}, topics={"t1"}) == []
+
+
+def test_count_words_of_ascii_texts_at_once_equals_text_by_text():
+    import random
+    import unicodedata
+
+    from engine.nuggets.answers import count_words
+    rng = random.Random(3)
+    pieces = ["a", "bc", " ", "  ", "\t", "\n", "x.y", "\u00a0", "ﬁ", "é", "\u2003", "\x1f", "\x0b", ""]
+    for _ in range(3000):
+        texts = ["".join(rng.choices(pieces, k=rng.randint(0, 6))) for _ in range(rng.randint(0, 5))]
+        assert count_words(texts) == sum(len(unicodedata.normalize("NFKC", t).split()) for t in texts), texts
+        assert count_words(iter(texts)) == count_words(texts)

@@ -148,8 +148,9 @@ def _out_of_memory(exc: MemoryError, argv: list[str]) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the `cranfield` console script (`argv` None: the process's own arguments, and the
-    process is this command's to tune: `engine.util.memory.start_short_command` for `eval`). Everything
-    printed goes through engine.util.names.ShownStream: an id's control characters are shown escaped."""
+    process is this command's to tune: `engine.util.memory.start_short_command` for `eval`, `judgments auto`
+    and `nuggets auto`). Everything printed goes through engine.util.names.ShownStream: an id's control
+    characters are shown escaped."""
     from engine.util.confine import PERSON_ENV
     from engine.util.names import ShownStream
     out, err = sys.stdout, sys.stderr
@@ -177,7 +178,7 @@ def _main(argv: list[str] | None) -> int:
     if not argv or (len(argv) == 1 and not argv[0].startswith("-") and Path(argv[0]).is_dir()):
         argv = ["tui", *argv]
     args = None
-    short = program and argv[0] == "eval"
+    short = program and (argv[0] == "eval" or argv[:2] in (["judgments", "auto"], ["nuggets", "auto"]))
     if short:
         from engine.util.memory import start_short_command
         start_short_command()

@@ -157,6 +157,22 @@ def check_settings(settings: JudgeSettings) -> None:
 
 # ---------------------------------------------------------------------------- campaign side
 
+_OTHER_LINE_ENDS = re.compile("[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029\ufeff]")
+_NOT_AN_OBJECT = re.compile(r"^[^{\n]", re.M)         # a line that is neither empty nor starts an object
+
+
+def _plain_docs(raw: bytes) -> list[dict] | None:
+    """The records of a documents file read in one pass (`_plain_lines`) when that reads it as the line
+    reader does: every line empty or one JSON object, no line end but \\n, no byte-order mark; else None."""
+    fast = _plain_lines(raw)
+    if fast is None:
+        return None
+    text = raw.decode("utf-8")
+    if _OTHER_LINE_ENDS.search(text) or _NOT_AN_OBJECT.search(text):
+        return None
+    return fast if len(fast) == text.count("\n{") + text.startswith("{") else None
+
+
 def read_docs(root) -> dict[str, dict]:
     """docs/docs.jsonl as id -> record (title, text); empty when absent."""
     from engine.util.confine import campaign_path
@@ -165,6 +181,12 @@ def read_docs(root) -> dict[str, dict]:
     p = campaign_path(root, "docs", "docs.jsonl")
     out: dict[str, dict] = {}
     if fs.is_file(p):
+        raw = fs.read_bytes(p)
+        fast = _plain_docs(raw)
+        if fast is not None:
+            for rec in fast:
+                out[str(rec.get("id"))] = rec
+            return out
         for ln, line in enumerate(fs.read_text(p, encoding="utf-8").splitlines(), start=1):
             if line.strip():
                 try:
@@ -248,13 +270,13 @@ def _plain_lines(raw: bytes) -> list[dict] | None:
     return out
 
 
-def read_cache_lines(path: Path) -> list[dict]:
-    """The JSON objects of a reply cache; lines that do not parse (a torn last line) are skipped, since
-    a cached reply that is lost is asked again."""
+def read_cache_lines(path: Path, raw: bytes | None = None) -> list[dict]:
+    """The JSON objects of a reply cache (`raw`: its bytes, already read); lines that do not parse (a torn
+    last line) are skipped, since a cached reply that is lost is asked again."""
     from ..formats.safeload import json_line
     out = []
-    if fs.is_file(path):
-        raw = fs.read_bytes(path)
+    if raw is not None or fs.is_file(path):
+        raw = fs.read_bytes(path) if raw is None else raw
         fast = _plain_lines(raw)
         if fast is not None:
             return fast
@@ -267,6 +289,29 @@ def read_cache_lines(path: Path) -> list[dict]:
                 if isinstance(rec, dict):
                     out.append(rec)
     return out
+
+
+_JSON_TEXT = r'"(?:[^"\\\x00-\x1f]++|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})*+"'   # possessive: linear time'
+_REPLY_LINE = re.compile(r'^\{"key": "([0-9a-f]{32})", "topic": %s, "doc": %s, "model": %s, "prompt_version": %s, '
+                         r'"grade": (-?(?:0|[1-9][0-9]*)), "answer": (%s), "ts": %s\}\n'
+                         % ((_JSON_TEXT,) * 4 + (_JSON_TEXT,) * 2), re.M)
+
+
+def _plain_replies(raw: bytes) -> dict[str, tuple[int, str]] | None:
+    """key -> (grade, answer) of a reply cache whose every line is a reply line as `run_auto_judge` writes
+    it (strings in JSON's own grammar, no surrogate escape), read by one regular expression; None for any
+    other text (read line by line then)."""
+    from ..formats.safeload import _SURROGATE_ESCAPE
+    if (raw and not raw.endswith(b"\n")) or _SURROGATE_ESCAPE.search(raw):
+        return None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    found = _REPLY_LINE.findall(text)
+    if len(found) != text.count("\n"):
+        return None
+    return {k: (int(g), json.loads(a) if "\\" in a else a[1:-1]) for k, g, a in found}
 
 
 @dataclass
@@ -301,7 +346,10 @@ def plan(camp, source: str, settings: JudgeSettings, pairs: pd.DataFrame) -> Pla
     tt = camp.topics()
     topics = {str(r["topic"]): r for r in tt.to_dict("records")} if len(tt) else {}
     done = {r.get("key") for r in read_cache_lines(sources_dir(camp.root) / f"{source}.jsonl") if r.get("op", "judge") == "judge"}
-    cache = {r["key"]: r for r in read_cache_lines(camp.path("cache", CACHE_NAME)) if "key" in r}
+    cache_p = camp.path("cache", CACHE_NAME)
+    raw = fs.read_bytes(cache_p) if fs.is_file(cache_p) else b""
+    plain = _plain_replies(raw)          # key -> (grade, answer) when every line is a plain reply line
+    cache = plain if plain is not None else {r["key"]: r for r in read_cache_lines(cache_p, raw) if "key" in r}
     todo, cached, already, ptok = [], [], 0, 0
     missing_docs = empty = 0
 
@@ -309,6 +357,16 @@ def plan(camp, source: str, settings: JudgeSettings, pairs: pd.DataFrame) -> Pla
         doc = docs_().get(d)
         passage = (f"{doc.get('title', '')}\n{doc.get('text', '')}".strip() if doc else "")
         return render(settings.prompt, topics.get(t, {"topic": t, "title": t}), passage)
+    # a prompt's length without rendering it (for the token estimate): the topic's prompt with an empty
+    # passage, plus the escaped passage at each {passage} placeholder
+    passages_in = prompts.placeholders(settings.prompt, "passage")
+    empty_len: dict = {}
+
+    def prompt_len(t: str, passage: str) -> int:
+        n = empty_len.get(t)
+        if n is None:
+            n = empty_len[t] = len(render(settings.prompt, topics.get(t, {"topic": t, "title": t}), ""))
+        return n + passages_in * prompts.escaped_length(passage)
     tops, dcs = pairs["topic"].tolist(), pairs["doc"].tolist()
     for t, d, key in zip(tops, dcs, cache_keys(tops, dcs, settings.prompt, settings.model)):
         if key in done:
@@ -316,7 +374,7 @@ def plan(camp, source: str, settings: JudgeSettings, pairs: pd.DataFrame) -> Pla
             continue
         if key in cache:
             c = cache[key]
-            cached.append((t, d, key, int(c["grade"]), c.get("answer", "")))
+            cached.append((t, d, key, *c) if plain is not None else (t, d, key, int(c["grade"]), c.get("answer", "")))
             continue
         doc = docs_().get(d)
         if doc is None:
@@ -325,7 +383,7 @@ def plan(camp, source: str, settings: JudgeSettings, pairs: pd.DataFrame) -> Pla
         if not passage and not settings.judge_empty:
             empty += 1
             continue
-        ptok += estimate_tokens(prompt_for(t, d))
+        ptok += max(1, (prompt_len(t, passage) + 3) // 4)       # estimate_tokens of the rendered prompt
         todo.append((t, d, key, None))   # rendered again when asked: the prompts are never all held
     if missing_docs and docs_box and docs_box[0]:
         camp.warnings.add(str(camp.root / "docs" / "docs.jsonl"), None,
@@ -395,12 +453,20 @@ def run_auto_judge(camp, source: str, settings: JudgeSettings, pairs: pd.DataFra
         return (f"grade {mapped} is not on the campaign's scale ({', '.join(map(str, scale))}); "
                 f"not recorded: map the model's grades with --grade-map {mapped}={top}")
 
-    def record(t, d, key, g, seconds=None, tokens=(None, None)) -> dict:
-        rec = {"topic": t, "doc": d, "grade": gm.get(int(g), int(g)), **base, "key": key, "ts": now_ts(),
+    def record(t, d, key, g, seconds=None, tokens=(None, None), ts=None) -> dict:
+        rec = {"topic": t, "doc": d, "grade": gm.get(int(g), int(g)), **base, "key": key, "ts": ts or now_ts(),
                "seconds": seconds, "prompt_tokens": tokens[0], "completion_tokens": tokens[1]}
         if int(g) in gm:
             rec["model_grade"] = int(g)
         return rec
+
+    from json.encoder import encode_basestring as enc
+    plain = all(type(v) is str for v in (*base.values(), settings.model, settings.prompt_version))
+    mid = json.dumps(base, ensure_ascii=False, separators=(", ", ": "))[1:-1]
+    cache_mid = f'"model": {enc(settings.model)}, "prompt_version": {enc(settings.prompt_version)}' if plain else ""
+
+    def model_grade(g: int) -> str:
+        return f', "model_grade": {int(g)}' if int(g) in gm else ""
 
     def judged() -> None:            # in the writer thread, once the grade is on disk
         with lock:
@@ -442,10 +508,21 @@ def run_auto_judge(camp, source: str, settings: JudgeSettings, pairs: pd.DataFra
             with lock:
                 res.failed.append((t, d, why))
             return
+        ts = now_ts()
+        if plain and type(t) is str and type(d) is str:     # the lines, encoded here (byte for byte record_lines)
+            commit.submit_lines([(cache_p, [f'{{"key": {enc(key)}, "topic": {enc(t)}, "doc": {enc(d)}, {cache_mid}, '
+                                            f'"grade": {int(g)}, "answer": {enc(out.text[-2000:])}, "ts": {enc(ts)}}}\n'
+                                            .encode("utf-8")]),
+                                 (log_p, [f'{{"topic": {enc(t)}, "doc": {enc(d)}, "grade": {gm.get(int(g), int(g))}, '
+                                          f'{mid}, "key": {enc(key)}, "ts": {enc(ts)}, "seconds": {out.seconds!r}, '
+                                          f'"prompt_tokens": {int(out.prompt_tokens)}, "completion_tokens": '
+                                          f'{int(out.completion_tokens)}{model_grade(g)}}}\n'.encode("utf-8")])],
+                                judged)
+            return
         commit.submit([(cache_p, [{"key": key, "topic": t, "doc": d, "model": settings.model,
                                    "prompt_version": settings.prompt_version, "grade": g,
-                                   "answer": out.text[-2000:], "ts": now_ts()}]),
-                       (log_p, [record(t, d, key, g, out.seconds, (out.prompt_tokens, out.completion_tokens))])],
+                                   "answer": out.text[-2000:], "ts": ts}]),
+                       (log_p, [record(t, d, key, g, out.seconds, (out.prompt_tokens, out.completion_tokens), ts)])],
                       judged)
 
     n = len(pl.pairs)

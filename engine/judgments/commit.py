@@ -40,7 +40,11 @@ class GroupCommit:
     def submit(self, writes: list[tuple[Path, list[dict]]], then: Callable[[], None] | None = None) -> None:
         """Queue each (path, records); `then()` runs in the writer thread once they are fsynced. Raises
         the writer's error once a write has failed."""
-        lines = [(p, record_lines(recs)) for p, recs in writes if recs]
+        self.submit_lines([(p, record_lines(recs)) for p, recs in writes if recs], then)
+
+    def submit_lines(self, writes: list[tuple[Path, list[bytes]]], then: Callable[[], None] | None = None) -> None:
+        """`submit` of records already encoded: each (path, complete lines as `record_lines` gives them)."""
+        lines = [(p, ls) for p, ls in writes if ls]
         n = sum(len(ls) for _, ls in lines)
         with self._cv:
             while self._queued and self._queued + n > self._max and self.error is None:

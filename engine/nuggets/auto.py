@@ -14,6 +14,7 @@ failed requests in a row (a dead endpoint), the run stops early and says why.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from json.encoder import encode_basestring as _enc
@@ -28,7 +29,7 @@ import pandas as pd
 
 from ..errors import CranfieldError
 from ..judging.auto import JudgeSettings, check_settings, client_of, in_blocks, read_cache_lines
-from ..util import prompts
+from ..util import fs, prompts
 from ..util.modelclient import tally
 from ..judgments.commit import GroupCommit
 from ..judgments.log import append_records, locked_file, now_ts, record_lines, write_lines
@@ -68,30 +69,87 @@ def key_of(*parts: str) -> str:
     return hashlib.sha256(json.dumps(list(parts), ensure_ascii=False).encode("utf-8")).hexdigest()[:32]
 
 
-def _assign_keys(topic: str, text: str, nugget_texts: list, prompt: str, model: str) -> list[str]:
+def _assign_keys(topic: str, text: str, nugget_texts: list, prompt: str, model: str,
+                 encoded: list[bytes] | None = None) -> list[str]:
     """`key_of(topic, text, nugget, prompt, model)` of each nugget of one answer, the answer's and the
-    prompt's part encoded once (the same JSON text as json.dumps writes)."""
-    if not all(isinstance(x, str) for x in (topic, text, prompt, model, *nugget_texts)):
+    prompt's part encoded once (the same JSON text as json.dumps writes); `encoded`: the nuggets' texts
+    as `_encoded_texts` gives them, when the caller holds them."""
+    if not (type(topic) is str and type(text) is str and type(prompt) is str and type(model) is str
+            and (encoded is not None or all(isinstance(x, str) for x in nugget_texts))):
         return [key_of(topic, text, nt, prompt, model) for nt in nugget_texts]
     head = f"[{_enc(topic)}, {_enc(text)}, ".encode("utf-8")
     tail = f", {_enc(prompt)}, {_enc(model)}]".encode("utf-8")
     sha = hashlib.sha256
-    return [sha(b"".join((head, _enc(nt).encode("utf-8"), tail))).hexdigest()[:32] for nt in nugget_texts]
+    return [sha(b"".join((head, e, tail))).hexdigest()[:32]
+            for e in (encoded if encoded is not None else _encoded_texts(nugget_texts))]
+
+
+def _encoded_texts(texts: list[str]) -> list[bytes]:
+    return [_enc(t).encode("utf-8") for t in texts]
+
+
+_RESERVED = ("label", "key", "ts", "seconds", "cached")
+
+
+def _dumps(v) -> str:
+    return json.dumps(v, ensure_ascii=False, separators=(", ", ": "))
+
+
+class _Lines:
+    """Log lines {**meta, label, **base, key, ts, ...} byte for byte as `record_lines` writes them, the
+    constant part encoded once and each meta's keys and repeated text values once (thread-safe)."""
+
+    def __init__(self, base: dict) -> None:
+        self.plain = bool(base) and all(type(k) is str and k not in _RESERVED for k in base)
+        self.base, self.mid = base, _dumps(base)[1:-1] if self.plain else ""
+        self.heads: dict[tuple, list[str] | None] = {}     # a meta's keys -> their '"k": ' parts (None: not this way)
+        self.texts: dict[str, str] = {}                     # a text value -> its JSON
+
+    def tail(self, ts: str, seconds) -> str:
+        """What follows the key: the time, the seconds (None: from the cache)."""
+        if seconds is None:
+            return f', "ts": {_enc(ts)}, "seconds": null, "cached": true}}\n'
+        return f', "ts": {_enc(ts)}, "seconds": {_dumps(seconds)}}}\n'
+
+    def line(self, m: dict, lab: str, k: str, tail: str) -> bytes | None:
+        """One line, or None where only `record_lines` writes it (odd keys or values)."""
+        if not self.plain or type(m) is not dict or type(lab) is not str or type(k) is not str:
+            return None
+        names = tuple(m)
+        parts = self.heads.get(names, False)
+        if parts is False:
+            ok = all(type(n) is str and n not in self.base and n not in _RESERVED for n in names)
+            parts = self.heads[names] = [f"{_enc(n)}: " for n in names] if ok else None
+        if parts is None:
+            return None
+        vals = []
+        for n, v in zip(parts, m.values()):
+            if type(v) is str:
+                e = self.texts.get(v)
+                if e is None:
+                    e = self.texts[v] = _enc(v)
+            else:
+                e = _dumps(v)
+            vals.append(n + e)
+        return f'{{{", ".join(vals)}, "label": {_enc(lab)}, {self.mid}, "key": {_enc(k)}{tail}'.encode("utf-8")
 
 
 def _hit_lines(hits: list[tuple[dict, str, str]], base: dict, ts: str) -> list[bytes]:
     """The log lines of labels taken from the cache, written at `ts`: byte for byte `record_lines` of
-    {**meta, label, **base, key, ts, seconds: None, cached: True} for each (meta, label, key), the
-    constant part encoded once."""
-    def obj(d: dict) -> str:
-        if all(isinstance(k, str) and isinstance(v, str) for k, v in d.items()):
-            return ", ".join(f"{_enc(k)}: {_enc(v)}" for k, v in d.items())
-        return json.dumps(d, ensure_ascii=False, separators=(", ", ": "))[1:-1]
-    mid, tail = obj(base), f', "ts": {_enc(ts)}, "seconds": null, "cached": true}}\n'
-    if not base or any(not m for m, _, _ in hits) or any(k in base or k == "label" for m, _, _ in hits for k in m):
+    {**meta, label, **base, key, ts, seconds: None, cached: True} for each (meta, label, key)."""
+    mk = _Lines(base)
+    tail = mk.tail(ts, None)
+    out = [mk.line(m, lab, k, tail) for m, lab, k in hits]
+    if None in out:
         return record_lines([{**m, "label": lab, **base, "key": k, "ts": ts, "seconds": None, "cached": True}
                              for m, lab, k in hits])
-    return [f'{{{obj(m)}, "label": {_enc(lab)}, {mid}, "key": {_enc(k)}{tail}'.encode("utf-8") for m, lab, k in hits]
+    return out
+
+
+def _cache_lines(keys: list[str], labels: list[str], model: str, ts: str) -> list[bytes]:
+    """The cache's lines of one reply: byte for byte `record_lines` of {key, label, model, ts} each."""
+    rest = f', "model": {_dumps(model)}, "ts": {_enc(ts)}}}\n'
+    return [f'{{"key": {_enc(k)}, "label": {_enc(lab)}{rest}'.encode("utf-8") for k, lab in zip(keys, labels)]
 
 
 @dataclass
@@ -116,7 +174,7 @@ class AutoResult:
 class _Task:
     keys: list[str]
     meta: list[dict]
-    prompt: str
+    prompt: str | Callable[[], str]     # the prompt, or what builds it when the task is asked
 
 
 def _cache_path(root) -> Path:
@@ -125,10 +183,35 @@ def _cache_path(root) -> Path:
     return p
 
 
+# a cache line as this module writes it, with a plain ASCII model name and time (no escapes): read by one
+# regular expression over the whole file when every line is one
+_CACHE_LINE = re.compile(r'^\{"key": "([0-9a-f]{32})", "label": "(support|partial_support|not_support)", '
+                         r'"model": "[ !#-\[\]-~]*", "ts": "[ !#-\[\]-~]*"\}\n', re.M)
+
+
 def _cached(root) -> dict[str, str]:
     """key -> label from the cache (the automatic judge's tolerant reader: a torn line is asked again)."""
-    return {str(r["key"]): r["label"] for r in read_cache_lines(_cache_path(root))
-            if r.get("label") in LABELS and "key" in r}
+    p = _cache_path(root)
+    if not fs.is_file(p):
+        return {}
+    raw = fs.read_bytes(p)
+    fast = _canonical_cache(raw)
+    if fast is not None:
+        return fast
+    return {str(r["key"]): r["label"] for r in read_cache_lines(p, raw) if r.get("label") in LABELS and "key" in r}
+
+
+def _canonical_cache(raw: bytes) -> dict[str, str] | None:
+    """key -> label of a cache whose every line is a plain line of this module's (`_CACHE_LINE`), in one
+    pass; None for any other text (read line by line then)."""
+    if raw and not raw.endswith(b"\n"):
+        return None
+    try:
+        text = raw.decode("ascii")
+    except UnicodeDecodeError:
+        return None
+    pairs = _CACHE_LINE.findall(text)
+    return dict(pairs) if len(pairs) == text.count("\n") else None
 
 
 def _execute(root, tasks: list[_Task], log_p: Path, settings: JudgeSettings, base: dict,
@@ -140,6 +223,7 @@ def _execute(root, tasks: list[_Task], log_p: Path, settings: JudgeSettings, bas
     err_p = log_p.with_name(log_p.stem + ".errors.jsonl")
     lock = threading.Lock()
     client = client_of(settings, stop_after)
+    lines = _Lines(base)
     t0 = time.monotonic()
 
     def one(task: _Task) -> None:
@@ -149,7 +233,8 @@ def _execute(root, tasks: list[_Task], log_p: Path, settings: JudgeSettings, bas
                 rec["answer"] = answer[-2000:]
             append_records(err_p, [rec])
 
-        out = client.ask(task.prompt, lambda a: parse_labels(a, len(task.keys)), failure)
+        p = task.prompt if isinstance(task.prompt, str) else task.prompt()
+        out = client.ask(p, lambda a: parse_labels(a, len(task.keys)), failure)
         with lock:
             tally(res, out)
         if not out.ok:
@@ -163,10 +248,14 @@ def _execute(root, tasks: list[_Task], log_p: Path, settings: JudgeSettings, bas
         def labelled() -> None:      # in the writer thread, once the labels are on disk
             with lock:
                 res.labelled += len(labels)
-        commit.submit([(cache_p, [{"key": k, "label": lab, "model": settings.model, "ts": now_ts()}
-                                  for k, lab in zip(task.keys, labels)]),
-                       (log_p, [{**m, "label": lab, **base, "key": k, "ts": now_ts(), "seconds": secs}
-                                for k, m, lab in zip(task.keys, task.meta, labels)])], labelled)
+        ts = now_ts()                # the reply's labels arrived at once: one time for its lines
+        tail = lines.tail(ts, secs)
+        log = [lines.line(m, lab, k, tail) for k, m, lab in zip(task.keys, task.meta, labels)]
+        if None in log:
+            log = record_lines([{**m, "label": lab, **base, "key": k, "ts": ts, "seconds": secs}
+                                for k, m, lab in zip(task.keys, task.meta, labels)])
+        commit.submit_lines([(cache_p, _cache_lines(task.keys, labels, settings.model, ts)), (log_p, log)],
+                            labelled)
 
     n = len(tasks)
     if progress:
@@ -218,29 +307,72 @@ def auto_assign(root, source: str, settings: JudgeSettings, answers: list[Answer
         g = by_topic.setdefault(t, ([], []))
         g[0].append(n)
         g[1].append(nt)
-    keyed, info = [], {}
-    for a in answers:
+    res = AutoResult(items=sum(len(by_topic[a.topic][0]) for a in answers if a.topic in by_topic))
+    if dry_run:
+        return res
+    ids = ("run", "topic", "nugget", "sentence", "doc")
+    done = {(r.get("key"),) + tuple(r.get(c) for c in ids) for r in read_records(log_p, _check_assign)}
+    cache = _cached(root)
+    hit = _assign_hit_line(base, now_ts())
+    lines, tasks = [], []
+    encoded = {t: _encoded_texts(g[1]) if all(isinstance(x, str) for x in g[1]) else None
+               for t, g in by_topic.items()}
+    for a in answers:                                 # each answer's labels: done, cached, or asked in batches
         g = by_topic.get(a.topic)
         if g is None:
             continue
-        for k, n, nt in zip(_assign_keys(a.topic, a.text, g[1], prompt, settings.model), *g):
-            keyed.append((k, {"run": a.run, "topic": a.topic, "nugget": n}))
-            info[k] = (a, nt)
-    res = AutoResult(items=len(keyed))
-    if dry_run:
-        return res
-    todo = _split_done(root, log_p, _check_assign, keyed, res, base)
-    groups: dict[tuple[str, str], list] = {}
-    for k, m in todo:
-        groups.setdefault((m["run"], m["topic"]), []).append((k, m))
-    tasks = []
-    for items in groups.values():
-        for i in range(0, len(items), batch):
-            part = items[i:i + batch]
-            a = info[part[0][0]][0]
-            p = prompts.assign(prompt, a.query or a.topic, a.text, [info[k][1] for k, _ in part])
-            tasks.append(_Task([k for k, _ in part], [m for _, m in part], p))
+        ask: list[int] = []
+        line = hit(a.run, a.topic)
+        text = a.text                                 # joined from the sentences at each use: once here
+        keys = _assign_keys(a.topic, text, g[1], prompt, settings.model, encoded[a.topic])
+        for i, (k, n) in enumerate(zip(keys, g[0])):
+            if done and (k, a.run, a.topic, n, None, None) in done:
+                res.already += 1
+                continue
+            lab = cache.get(k)
+            if lab is None:
+                ask.append(i)
+            else:
+                lines.append(line(n, lab, k))
+        for j in range(0, len(ask), batch):
+            part = ask[j:j + batch]
+            tasks.append(_Task([keys[i] for i in part], [{"run": a.run, "topic": a.topic, "nugget": g[0][i]}
+                                                         for i in part],
+                               functools.partial(prompts.assign, prompt, a.query or a.topic, text,
+                                                 [g[1][i] for i in part])))
+    if lines:                        # one write of complete lines (a torn tail is cut on the next open)
+        with locked_file(log_p) as fd:
+            write_lines(fd, log_p, in_blocks(lines))
+        res.from_cache = len(lines)
     return _execute(root, tasks, log_p, settings, base, res, stop_after, progress)
+
+
+def _assign_hit_line(base: dict, ts: str):
+    """hit(run, topic) -> line(nugget, label, key): the log line of a label taken from the cache, byte for
+    byte `_hit_lines` of ({run, topic, nugget}, label, key), with no meta dict (`_Lines`' parts)."""
+    mk = _Lines(base)
+    if not mk.plain or any(n in base for n in ("run", "topic", "nugget")):
+        return lambda run, topic: lambda n, lab, k: _hit_lines([({"run": run, "topic": topic, "nugget": n}, lab, k)],
+                                                               base, ts)[0]
+
+    def js(v) -> str:
+        return _enc(v) if type(v) is str else _dumps(v)
+    tail = '"' + mk.tail(ts, None)
+    labels = {lab: f', "label": {_enc(lab)}, {mk.mid}, "key": "' for lab in LABELS}
+    texts = mk.texts
+
+    def hit(run, topic):
+        head = f'{{"run": {js(run)}, "topic": {js(topic)}, "nugget": '
+
+        def line(n, lab: str, k: str) -> bytes:       # k: a key of this module's (32 hex digits)
+            e = texts.get(n) if type(n) is str else None
+            if e is None:
+                e = js(n)
+                if type(n) is str:
+                    texts[n] = e
+            return "".join((head, e, labels[lab], k, tail)).encode("utf-8")
+        return line
+    return hit
 
 
 def auto_support(root, source: str, settings: JudgeSettings, answers: list[Answer], passages: dict[str, str],

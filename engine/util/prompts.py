@@ -107,6 +107,17 @@ def unescape(text: str) -> str:
     return re.sub(r"&(?:amp|lt|gt);", lambda m: _UNESC[m.group()], text)
 
 
+def escaped_length(text: str) -> int:
+    """len(escape(text)), without building it."""
+    text = str(text)
+    return len(text) + 4 * text.count("&") + 3 * (text.count("<") + text.count(">"))
+
+
+def placeholders(template: str, name: str) -> int:
+    """How many times the template's `{name}` placeholder occurs (each is filled)."""
+    return sum(1 for m in _PLACEHOLDER.finditer(template) if m.group(1) == name)
+
+
 def block(tag: str, text: str, n: int | None = None) -> str:
     """One field as a tagged block (`n`: the item's number in a list)."""
     attr = f' n="{int(n)}"' if n is not None else ""
