@@ -26,6 +26,11 @@ larger run alone) in one thread per core instead of building the whole pandas ru
 is then made run by run in worker processes (`campaign_trec_lines`) when the judgments are one plain file."""
 THREAD_BLOCK_ROWS = 100_000
 
+RUN_ROWS = 2_000_000
+"""Runs of at most this many rows are evaluated one run per worker process whatever the store's size (memory
+follows the largest run; a thousand runs of 50 topics are read once each, not once per topic block); a
+store above LARGE_ROWS with a larger run is read by topic blocks."""
+
 
 def block_rows_for(rows: int, large: bool) -> int | None:
     """Run rows per topic block for a store of `rows` rows, or None for the whole table in memory."""
@@ -64,13 +69,13 @@ def campaign_trec_lines(campaign, measures=None, *, options: dict | None = None,
     """trec_eval's text for the campaign's runs (store order, campaign names) and the runs' topics without
     judgments, each run read from its run store part and evaluated by the file path's kernel in worker
     processes (`plain.trec_eval_lines_streamed`); None when the campaign needs `evaluate_campaign` (no
-    store or a large one, judgments other than one plain qrels file, anything the kernel leaves to the
-    full path) or evaluates in memory (fewer than PARALLEL_ROWS rows). The same bytes either way; the
+    store, a store above LARGE_ROWS with a run above RUN_ROWS, judgments other than one plain qrels file,
+    anything the kernel leaves to the full path) or evaluates in memory (fewer than PARALLEL_ROWS rows). The same bytes either way; the
     same warnings and errors (store checks, run checks)."""
     from .plain import PartRun, judgment_grades, trec_eval_lines_streamed
 
     st = campaign.store()
-    if st is None or not PARALLEL_ROWS <= st.rows <= LARGE_ROWS:
+    if st is None or st.rows < PARALLEL_ROWS or (st.rows > LARGE_ROWS and st.largest_run_rows > RUN_ROWS):
         return None
     qrels_path = campaign.judgment_file()
     grades = judgment_grades(qrels_path) if qrels_path is not None else None

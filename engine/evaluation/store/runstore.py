@@ -373,6 +373,11 @@ class RunStore:
     def rows(self) -> int:
         return int(sum(e.get("rows", 0) for e in self.manifest["files"].values()))
 
+    @property
+    def largest_run_rows(self) -> int:
+        """Rows of the store's largest run (0 for an empty store)."""
+        return int(max((e.get("rows", 0) for e in self.manifest["files"].values()), default=0))
+
     def topics(self) -> list[str]:
         """Every topic any run retrieved for, in byte order."""
         return sorted(set(self.index["topic"].tolist()), key=lambda s: s.encode("utf-8"))
