@@ -152,3 +152,32 @@ def test_table_command_latex(tmp_path, capsys):
     assert tex == res.to_latex()
     assert len(re.findall(r"\\textsuperscript\{\\d?dag\}", tex)) == int(res.pairs["significant"].sum()) > 0
     assert main(["table", str(demo), "--baseline", "nope"]) == 3
+
+
+@pytest.mark.parametrize("chunk", [3, 8192])
+def test_all_pairs_of_many_runs_equal_scipy_pair_by_pair(monkeypatch, chunk):
+    """All pairs of 30 runs (two-letter marks past 26), some runs missing topics: every pair's p is scipy's
+    ttest_rel over the topics both runs have, its means and counts those of the pair alone, whichever chunk
+    of pairs it was computed in; a mark lists the letters of the runs beaten in run order, comma-separated."""
+    import engine.campaign.tables as tables
+    monkeypatch.setattr(tables, "PAIR_CHUNK", chunk)
+    rng = np.random.default_rng(4)
+    rows = [(f"r{r:02d}", f"t{t}", "map", float(np.round(rng.random() * (1 + r / 10), 3)))
+            for r in range(30) for t in range(25) if not (r in (3, 17) and t in (2, 5))]
+    table = pd.DataFrame(rows, columns=["run", "topic", "measure", "value"])
+    c = compare_scores(table)
+    assert len(c.pairs) == 30 * 29 // 2
+    wide = table.pivot(index="topic", columns="run", values="value")
+    for row in c.pairs.itertuples(index=False):
+        both = wide[[row.a, row.b]].dropna()
+        d = both[row.a].to_numpy() - both[row.b].to_numpy()
+        assert row.n == len(both) == (23 if {row.a, row.b} & {"r03", "r17"} else 25)
+        assert row.p == pytest.approx(stats.ttest_rel(both[row.a], both[row.b]).pvalue, rel=1e-12)
+        assert row.mean_a == pytest.approx(both[row.a].mean(), rel=1e-14) and row.wins == int((d > 0).sum())
+    assert list(c.pairs["p_adj"]) == list(correct(c.pairs["p"].to_numpy(), "holm"))
+    marks = c.marks()
+    best = c.means["map"].idxmax()
+    beaten = sorted({(r.b if r.diff > 0 else r.a) for r in c.pairs.itertuples()
+                     if r.significant and (r.a if r.diff > 0 else r.b) == best}, key=c.runs.index)
+    assert beaten and marks[(best, "map")] == ",".join(c.letters[r] for r in beaten)
+    assert "," in marks[(best, "map")] and c.letters[c.runs[26]] == "aa"

@@ -127,16 +127,33 @@ class Comparison:
         return self.pairs[self.pairs["measure"] == measure].reset_index(drop=True)
 
     def marks(self) -> dict[tuple[str, str], str]:
-        """(run, measure) -> mark string (daggers in baseline mode, letters with all pairs)."""
-        out: dict[tuple[str, str], str] = {}
-        sig = self.pairs[self.pairs["significant"]]
-        for r in sig.itertuples(index=False):
-            if self.baseline is not None:
-                out[(r.a, r.measure)] = out.get((r.a, r.measure), "") + (BETTER if r.diff > 0 else WORSE)
-            else:
-                win, lose = (r.a, r.b) if r.diff > 0 else (r.b, r.a)
-                out[(win, r.measure)] = out.get((win, r.measure), "") + self.letters[lose]
-        return {k: "".join(sorted(v)) for k, v in out.items()}
+        """(run, measure) -> mark string: daggers in baseline mode; with all pairs, the letters of the runs it
+        is significantly better than, in run order (separated by commas once letters have two characters)."""
+        cached = self.__dict__.get("_marks")
+        if cached is not None and cached[0] is self.pairs:
+            return cached[1]
+        sig = self.pairs[self.pairs["significant"].to_numpy(bool)]
+        runs = pd.Index(self.runs)
+        a, b = runs.get_indexer(sig["a"]), runs.get_indexer(sig["b"])
+        better = sig["diff"].to_numpy(float) > 0
+        meas = pd.Index(self.measures).get_indexer(sig["measure"])
+        if self.baseline is not None:
+            who, token = a, np.where(better, 0, 1)                  # a dagger sorts before a double dagger
+            text = np.array([BETTER, WORSE], dtype=object)
+            sep = ""
+        else:
+            who, token = np.where(better, a, b), np.where(better, b, a)
+            text = np.array([self.letters[r] for r in self.runs], dtype=object)
+            sep = "" if len(self.runs) <= 26 else ","
+        order = np.lexsort((token, meas, who))
+        who, meas, token = who[order], meas[order], token[order]
+        cut = np.flatnonzero((who[1:] != who[:-1]) | (meas[1:] != meas[:-1])) + 1
+        out = {}
+        for lo, hi in zip(np.r_[0, cut], np.r_[cut, len(who)]):
+            if hi > lo:
+                out[(self.runs[who[lo]], self.measures[meas[lo]])] = sep.join(text[token[lo:hi]])
+        self.__dict__["_marks"] = (self.pairs, out)
+        return out
 
     def table(self) -> pd.DataFrame:
         """The numbers behind the rendered table: run, then per measure mean, improved (+), degraded (-),
@@ -310,6 +327,54 @@ def _matrix(table: pd.DataFrame, measure: str, runs: list[str], fill: float | No
     return m.fillna(fill) if fill is not None else m
 
 
+PAIR_CHUNK = 8192
+
+
+def _pair_stats(x: np.ndarray, ia: np.ndarray, ib: np.ndarray, test: str, threshold: float, n_perm: int,
+                seed: int) -> dict[str, np.ndarray]:
+    """Per pair k of columns (ia[k], ib[k]) of x (topics x runs, NaN: no value): the means of both runs and of
+    their differences over the topics both have, wins, losses, ties, n, the test's p and the effect size.
+    Pairs of runs with every topic are computed a chunk of pairs at a time (columns in Fortran order: each
+    column's sums in the order a single column's are, so the numbers are those of the pair alone); the
+    randomization test (a seed per pair) and pairs with missing topics one pair at a time."""
+    k = len(ia)
+    out = {c: np.zeros(k) for c in ("mean_a", "mean_b", "diff", "p", "effect")}
+    out.update({c: np.zeros(k, dtype=np.int64) for c in ("wins", "losses", "ties", "n")})
+    has = ~np.isnan(x)
+    full = has.all(axis=0)
+    fast = full[ia] & full[ib] if test != "randomization" and x.shape[0] > 1 else np.zeros(k, bool)
+    where = np.flatnonzero(fast)
+    if len(where):
+        col_mean = np.asfortranarray(x).mean(axis=0)
+        xt = np.ascontiguousarray(x.T)
+        for lo in range(0, len(where), PAIR_CHUNK):
+            w = where[lo:lo + PAIR_CHUNK]
+            d = (xt[ia[w]] - xt[ib[w]]).T              # topics x pairs, each column contiguous
+            diff, sd = d.mean(axis=0), d.std(axis=0, ddof=1)
+            out["mean_a"][w], out["mean_b"][w], out["diff"][w] = col_mean[ia[w]], col_mean[ib[w]], diff
+            out["wins"][w] = (d > threshold).sum(axis=0)
+            out["losses"][w] = (d < -threshold).sum(axis=0)
+            out["ties"][w] = (np.abs(d) <= threshold).sum(axis=0)
+            out["n"][w] = x.shape[0]
+            out["p"][w] = test_p(d, test, n_perm=n_perm)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                out["effect"][w] = np.where(sd > 0, diff / sd, 0.0)
+    for j in np.flatnonzero(~fast):
+        a, b = ia[j], ib[j]
+        keep = has[:, a] & has[:, b]
+        xa, xb = x[keep, a], x[keep, b]
+        d = xa - xb
+        n = len(d)
+        sd = d.std(ddof=1) if n > 1 else 0.0
+        out["mean_a"][j], out["mean_b"][j] = (xa.mean(), xb.mean()) if n else (np.nan, np.nan)
+        out["diff"][j] = d.mean() if n else 0.0
+        out["wins"][j], out["losses"][j] = (d > threshold).sum(), (d < -threshold).sum()
+        out["ties"][j], out["n"][j] = (np.abs(d) <= threshold).sum(), n
+        out["p"][j] = test_p(d, test, n_perm=n_perm, seed=seed + int(j))[0] if n > 1 else np.nan
+        out["effect"][j] = d.mean() / sd if sd > 0 else 0.0
+    return out
+
+
 def compare_scores(table: pd.DataFrame, measures=None, baseline: str | None = None, *, test: str = "t",
                    correction: str | None = "holm", alpha: float = 0.05, threshold: float = 0.0,
                    runs: list[str] | None = None, fill: float | None = None, n_perm: int = 10000,
@@ -344,40 +409,27 @@ def compare_scores(table: pd.DataFrame, measures=None, baseline: str | None = No
         raise CranfieldError("a comparison against a baseline needs at least two runs")
     if not runs:
         raise CranfieldError("no runs to compare")
+    pos = {r: i for i, r in enumerate(runs)}
     if baseline is not None:
-        pairs = [(r, baseline) for r in runs if r != baseline]
+        ia = np.array([pos[r] for r in runs if r != baseline], dtype=np.intp)
+        ib = np.full(len(ia), pos[baseline], dtype=np.intp)
     else:
-        pairs = [(runs[i], runs[j]) for i in range(len(runs)) for j in range(i + 1, len(runs))]
+        ia, ib = np.triu_indices(len(runs), 1)
     means = pd.DataFrame(index=pd.Index(runs, name="run"), columns=measures, dtype=float)
-    rows = []
+    names = np.array(runs, dtype=object)
+    cols = ["measure", "a", "b", "mean_a", "mean_b", "diff", "wins", "losses", "ties", "n", "p", "p_adj",
+            "effect", "significant"]
+    blocks = []
     for m in measures:
         mat = _matrix(table, m, runs, fill)
         means[m] = mat.mean(axis=0)
-        x = mat.to_numpy(np.float64)                 # topics x runs; per pair, the topics both runs have
-        has = ~np.isnan(x)
-        col = {r: i for i, r in enumerate(mat.columns)}
-        block = []
-        for k, (a, b) in enumerate(pairs):
-            ia, ib = col[a], col[b]
-            keep = has[:, ia] & has[:, ib]
-            xa, xb = x[keep, ia], x[keep, ib]
-            d = xa - xb
-            n = len(d)
-            p = float(test_p(d, test, n_perm=n_perm, seed=seed + k)[0]) if n > 1 else np.nan
-            sd = d.std(ddof=1) if n > 1 else 0.0
-            block.append({"measure": m, "a": a, "b": b, "mean_a": float(xa.mean()) if n else np.nan,
-                          "mean_b": float(xb.mean()) if n else np.nan, "diff": float(d.mean()) if n else 0.0,
-                          "wins": int((d > threshold).sum()), "losses": int((d < -threshold).sum()),
-                          "ties": int((np.abs(d) <= threshold).sum()), "n": n, "p": p,
-                          "effect": float(d.mean() / sd) if sd > 0 else 0.0})
-        adj = correct([r["p"] for r in block], correction)
-        for r, pa in zip(block, adj):
-            r["p_adj"] = float(pa)
-            r["significant"] = bool(pa < alpha)
-        rows += block
-    cols = ["measure", "a", "b", "mean_a", "mean_b", "diff", "wins", "losses", "ties", "n", "p", "p_adj",
-            "effect", "significant"]
-    return Comparison(means, pd.DataFrame(rows, columns=cols), measures, runs, baseline, test, correction,
+        x = mat.to_numpy(np.float64)                 # topics x runs (runs in `runs` order)
+        got = _pair_stats(x, ia, ib, test, threshold, n_perm, seed)
+        got["p_adj"] = correct(got["p"], correction)
+        got["significant"] = got["p_adj"] < alpha
+        blocks.append(pd.DataFrame({"measure": m, "a": names[ia], "b": names[ib], **got}, columns=cols))
+    pairs = pd.concat(blocks, ignore_index=True) if len(ia) else pd.DataFrame([], columns=cols)
+    return Comparison(means, pairs, measures, runs, baseline, test, correction,
                       alpha, dict(zip(runs, _letters(len(runs)))))
 
 
