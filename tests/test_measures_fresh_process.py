@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import subprocess
 import sys
 from pathlib import Path
@@ -104,6 +105,9 @@ def fresh(tmp_path_factory):
     def run(argv: list[str]) -> tuple[int, str, str]:
         server.stdin.write(json.dumps([argv, str(d / "out"), str(d / "err")]) + "\n")
         server.stdin.flush()
+        if not select.select([server.stdout], [], [], 120)[0]:       # one line per command, nothing read ahead
+            server.kill()
+            pytest.fail(f"cranfield {' '.join(argv)}: no answer in 120 s")
         rc = json.loads(server.stdout.readline())
         return rc, (d / "out").read_text(), (d / "err").read_text()
     yield run
