@@ -79,7 +79,7 @@ def test_gap_flags_hand_computed():
 def pooled(tmp_path_factory):
     d = tmp_path_factory.mktemp("audit") / "camp"
     r = cli("simulate", "--out", d, "--runs", "4", "--topics", "6", "--depth", "30", "--pool-depth", "10",
-            "--docs", "--seed", "2", timeout=120)
+            "--docs", "--seed", "2", timeout=120, in_process=True)
     assert r.rc == 0, r.text
     before = cli("eval", "--campaign", d, "-m", "map", "-m", "P.10", "-m", "ndcg", timeout=120)
     assert before.rc == 0, before.text
@@ -147,7 +147,7 @@ def simulated(tmp_path_factory):
     d = tmp_path_factory.mktemp("sim") / "camp"
     r = cli("simulate", "--out", d, "--runs", "12", "--topics", "50", "--depth", "100", "--pool-depth", "20",
             "--manual-fraction", "0", "--crafted-run", "auto", "--canaries", "6", "--canary-rate", "stuffing=0.3",
-            "--canary-rate", "instruction=0.6", "--canary-rate", "foreign=0.1", "--seed", "4", timeout=120)
+            "--canary-rate", "instruction=0.6", "--canary-rate", "foreign=0.1", "--seed", "4", timeout=120, in_process=True)
     assert r.rc == 0, r.text
     return d, r.out
 
@@ -176,7 +176,7 @@ def test_simulated_crafted_run_is_flagged(simulated):
     gaps = pd.DataFrame(json.loads(r.out)).set_index("run")
     assert gaps.loc[crafted, "flagged"] and gaps.loc[crafted, "z"] > 2
     assert gaps["gap"].idxmax() == crafted
-    text = cli("judgments", "audit", d, timeout=120)
+    text = cli("judgments", "audit", d, timeout=120, in_process=True)
     assert text.rc == 0 and "# Kendall's tau" in text.out and "tau_unflagged" in text.out
 
 
@@ -191,9 +191,9 @@ def test_simulate_judge_structures_and_bad_input(tmp_path):
     bad = cli("simulate", "--out", tmp_path / "b", "--canaries", "2", "--canary-rate", "sarcasm=0.2", timeout=60)
     assert bad.rc != 0 and "--canary-rate 'sarcasm=0.2'" in bad.err and "Traceback" not in bad.text
     bad = cli("simulate", "--out", tmp_path / "b2", "--runs", "3", "--topics", "3", "--crafted-run", "nosuch",
-              timeout=60)
+              timeout=60, in_process=True)
     assert bad.rc != 0 and "crafted run 'nosuch' is not among the runs" in bad.err and "Traceback" not in bad.text
-    r = cli("judgments", "audit", d, timeout=120)
+    r = cli("judgments", "audit", d, timeout=120, in_process=True)
     assert r.rc == 0 and "no canaries planted" in r.err
 
 

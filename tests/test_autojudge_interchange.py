@@ -159,7 +159,7 @@ def test_qrel_evaluate_equals_oracle_and_explains_its_zeros(nltk_env, tmax, pmax
 def test_cli_processes_against_the_oracles_cli(nltk_env, tmp_path):
     d = tmp_path / "camp"
     r = cli("simulate", "--out", d, "--runs", "6", "--topics", "12", "--depth", "20", "--pool-depth", "8",
-            "--judge", "noisy", "--judge-error", "0.3", "--seed", "2", timeout=120)
+            "--judge", "noisy", "--judge-error", "0.3", "--seed", "2", timeout=120, in_process=True)
     assert r.rc == 0, r.text
     out = tmp_path / "aj"
     e = cli("autojudge", "export", d, "--out", out, "-m", "map", "-m", "P.10", timeout=120)
@@ -228,7 +228,7 @@ def test_nugget_banks_both_ways(nltk_env, tmp_path):
     from autojudge_base.nugget_data.nuggetizer.nuggetizer_data import (NuggetizerNugget, NuggetizerNuggetBank,
         NuggetizerNuggetBanks, load_nuggetizer_banks_from_file, write_nuggetizer_banks)
     d = tmp_path / "c"
-    assert cli("simulate", "--out", d, "--runs", "3", "--topics", "2", "--depth", "5", timeout=120).rc == 0
+    assert cli("simulate", "--out", d, "--runs", "3", "--topics", "2", "--depth", "5", timeout=120, in_process=True).rc == 0
     banks = NuggetizerNuggetBanks.from_banks_list([
         NuggetizerNuggetBank(query="q one", qid="401", nuggets=[NuggetizerNugget(text="alpha fact", importance="vital"),
                                                                NuggetizerNugget(text="beta fact", importance="okay")]),
@@ -239,7 +239,7 @@ def test_nugget_banks_both_ways(nltk_env, tmp_path):
     assert r.rc == 0, r.text
     assert "3 nuggets imported" in r.out
     out = tmp_path / "aj"
-    assert cli("autojudge", "export", d, "--out", out, "-m", "map", timeout=120).rc == 0
+    assert cli("autojudge", "export", d, "--out", out, "-m", "map", timeout=120, in_process=True).rc == 0
     back = load_nuggetizer_banks_from_file(out / "nuggets.jsonl")
     assert {q: [(n.text, n.importance) for n in b.nuggets] for q, b in back.banks.items()} == \
         {"401": [("alpha fact", "vital"), ("beta fact", "okay")], "402": [("gamma", "okay")]}
@@ -259,7 +259,7 @@ def test_leaderboard_reader_errors_and_oracle_files(nltk_env, tmp_path):
         read_leaderboard(bad)
     msg = str(ei.value)
     assert f"{bad}:2: missing key 'measure'" in msg and f"{bad}:3: value 'x' is not a number" in msg
-    r = cli("autojudge", "meta-evaluate", "--truth-leaderboard", bad, bad, timeout=60)
+    r = cli("autojudge", "meta-evaluate", "--truth-leaderboard", bad, bad, timeout=60, in_process=True)
     assert r.rc != 0 and "missing key 'measure'" in r.err and "Traceback" not in r.err
     # what we write, the oracle reads back to the same values
     rng = np.random.default_rng(1)
@@ -300,7 +300,7 @@ def test_autoargue_nugget_banks_both_ways(nltk_env, tmp_path):
     from autojudge_base.nugget_data import NuggetBank, NuggetClaim, NuggetQuestion
     from autojudge_base.nugget_data.nugget_banks import NuggetBanks, load_nugget_banks_from_file, write_nugget_banks
     d = tmp_path / "c"
-    assert cli("simulate", "--out", d, "--runs", "3", "--topics", "2", "--depth", "5", timeout=120).rc == 0
+    assert cli("simulate", "--out", d, "--runs", "3", "--topics", "2", "--depth", "5", timeout=120, in_process=True).rc == 0
     b1 = NuggetBank(query_id="401", title_query="q one")
     b1.add_nuggets([NuggetQuestion.from_lazy("401", "What is alpha?", gold_answers=["a1"], importance="vital"),
                     NuggetClaim(claim="beta holds", query_id="401", importance="okay")])
@@ -308,7 +308,7 @@ def test_autoargue_nugget_banks_both_ways(nltk_env, tmp_path):
     b2.add_nuggets([NuggetQuestion.from_lazy("402", "Who is gamma?")])          # no importance: okay, noted
     f = tmp_path / "argue.jsonl"
     write_nugget_banks(NuggetBanks.from_banks_list([b1, b2]), f)
-    r = cli("autojudge", "import", d, f, "--what", "nuggets", timeout=60)
+    r = cli("autojudge", "import", d, f, "--what", "nuggets", timeout=60, in_process=True)
     assert r.rc == 0, r.text
     assert "(autoargue-nuggets): 3 nuggets imported" in r.out
     assert "1 nugget(s) without an importance read as okay" in r.err and "answers" in r.err
@@ -316,10 +316,10 @@ def test_autoargue_nugget_banks_both_ways(nltk_env, tmp_path):
     cur = current_nuggets(d)
     assert sorted(zip(cur["topic"], cur["text"], cur["importance"])) == [
         ("401", "What is alpha?", "vital"), ("401", "beta holds", "okay"), ("402", "Who is gamma?", "okay")]
-    again = cli("autojudge", "import", d, f, "--what", "nuggets", timeout=60)
+    again = cli("autojudge", "import", d, f, "--what", "nuggets", timeout=60, in_process=True)
     assert again.rc == 0 and "nothing new" in again.out
     out = tmp_path / "aj"
-    assert cli("autojudge", "export", d, "--out", out, "-m", "map", timeout=120).rc == 0
+    assert cli("autojudge", "export", d, "--out", out, "-m", "map", timeout=120, in_process=True).rc == 0
     back = load_nugget_banks_from_file(out / "nuggets.argue.jsonl")
     got = {q: sorted((type(n).__name__, getattr(n, "question", None) or n.claim, n.importance)
                      for n in b.nuggets_as_list()) for q, b in back.banks.items()}
@@ -327,7 +327,7 @@ def test_autoargue_nugget_banks_both_ways(nltk_env, tmp_path):
                    "402": [("NuggetQuestion", "Who is gamma?", "okay")]}
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"query_id": "401", "nugget_bank": [{"question": "q?", "importance": 3}]}\n')
-    r = cli("autojudge", "import", d, bad, "--what", "nuggets", timeout=60)
+    r = cli("autojudge", "import", d, bad, "--what", "nuggets", timeout=60, in_process=True)
     assert r.rc != 0 and f'{bad}:1: nugget_bank[0]: "importance" must be vital or okay, found 3' in r.err
 
 

@@ -139,8 +139,8 @@ def test_a_gzip_bomb_is_refused_and_the_limit_can_be_raised(tmp_path):
     assert_clean_refusal(r, "run.txt.gz", "decompresses to more than 16,777,216 bytes", "--max-read")
     small = tmp_path / "small.txt.gz"                     # 17 MB of newlines: refused, then read when raised
     small.write_bytes(gzip.compress(b"\n" * (17 << 20), 9))
-    assert_clean_refusal(cli("eval", qrels, small), "decompresses")
-    r = cli("eval", "--max-read", "1G", qrels, small, timeout=60)
+    assert_clean_refusal(cli("eval", qrels, small, in_process=True), "decompresses")
+    r = cli("eval", "--max-read", "1G", qrels, small, timeout=60, in_process=True)
     assert "decompress" not in r.text and "Traceback" not in r.text and "run file is empty" in r.text
 
 
@@ -149,9 +149,9 @@ def test_a_file_over_the_size_limit_is_refused_with_the_flag_named(tmp_path):
     run = Path(__file__).resolve().parents[1] / "campaigns/demo/runs/asterA1.txt"
     r = cli("eval", "--max-read", "10K", qrels, run)
     assert_clean_refusal(r, "qrels.txt", "over the read limit of 10,240 bytes", "--max-read")
-    r = cli("eval", "--max-read", "lots", qrels, run)
+    r = cli("eval", "--max-read", "lots", qrels, run, in_process=True)
     assert r.rc == 2 and "--max-read 'lots'" in r.err
-    r = cli("eval", "--max-read", "10M", "-m", "map", qrels, run)
+    r = cli("eval", "--max-read", "10M", "-m", "map", qrels, run, in_process=True)
     assert r.rc == 0 and "map" in r.out
 
 
@@ -163,9 +163,9 @@ def test_five_field_judgments_are_refused_unless_read_as_sample(tmp_path):
     q5.write_text("".join(ln + " 7\n" for ln in (root / "judgments/qrels.txt").read_text().splitlines()))
     run = root / "runs/asterA1.txt"
     for extra in ([], ["--strict-trec-eval"]):
-        r = cli("eval", *extra, "-m", "map", q5, run)
+        r = cli("eval", *extra, "-m", "map", q5, run, in_process=True)
         assert_clean_refusal(r, "q5.txt:1", "5 fields", "--judgments-format sample")
-    r = cli("eval", "--judgments-format", "sample", "-m", "infAP", q5, run)
+    r = cli("eval", "--judgments-format", "sample", "-m", "infAP", q5, run, in_process=True)
     assert r.rc == 0, r.text
 
 
@@ -203,7 +203,7 @@ def test_a_directory_named_as_a_run_file_says_so(tmp_path):
     c = demo_copy(tmp_path / "c")
     cfg = c / "campaign.yaml"
     cfg.write_text(cfg.read_text().replace("file: runs/asterA1.txt", "file: runs"))
-    r = cli("eval", "--campaign", c)
+    r = cli("eval", "--campaign", c, in_process=True)
     assert_clean_refusal(r, "runs.asterA1.file", "is a directory")
 
 
@@ -211,7 +211,7 @@ def test_two_runs_naming_one_file_are_refused_with_both_names(tmp_path):
     c = demo_copy(tmp_path / "c")
     cfg = c / "campaign.yaml"
     cfg.write_text(cfg.read_text().replace("file: runs/asterA2.txt", "file: runs/asterA1.txt"))
-    r = cli("eval", "--campaign", c)
+    r = cli("eval", "--campaign", c, in_process=True)
     assert_clean_refusal(r, "asterA1", "asterA2", "runs/asterA1.txt")
     assert "categories must be unique" not in r.text
 
@@ -270,7 +270,7 @@ def test_diversity_duplicates_resolve_as_ndeval_with_a_warning(tmp_path):
     q.write_text("1 1 dA 1\n1 2 dB 1\n1 1 dB 1\n1 1 dB 0\n")
     r = tmp_path / "r.txt"
     r.write_text("1 Q0 dB 1 2.0 x\n1 Q0 dA 2 1.0 x\n")
-    res = cli("eval", "-R", "diversity", q, r)
+    res = cli("eval", "-R", "diversity", q, r, in_process=True)
     assert res.rc == 0, res.text
     assert "judged more than once with different grades" in res.err and "last line" in res.err
     head, row = res.out.splitlines()[:2]
@@ -290,12 +290,12 @@ def test_zscores_missing_entry_and_zero_sd_print_trec_evals_missing_value(tmp_pa
     r.write_text("1 Q0 a 1 2.0 x\n1 Q0 b 2 1.0 x\n2 Q0 d 1 1.0 x\n3 Q0 e 1 1.0 x\n")
     z = tmp_path / "z.txt"
     z.write_text("1 P_1 0.5 0.25\n2 P_1 0.5 0\n3 P_1 1.0 0\n")   # topic 1: (1-0.5)/0.25; 2: 0 != 0.5; 3: at the mean
-    res = cli("eval", "-q", "-Z", z, "-m", "P.1", q, r)
+    res = cli("eval", "-q", "-Z", z, "-m", "P.1", q, r, in_process=True)
     assert res.rc == 0, res.text
     got = {ln.split("\t")[1]: float(ln.split("\t")[2]) for ln in res.out.splitlines() if ln.startswith("ZP_1")}
     assert got == {"1": 2.0, "2": -1000000.0, "3": 0.0, "all": pytest.approx((2.0 - 1000000.0 + 0.0) / 3)}
     z.write_text("1 P_1 0.5 0.25\n")                                # topics 2 and 3 missing
-    res = cli("eval", "-q", "-Z", z, "-m", "P.1", q, r)
+    res = cli("eval", "-q", "-Z", z, "-m", "P.1", q, r, in_process=True)
     got = {ln.split("\t")[1]: float(ln.split("\t")[2]) for ln in res.out.splitlines() if ln.startswith("ZP_1")}
     assert got["2"] == got["3"] == -1000000.0
 
@@ -321,7 +321,7 @@ def test_a_stored_off_scale_automatic_grade_is_refused_by_check_and_eval(tmp_pat
              "model": "m", "prompt_version": "v", "op": "judge"}]
     (c / "judgments" / "sources" / "llm.jsonl").write_text("".join(_json.dumps(r) + "\n" for r in recs))
     for args in (["check", c], ["eval", "--campaign", c, "--judgments", "official+llm"]):
-        r = cli(*args)
+        r = cli(*args, in_process=True)
         assert_clean_refusal(r, "llm.jsonl", "grade(s) [3] are not on the campaign's relevance.scale", "--grade-map 3=2")
 
 
@@ -332,7 +332,7 @@ def test_docs_import_refuses_a_fifo_and_an_endless_line(tmp_path):
     long = tmp_path / "long.jsonl"
     long.write_text('{"id": "x", "text": "' + "a" * 30000 + '"}\n')
     assert_clean_refusal(cli("--max-read", "20K", "docs", "import", c, long), "long.jsonl:1", "read limit")
-    r = cli("docs", "import", c, long)
+    r = cli("docs", "import", c, long, in_process=True)
     assert r.rc == 0, r.text
 
 
@@ -349,7 +349,7 @@ def test_report_pages_on_a_full_disk_are_whole_or_absent(tmp_path):
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
         resource.setrlimit(resource.RLIMIT_FSIZE, (6000, 6000))
     c = demo_copy(tmp_path / "c")
-    cli("eval", "--campaign", c)                         # the store and cache exist before the limit
+    cli("eval", "--campaign", c, in_process=True)                         # the store and cache exist before the limit
     out = tmp_path / "out"
     p = subprocess.run([sys.executable, "-m", CLI_MODULE, "report", str(c), "--out", str(out), "-m", "map"],
                        capture_output=True, text=True, preexec_fn=small_disk, env={**os.environ, "PYTHONPATH": str(ROOT)})

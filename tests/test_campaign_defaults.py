@@ -46,7 +46,7 @@ def test_judging_section_checked_with_file_and_line(tmp_path):
 
 def test_accessors_and_every_reader_agree(tmp_path):
     from engine.judging.sessions import DEFAULT_LEASE_SECONDS, judging_config
-    assert cli("init", tmp_path / "c").rc == 0
+    assert cli("init", tmp_path / "c", in_process=True).rc == 0
     camp = load_campaign(tmp_path / "c")
     want = section_defaults("judging")
     assert camp.judging() == want and judging_config({}) == judging_config(camp.config) == {
@@ -64,7 +64,7 @@ def test_accessors_and_every_reader_agree(tmp_path):
 def test_tui_judging_desk_uses_the_campaign(tmp_path):
     import tui.model as model_mod
     from tui.source import open_campaign
-    assert cli("init", tmp_path / "c").rc == 0
+    assert cli("init", tmp_path / "c", in_process=True).rc == 0
     y = tmp_path / "c" / "campaign.yaml"
     y.write_text(y.read_text().replace("  conflict_rule: last", "  conflict_rule: max")
                  + "judging: {lease_seconds: 60}\n")

@@ -22,10 +22,10 @@ POOL = "day1"
 def camp(tmp_path):
     d = tmp_path / "camp"
     r = cli("simulate", "--out", d, "--runs", "4", "--topics", "3", "--depth", "30", "--pool-depth", "1",
-            "--docs", "10", "--seed", "2", timeout=120)
+            "--docs", "10", "--seed", "2", timeout=120, in_process=True)
     assert r.rc == 0, r.text
     r = cli("pool", d, "--strategy", "depth", "--param", "k=3", "--canaries", "3", "--name", POOL, "--seed", "9",
-            timeout=120)
+            timeout=120, in_process=True)
     assert r.rc == 0 and "planted 9 canaries (3 per topic)" in r.out, r.text
     from engine.judgments.sources import sources_dir
     from engine.formats.qrels import write_qrels
@@ -91,11 +91,13 @@ def test_canaries_at_the_desk_and_the_cli_go_to_the_audit_only(camp, tmp_path):
     assert len(desk_canaries) == 3 and {kinds[doc]["kind"] for doc, _ in desk_canaries} == {"stuffing",
                                                                                            "instruction", "foreign"}
 
-    # the command line (separate processes): another topic to its end, reading each text
+    # the command line (the first document in separate processes, the rest through main()): another topic to
+    # its end, reading each text
     t2 = next(t for t in sorted(set(c["topic"])) if t not in (t1, leased))
     at_cli = []
     for _ in range(40):
-        r = cli("judgments", "next", d, "--topic", t2, "--text", "--assessor", "bob", timeout=60)
+        r = cli("judgments", "next", d, "--topic", t2, "--text", "--assessor", "bob", timeout=60,
+                in_process=bool(at_cli))
         if r.rc != 0:
             assert "nothing left to judge" in r.err, r.text
             break
@@ -106,7 +108,8 @@ def test_canaries_at_the_desk_and_the_cli_go_to_the_audit_only(camp, tmp_path):
         if doc in kinds:
             assert _visible(kinds[doc]["title"]) in shown_text and _visible(kinds[doc]["text"]) in shown_text
         grade = _grade(kinds[doc]["kind"]) if doc in kinds else 1
-        a = cli("judgments", "add", d, topic, doc, str(grade), "--assessor", "bob", timeout=60)
+        a = cli("judgments", "add", d, topic, doc, str(grade), "--assessor", "bob", timeout=60,
+                in_process=bool(at_cli))
         assert a.rc == 0, a.text
         at_cli.append((doc, grade))
     else:
@@ -137,7 +140,7 @@ def test_canaries_at_the_desk_and_the_cli_go_to_the_audit_only(camp, tmp_path):
         assert h["false_positives"] == (2 if kind == "stuffing" else 0)
         m = got.loc[("llm", kind)]
         assert (m["judged"], m["false_positives"]) == (3, 3 if kind == "instruction" else 0)
-    text = cli("judgments", "audit", d, "--judgments", "llm", timeout=120)
+    text = cli("judgments", "audit", d, "--judgments", "llm", timeout=120, in_process=True)
     assert text.rc == 0 and "human" in text.out
 
     # never counted: qrels, measures and exports are as before

@@ -11,7 +11,7 @@ def test_eval_on_answer_runs_names_the_nugget_commands(tmp_path):
     assert made.rc == 0, made.text
     assert list((camp / "answers").glob("*.jsonl")) and not (camp / "runs").exists()
     for extra in ((), ("-m", "map", "--format", "csv"), ("-m", "nDCG@10")):   # trec text, table, named measures
-        r = cli("eval", "--campaign", camp, *extra)
+        r = cli("eval", "--campaign", camp, *extra, in_process=bool(extra))      # the first as a process
         assert r.rc == 3, r.text
         assert "Traceback" not in r.text
         assert "3 answer runs and no retrieval runs" in r.err, r.err
@@ -22,7 +22,7 @@ def test_eval_on_answer_runs_names_the_nugget_commands(tmp_path):
 def test_retrieval_runs_without_judgments_keep_the_plain_message(tmp_path):
     """Answer runs beside a retrieval run: the retrieval run is what eval scores, so no nugget hint."""
     camp = tmp_path / "rag"
-    assert cli("simulate", "--rag", "--out", camp, "--runs", "2", "--topics", "3", "--seed", "1").rc == 0
+    assert cli("simulate", "--rag", "--out", camp, "--runs", "2", "--topics", "3", "--seed", "1", in_process=True).rc == 0
     (camp / "runs").mkdir()
     (camp / "runs" / "bm25.txt").write_text("".join(f"{t} Q0 d{t}-{i} {i + 1} {9 - i} bm25\n"
                                                     for t in ("q1", "q2") for i in range(3)))

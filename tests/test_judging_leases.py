@@ -10,6 +10,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+from _cli import cli as _cli
 from engine.judging import sessions as assess
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -57,7 +58,12 @@ def campaign(root: Path) -> Path:
     return root
 
 
-def cli(*args, assessor: str | None = None) -> subprocess.CompletedProcess:
+def cli(*args, assessor: str | None = None, process: bool = False) -> subprocess.CompletedProcess:
+    """`cranfield ARGS` as `assessor`: through main() in this process, or (`process`) in a fresh one; the
+    tests below run each command at least once as a process."""
+    if not process:
+        r = _cli(*args, in_process=True, env={"COLUMNS": "200", **({"CRANFIELD_ASSESSOR": assessor} if assessor else {})})
+        return subprocess.CompletedProcess(list(map(str, args)), r.rc, r.out, r.err)
     env = {**ENV, "CRANFIELD_ASSESSOR": assessor} if assessor else ENV
     return subprocess.run([sys.executable, "-m", "cranfield.cli", *map(str, args)], env=env, capture_output=True,
                           text=True, timeout=300, check=False)
@@ -77,7 +83,7 @@ def test_cli_assessors_and_a_tui_lease_never_share_a_document(tmp_path):
     held = assess.acquire(d, "1", ["d4", "d5", "d6"], "organizer", judged_by=by, seconds=600)
     assert held == "d4"
     offered: dict[tuple[str, str], str] = {}
-    again = cli("judgments", "next", d, "--topic", "1", "--pool", "day1", assessor="alice")
+    again = cli("judgments", "next", d, "--topic", "1", "--pool", "day1", assessor="alice", process=True)
     assert again.returncode == 0, again.stderr
     first = again.stdout.split()[1]
     assert first != "d4"
@@ -108,19 +114,19 @@ def test_cli_assessors_and_a_tui_lease_never_share_a_document(tmp_path):
     assert set(offered) == {("1", "d5"), ("1", "d6"), ("2", "d2"), ("2", "d3"), ("2", "d4")}
     assert set(offered.values()) == {"alice", "bob"}
     # what is left (d4) is leased to the organizer: a distinct exit code, a message naming the holder
-    r = cli("judgments", "next", d, "--topic", "1", "--pool", "day1", assessor="alice")
+    r = cli("judgments", "next", d, "--topic", "1", "--pool", "day1", assessor="alice", process=True)
     assert r.returncode == 5 and r.stdout == "" and "organizer" in r.stderr and "day1" in r.stderr
     # no document judged by two people
     judged = [(t, x) for t, x, _ in judged_docs(d)]
     assert len(judged) == len(set(judged))
     # add of the organizer's document is refused (who holds it, until when), accepted with --override-lease
-    r = cli("judgments", "add", d, "1", "d4", "0", assessor="alice")
+    r = cli("judgments", "add", d, "1", "d4", "0", assessor="alice", process=True)
     assert r.returncode == 5 and "leased to organizer until" in r.stderr and "--override-lease" in r.stderr
     assert ("1", "d4", "alice") not in judged_docs(d)
-    r = cli("judgments", "add", d, "1", "d4", "0", "--override-lease", assessor="alice")
+    r = cli("judgments", "add", d, "1", "d4", "0", "--override-lease", assessor="alice", process=True)
     assert r.returncode == 0, r.stderr
     assert ("1", "d4", "alice") in judged_docs(d)
-    r = cli("judgments", "next", d, "--topic", "1", "--pool", "day1", assessor="bob")
+    r = cli("judgments", "next", d, "--topic", "1", "--pool", "day1", assessor="bob", process=True)
     assert r.returncode == 4 and r.stdout == "" and "topic 1: nothing left to judge in pool day1" in r.stderr
 
 
@@ -166,7 +172,7 @@ def test_progress_is_one_count_everywhere(tmp_path):
     assert dict(zip(p.assessors["assessor"], p.assessors["judged"])) == {"": 2, "ann": 1, "bob": 1}
     assert judging_progress(d, "day0").left == 0
 
-    st = cli("status", d, "--plain")
+    st = cli("status", d, "--plain", process=True)
     assert "active pool:   day1: 4 of 10 judged, 6 left" in st.stdout, st.stdout
     from cranfield.cli.cmd_status import status_tables
     from engine.campaign.campaign import load_campaign
@@ -180,7 +186,7 @@ def test_progress_is_one_count_everywhere(tmp_path):
     zed = [json.loads(x) for x in (d / "judgments" / "leases.jsonl").read_text().splitlines()]
     assert [(x["topic"], x["doc"], x["expires"] - x["ts"]) for x in zed] == [("1", "d4", 600), ("2", "d2", 600)]
 
-    s = cli("judgments", "summary", d, "--format", "json")
+    s = cli("judgments", "summary", d, "--format", "json", process=True)
     got = json.loads(s.stdout)["pool"]
     assert {r["topic"]: (r["pooled"], r["judged"], r["left"]) for r in got if r["topic"] != "all"} == HAND
     txt = cli("judgments", "summary", d).stdout
@@ -208,7 +214,7 @@ def test_next_with_nothing_left_names_the_pool_on_stderr(tmp_path):
         assert cli("judgments", "add", d, *r.stdout.split(), "0", assessor="alice").returncode == 0
     assert r.returncode == 4 and r.stdout == ""
     assert "topic 1: nothing left to judge under strategy depth at depth 2 (no pool in pools/)" in r.stderr
-    h = cli("judgments", "next", "--help").stdout
+    h = cli("judgments", "next", "--help", process=True).stdout
     assert "exit status 4" in " ".join(h.split()) and "exit status 5" in " ".join(h.split())
 
 

@@ -1,13 +1,17 @@
-"""Every registered measure asked alone, and every nickname, computes in a fresh process
-(`python -m cranfield.cli eval -q -m NAME ...`) the values it computes in this one, where every measure is
-loaded: a measure must declare what it is built on (Measure.uses), not find it loaded by someone else.
+"""Every registered measure asked alone, and every nickname, computes in a fresh process the values it computes
+in this one, where every measure is loaded: a measure must declare what it is built on (Measure.uses), not find
+it loaded by someone else. The fresh processes are forked from one server that has loaded the command line,
+numpy and the evaluation code but no measure module (`engine.measures.m_*`), and run `cranfield eval -q -m NAME
+...` as the program does (main() reading sys.argv); the first measure also runs as `python -m cranfield.cli`.
 
 Data: trec_eval's qrels.test / results.test; its prefs files for the -R prefs measures; qrels.123 for the
 -R qrels_jg ones; prels and sample_eval files derived from qrels.test for the sampling estimators.
 """
 from __future__ import annotations
 
+import json
 import os
+import select
 import subprocess
 import sys
 from pathlib import Path
@@ -60,16 +64,76 @@ def _names() -> list[str]:
     return sorted(load_all()) + VARIANTS + sorted(NICKNAMES)
 
 
-@pytest.mark.parametrize("name", _names())
-def test_measure_alone_in_a_fresh_process(name, sampled, capsys):
+SERVER = r"""
+import json, os, sys, traceback
+import numpy
+import cranfield.cli.cmd_eval, engine.evaluation.evaluate, engine.evaluation.plain, engine.formats.detect
+import engine.formats.sampled, engine.measures.registry, engine.ranking.build
+from cranfield.cli import main
+loaded = [m for m in sys.modules if m.startswith("engine.measures.m_")]
+print(json.dumps(loaded), flush=True)
+for line in sys.stdin:
+    argv, out, err = json.loads(line)
+    pid = os.fork()
+    if pid == 0:                                   # the child: the command as the program runs it
+        for fd, path in ((1, out), (2, err)):
+            os.dup2(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), fd)
+        sys.argv = ["cranfield", *argv]
+        try:
+            rc = main()
+        except SystemExit as exc:
+            rc = exc.code if isinstance(exc.code, int) else 1
+        except BaseException:
+            traceback.print_exc()
+            rc = 1
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(int(rc or 0))
+    print(json.dumps(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])), flush=True)
+"""
+
+
+@pytest.fixture(scope="module")
+def fresh(tmp_path_factory):
+    """run(argv) -> (exit status, stdout, stderr) of `cranfield ARGV` in a process forked from the server."""
+    d = tmp_path_factory.mktemp("fresh")
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    server = subprocess.Popen([sys.executable, "-c", SERVER], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              text=True, env=env)
+    assert json.loads(server.stdout.readline()) == []       # no measure module before the first command
+
+    def run(argv: list[str]) -> tuple[int, str, str]:
+        server.stdin.write(json.dumps([argv, str(d / "out"), str(d / "err")]) + "\n")
+        server.stdin.flush()
+        if not select.select([server.stdout], [], [], 120)[0]:       # one line per command, nothing read ahead
+            server.kill()
+            pytest.fail(f"cranfield {' '.join(argv)}: no answer in 120 s")
+        rc = json.loads(server.stdout.readline())
+        return rc, (d / "out").read_text(), (d / "err").read_text()
+    yield run
+    server.stdin.close()
+    server.wait(timeout=60)
+
+
+@pytest.mark.parametrize("name", ["map", "all_trec"])
+def test_a_measure_alone_as_the_program(name, sampled, fresh):
+    """`python -m cranfield.cli eval -q -m NAME` itself prints what a forked run prints."""
     argv = ["eval", "-q", "-m", name, *_args(name, sampled)]
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     res = subprocess.run([sys.executable, "-m", "cranfield.cli", *argv], capture_output=True, text=True, env=env,
                          timeout=120, check=False)
-    assert res.returncode == 0 and "Traceback" not in res.stderr, res.stderr[-2000:]
+    assert res.returncode == 0 and res.stderr == "", res.stderr[-2000:]
+    assert res.stdout.startswith(("map ", "num_ret ")) and fresh(argv) == (0, res.stdout, "")
+
+
+@pytest.mark.parametrize("name", _names())
+def test_measure_alone_in_a_fresh_process(name, sampled, fresh, capsys):
+    argv = ["eval", "-q", "-m", name, *_args(name, sampled)]
+    rc, out, err = fresh(argv)
+    assert rc == 0 and "Traceback" not in err, err[-2000:]
     load_all()
     assert main(argv) == 0
     here = capsys.readouterr().out
-    assert res.stdout == here
+    assert out == here
     if name not in NICKNAMES:
         assert here.startswith(name), here[:200]           # its values, not an empty output

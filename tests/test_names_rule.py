@@ -14,7 +14,7 @@ ESC_ID = "r\x1b]0;pwned\x07\x1b[2J"
 @pytest.fixture(scope="module")
 def rag(tmp_path_factory) -> Path:
     d = tmp_path_factory.mktemp("rag") / "rag"
-    r = cli("simulate", "--rag", "--out", d, "--runs", "2", "--topics", "2", "--no-nuggets", "--seed", "5")
+    r = cli("simulate", "--rag", "--out", d, "--runs", "2", "--topics", "2", "--no-nuggets", "--seed", "5", in_process=True)
     assert r.rc == 0, r.text
     return d
 
@@ -65,7 +65,7 @@ def test_a_submitted_run_tag_longer_than_the_rule_is_refused(tmp_path):
     tag = "t" * 150
     new = tmp_path / "long.txt"
     new.write_text("".join(ln.rsplit(" ", 1)[0] + f" {tag}\n" for ln in src.read_text().splitlines()))
-    r = cli("submit", c, new)
+    r = cli("submit", c, new, in_process=True)
     assert_clean_refusal(r, "150 characters long")
 
 
@@ -89,7 +89,7 @@ def test_report_pages_show_control_characters_escaped(tmp_path):
     (c / "runs" / "esc.txt").write_text("".join(ln.rsplit(" ", 1)[0] + " e\x1b[2Jx\n"
                                                 for ln in src.read_text().splitlines()))
     out = tmp_path / "rep"
-    r = cli("report", c, "--out", out)
+    r = cli("report", c, "--out", out, in_process=True)
     assert r.rc == 0, r.text
     for p in out.iterdir():
         assert "\x1b" not in p.read_text(), p

@@ -72,7 +72,7 @@ def test_table_command(twin_campaign):
     got = pd.read_csv(io.StringIO(r.out), dtype={"run": str}, keep_default_na=True).set_index("run")
     assert math.isnan(got.loc["twin", "map p"]) and pd.isna(got.loc["twin", "map mark"])
     # all pairs: twin and asterA1 carry no letter of each other
-    r = cli("table", twin_campaign, "-m", "map", "--format", "csv")
+    r = cli("table", twin_campaign, "-m", "map", "--format", "csv", in_process=True)
     got = pd.read_csv(io.StringIO(r.out), dtype={"run": str}).set_index("run")
     assert r.rc == 0, r.text
     for run in got.index:

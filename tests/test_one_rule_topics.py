@@ -78,16 +78,16 @@ def test_ndeval(camp, tmp_path):
     div = tmp_path / "div.txt"
     div.write_text("".join(f"{t} {1 + (int(g) > 1)} {d} {int(int(g) > 0)}\n" for t, d, g in
                            zip(q["topic"], q["doc"], q["grade"])), encoding="utf-8")
-    out = _ok(cli("eval", "-R", "diversity", div, camp / "runs" / "asterA1.txt"))
+    out = _ok(cli("eval", "-R", "diversity", div, camp / "runs" / "asterA1.txt", in_process=True))
     got = pd.read_csv(io.StringIO(out), dtype=str)
     assert got["topic"].tolist() == NATURAL + ["amean"]
 
 
 def test_gd_ndcg_with_a_superscript_cutoff(camp):
-    r = cli("eval", "--campaign", camp, "-m", "gd_ndcg@\u00b2")
+    r = cli("eval", "--campaign", camp, "-m", "gd_ndcg@\u00b2", in_process=True)
     assert r.rc != 0 and "Traceback" not in r.text
     assert "unknown measure 'gd_ndcg@\u00b2'" in r.err
-    out = _ok(cli("eval", "--campaign", camp, "-q", "-m", "gd_ndcg@3", "--format", "csv"))
+    out = _ok(cli("eval", "--campaign", camp, "-q", "-m", "gd_ndcg@3", "--format", "csv", in_process=True))
     assert set(pd.read_csv(io.StringIO(out), dtype={"topic": str})["topic"]) == set(IDS.values())
 
 

@@ -102,14 +102,14 @@ def _ok(r):
 def test_eval_markdown(camp):
     [t] = _check(_ok(cli("eval", "--campaign", camp, "--format", "markdown", "-m", "map", "-m", "P.10")), 1)
     assert t[0] == ["run", "map", "P_10"] and "a|b" in [r[0] for r in t[1:]]
-    [t] = _check(_ok(cli("eval", "--campaign", camp, "--format", "markdown", "-m", "map", "-q")), 1)
+    [t] = _check(_ok(cli("eval", "--campaign", camp, "--format", "markdown", "-m", "map", "-q", in_process=True)), 1)
     assert sum(r[0] == "a|b" for r in t[1:]) == 4
 
 
 def test_table_markdown(camp):
     [t] = _check(_ok(cli("table", camp, "-m", "map", "--baseline", "a|b")), 1)
     assert t[0] == ["run", "map", "map +", "map -"] and t[1][0] == "a|b (baseline)"
-    [t] = _check(_ok(cli("table", camp, "-m", "map")), 1)
+    [t] = _check(_ok(cli("table", camp, "-m", "map", in_process=True)), 1)
     assert any(r[0].endswith(") a|b") for r in t[1:])
 
 
@@ -126,7 +126,7 @@ def test_report_pages(camp, tmp_path):
 def test_latex_writers_keep_the_columns(camp):
     for args in (("eval", "--campaign", camp, "--format", "latex", "-m", "map", "-m", "P.10"),
                  ("table", camp, "-m", "map", "--baseline", "a|b", "--format", "latex")):
-        out = _ok(cli(*args))
+        out = _ok(cli(*args, in_process=True))
         spec = re.search(r"\\begin\{tabular\}\{(\w+)\}", out).group(1)
         rows = [ln for ln in out.splitlines() if ln.endswith(r"\\") and "multicolumn" not in ln]
         assert len(rows) == 8 and all(ln.count(" & ") == len(spec) - 1 for ln in rows), out

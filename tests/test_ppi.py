@@ -178,7 +178,7 @@ def test_run_biased_judge_moves_only_the_favoured_runs_documents():
 def camp_dir(tmp_path_factory):
     d = tmp_path_factory.mktemp("ppi") / "camp"
     r = cli("simulate", "--out", d, "--runs", "5", "--topics", "60", "--depth", "40", "--pool-depth", "15",
-            "--judge", "noisy", "--judge-error", "0.2", "--seed", "4", timeout=120)
+            "--judge", "noisy", "--judge-error", "0.2", "--seed", "4", timeout=120, in_process=True)
     assert r.rc == 0, r.text
     from engine.formats.qrels import read_qrels, write_qrels
     q = read_qrels(d / "judgments" / "qrels.txt")
@@ -226,21 +226,21 @@ def test_cli_eval_ci_ppi_subprocess(camp_dir):
     for c in ("estimate", "lower", "upper", "lambda", "human_lower", "human_upper"):
         assert np.allclose(got[c].to_numpy(float), rep.runs[c].to_numpy(float), atol=1e-9), c
     text = cli("eval", "--campaign", camp_dir, "--judgments", "judge-noisy", "--ci", "ppi", "-m", "map",
-               "--plan-width", "0.1", "--plan-topics", "500", timeout=120)
+               "--plan-width", "0.1", "--plan-topics", "500", timeout=120, in_process=True)
     assert text.rc == 0, text.text
     assert "95% intervals of run means: ppi++ from judge-noisy on every topic and human on 36 of 60 topics" in text.out
     assert "# adjacent pairs" in text.out and "# planning" in text.out
     plan = cli("eval", "--campaign", camp_dir, "--judgments", "judge-noisy", "--ci", "ppi", "-m", "map",
-               "--plan-width", "0.1", "--plan-topics", "500", "--format", "csv", "--ci-table", "plan", timeout=120)
+               "--plan-width", "0.1", "--plan-topics", "500", "--format", "csv", "--ci-table", "plan", timeout=120, in_process=True)
     pt = pd.read_csv(io.StringIO(plan.out))
     assert (pt["topics_ppi"] <= pt["topics_human_only"]).all()
     assert np.allclose(pt["hours_ppi"] / pt["topics_ppi"], pt["hours_human_only"] / pt["topics_human_only"])
 
 
 def test_cli_ci_errors_and_small_sample(camp_dir, tmp_path):
-    r = cli("eval", "--campaign", camp_dir, "--ci", "ppi", timeout=60)
+    r = cli("eval", "--campaign", camp_dir, "--ci", "ppi", timeout=60, in_process=True)
     assert r.rc != 0 and "--ci needs --judgments MODEL" in r.err and "Traceback" not in r.text
-    r = cli("eval", "--campaign", camp_dir, "--judgments", "human", "--gold", "human", "--ci", "ppi", timeout=60)
+    r = cli("eval", "--campaign", camp_dir, "--judgments", "human", "--gold", "human", "--ci", "ppi", timeout=60, in_process=True)
     assert r.rc != 0 and "name the same source" in r.err and "Traceback" not in r.text
     import shutil
 
@@ -249,7 +249,7 @@ def test_cli_ci_errors_and_small_sample(camp_dir, tmp_path):
     shutil.copytree(camp_dir, d)
     q = read_qrels(d / "judgments" / "qrels.txt")
     write_qrels(d / "judgments" / "qrels.txt", q[q["topic"].isin(sorted(q["topic"].unique())[:12])])
-    r = cli("eval", "--campaign", d, "--judgments", "judge-noisy", "--ci", "ppi", "-m", "map", timeout=120)
+    r = cli("eval", "--campaign", d, "--judgments", "judge-noisy", "--ci", "ppi", "-m", "map", timeout=120, in_process=True)
     assert r.rc == 0, r.text
     assert "only 12 human-judged topics (< 30)" in r.err
     assert r.out.count("small sample") >= 5
@@ -259,7 +259,7 @@ def test_cli_stratified_equals_the_library(camp_dir):
     from engine.campaign.campaign import load_campaign
     from engine.judgments.ppi import campaign_ppi
     r = cli("eval", "--campaign", camp_dir, "--judgments", "judge-noisy", "--ci", "ppi-classic", "--strata",
-            "category", "-m", "map", "--format", "json", "--ci-table", "pairs", timeout=120)
+            "category", "-m", "map", "--format", "json", "--ci-table", "pairs", timeout=120, in_process=True)
     assert r.rc == 0, r.text
     got = pd.DataFrame(json.loads(r.out))
     rep = campaign_ppi(load_campaign(camp_dir), "judge-noisy", "human", ["map"], method="ppi-classic",
@@ -267,7 +267,7 @@ def test_cli_stratified_equals_the_library(camp_dir):
     assert rep.ranking.loc[0, "method"] == "ppi stratified"
     assert np.allclose(got["lower"].to_numpy(float), rep.pairs["lower"].to_numpy(float), atol=1e-9)
     assert (rep.pairs["lambda"] == 1.0).all()
-    r = cli("eval", "--campaign", camp_dir, "--judgments", "judge-noisy", "--ci", "ppi", "-m", "gm_map", timeout=60)
+    r = cli("eval", "--campaign", camp_dir, "--judgments", "judge-noisy", "--ci", "ppi", "-m", "gm_map", timeout=60, in_process=True)
     assert r.rc != 0 and "gm_map: summarized by gmean" in r.err and "Traceback" not in r.text
 
 

@@ -163,9 +163,9 @@ def design_dir(tmp_path_factory):
     (pool `des`, its frame the depth-15 pool of the pooled runs), judged by people from the truth."""
     d = tmp_path_factory.mktemp("ppidoc") / "camp"
     r = cli("simulate", "--out", d, "--runs", "5", "--topics", "40", "--depth", "40", "--pool-depth", "15",
-            "--judge", "noisy", "--judge-error", "0.2", "--seed", "4", timeout=120)
+            "--judge", "noisy", "--judge-error", "0.2", "--seed", "4", timeout=120, in_process=True)
     assert r.rc == 0, r.text
-    r = cli("pool", d, "--strategy", "uniform", "--budget", "8", "--depth", "15", "--name", "des", timeout=120)
+    r = cli("pool", d, "--strategy", "uniform", "--budget", "8", "--depth", "15", "--name", "des", timeout=120, in_process=True)
     assert r.rc == 0, r.text
     from engine.campaign.campaign import load_campaign
     from engine.formats.qrels import write_qrels
@@ -290,7 +290,7 @@ def test_cli_design_documents_and_ppi_next_subprocess(design_dir):
     for c in ("estimate", "lower", "upper", "lambda", "human_lower", "human_upper"):
         assert np.allclose(got[c].to_numpy(float), rep.runs[c].to_numpy(float), atol=1e-9), c
     text = cli("eval", "--campaign", design_dir, "--judgments", "judge-noisy", "--ci", "ppi", "--design",
-               "documents", "--design-pool", "des", "-m", "P.10", "-m", "map", "-m", "ndcg_cut.10", timeout=120)
+               "documents", "--design-pool", "des", "-m", "P.10", "-m", "map", "-m", "ndcg_cut.10", timeout=120, in_process=True)
     assert text.rc == 0, text.text
     assert "ppi++ documents from judge-noisy on every document of the design's frame and human on a sample " \
            "of 320 documents in 40 topics" in text.out
@@ -298,7 +298,7 @@ def test_cli_design_documents_and_ppi_next_subprocess(design_dir):
     assert "map: ratio estimators" in text.err
     assert re.search(r"\d+ of 40 topics' samples hold fewer than 5 documents human calls relevant", text.err), text.err
     bad = cli("eval", "--campaign", design_dir, "--judgments", "judge-noisy", "--ci", "ppi", "--design",
-              "documents", "--design-pool", "des", "-m", "ndcg_cut.10", timeout=120)
+              "documents", "--design-pool", "des", "-m", "ndcg_cut.10", timeout=120, in_process=True)
     assert bad.rc != 0 and "has a document-design estimator" in bad.err and "Traceback" not in bad.err
     p = cli("pool", design_dir, "--strategy", "ppi-next", "--budget", "40", "--judgments", "judge-noisy",
             "-m", "P.10", "--design-pool", "des", "--name", "next1", "--seed", "5", timeout=120)
@@ -307,9 +307,9 @@ def test_cli_design_documents_and_ppi_next_subprocess(design_dir):
     t = read_pool(pool_path(design_dir, "next1"))
     assert int(((t["stratum"] == 2) & (t["order"] > 0)).sum()) == 40
     e = cli("pool", design_dir, "--strategy", "ppi-next", "--budget", "5%", "--judgments", "judge-noisy",
-            timeout=120)
+            timeout=120, in_process=True)
     assert e.rc != 0 and "an integer" in e.err and "Traceback" not in e.err
-    e = cli("pool", design_dir, "--strategy", "ppi-next", "--budget", "5", timeout=120)
+    e = cli("pool", design_dir, "--strategy", "ppi-next", "--budget", "5", timeout=120, in_process=True)
     assert e.rc != 0 and "needs --judgments MODEL" in e.err
 
 

@@ -18,7 +18,7 @@ from engine.campaign.ppisig import ppi_significance
 def camp(tmp_path_factory):
     d = tmp_path_factory.mktemp("ppisig") / "camp"
     r = cli("simulate", "--out", d, "--runs", "4", "--topics", "60", "--depth", "30", "--pool-depth", "10",
-            "--model-judge", "noisy", "--judge-error", "0.2", "--seed", "4", timeout=120)
+            "--model-judge", "noisy", "--judge-error", "0.2", "--seed", "4", timeout=120, in_process=True)
     assert r.rc == 0, r.text
     from engine.formats.qrels import read_qrels, write_qrels
     q = read_qrels(d / "judgments" / "qrels.txt")
@@ -115,7 +115,7 @@ def test_cli_significance_and_compare_give_the_library_numbers(camp, sig):
             assert g[k] == pytest.approx(row[k], rel=1e-12, abs=1e-15)
         assert (g["run_a"], g["resolved_ppi"], g["resolved_human"]) == (row["run_a"], row["resolved_ppi"],
                                                                        row["resolved_human"])
-    r = cli("stability", "significance", "--campaign", camp, "-m", "map", "--ci", "ppi", "--quiet", timeout=120)
+    r = cli("stability", "significance", "--campaign", camp, "-m", "map", "--ci", "ppi", "--quiet", timeout=120, in_process=True)
     assert r.rc == 0 and "holm-adjusted over all pairs" in r.out and "resolved_ppi" in r.out
     row = sig.pairs.iloc[1]
     r = cli("compare", camp, row["run_b"], row["run_a"], "-m", "map", "--ci", "ppi", timeout=120)
@@ -124,9 +124,9 @@ def test_cli_significance_and_compare_give_the_library_numbers(camp, sig):
     for ln in lines:
         assert ln in r.out
     assert f"{-row['difference']:+.4f} [{-row['upper']:+.4f}, {-row['lower']:+.4f}]" in lines[0]
-    r = cli("compare", camp, row["run_b"], row["run_a"], "-m", "map", "--ci", "ppi", "--judgments", "nosuch")
+    r = cli("compare", camp, row["run_b"], row["run_a"], "-m", "map", "--ci", "ppi", "--judgments", "nosuch", in_process=True)
     assert r.rc != 0 and r.out == "" and "unknown judgment source 'nosuch'" in r.err and "Traceback" not in r.text
-    r = cli("stability", "significance", "--csv", camp / "x.csv", "--ci", "ppi")
+    r = cli("stability", "significance", "--csv", camp / "x.csv", "--ci", "ppi", in_process=True)
     assert r.rc != 0 and "--ci ppi needs --campaign" in r.err and "Traceback" not in r.text
 
 
@@ -135,7 +135,7 @@ def test_cli_without_a_model_source_says_what_to_do(tmp_path):
     import shutil
     d = tmp_path / "demo"
     shutil.copytree(DEMO, d)
-    r = cli("compare", d, "--ci", "ppi", *_two_runs(d))
+    r = cli("compare", d, "--ci", "ppi", *_two_runs(d), in_process=True)
     assert r.rc != 0 and "needs a model judgment source" in r.err and "Traceback" not in r.text
 
 
@@ -203,7 +203,7 @@ def test_table_command_writes_the_ppi_form(camp):
         np.testing.assert_allclose(got[col], s.pairs[col], rtol=1e-12)
     assert got["resolved_ppi"].tolist() == s.pairs["resolved_ppi"].tolist()
     base = s.pairs["run_a"].iat[0]
-    r = cli("table", camp, "-m", "map", "--ci", "ppi", "--baseline", base, timeout=120)
+    r = cli("table", camp, "-m", "map", "--ci", "ppi", "--baseline", base, timeout=120, in_process=True)
     assert r.rc == 0 and r.out.startswith(ppi_significance(load_campaign(camp), ["map"]).heading())
     rows = [x for x in r.out.splitlines() if x.startswith("| map |")]
     assert len(rows) == 3 and all(f"| {base} |" in x for x in rows)

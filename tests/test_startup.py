@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 HEAVY = ("pandas", "scipy", "pyarrow", "textual", "matplotlib", "sklearn")
 
@@ -33,6 +35,27 @@ def test_eval_imports_only_what_it_needs():
             f"{str(demo / 'runs' / 'asterA1.txt')!r}])")
     loaded = _loaded_after(code)
     assert loaded == []                            # small clean files: the plain path (engine.evaluation.plain)
+
+
+@pytest.mark.parametrize("argv, allowed", [
+    (["--help"], []),
+    (["judgments", "next", "{c}", "--topic", "401", "--depth", "60"], ["pandas", "pyarrow"]),
+    (["judgments", "add", "{c}", "401", "D401-104", "1"], ["pandas", "pyarrow"]),
+    (["status", "{c}", "--plain"], ["pandas", "pyarrow"]),
+], ids=["help", "judgments-next", "judgments-add", "status"])
+def test_short_commands_load_no_library_they_do_not_use(tmp_path, argv, allowed):
+    """The whole program (main() as `cranfield` runs it): judging a document or asking for the next one loads the
+    data libraries but no statistics (scipy), plotting, TUI or learning library."""
+    import shutil
+    camp = tmp_path / "demo"
+    shutil.copytree(ROOT / "campaigns" / "demo", camp, ignore=shutil.ignore_patterns(".cranfield-*"))
+    args = [a.format(c=camp) for a in argv]
+    code = ("import contextlib, io, os, sys\nfrom cranfield.cli import main\nos.environ['CRANFIELD_ASSESSOR'] = 'ann'\n"
+            f"sys.argv = ['cranfield', *{args!r}]\nout = io.StringIO()\n"
+            "with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):\n"
+            "    try:\n        rc = main()\n    except SystemExit as exc:\n        rc = exc.code\n"
+            "assert rc == 0 and out.getvalue(), (rc, out.getvalue())")
+    assert _loaded_after(code) == sorted(allowed)
 
 
 def test_light_names_match_the_implementations():

@@ -71,7 +71,7 @@ def test_source_readers(tmp_path):
     (d / "llm-x.jsonl").unlink()
     (d / "imp.qrels").write_text("401 0 D401-1 1\n")
     (d / "imp.meta.json").write_text(json.dumps({"kind": "imported"})[:-1] + ', "model": "m\\ud800"}')
-    r = cli("judgments", "sources", c)
+    r = cli("judgments", "sources", c, in_process=True)
     assert r.rc not in (0, 1) and "Traceback" not in r.text, r.text[-2000:]
     assert f"{d / 'imp.meta.json'}:1" in r.text and "lone surrogate" in r.text, r.text
 

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from _cli import cli as _cli
 from tui.app import CranfieldApp
 from tui.testing import exported, press, private_copy, run_async, screen_text, settle
 
@@ -27,7 +28,11 @@ DEMO = ROOT / "campaigns" / "demo"
 ENV = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "200"}
 
 
-def cli(*args, assessor: str | None = None) -> subprocess.CompletedProcess:
+def cli(*args, assessor: str | None = None, in_process: bool = False) -> subprocess.CompletedProcess:
+    """`cranfield ARGS` in a fresh process (`in_process`: through main() in this one)."""
+    if in_process:
+        r = _cli(*args, in_process=True, env={"COLUMNS": "200", **({"CRANFIELD_ASSESSOR": assessor} if assessor else {})})
+        return subprocess.CompletedProcess(list(map(str, args)), r.rc, r.out, r.err)
     env = {**ENV, "CRANFIELD_ASSESSOR": assessor} if assessor else ENV
     return subprocess.run([sys.executable, "-m", "cranfield.cli", *map(str, args)], env=env, cwd=ROOT,
                           capture_output=True, text=True, timeout=300, check=False)
@@ -308,15 +313,15 @@ def test_judgments_export_says_what_it_is_and_refuses_to_replace_a_file(tmp_path
     assert about["judgments"] == "official" and about["judgment_count"] == n == about["lines"] > 1000
     assert f"judgments official, {n:,} in force, exported" in first.stdout
     q.write_text("mine\n")
-    again = cli("judgments", "export", camp, "--out", q)
+    again = cli("judgments", "export", camp, "--out", q, in_process=True)
     assert again.returncode == 3 and "exists (an earlier export?); nothing written" in again.stderr
     assert q.read_text() == "mine\n"
-    assert cli("judgments", "export", camp, "--out", q, "--force").returncode == 0
+    assert cli("judgments", "export", camp, "--out", q, "--force", in_process=True).returncode == 0
     assert len(q.read_text().splitlines()) == n
     folder = tmp_path / "out"
     folder.mkdir()
     for _ in range(2):
-        assert cli("judgments", "export", camp, "--out", folder).returncode == 0
+        assert cli("judgments", "export", camp, "--out", folder, in_process=True).returncode == 0
     names = sorted(p.name for p in folder.iterdir())
     assert len(names) == 4 and all(re.fullmatch(rf"judgments_official_{n}j_\d{{8}}T\d{{6}}Z(-2)?\.qrels"
                                                 r"(\.about\.json)?", x) for x in names), names

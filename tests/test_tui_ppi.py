@@ -17,7 +17,7 @@ from tui.testing import press, run_async, screen_text, settle
 def camp(tmp_path_factory):
     d = tmp_path_factory.mktemp("tuippi") / "camp"
     r = cli("simulate", "--out", d, "--runs", "4", "--topics", "60", "--depth", "30", "--pool-depth", "10",
-            "--model-judge", "noisy", "--judge-error", "0.2", "--seed", "4", timeout=120)
+            "--model-judge", "noisy", "--judge-error", "0.2", "--seed", "4", timeout=120, in_process=True)
     assert r.rc == 0, r.text
     from engine.formats.qrels import read_qrels, write_qrels
     q = read_qrels(d / "judgments" / "qrels.txt")
@@ -54,7 +54,7 @@ def test_participant_report_has_the_ppi_interval(camp, tmp_path):
     import shutil
     shutil.copytree(camp, plain)
     shutil.rmtree(plain / "judgments" / "sources")
-    r = cli("report", plain, "-m", "map", "--out", tmp_path / "rep2", timeout=180)
+    r = cli("report", plain, "-m", "map", "--out", tmp_path / "rep2", timeout=180, in_process=True)
     assert r.rc == 0, r.text
     assert "Intervals from model" not in next((tmp_path / "rep2").glob("*A1.md")).read_text()
 

@@ -21,7 +21,11 @@ SOURCES = ("pyproject.toml", "setup.py", "README.md", "engine", "tui", "cranfiel
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> Path:
-    """The wheel pip builds from a copy of the sources (no build/ or *.egg-info is written into the tree)."""
+    """The wheel pip builds from a copy of the sources (no build/ or *.egg-info is written into the tree); under
+    CI, the one `.ci/wheel-smoke` built from this checkout and installed (left in CRANFIELD_TEST_WHEEL_DIR)."""
+    ready = sorted(Path(os.environ.get("CRANFIELD_TEST_WHEEL_DIR") or "/nonexistent").glob("cranfield-*.whl"))
+    if len(ready) == 1:
+        return ready[0]
     tmp = tmp_path_factory.mktemp("wheel")
     for name in SOURCES:
         src, dst = ROOT / name, tmp / "src" / name
