@@ -15,6 +15,7 @@ from ..ranking.ranked import EvalOptions
 from ..ranking.join import rename_runs
 from ..evaluation.store import RunStore
 
+HEAD_BLOCK_ROWS = 2_000_000   # rows kept per block when the runs' heads are read (every row read is kept)
 POOL_BLOCK_ROWS = 4_000_000   # run rows read per candidate block (whole row groups, every rank; 10% kept at depth 100 of 1,000): at MQ size ~4 row groups per run, ~75 blocks; per topic a quarter less CPU than 1.5M-row blocks (fewer part opens and reads)
 
 
@@ -104,7 +105,7 @@ def pool_candidates_store(store: RunStore, depth: int, pooled: list[str] | None 
     run_rank = {r: i for i, r in enumerate(present)}
     tasks = [(BlockTask(parts, tuple(run_order), tuple(b), pd.DataFrame(), None, EvalOptions(), None,
                         max_pos=depth), run_rank, depth, columns)
-             for b, parts in plan_blocks(store, all_topics, run_order, block_rows)]
+             for b, parts in _plan(store, all_topics, run_order, block_rows, depth)]
     # blocks sized by the rows read (whole row groups, every rank), not by the `depth` rows kept: a
     # worker's memory is bounded by what it reads
     frames = [f for f in map_tasks(_candidates_block, tasks, workers, executor, progress) if len(f)]
@@ -112,6 +113,18 @@ def pool_candidates_store(store: RunStore, depth: int, pooled: list[str] | None 
         raise CranfieldError("no run results to pool (check the runs and the pooled-run selection)")
     out = pd.concat(frames, ignore_index=True)
     return out
+
+
+def _plan(store: RunStore, topics: list[str], run_order: list[str], block_rows: int, depth: int,
+          cap: int | None = None) -> list:
+    """Topic blocks of the first `depth` rows of each ranking: from the runs' heads where they serve
+    (blocks of about `block_rows`, at most `HEAD_BLOCK_ROWS`, rows kept), else from the parts (`block_rows` rows read, or
+    kept with `cap`)."""
+    from ..evaluation.store.heads import head_blocks, head_plan
+    heads = head_plan(store, run_order, depth)
+    if not heads:
+        return plan_blocks(store, topics, run_order, block_rows, cap=cap)
+    return head_blocks(store, topics, run_order, min(block_rows, HEAD_BLOCK_ROWS), depth, heads)
 
 
 def _pool_block(args) -> pd.DataFrame | None:
@@ -164,7 +177,7 @@ def build_pool_store(store: RunStore, strategy: str, budget=None, *, depth: int 
         raise CranfieldError(f"pooled runs not found among the runs: {', '.join(missing[:10])}")
     ot = oracle["topic"].astype(str)
     tasks = []
-    for bb, parts in plan_blocks(store, store.topics(), list(store.runs), block_rows or BLOCK_ROWS, cap=depth):
+    for bb, parts in _plan(store, store.topics(), list(store.runs), block_rows or BLOCK_ROWS, depth, cap=depth):
         tasks.append((BlockTask(parts, tuple(store.runs), tuple(bb), pd.DataFrame(), None, EvalOptions(), None,
                                 max_pos=depth), strategy, budget, depth, seed, pooled, oracle[ot.isin(set(bb))],
                       rel_level, params, renames))
