@@ -33,8 +33,10 @@ def candidates_from_table(tab: pa.Table, run_rank: dict[str, int], depth: int,
     rlut = np.asarray([run_rank[str(x)] for x in rcol.dictionary.to_pylist()], np.int64)
     run = rlut[rcol.indices.to_numpy()]
     tdict, tc = _sorted_codes(tab.column("topic"))
+    # documents by their codes in order of appearance (not sorted): within a topic, (best rank, first run)
+    # is one document's alone (a run holds one document at a rank), so document order never decides
     dcol = pc.dictionary_encode(tab.column("doc")).combine_chunks()
-    ddict, dc = _sorted_codes(dcol)
+    ddict, dc = dcol.dictionary, dcol.indices.to_numpy(zero_copy_only=False).astype(np.int64)
     pos = tab.column("pos").to_numpy().astype(np.int64)
     if topics is not None:
         inside = np.isin(np.asarray(tdict.to_pylist(), dtype=object), list(topics))
@@ -43,18 +45,20 @@ def candidates_from_table(tab: pa.Table, run_rank: dict[str, int], depth: int,
             run, tc, dc, pos = run[keep], tc[keep], dc[keep], pos[keep]
             if not len(tc):
                 return pd.DataFrame({c: [] for c in cols})
-    nd = max(len(ddict), 1)
+    nd, nr, npos = max(len(ddict), 1), max(len(rlut), 1), int(pos.max()) + 1
     key = tc * nd + dc
-    # the in-memory order (topic, doc, rank, run) within each (topic, doc), then pandas' grouped sums
-    order = np.lexsort((run, pos, key))
+    # the in-memory order (topic, doc, rank, run) within each (topic, doc), then pandas' grouped sums;
+    # one integer key (unique: a run holds a document once and a rank once per topic)
+    order = np.argsort((key * npos + pos) * nr + run)
     key, run, pos, tc = key[order], run[order], pos[order], tc[order]
     first = np.concatenate(([True], key[1:] != key[:-1]))
     grp = np.cumsum(first) - 1
     prior = pd.Series(ap_prior(pos, depth)).groupby(grp, sort=False).sum().to_numpy()
     n_runs_row = np.diff(np.append(np.flatnonzero(first), len(key)))
-    t_runs = pd.Series(run).groupby(tc, sort=False).nunique()
+    pairs = np.unique(tc * nr + run)                                 # the runs retrieving for each topic
+    t_runs = np.bincount(pairs // nr, minlength=len(tdict))
     g_t, g_d, best, first_run = tc[first], key[first] % nd, pos[first], run[first]
-    prior = prior / t_runs.reindex(g_t).to_numpy(np.float64)
+    prior = prior / t_runs[g_t].astype(np.float64)
     # canonical order: topic, best rank, round-robin over runs, doc (ranks order the text as sorting it would)
     out = np.lexsort((g_d, first_run, best, g_t))
     return pd.DataFrame({"topic": pd.Series(tdict.take(pa.array(g_t[out])), dtype="str"),
