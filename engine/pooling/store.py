@@ -15,7 +15,7 @@ from ..ranking.ranked import EvalOptions
 from ..ranking.join import rename_runs
 from ..evaluation.store import RunStore
 
-HEAD_BLOCK_ROWS = 2_000_000   # rows kept per block when the runs' heads are read (every row read is kept)
+HEAD_BLOCK_ROWS = 1_000_000   # rows kept per block when the runs' heads are read (every row read is kept): at MQ size ~26 blocks
 POOL_BLOCK_ROWS = 4_000_000   # run rows read per candidate block (whole row groups, every rank; 10% kept at depth 100 of 1,000): at MQ size ~4 row groups per run, ~75 blocks; per topic a quarter less CPU than 1.5M-row blocks (fewer part opens and reads)
 
 
