@@ -75,9 +75,8 @@ def test_pools_through_heads_equal_pools_from_parts(camp, tmp_path):
             _no_heads(root)
             assert heads.head_plan(RunStore(root), st.runs, 100) == {}
         s = RunStore(root)
-        got[k] = [pool_candidates_store(s, d, None, block_rows=b, workers=w) for d, b, w in
-                  ((100, 30_000, 2), (20, 5_000, 1))]
-        got[k].append(build_pool_store(s, "statap", 17, depth=100, seed=3, block_rows=20_000, workers=2))
+        got[k] = [pool_candidates_store(s, d, None, block_rows=b, workers=1) for d, b in ((100, 30_000), (20, 5_000))]
+        got[k].append(build_pool_store(s, "statap", 17, depth=100, seed=3, block_rows=20_000, workers=1))
         got[k].append(build_pool_store(s, "depth", 10, depth=50, seed=3, workers=1))
         got[k].append(build_pool_store(s, "mtf", 9, depth=60, oracle=read_qrels(root / "judgments" / "qrels.txt"),
                                        block_rows=20_000, workers=1))
