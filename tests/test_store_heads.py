@@ -156,6 +156,17 @@ def test_pool_command_reads_heads_and_writes_the_same_file(tmp_path):
                    capture_output=True)
     assert len(list((root / ".cranfield-store" / "heads").rglob("*.parquet"))) == 4
     with_heads = pool("h")
+    # a head whose page fails its checksum: refused like a damaged part, naming it and the way out
+    head = sorted((root / ".cranfield-store" / "heads").rglob("*.parquet"))[0]
+    data = bytearray(head.read_bytes())
+    data[200:260] = bytes(b ^ 0xFF for b in data[200:260])
+    head.write_bytes(bytes(data))
+    r = subprocess.run([sys.executable, "-m", "cranfield.cli", "pool", str(root), "--strategy", "statap", "--budget",
+                        "12", "--dry-run"], capture_output=True, text=True, env=env)
+    assert r.returncode != 0 and "Traceback" not in r.stderr and str(head) in r.stderr and "--rebuild" in r.stderr
+    subprocess.run([sys.executable, "-m", "cranfield.cli", "ingest", "--rebuild", str(root)], check=True, env=env,
+                   capture_output=True)
+    assert pool("r") == with_heads
     _no_heads(root)
     without = pool("p")
     assert with_heads == without and with_heads.count(b"\n") > 40 * 12
