@@ -69,12 +69,14 @@ def main(argv=None) -> int:
 def whole_command(camp: Path, write: bool, tree: Path) -> int:
     """`cranfield pool CAMP --strategy statap --budget 64 --seed 1` from `tree`, measured."""
     from _measure import run_measured
-    env = dict(os.environ, PYTHONPATH=str(tree.resolve()))
+    # PYTHONSAFEPATH: `-m` would put the working folder first on the path, whatever PYTHONPATH names
+    env = dict(os.environ, PYTHONPATH=str(tree.resolve()), PYTHONSAFEPATH="1")
     cmd = [sys.executable, "-m", "cranfield.cli", "pool", str(camp), "--strategy", "statap", "--budget", "64",
            "--seed", "1", "--name", "bench-statap"] + ([] if write else ["--dry-run"])
     l0 = load()
     m = run_measured(cmd, env)
     digest = ""
+    heads = "heads" if (camp / ".cranfield-store" / "heads").is_dir() else "no heads"
     if write:
         from engine.util import fs
         h = hashlib.sha256()
@@ -82,7 +84,7 @@ def whole_command(camp: Path, write: bool, tree: Path) -> int:
             for block in iter(lambda: fh.read(1 << 22), b""):
                 h.update(block)
         digest = f"; pool file sha256 {h.hexdigest()[:16]}"
-    print(f"cranfield pool --strategy statap --budget 64{'' if write else ' --dry-run'} ({tree.name}): "
+    print(f"cranfield pool --strategy statap --budget 64{'' if write else ' --dry-run'} ({tree.name}; store with {heads}): "
           f"{m.wall:.1f} s wall, {m.cpu:.1f} s CPU, peak {m.peak_mb / 1024:.2f} GB (process tree){digest}; "
           f"load {l0} -> {load()}")
     return 0

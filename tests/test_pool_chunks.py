@@ -92,3 +92,17 @@ def test_a_statap_pool_table_takes_assignments_in_place():
     for col, value in (("stratum", 2), ("order", 0), ("prob", 0.5), ("method", "canary"), ("doc", "x")):
         t.loc[t.index[:3], col] = value
         assert (t[col].iloc[:3] == value).all()
+
+
+@pytest.mark.parametrize("n,groups", [(1, 1), (10, 3), (5_000, 4_000), (300_000, 2_500)])
+def test_sorting_within_groups_is_lexsort(n, groups):
+    rng = np.random.default_rng(n)
+    c = np.sort(rng.integers(0, groups, n)).astype(np.int64)
+    k = rng.random(n)
+    k[::7] = k[0]                                       # ties: kept in row order, as lexsort keeps them
+    assert np.array_equal(samplers._sorted_in_groups(c, k), np.lexsort((k, c)))
+    shuffled = rng.permutation(c)                       # not grouped: lexsort itself
+    assert np.array_equal(samplers._sorted_in_groups(shuffled, k), np.lexsort((k, shuffled)))
+    odd = k + 1e-300 * (k > 0.5)                        # not the generator's multiples of 2**-53 (kept exact)
+    assert np.array_equal(samplers._sorted_in_groups(c, k / 3), np.lexsort((k / 3, c)))
+    assert np.array_equal(samplers._sorted_in_groups(c, odd), np.lexsort((odd, c)))

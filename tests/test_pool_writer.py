@@ -50,11 +50,14 @@ def test_pool_bytes_equal_to_csv_across_chunks(monkeypatch, text):
     assert b"".join(pieces) == _reference(t)
 
 
-def test_pool_bytes_falls_back_where_csv_quotes_or_values_are_missing(monkeypatch):
+@pytest.mark.parametrize("text", ["str", object])
+def test_pool_bytes_falls_back_where_csv_quotes_or_values_are_missing(monkeypatch, text):
     monkeypatch.setattr(pool_files, "CHUNK_ROWS", 100)
-    t = _table(450, np.random.default_rng(6), object)
+    t = _table(550, np.random.default_rng(6), text)
     t.loc[30, "doc"] = 'say "x"'                   # quoted by csv, its chunk through to_csv
     t.loc[150, "doc"] = "tab\there"
+    t.loc[499, "doc"] = "cr\r"                     # the last row of a chunk (its bytes end the chunk's text)
+    t.loc[500, "topic"] = "the next chunk is plain"
     t.loc[250, "topic"] = None                     # written empty
     t.loc[350, "method"] = "line\nbreak"
     assert b"".join(pool_bytes(t)) == _reference(t)

@@ -50,7 +50,7 @@ def test_layout_order_and_partitions(small):
     # Hive partitions, one part per run
     parts = sorted(p.relative_to(store_dir(root)).parts[:2] for p in store_dir(root).rglob("*.parquet")
                    if p.parent.name.startswith("run="))
-    assert [p[1] for p in parts] == ["run=a", "run=b"]
+    assert [p for p in parts] == [("heads", "run=a"), ("heads", "run=b"), ("runs", "run=a"), ("runs", "run=b")]
     t = pq.read_table(st.part("a")).to_pandas()
     # byte order of topics: "10" < "2"; score desc; tie (3.0) broken by doc id descending: d3 before d2
     assert t["topic"].tolist() == ["10", "10", "2", "2", "2"]

@@ -103,16 +103,31 @@ def _rows_arrow(chunk: pd.DataFrame) -> bytes | None:
             arr = arr.cast(pa.string())
             if isinstance(arr, pa.ChunkedArray):
                 arr = arr.combine_chunks()
-            if arr.null_count or pc.any(pc.match_substring_regex(arr, '[\t\n\r"]')).as_py():
+            if arr.null_count or _quoted(arr):
                 return None          # csv would quote it: the reference writer handles it
             cols.append(arr)
-    lines = pc.binary_join_element_wise(pc.binary_join_element_wise(*cols, "\t"), "", "\n")
+    cols[-1] = pc.binary_join_element_wise(cols[-1], "", "\n")      # each line's end, on the shortest column
+    lines = pc.binary_join_element_wise(*cols, "\t")
     if isinstance(lines, pa.ChunkedArray):
         lines = lines.combine_chunks()
     if lines.null_count:
         return None
     off = np.frombuffer(lines.buffers()[1], np.int32, len(lines) + 1, lines.offset * 4)
     return lines.buffers()[2][int(off[0]):int(off[-1])].to_pybytes()
+
+
+_QUOTED = np.zeros(256, bool)
+_QUOTED[[9, 10, 13, 34]] = True       # tab, newline, carriage return, double quote: csv quotes the value
+
+
+def _quoted(arr) -> bool:
+    """Whether any value of a string array holds a byte csv would quote (its text bytes scanned at once)."""
+    if not len(arr):
+        return False
+    off = np.frombuffer(arr.buffers()[1], np.int32, len(arr) + 1, arr.offset * 4)
+    data = np.frombuffer(arr.buffers()[2], np.uint8, int(off[-1]) - int(off[0]), int(off[0])) \
+        if arr.buffers()[2] is not None else np.zeros(0, np.uint8)
+    return bool(_QUOTED[data].any())
 
 
 def float_text(x: np.ndarray):

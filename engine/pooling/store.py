@@ -15,6 +15,7 @@ from ..ranking.ranked import EvalOptions
 from ..ranking.join import rename_runs
 from ..evaluation.store import RunStore
 
+HEAD_BLOCK_ROWS = 1_000_000   # rows kept per block when the runs' heads are read (every row read is kept): at MQ size ~26 blocks
 POOL_BLOCK_ROWS = 4_000_000   # run rows read per candidate block (whole row groups, every rank; 10% kept at depth 100 of 1,000): at MQ size ~4 row groups per run, ~75 blocks; per topic a quarter less CPU than 1.5M-row blocks (fewer part opens and reads)
 
 
@@ -32,8 +33,10 @@ def candidates_from_table(tab: pa.Table, run_rank: dict[str, int], depth: int,
     rlut = np.asarray([run_rank[str(x)] for x in rcol.dictionary.to_pylist()], np.int64)
     run = rlut[rcol.indices.to_numpy()]
     tdict, tc = _sorted_codes(tab.column("topic"))
+    # documents by their codes in order of appearance (not sorted): within a topic, (best rank, first run)
+    # is one document's alone (a run holds one document at a rank), so document order never decides
     dcol = pc.dictionary_encode(tab.column("doc")).combine_chunks()
-    ddict, dc = _sorted_codes(dcol)
+    ddict, dc = dcol.dictionary, dcol.indices.to_numpy(zero_copy_only=False).astype(np.int64)
     pos = tab.column("pos").to_numpy().astype(np.int64)
     if topics is not None:
         inside = np.isin(np.asarray(tdict.to_pylist(), dtype=object), list(topics))
@@ -42,18 +45,20 @@ def candidates_from_table(tab: pa.Table, run_rank: dict[str, int], depth: int,
             run, tc, dc, pos = run[keep], tc[keep], dc[keep], pos[keep]
             if not len(tc):
                 return pd.DataFrame({c: [] for c in cols})
-    nd = max(len(ddict), 1)
+    nd, nr, npos = max(len(ddict), 1), max(len(rlut), 1), int(pos.max()) + 1
     key = tc * nd + dc
-    # the in-memory order (topic, doc, rank, run) within each (topic, doc), then pandas' grouped sums
-    order = np.lexsort((run, pos, key))
+    # the in-memory order (topic, doc, rank, run) within each (topic, doc), then pandas' grouped sums;
+    # one integer key (unique: a run holds a document once and a rank once per topic)
+    order = np.argsort((key * npos + pos) * nr + run)
     key, run, pos, tc = key[order], run[order], pos[order], tc[order]
     first = np.concatenate(([True], key[1:] != key[:-1]))
     grp = np.cumsum(first) - 1
     prior = pd.Series(ap_prior(pos, depth)).groupby(grp, sort=False).sum().to_numpy()
     n_runs_row = np.diff(np.append(np.flatnonzero(first), len(key)))
-    t_runs = pd.Series(run).groupby(tc, sort=False).nunique()
+    pairs = np.unique(tc * nr + run)                                 # the runs retrieving for each topic
+    t_runs = np.bincount(pairs // nr, minlength=len(tdict))
     g_t, g_d, best, first_run = tc[first], key[first] % nd, pos[first], run[first]
-    prior = prior / t_runs.reindex(g_t).to_numpy(np.float64)
+    prior = prior / t_runs[g_t].astype(np.float64)
     # canonical order: topic, best rank, round-robin over runs, doc (ranks order the text as sorting it would)
     out = np.lexsort((g_d, first_run, best, g_t))
     return pd.DataFrame({"topic": pd.Series(tdict.take(pa.array(g_t[out])), dtype="str"),
@@ -104,7 +109,7 @@ def pool_candidates_store(store: RunStore, depth: int, pooled: list[str] | None 
     run_rank = {r: i for i, r in enumerate(present)}
     tasks = [(BlockTask(parts, tuple(run_order), tuple(b), pd.DataFrame(), None, EvalOptions(), None,
                         max_pos=depth), run_rank, depth, columns)
-             for b, parts in plan_blocks(store, all_topics, run_order, block_rows)]
+             for b, parts in _plan(store, all_topics, run_order, block_rows, depth)]
     # blocks sized by the rows read (whole row groups, every rank), not by the `depth` rows kept: a
     # worker's memory is bounded by what it reads
     frames = [f for f in map_tasks(_candidates_block, tasks, workers, executor, progress) if len(f)]
@@ -112,6 +117,18 @@ def pool_candidates_store(store: RunStore, depth: int, pooled: list[str] | None 
         raise CranfieldError("no run results to pool (check the runs and the pooled-run selection)")
     out = pd.concat(frames, ignore_index=True)
     return out
+
+
+def _plan(store: RunStore, topics: list[str], run_order: list[str], block_rows: int, depth: int,
+          cap: int | None = None) -> list:
+    """Topic blocks of the first `depth` rows of each ranking: from the runs' heads where they serve
+    (blocks of about `block_rows`, at most `HEAD_BLOCK_ROWS`, rows kept), else from the parts (`block_rows` rows read, or
+    kept with `cap`)."""
+    from ..evaluation.store.heads import head_blocks, head_plan
+    heads = head_plan(store, run_order, depth)
+    if not heads:
+        return plan_blocks(store, topics, run_order, block_rows, cap=cap)
+    return head_blocks(store, topics, run_order, min(block_rows, HEAD_BLOCK_ROWS), depth, heads)
 
 
 def _pool_block(args) -> pd.DataFrame | None:
@@ -164,7 +181,7 @@ def build_pool_store(store: RunStore, strategy: str, budget=None, *, depth: int 
         raise CranfieldError(f"pooled runs not found among the runs: {', '.join(missing[:10])}")
     ot = oracle["topic"].astype(str)
     tasks = []
-    for bb, parts in plan_blocks(store, store.topics(), list(store.runs), block_rows or BLOCK_ROWS, cap=depth):
+    for bb, parts in _plan(store, store.topics(), list(store.runs), block_rows or BLOCK_ROWS, depth, cap=depth):
         tasks.append((BlockTask(parts, tuple(store.runs), tuple(bb), pd.DataFrame(), None, EvalOptions(), None,
                                 max_pos=depth), strategy, budget, depth, seed, pooled, oracle[ot.isin(set(bb))],
                       rel_level, params, renames))

@@ -4,6 +4,7 @@ Layout, under `<campaign>/.cranfield-store/` (Hive partitioning, readable by pya
 DuckDB or Spark as it is):
 
     runs/run=<tag>/part-<sha>.parquet   one file per run: topic, doc, score, rank, pos
+    heads/run=<tag>/head-<sha>.parquet  the part's first 100 rows of each ranking, read by pools (heads.py)
     index.parquet                       run, topic, rows, row_group (one line per run and topic)
     manifest.json                       per source file: content hash, stat, tag, part, part size, rows,
                                         topics, warnings; the index's hash (the commit point)

@@ -15,7 +15,7 @@ from ...errors import CranfieldError, FormatError, Warnings
 from ...ranking.order import arrow_run_order
 from ...formats.runs import run_heads
 from ...util.arrowbuf import arrow_numpy, numpy_arrow
-from . import layout
+from . import heads, layout
 from .layout import ROW_GROUP_ROWS
 from .manifest import _stat_key
 from .parts import _PartWriter, _topic_index
@@ -228,12 +228,12 @@ def ingest_file(path: str, part: str, group_rows: int = ROW_GROUP_ROWS) -> dict:
     w = Warnings()
     try:
         try:
-            with atomic_path(part) as tmp:
+            with atomic_path(part) as tmp, heads.writing(part):
                 got = _ingest_stream(path, tmp, group_rows, w)
         except _NotStreamable:
             w = Warnings()
             raw = fs.read_bytes(path)
-            with atomic_path(part) as tmp:
+            with atomic_path(part) as tmp, heads.writing(part):
                 got = _ingest_whole(path, tmp, group_rows, w, raw)
                 if got["tag"] is None:
                     raise _NotStreamable from None       # nothing to store

@@ -8,6 +8,7 @@ import pyarrow.parquet as pq
 
 from ...formats.runs import run_heads
 from ...util.arrowbuf import numpy_arrow
+from .heads import HeadWriter
 from .layout import _ENCODING, COMPRESSION, SCHEMA
 
 
@@ -43,6 +44,7 @@ class _PartWriter:
         self.topics: list[str] = []
         self.topic_rows: list[int] = []
         self.topic_rg: list[int] = []
+        self.head = HeadWriter(tag, source)         # the first rows of each ranking, for pools (heads.py)
 
     def add(self, tab: pa.Table, starts: np.ndarray | None = None) -> None:
         """Append `tab` (topic, doc, score, rank; whole topics, each in trec_eval order; `starts`: the
@@ -53,6 +55,7 @@ class _PartWriter:
             starts = run_heads(topic) if n else np.zeros(0, np.int64)
         out = pa.table({"topic": topic, "doc": tab.column("doc"), "score": tab.column("score"),
                         "rank": tab.column("rank"), "pos": numpy_arrow(_positions(n, starts))}, schema=SCHEMA)
+        self.head.add(out, starts)
         cut = 0
         for s in starts.tolist():                       # cut row groups at topic starts
             if self.acc + s - cut >= self.group_rows:
@@ -79,6 +82,7 @@ class _PartWriter:
         self._flush()
         self.wr.add_key_value_metadata({"cranfield.sha256": sha, "cranfield.rows": str(self.rows)})
         self.wr.close()
+        self.head.close(sha)
 
     def entry(self) -> dict:
         return {"rows": int(self.rows), "topics": self.topics, "topic_rows": self.topic_rows,

@@ -18,6 +18,7 @@ from ...errors import CranfieldError, FormatError, Problem, Warnings
 from . import layout
 from .layout import FORMAT, StoreDamaged, _part_name, _rebuild_hint, store_dir
 from .lock import _Lock
+from .heads import collect as collect_heads
 from .ingest import _ingest_job, ingest_file
 from .manifest import (_empty_manifest, _manifest_refused, _pack_topics, _source_key, _stat_key, _unpack_topics,
                        _valid_manifest, file_sha256)
@@ -216,6 +217,7 @@ class RunStore:
                     pass
         for d in sorted((d for d, mode in modes.items() if st_.S_ISDIR(mode)), key=lambda d: -len(d.parts)):
             _rmdir_empty(d)
+        collect_heads(self.dir, self.manifest)
         for f in fs.glob(self.dir, ".*.tmp*"):
             try:
                 fs.unlink(f, missing_ok=False)

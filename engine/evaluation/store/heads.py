@@ -1,0 +1,203 @@
+"""Heads of a run store's parts: per run, the first `HEAD_ROWS` rows of each ranking in a file of their own.
+
+A pool reads only the top of each ranking (depth 100 of 1,000 at Million-Query size), but a part's
+row group holds whole rankings, so reading the top from the part decodes every row. A head holds
+the same rows (same columns, same order) cut at `HEAD_ROWS` per ranking, in row groups of
+`HEAD_GROUP_ROWS` rows or so cut at topic starts, and is written beside the part while it is ingested:
+
+    heads/run=<tag>/head-<sha>.parquet   (sha: the run file's content hash, as the part's name)
+
+It is an index of the part, never the truth: a reader uses it only when its footer names the
+manifest's run, content hash and head depth and its row groups hold exactly the rows the manifest's
+topic counts say (`head_plan`); else, and in stores ingested before heads existed, the part is read
+as before. Heads the manifest no longer names are removed with the store's garbage (`collect`).
+"""
+from __future__ import annotations
+
+import contextvars
+import os
+import urllib.parse
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from .layout import _ENCODING, COMPRESSION, SCHEMA
+from ...util import fs
+
+HEAD_ROWS = 100               # rows kept per ranking (the usual pool depth); deeper reads use the part
+HEAD_GROUP_ROWS = 16_384      # rows per head row group (whole topics): ~160 rankings of 100 at MQ size
+HEADS_DIR = "heads"
+
+_DEST: contextvars.ContextVar[str | None] = contextvars.ContextVar("cranfield_head_dest", default=None)
+
+
+def head_name(store_dir: Path, tag: str, sha: str) -> Path:
+    """Where the head of `tag`'s part made from content `sha` lives (content-addressed like the part)."""
+    return store_dir / HEADS_DIR / f"run={urllib.parse.quote(tag, safe='')}" / f"head-{sha[:24]}.parquet"
+
+
+@contextmanager
+def writing(part: os.PathLike | str) -> Iterator[None]:
+    """While ingesting into `part` (a pending part of a store, `<store>/runs/.pending/<name>`), part
+    writers also write its head; for a part outside a store nothing more is written."""
+    p = Path(part)
+    store = p.parents[2] if len(p.parents) > 2 and p.parent.name == ".pending" and p.parent.parent.name == "runs" \
+        else None
+    token = _DEST.set(str(store) if store is not None else None)
+    try:
+        yield
+    finally:
+        _DEST.reset(token)
+
+
+def groups(sizes: np.ndarray, group_rows: int | None = None) -> np.ndarray:
+    """Row group of each topic of head sizes `sizes` (in part order): a group is closed at the first topic
+    start once it holds `group_rows` rows or more (the part writer's rule)."""
+    group_rows = HEAD_GROUP_ROWS if group_rows is None else group_rows
+    out = np.zeros(len(sizes), np.int64)
+    g = acc = 0
+    for i, n in enumerate(np.asarray(sizes, np.int64).tolist()):
+        if acc >= group_rows:
+            g, acc = g + 1, 0
+        out[i] = g
+        acc += n
+    return out
+
+
+class HeadWriter:
+    """Collects the first `HEAD_ROWS` rows of each ranking of a part being written (whole topics, in
+    part order) and writes them as the part's head on `close`; does nothing outside `writing`."""
+
+    def __init__(self, tag: str, source: str):
+        self.store = _DEST.get()
+        self.tag, self.source = tag, source
+        self.pieces: list[pa.Table] = []
+        self.sizes: list[np.ndarray] = []
+
+    def add(self, out: pa.Table, starts: np.ndarray) -> None:
+        """Rows of whole topics (the part's columns; `starts`: the topics' first rows)."""
+        if self.store is None or not len(out):
+            return
+        pos = out.column("pos")
+        self.pieces.append(out.filter(pc.less_equal(pos, HEAD_ROWS)))
+        self.sizes.append(np.minimum(np.diff(np.append(starts, len(out))), HEAD_ROWS))
+
+    def close(self, sha: str) -> None:
+        """Write the head (atomically, under its content-addressed name)."""
+        if self.store is None:
+            return
+        sizes = np.concatenate(self.sizes) if self.sizes else np.zeros(0, np.int64)
+        tab = pa.concat_tables(self.pieces) if self.pieces else SCHEMA.empty_table()
+        self.pieces = []
+        g = groups(sizes, HEAD_GROUP_ROWS)
+        bounds = np.concatenate(([0], np.cumsum(np.bincount(g, weights=sizes).astype(np.int64)))) if len(g) \
+            else np.zeros(1, np.int64)
+        meta = {b"cranfield.run": self.tag.encode("utf-8"), b"cranfield.source": self.source.encode("utf-8"),
+                b"cranfield.sha256": sha.encode("ascii"), b"cranfield.head": str(HEAD_ROWS).encode("ascii"),
+                b"cranfield.head_group_rows": str(HEAD_GROUP_ROWS).encode("ascii")}
+        dest = head_name(Path(self.store), self.tag, sha)
+        fs.makedirs(dest.parent)
+        with fs.atomic_proc_path(dest) as tmp:
+            wr = pq.ParquetWriter(tmp, SCHEMA.with_metadata(meta), compression=COMPRESSION, use_dictionary=["topic"],
+                                  column_encoding=_ENCODING, write_statistics=["topic"], write_page_checksum=True)
+            try:
+                for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
+                    wr.write_table(tab.slice(a, b - a), row_group_size=max(b - a, 1))
+            finally:
+                wr.close()
+
+
+def _groups_of(md: pq.FileMetaData, tag: str, sha: str, sizes: np.ndarray) -> np.ndarray | None:
+    """Each topic's head row group when head footer `md` is `tag`'s of content `sha` with exactly the
+    rows `sizes` says, else None."""
+    kv = md.metadata or {}
+    try:
+        group_rows = int(kv.get(b"cranfield.head_group_rows", b"0"))
+    except ValueError:
+        return None
+    if (kv.get(b"cranfield.run", b"").decode("utf-8", "replace") != tag
+            or kv.get(b"cranfield.sha256", b"").decode("ascii", "replace") != sha
+            or kv.get(b"cranfield.head") != str(HEAD_ROWS).encode("ascii") or group_rows < 1):
+        return None
+    g = groups(sizes, group_rows)
+    want = np.bincount(g, weights=sizes, minlength=md.num_row_groups).astype(np.int64) if len(g) else np.zeros(0)
+    have = np.asarray([md.row_group(i).num_rows for i in range(md.num_row_groups)], np.int64)
+    return g if len(want) == len(have) and bool((want == have).all()) else None
+
+
+def head_plan(store, runs: list[str], depth: int) -> dict[str, tuple[str, dict[str, int], pq.FileMetaData]]:
+    """Per run of `runs` whose head serves reads `depth` deep: (head path, topic -> head row group,
+    its checked footer). Runs left out are read from their parts."""
+    if depth > HEAD_ROWS:
+        return {}
+    ix = store.index
+    out = {}
+    entries = {e.get("tag"): e for e in store.manifest["files"].values() if e.get("tag") is not None}
+    for run, sub in ix[ix["run"].isin(set(runs))].groupby("run", sort=False):
+        e = entries.get(run)
+        if e is None:
+            continue
+        path = head_name(store.dir, run, e["sha256"])
+        sizes = np.minimum(sub["rows"].to_numpy(np.int64), HEAD_ROWS)
+        try:
+            with fs.proc_path(path) as name:
+                md = pq.read_metadata(name)
+        except (OSError, pa.ArrowException, ValueError):
+            continue
+        g = _groups_of(md, run, e["sha256"], sizes)
+        if g is not None:
+            out[run] = (str(path), dict(zip(sub["topic"].tolist(), g.tolist())), md)
+    return out
+
+
+def collect(store_dir: Path, manifest: dict) -> None:
+    """Remove the heads (and leftovers of killed writes) of parts `manifest` does not name."""
+    root = store_dir / HEADS_DIR
+    if not fs.is_dir(root):
+        return
+    keep = {str(head_name(store_dir, e["tag"], e["sha256"])) for e in manifest["files"].values()
+            if e.get("tag") is not None and e.get("sha256")}
+    import stat as st_
+    dirs = []
+    for f in fs.rglob(root):
+        try:
+            mode = fs.stat(f, follow=False).st_mode
+        except OSError:
+            continue
+        if st_.S_ISDIR(mode):
+            dirs.append(f)
+        elif str(f) not in keep:
+            try:
+                fs.unlink(f, missing_ok=True)
+            except OSError:
+                pass
+    for d in sorted(dirs, key=lambda d: -len(d.parts)):
+        try:
+            fs.rmdir(d)
+        except OSError:
+            pass
+
+
+def head_blocks(store, topics: list[str], run_order: list[str], block_rows: int, depth: int,
+                heads: dict) -> list[tuple[list[str], tuple[tuple[str, str, tuple[int, ...]], ...]]]:
+    """`evaluation.blocks.plan_blocks` for reads `depth` deep (blocks of about `block_rows` rows kept):
+    per block and run, the run's head and its row groups holding the block's topics when `heads`
+    (`head_plan`) has it, else its part and row groups."""
+    ix = store.index
+    ix = ix[ix["run"].isin(set(run_order))]
+    blocks = store.topic_blocks(topics, block_rows, runs=run_order, cap=depth)
+    block_of = {t: i for i, b in enumerate(blocks) for t in b}
+    b = ix["topic"].map(block_of)
+    ix = ix.assign(block=b)[b.notna()]
+    hg = np.fromiter((heads[r][1][t] if r in heads else g for r, t, g in
+                      zip(ix["run"].tolist(), ix["topic"].tolist(), ix["row_group"].tolist())), np.int64, len(ix))
+    rg = ix.assign(rg=hg, block=ix["block"].astype(np.int64)).groupby(["block", "run"], sort=False)["rg"] \
+        .agg(lambda s: tuple(sorted(set(s.tolist()))))
+    rg_of = rg.to_dict()
+    path = {r: heads[r][0] if r in heads else str(store.part(r)) for r in run_order}
+    return [(bl, tuple((r, path[r], rg_of.get((i, r), ())) for r in run_order)) for i, bl in enumerate(blocks)]
