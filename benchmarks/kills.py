@@ -643,6 +643,7 @@ def _full_disk_writer(root: str, limit: int, wid: str, out) -> None:
     from engine.errors import CranfieldError
     from engine.judging.workflow import record_judgment
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    sys.dont_write_bytecode = True    # a .pyc cut short by the limit would break every later import of it
     resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
     i = 0
     while True:

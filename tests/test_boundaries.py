@@ -352,7 +352,8 @@ def test_report_pages_on_a_full_disk_are_whole_or_absent(tmp_path):
     cli("eval", "--campaign", c, in_process=True)                         # the store and cache exist before the limit
     out = tmp_path / "out"
     p = subprocess.run([sys.executable, "-m", CLI_MODULE, "report", str(c), "--out", str(out), "-m", "map"],
-                       capture_output=True, text=True, preexec_fn=small_disk, env={**os.environ, "PYTHONPATH": str(ROOT)})
+                       capture_output=True, text=True, preexec_fn=small_disk,
+                       env={**os.environ, "PYTHONPATH": str(ROOT), "PYTHONDONTWRITEBYTECODE": "1"})
     assert p.returncode == 3 and "Traceback" not in p.stderr and "File too large" in p.stderr, p.stderr[-800:]
     assert str(out) in p.stderr
     left = list(out.iterdir())
