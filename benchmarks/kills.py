@@ -169,10 +169,13 @@ def store_problem(root: Path) -> str | None:
 
 def leftovers(root: Path) -> list[str]:
     """Files of the store that the committed manifest does not account for (temporary files, pending or
-    unreferenced parts)."""
+    unreferenced parts and heads)."""
     d = root / STORE
     man = json.loads((d / "manifest.json").read_text())
     keep = {str(root / e["part"]) for e in man["files"].values() if e.get("part")}
+    from engine.evaluation.store.heads import head_name      # each committed part's head beside it
+    keep |= {str(head_name(d, e["tag"], e["sha256"])) for e in man["files"].values()
+             if e.get("tag") is not None and e.get("sha256")}
     keep |= {str(d / n) for n in ("manifest.json", "index.parquet", ".gitignore", ".lock")}
     return sorted(str(p.relative_to(d)) for p in d.rglob("*") if p.is_file() and str(p) not in keep)
 
