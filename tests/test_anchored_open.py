@@ -27,6 +27,8 @@ ALLOWLIST: dict[tuple[str, str], str] = {
                                                 "bundled demo beside it and renamed into place",
     ("engine/evaluation/store/parts.py", "_PartWriter"): "writes to the /proc/self/fd path of the anchored "
                                                          "temporary file fs.atomic_proc_path gave its caller",
+    ("engine/evaluation/store/heads.py", "HeadWriter"): "writes to the /proc/self/fd path of the anchored "
+                                                        "temporary file fs.atomic_proc_path gave it",
 }
 
 PATH_METHODS = {"read_text", "write_text", "read_bytes", "write_bytes", "mkdir", "unlink", "rmdir", "iterdir",

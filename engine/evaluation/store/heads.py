@@ -17,7 +17,7 @@ from __future__ import annotations
 import contextvars
 import os
 import urllib.parse
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Iterator
 
@@ -34,6 +34,7 @@ HEAD_GROUP_ROWS = 16_384      # rows per head row group (whole topics): ~160 ran
 HEADS_DIR = "heads"
 
 _DEST: contextvars.ContextVar[str | None] = contextvars.ContextVar("cranfield_head_dest", default=None)
+_OPEN: contextvars.ContextVar[list | None] = contextvars.ContextVar("cranfield_heads_open", default=None)
 
 
 def head_name(store_dir: Path, tag: str, sha: str) -> Path:
@@ -44,14 +45,19 @@ def head_name(store_dir: Path, tag: str, sha: str) -> Path:
 @contextmanager
 def writing(part: os.PathLike | str) -> Iterator[None]:
     """While ingesting into `part` (a pending part of a store, `<store>/runs/.pending/<name>`), part
-    writers also write its head; for a part outside a store nothing more is written."""
+    writers also write its head; for a part outside a store nothing more is written. A head still open
+    when the block ends (the part failed) is removed."""
     p = Path(part)
     store = p.parents[2] if len(p.parents) > 2 and p.parent.name == ".pending" and p.parent.parent.name == "runs" \
         else None
     token = _DEST.set(str(store) if store is not None else None)
+    opened = _OPEN.set([])
     try:
         yield
     finally:
+        for w in list(_OPEN.get() or ()):
+            w.abort()
+        _OPEN.reset(opened)
         _DEST.reset(token)
 
 
@@ -70,46 +76,89 @@ def groups(sizes: np.ndarray, group_rows: int | None = None) -> np.ndarray:
 
 
 class HeadWriter:
-    """Collects the first `HEAD_ROWS` rows of each ranking of a part being written (whole topics, in
-    part order) and writes them as the part's head on `close`; does nothing outside `writing`."""
+    """Writes the first `HEAD_ROWS` rows of each ranking of a part being written (whole topics, in part
+    order) as the part's head, a row group at a time as they fill (`groups`' rule), into a temporary file
+    renamed to its content-addressed name on `close`; does nothing outside `writing`."""
 
     def __init__(self, tag: str, source: str):
         self.store = _DEST.get()
         self.tag, self.source = tag, source
-        self.pieces: list[pa.Table] = []
+        self.pending: list[pa.Table] = []
+        self.acc = 0
         self.sizes: list[np.ndarray] = []
+        self.stack: ExitStack | None = None
+        self.wr: pq.ParquetWriter | None = None
+        self.staging: Path | None = None
+
+    def _open(self) -> None:
+        meta = {b"cranfield.run": self.tag.encode("utf-8"), b"cranfield.source": self.source.encode("utf-8"),
+                b"cranfield.head": str(HEAD_ROWS).encode("ascii"),
+                b"cranfield.head_group_rows": str(HEAD_GROUP_ROWS).encode("ascii")}
+        folder = head_name(Path(self.store), self.tag, "").parent
+        fs.makedirs(folder)
+        self.staging = folder / f"head-{os.getpid()}-{fs.temp_name('w')[1:-4]}.writing"
+        self.stack = ExitStack()
+        tmp = self.stack.enter_context(fs.atomic_proc_path(self.staging))
+        self.wr = pq.ParquetWriter(tmp, SCHEMA.with_metadata(meta), compression=COMPRESSION, use_dictionary=["topic"],
+                                   column_encoding=_ENCODING, write_statistics=["topic"], write_page_checksum=True)
+        if _OPEN.get() is not None:
+            _OPEN.get().append(self)
 
     def add(self, out: pa.Table, starts: np.ndarray) -> None:
         """Rows of whole topics (the part's columns; `starts`: the topics' first rows)."""
         if self.store is None or not len(out):
             return
-        pos = out.column("pos")
-        self.pieces.append(out.filter(pc.less_equal(pos, HEAD_ROWS)))
-        self.sizes.append(np.minimum(np.diff(np.append(starts, len(out))), HEAD_ROWS))
+        if self.wr is None:
+            self._open()
+        head = out.filter(pc.less_equal(out.column("pos"), HEAD_ROWS))
+        sizes = np.minimum(np.diff(np.append(starts, len(out))), HEAD_ROWS)
+        self.sizes.append(sizes)
+        cut = off = 0
+        for n in sizes.tolist():                        # a group closes at the first topic start past its size
+            if self.acc >= HEAD_GROUP_ROWS:
+                self._flush(head.slice(cut, off - cut))
+                cut = off
+            self.acc += n
+            off += n
+        if off > cut:
+            self.pending.append(head.slice(cut))
+
+    def _flush(self, last: pa.Table | None = None) -> None:
+        parts = self.pending + ([last] if last is not None and len(last) else [])
+        if parts:
+            t = pa.concat_tables(parts)
+            self.wr.write_table(t, row_group_size=max(len(t), 1))
+        self.pending, self.acc = [], 0
 
     def close(self, sha: str) -> None:
-        """Write the head (atomically, under its content-addressed name)."""
+        """Write the last row group and the footer (with the content hash), and commit the head."""
         if self.store is None:
             return
-        sizes = np.concatenate(self.sizes) if self.sizes else np.zeros(0, np.int64)
-        tab = pa.concat_tables(self.pieces) if self.pieces else SCHEMA.empty_table()
-        self.pieces = []
-        g = groups(sizes, HEAD_GROUP_ROWS)
-        bounds = np.concatenate(([0], np.cumsum(np.bincount(g, weights=sizes).astype(np.int64)))) if len(g) \
-            else np.zeros(1, np.int64)
-        meta = {b"cranfield.run": self.tag.encode("utf-8"), b"cranfield.source": self.source.encode("utf-8"),
-                b"cranfield.sha256": sha.encode("ascii"), b"cranfield.head": str(HEAD_ROWS).encode("ascii"),
-                b"cranfield.head_group_rows": str(HEAD_GROUP_ROWS).encode("ascii")}
-        dest = head_name(Path(self.store), self.tag, sha)
-        fs.makedirs(dest.parent)
-        with fs.atomic_proc_path(dest) as tmp:
-            wr = pq.ParquetWriter(tmp, SCHEMA.with_metadata(meta), compression=COMPRESSION, use_dictionary=["topic"],
-                                  column_encoding=_ENCODING, write_statistics=["topic"], write_page_checksum=True)
+        if self.wr is None:
+            self._open()                                # an empty part: an empty head
+        self._flush()
+        self.wr.add_key_value_metadata({"cranfield.sha256": sha})
+        self.wr.close()
+        self.wr = None
+        self.stack.close()                              # fsync, rename to the staging name
+        self.stack = None
+        fs.rename(self.staging, head_name(Path(self.store), self.tag, sha))
+        if self in (_OPEN.get() or ()):
+            _OPEN.get().remove(self)
+
+    def abort(self) -> None:
+        """Drop an unfinished head (its temporary file)."""
+        if self.stack is not None:
             try:
-                for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
-                    wr.write_table(tab.slice(a, b - a), row_group_size=max(b - a, 1))
-            finally:
-                wr.close()
+                if self.wr is not None:
+                    self.wr.close()
+            except (OSError, pa.ArrowException):
+                pass
+            try:
+                self.stack.__exit__(OSError, OSError("abandoned"), None)   # atomic_file removes its temp file
+            except OSError:
+                pass
+            self.stack = self.wr = None
 
 
 def _groups_of(md: pq.FileMetaData, tag: str, sha: str, sizes: np.ndarray) -> np.ndarray | None:
