@@ -210,6 +210,19 @@ def jsonl_objects(spath: str, data: bytes, warnings, check) -> tuple[list[dict],
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 
 
+def every_line(raw: bytes, pattern: "re.Pattern[str]", encoding: str = "utf-8") -> list | None:
+    """`pattern.findall` over `raw` decoded when each of its lines (all ending in a newline) is one match
+    of `pattern`; None for any other text (for the caller's line-by-line reader)."""
+    if raw and not raw.endswith(b"\n"):
+        return None
+    try:
+        text = raw.decode(encoding)
+    except UnicodeDecodeError:
+        return None
+    found = pattern.findall(text)
+    return found if len(found) == text.count("\n") else None
+
+
 def lone_surrogate(text: str | bytes, obj: Any) -> str | None:
     """The first lone surrogate (a JSON escape such as \\ud800 with no partner: no text in UTF-8) in the
     decoded `obj` of JSON `text`, written as an escape, or None. Every JSON reader refuses one."""

@@ -301,15 +301,9 @@ def _plain_replies(raw: bytes) -> dict[str, tuple[int, str]] | None:
     """key -> (grade, answer) of a reply cache whose every line is a reply line as `run_auto_judge` writes
     it (strings in JSON's own grammar, no surrogate escape), read by one regular expression; None for any
     other text (read line by line then)."""
-    from ..formats.safeload import _SURROGATE_ESCAPE
-    if (raw and not raw.endswith(b"\n")) or _SURROGATE_ESCAPE.search(raw):
-        return None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        return None
-    found = _REPLY_LINE.findall(text)
-    if len(found) != text.count("\n"):
+    from ..formats.safeload import _SURROGATE_ESCAPE, every_line
+    found = None if _SURROGATE_ESCAPE.search(raw) else every_line(raw, _REPLY_LINE)
+    if found is None:
         return None
     return {k: (int(g), json.loads(a) if "\\" in a else a[1:-1]) for k, g, a in found}
 

@@ -204,14 +204,9 @@ def _cached(root) -> dict[str, str]:
 def _canonical_cache(raw: bytes) -> dict[str, str] | None:
     """key -> label of a cache whose every line is a plain line of this module's (`_CACHE_LINE`), in one
     pass; None for any other text (read line by line then)."""
-    if raw and not raw.endswith(b"\n"):
-        return None
-    try:
-        text = raw.decode("ascii")
-    except UnicodeDecodeError:
-        return None
-    pairs = _CACHE_LINE.findall(text)
-    return dict(pairs) if len(pairs) == text.count("\n") else None
+    from ..formats.safeload import every_line
+    pairs = every_line(raw, _CACHE_LINE, "ascii")
+    return None if pairs is None else dict(pairs)
 
 
 def _execute(root, tasks: list[_Task], log_p: Path, settings: JudgeSettings, base: dict,
