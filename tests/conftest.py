@@ -34,10 +34,12 @@ def shared_path(*parts: str) -> Path:
     return p
 
 
-SLOW_FIRST = ("test_tui_keys", "test_serve_day", "test_serve", "test_measures_fresh_process", "test_temp_names",
-              "test_swap_race", "test_wheel", "test_tui_follow", "test_tui_pilot")
-"""Test files started first under xdist, longest first (the slowest of the session's --durations): a long
-test started last would leave the other core idle at the end of the run."""
+SLOW_FIRST = ("test_tui_keys", "test_store", "test_serve", "test_tui_80x24", "test_kills", "test_serve_day",
+              "test_swap_race", "test_autojudge_interchange", "test_estimators_unbiased", "test_tui_day",
+              "test_one_evaluation", "test_call_shapes", "test_measures_fresh_process", "test_temp_names",
+              "test_wheel", "test_tui_follow", "test_tui_pilot", "test_tui_key_storm")
+"""Test files started first under xdist, longest first (the slowest files of a whole-suite --durations run,
+2026-11-28): a long test started last would leave the other core idle at the end of the run."""
 
 
 def _shared_fixture_module(item) -> str | None:
