@@ -85,7 +85,6 @@ class HeadWriter:
         self.tag, self.source = tag, source
         self.pending: list[pa.Table] = []
         self.acc = 0
-        self.sizes: list[np.ndarray] = []
         self.stack: ExitStack | None = None
         self.wr: pq.ParquetWriter | None = None
         self.staging: Path | None = None
@@ -112,7 +111,6 @@ class HeadWriter:
             self._open()
         head = out.filter(pc.less_equal(out.column("pos"), HEAD_ROWS))
         sizes = np.minimum(np.diff(np.append(starts, len(out))), HEAD_ROWS)
-        self.sizes.append(sizes)
         cut = off = 0
         for n in sizes.tolist():                        # a group closes at the first topic start past its size
             if self.acc >= HEAD_GROUP_ROWS:
