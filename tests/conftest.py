@@ -26,6 +26,23 @@ def _share_bytecode() -> None:
 
 _share_bytecode()
 
+PILOT_IDLE_WINDOW = 0.005
+"""Seconds of each window in which Textual's pilot looks for the app to be idle (textual._wait; 0.02 in
+Textual): each `pilot.press` waits for two idle windows and each `pilot.pause` for one, so the TUI tests
+spent a third of their time asleep (test_tui_keys, _key_storm, _pilot, _polish with -n 0: 357 s wall at 178 s
+of CPU, now 234 s at 164 s). The idle test keeps Textual's ratio (under
+1/20 of the window's time spent on the CPU), so it is as strict as before; `settle` still waits for every
+worker explicitly."""
+
+
+def _shorter_pilot_idle_window() -> None:
+    import textual._wait as wait
+    wait.SLEEP_GRANULARITY = PILOT_IDLE_WINDOW
+    wait.SLEEP_IDLE = PILOT_IDLE_WINDOW / 20
+
+
+_shorter_pilot_idle_window()
+
 
 def shared_path(*parts: str) -> Path:
     """A file of the reference data in tests/data/reference (a missing file fails the test)."""
