@@ -249,10 +249,12 @@ def test_campaign_reads_runs_from_the_store(tmp_path):
 
 @pytest.fixture(scope="module")
 def medium(tmp_path_factory):
-    """1,000 topics x 25 runs x 200 documents (5M rows), judged: 600 topics."""
+    """400 topics x 25 runs x 200 documents (2M rows), judged: 240 topics. The streamed calls below cut it
+    into as many topic blocks as they did at 1,000 topics (their block_rows scaled by 0.4): each still runs
+    many blocks on two processes, at 40% of the rows."""
     from engine.simulation.large import write_large_campaign
-    root = write_large_campaign(tmp_path_factory.mktemp("medium") / "c", n_topics=1000, n_runs=25, depth=200,
-                                seed=3, judged=600)
+    root = write_large_campaign(tmp_path_factory.mktemp("medium") / "c", n_topics=400, n_runs=25, depth=200,
+                                seed=3, judged=240)
     files = sorted((root / "runs").glob("*.txt"))
     st = RunStore(root)
     st.sync(files, workers=2)
@@ -266,30 +268,30 @@ MEASURES = ["official", "all_trec", "infAP", "ndcgx", "Q", "bpref_N", "map@cond"
                                   EvalOptions(max_depth=50, judged_only=True)])
 def test_medium_identical_to_in_memory(medium, opts):
     root, files, st, qrels, runs = medium
-    assert len(runs) == 5_000_000
+    assert len(runs) == 2_000_000
     mem = evaluate(qrels, runs, MEASURES, options=opts)
     # small blocks (many per worker), two processes: still the same table, bit for bit
-    streamed = evaluate_store(st, qrels, MEASURES, options=opts, block_rows=400_000, workers=2)
-    assert len(mem) > 600 * 25 * 100
+    streamed = evaluate_store(st, qrels, MEASURES, options=opts, block_rows=160_000, workers=2)
+    assert len(mem) > 240 * 25 * 100
     pd.testing.assert_frame_equal(mem, streamed, check_exact=True)
 
 
 def test_medium_trec_output_and_summary(medium):
     root, files, st, qrels, runs = medium
     c = compute(qrels, runs, ["official"], EvalOptions())
-    df = evaluate_store(st, qrels, ["official"], block_rows=1_000_000, workers=1, strings=True)
+    df = evaluate_store(st, qrels, ["official"], block_rows=400_000, workers=1, strings=True)
     assert trec_eval_lines(c) == trec_eval_lines_long(df, ["official"], strings=df.attrs["strings"])
     # topics with results but no judgments are reported, not evaluated
-    assert len(df.attrs["notes"]["topics_without_judgments"]) == 400
+    assert len(df.attrs["notes"]["topics_without_judgments"]) == 160
 
 
 def test_medium_pools_identical(medium, tmp_path):
     root, files, st, qrels, runs = medium
     pooled = [f"run{i:02d}" for i in range(1, 26, 2)]
-    topics = sorted(runs["topic"].astype(str).unique())[::4]        # 250 topics keep the in-memory side quick
+    topics = sorted(runs["topic"].astype(str).unique())[::4]        # 100 topics keep the in-memory side quick
     for depth in (10, 100):
         a = pool_candidates(ranked_runs(runs, depth, pooled, topics), depth)
-        b = pool_candidates_store(st, depth, pooled, topics, block_rows=100_000, workers=2)
+        b = pool_candidates_store(st, depth, pooled, topics, block_rows=40_000, workers=2)
         pd.testing.assert_frame_equal(a, b, check_exact=True)
     cand = pool_candidates_store(st, 100, pooled, topics, workers=1)
     for strategy, budget in (("statap", 30), ("stratified", 0.1), ("depth", 20)):
@@ -299,12 +301,12 @@ def test_medium_pools_identical(medium, tmp_path):
     # the whole pool, streamed (static: one generator over streamed candidates; online: per topic block)
     from engine.pooling.store import build_pool_store
     p1 = build_pool(runs, "statap", 30, depth=50, seed=2, pooled=pooled)
-    p2 = build_pool_store(st, "statap", 30, depth=50, seed=2, pooled=pooled, block_rows=200_000, workers=2)
+    p2 = build_pool_store(st, "statap", 30, depth=50, seed=2, pooled=pooled, block_rows=80_000, workers=2)
     pd.testing.assert_frame_equal(p1.table, p2.table, check_exact=True)
     assert p1.spec == p2.spec
     # issue 39: candidate blocks sized by the rows read (many small blocks): the same pool file, byte for byte
     from engine.pooling import write_pool
-    p3 = build_pool_store(st, "statap", 30, depth=50, seed=2, pooled=pooled, block_rows=40_000, workers=2)
+    p3 = build_pool_store(st, "statap", 30, depth=50, seed=2, pooled=pooled, block_rows=16_000, workers=2)
     for k in ("a", "b"):
         (tmp_path / k).mkdir()
     files = [write_pool(tmp_path / k, "s", p).read_bytes() for k, p in (("a", p1), ("b", p3))]
@@ -312,7 +314,7 @@ def test_medium_pools_identical(medium, tmp_path):
     sub = runs[runs["topic"].astype(str).isin(set(topics))]
     for strategy in ("mtf", "hedge"):
         p1 = build_pool(sub, strategy, 15, depth=50, pooled=pooled, oracle=qrels)
-        p2 = build_pool_store(st, strategy, 15, depth=50, pooled=pooled, oracle=qrels, block_rows=100_000, workers=2)
+        p2 = build_pool_store(st, strategy, 15, depth=50, pooled=pooled, oracle=qrels, block_rows=40_000, workers=2)
         t2 = p2.table[p2.table["topic"].astype(str).isin(set(topics))].reset_index(drop=True)
         pd.testing.assert_frame_equal(p1.table, t2, check_exact=True)
         assert len(t2) == 15 * len(topics)
@@ -322,10 +324,10 @@ def test_dask_executor_runs_the_blocks(medium):
     pytest.importorskip("distributed", reason="Dask (distributed) is in the test extras")
     from engine.evaluation.distributed import dask_executor
     root, files, st, qrels, runs = medium
-    q = qrels[qrels["topic"].astype(str) < "10200"]
-    mem = evaluate(q, runs[runs["topic"].astype(str) < "10200"], ["map", "P.10", "ndcg_cut.10"])
+    q = qrels[qrels["topic"].astype(str) < "10080"]
+    mem = evaluate(q, runs[runs["topic"].astype(str) < "10080"], ["map", "P.10", "ndcg_cut.10"])
     with dask_executor(n_workers=2) as ex:
-        df = evaluate_store(st, q, ["map", "P.10", "ndcg_cut.10"], block_rows=200_000, executor=ex)
+        df = evaluate_store(st, q, ["map", "P.10", "ndcg_cut.10"], block_rows=80_000, executor=ex)
     pd.testing.assert_frame_equal(mem, df, check_exact=True)
 
 
@@ -334,7 +336,7 @@ def test_medium_reductions_streamed_equal_in_memory(medium):
     root, files, st, qrels, runs = medium
     kw = dict(method="bv", levels=(50, 10), trials=2, seed=4)
     mem = reduction_experiment(qrels, runs, ["map", "bpref"], **kw)
-    streamed = reduction_experiment_store(st, qrels, ["map", "bpref"], block_rows=600_000, workers=2, **kw)
+    streamed = reduction_experiment_store(st, qrels, ["map", "bpref"], block_rows=240_000, workers=2, **kw)
     assert mem[["level", "trial", "measure", "judged"]].equals(streamed[["level", "trial", "measure", "judged"]])
     assert (mem["tau"] == streamed["tau"]).all() and (mem["tau_ap"] == streamed["tau_ap"]).all()
     np.testing.assert_allclose(streamed[["rms", "drift", "mean_score"]], mem[["rms", "drift", "mean_score"]],
@@ -349,11 +351,11 @@ def test_medium_pool_bias_streamed_equal_in_memory(medium):
     meta = pd.DataFrame({"run": tags, "group": [f"g{(i - 1) // 5}" for i in range(1, 26)],
                          "type": ["manual" if i % 7 == 0 else "automatic" for i in range(1, 26)],
                          "pooled": [i % 9 != 0 for i in range(1, 26)]})
-    q = qrels[qrels["topic"].astype(str) < "10400"]         # 240 judged topics keep the in-memory side quick
-    sub = runs[runs["topic"].astype(str) < "10400"]
+    q = qrels[qrels["topic"].astype(str) < "10160"]         # ~95 judged topics keep the in-memory side quick
+    sub = runs[runs["topic"].astype(str) < "10160"]
     for mode, fn in (("group", leave_group_out), ("manual", leave_manual_out)):
         s1, d1 = fn(q, sub, meta, ["map", "P.10"], depth=20)
-        s2, d2 = pool_bias_store(st, q, meta, ["map", "P.10"], mode=mode, depth=20, block_rows=300_000, workers=2)
+        s2, d2 = pool_bias_store(st, q, meta, ["map", "P.10"], mode=mode, depth=20, block_rows=120_000, workers=2)
         assert list(s1.columns) == list(s2.columns) and list(d1.columns) == list(d2.columns)
         exact = [c for c in d1.columns if d1[c].dtype.kind in "iOUb" or c in ("run", "group", "measure")]
         pd.testing.assert_frame_equal(d1[exact], d2[exact], check_dtype=False)
