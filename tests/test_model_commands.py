@@ -92,9 +92,9 @@ def test_an_endless_reply_is_cut_in_bounded_time(cmd, rag, judged):
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("cmd", COMMANDS)
 def test_each_transport_error_is_a_recorded_failure(cmd, kind, rag, judged):
-    with RawServer(broken(kind)) as srv:
+    with RawServer(broken(kind)) as srv:                 # timeout: the server answers after 3 s, the client waits 0.25 s
         done, why, stopped = run(cmd, srv.url, rag, judged, f"broken-{cmd}-{KINDS.index(kind)}",
-                                 retries=1)
+                                 retries=1, timeout=0.25 if kind == "timeout" else 1.0)
         n = srv.connections
     assert done == 0 and why and all(w.startswith("request failed: ") for w in why) and stopped is None
     assert n == 2 * len(why)                            # each item asked twice (retries 1)
