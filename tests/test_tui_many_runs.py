@@ -216,6 +216,7 @@ def test_blocks_of_runs_in_processes_equal_threads(gappy, complete):
     real = blocks.map_tasks
 
     def spy(fn, tasks, *a, **k):
+        tasks = list(tasks)
         sent.extend(tasks)
         return real(fn, tasks, *a, **k)
     kw = dict(options=opt, runs=runs, block_rows=700, strings=True, extras=True, by_runs=True)

@@ -20,7 +20,7 @@ import uuid
 from concurrent.futures import Executor
 from contextlib import ExitStack
 from dataclasses import dataclass, replace
-from typing import Callable
+from typing import Callable, Iterator
 
 import numpy as np
 import pandas as pd
@@ -60,10 +60,6 @@ def share_judgments(token: str, qrels: pd.DataFrame) -> None:
     not with every task); their `ArrowJudgments` are made at the first task."""
     _SHARED.clear()
     _SHARED[token] = [qrels, None]
-
-
-def _started() -> None:
-    """A worker's first task: it has started (and imported what blocks need)."""
 
 
 def _with_judgments(task: BlockTask) -> BlockTask:
@@ -197,32 +193,30 @@ def evaluate_store(store: RunStore, qrels: pd.DataFrame, measures=None, *, optio
     run_order = list(store.runs if runs is None else runs)
     q = qrels
     topics = sorted_topics(pd.unique(q["topic"]))
-    tasks = []
+    tasks: list[BlockTask] | Iterator[BlockTask] = []
     with ExitStack() as stack:
         if by_runs:
             groups = plan_run_blocks(store, run_order, block_rows)
             k = min(workers or os.cpu_count() or 1, len(groups))
             if executor is None and k >= 2:
-                # worker processes: the judgments go once to each, not with every task; they start now,
-                # while the parts are checked
+                # worker processes: the judgments go once to each, not with every task
                 token, qt, judged = uuid.uuid4().hex, None, None
                 executor = stack.enter_context(SafeProcessPool(k, setup=(share_judgments, (token, q))))
-                for _ in range(k):
-                    executor.submit(_started)
             else:                     # threads or this process: one ArrowJudgments shared by every block
                 from ..ranking.build import ArrowJudgments
                 token, qt, judged = None, q, ArrowJudgments(q)
-            for group in groups:
-                parts = tuple((r, str(store.part(r)), None) for r in group)
-                tasks.append(BlockTask(parts, tuple(group), tuple(topics), qt, measures, opt, extra, strings=strings,
-                                       extras=extras, judged=judged, shared=token))   # -c fills only this block's runs
+            # each block's parts are checked as it is sent (the workers start on the first meanwhile)
+            tasks = (BlockTask(tuple((r, str(store.part(r)), None) for r in group), tuple(group), tuple(topics),
+                               qt, measures, opt, extra, strings=strings, extras=extras, judged=judged, shared=token)
+                     for group in groups)                                      # -c fills only this block's runs
         else:
             plan = plan_blocks(store, topics, run_order, block_rows)
             for (b, parts), rows in zip(plan, block_rows_of(plan, q["topic"])):
                 sub = q.iloc[rows].reset_index(drop=True)
                 tasks.append(BlockTask(parts, tuple(run_order), tuple(b), sub, measures, opt, extra, strings=strings,
                                        extras=extras))
-        results = map_tasks(evaluate_block, tasks, workers, executor, progress)
+        results = map_tasks(evaluate_block, tasks, workers, executor, progress,
+                            total=len(groups) if by_runs else None)
     frames = [df for df, _, _ in results if len(df)]
     notes: dict = {}
     ix = store.index

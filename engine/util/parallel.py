@@ -97,17 +97,18 @@ class SafeProcessPool(ProcessPoolExecutor):
             return super().submit(fn, *args, **kwargs)
 
 
-def map_tasks(fn, tasks: list, workers: int | None = None, executor: Executor | None = None,
+def map_tasks(fn, tasks: Iterable, workers: int | None = None, executor: Executor | None = None,
               progress: Callable[[int, int], None] | None = None, here: bool = False,
-              meanwhile: Callable[[], None] | None = None) -> list:
+              meanwhile: Callable[[], None] | None = None, total: int | None = None) -> list:
     """fn over tasks, results in task order: on `executor`, else a local `SafeProcessPool` of
     min(workers or cores, tasks) processes, or in this process when that is one. `here`: this process
     is one of the workers and the others are forked from it when it runs one Python thread (for a caller that
     would only wait and has imported and prepared what `fn` needs); `meanwhile`: work of this process the
     tasks do not depend on (e.g. checks that only warn or raise), run in a thread of it once the workers
     are forked (else first), its exception raised after the tasks. `progress(done, total)` is called
-    as tasks finish."""
-    n = len(tasks)
+    as tasks finish. `tasks` may be an iterator of `total` tasks: each is submitted as it is made (the
+    workers start on the first while the rest are prepared)."""
+    n = len(tasks) if total is None else total
     k = min(workers or os.cpu_count() or 1, n)
     if executor is None and here and k >= 2:
         return _map_here(fn, tasks, k - 1, progress, meanwhile)
@@ -124,7 +125,8 @@ def map_tasks(fn, tasks: list, workers: int | None = None, executor: Executor | 
     ex = executor or SafeProcessPool(k)
     futs: dict = {}
     try:
-        futs = {ex.submit(fn, t): i for i, t in enumerate(tasks)}
+        for i, t in enumerate(tasks):
+            futs[ex.submit(fn, t)] = i
         out: list = [None] * n
         for j, f in enumerate(as_completed(futs)):
             out[futs[f]] = f.result()
