@@ -234,6 +234,10 @@ def ingest_kills(work: Path, kills: int, seed: int, *, runs: int = 12, topics: i
         shutil.copytree(root / STORE, stores[-1])
     assert ref[0] != ref[1]
     trial = 0
+    # the kill falls within the ingest's length: a whole ingest's at first, then the shortest an ingest of
+    # that kind (onto an empty store, or onto the other state's, which re-ingests only what changed) was
+    # seen to finish in
+    span = {"empty": st.duration, "other": st.duration}
     while st.kills < kills and trial < 3 * kills:
         trial += 1
         target = rng.randrange(len(states))
@@ -243,10 +247,11 @@ def ingest_kills(work: Path, kills: int, seed: int, *, runs: int = 12, topics: i
             shutil.copytree(stores[1 - target], root / STORE)
         set_runs(root, states[target])
         before = snapshot(root)
-        delay = rng.uniform(0.0, st.duration)
-        killed, _ = timed_kill(CLI + ["ingest", str(root)], delay)
+        delay = rng.uniform(0.0, span[prior])
+        killed, ran = timed_kill(CLI + ["ingest", str(root)], delay)
         if not killed:
             st.finished_first += 1
+            span[prior] = min(span[prior], ran)
             continue
         st.kills += 1
         if snapshot(root) != before:

@@ -38,6 +38,7 @@ def thresholds(monkeypatch):
     """Scale the engine's thresholds to this campaign: 300,000 rows are 'large' and parallel."""
     monkeypatch.setattr(seam, "LARGE_ROWS", 100_000)
     monkeypatch.setattr(seam, "PARALLEL_ROWS", 10_000)
+    monkeypatch.setattr(seam, "PROCESS_BLOCK_ROWS", 40_000)
     model_mod._OPENED.clear()
     yield
     model_mod._OPENED.clear()
@@ -66,8 +67,8 @@ def test_large_board_equals_cli_and_in_memory(camp, thresholds, monkeypatch):
     model.evaluate(SPECS)
     s = model.scores
     assert s.ranked is None and len(s.runs) == RUNS           # scored from the store, no ranked lists held
-    # one evaluation, by blocks of whole runs in threads (not worker processes over topic blocks)
-    assert len(seen) == 1 and seen[0][0] is True and type(seen[0][1]).__name__ == "ThreadPoolExecutor"
+    # one evaluation, by blocks of whole runs in the engine's own worker processes (not topic blocks)
+    assert seen == [(True, None)]
     board = model.leaderboard().set_index("run")
     want = cli_means(camp)
     assert sorted(want.index) == sorted(board.index) and len(want) == RUNS
@@ -182,3 +183,98 @@ def test_the_evaluation_reports_its_blocks(camp, thresholds):
         step(d, 500)
     assert len(seen) == 101 and seen[0] == (1 / 3, "evaluating map: 0% of the runs")
     assert seen[-1] == (2 / 3, "evaluating map: 100% of the runs")
+
+
+@pytest.fixture(scope="module")
+def gappy(tmp_path_factory):
+    """40 runs x 8 topics x 30 documents; two runs lack a topic (-c fills it), one judged topic is dropped."""
+    camp = write_campaign(simulate(n_runs=40, n_topics=8, depth=30, seed=11), tmp_path_factory.mktemp("gap") / "c",
+                          name="gappy", pool_depth=10)
+    files = sorted((camp / "runs").iterdir())
+    for f, topic_at in ((files[0], 0), (files[5], 3)):
+        lines = f.read_text().splitlines(keepends=True)
+        topics = sorted({ln.split()[0] for ln in lines})
+        f.write_text("".join(ln for ln in lines if ln.split()[0] != topics[topic_at]))
+    return camp
+
+
+@pytest.mark.parametrize("complete", [False, True])
+def test_blocks_of_runs_in_processes_equal_threads(gappy, complete):
+    """Blocks of whole runs evaluated in worker processes that received the judgments once (at their start,
+    not with each task) give the threads' table, facts and text-valued measures exactly, also with -c's
+    stand-in rows for topics a run lacks; the tasks sent to the workers carry no judgments."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    import engine.evaluation.blocks as blocks
+    from engine.ranking.ranked import EvalOptions
+    c = source.open_campaign(gappy).engine_campaign
+    st, q = c.store(), c.qrels()
+    runs = list(st.runs)
+    q = q[q["topic"].astype(str) != sorted(set(q["topic"].astype(str)))[-1]]   # runs' topic without judgments
+    opt = EvalOptions(complete=complete)
+    sent = []
+    real = blocks.map_tasks
+
+    def spy(fn, tasks, *a, **k):
+        tasks = list(tasks)
+        sent.extend(tasks)
+        return real(fn, tasks, *a, **k)
+    kw = dict(options=opt, runs=runs, block_rows=700, strings=True, extras=True, by_runs=True)
+    with ThreadPoolExecutor(2) as ex:
+        want = blocks.evaluate_store(st, q, SPECS + ["relstring"], executor=ex, **kw)
+    blocks.map_tasks = spy
+    try:
+        got = blocks.evaluate_store(st, q, SPECS + ["relstring"], **kw)
+    finally:
+        blocks.map_tasks = real
+    assert len(sent) > 2 and all(t.qrels is None and t.judged is None and t.shared for t in sent)
+    pd.testing.assert_frame_equal(got, want)
+    for k in ("strings", "extras"):
+        pd.testing.assert_frame_equal(got.attrs[k], want.attrs[k])
+    assert got.attrs.get("notes") == want.attrs.get("notes")
+    assert got.attrs["notes"]["topics_without_judgments"] == [sorted(set(c.qrels()["topic"].astype(str)))[-1]]
+    assert got.attrs["notes"].get("topics_filled_by_c", 0) == (2 if complete else 0)
+
+
+def _shared_size(_):
+    import engine.evaluation.blocks as blocks
+    return os.getpid(), {k: len(v[0]) for k, v in blocks._SHARED.items()}
+
+
+def test_a_pool_setup_reaches_every_spawned_worker_once():
+    """SafeProcessPool's setup runs once in each spawned worker, before its first task, with arguments the
+    parent sends once (not with each task), whatever sys.stderr is (a TUI replaces it)."""
+    import engine.evaluation.blocks as blocks
+    from engine.util.parallel import SafeProcessPool
+    q = pd.DataFrame({"topic": ["1", "2", "2"], "doc": ["a", "b", "c"], "grade": [1, 0, 2]})
+    saved = sys.stderr
+    sys.stderr = io.StringIO()                        # no file descriptor, as under Textual
+    try:
+        with SafeProcessPool(2, setup=(blocks.share_judgments, ("tok", q))) as ex:
+            got = list(ex.map(_shared_size, range(16)))
+    finally:
+        sys.stderr = saved
+    assert all(s == {"tok": 3} for _, s in got) and os.getpid() not in {p for p, _ in got}
+
+
+def test_a_cancel_stops_the_blocks_in_worker_processes(gappy):
+    """`progress` raising (the TUI's cancel) ends an evaluation by blocks of runs in worker processes: the
+    exception reaches the caller and no worker is left behind (that the queued blocks never start is
+    map_tasks' part, tests/test_tui_scale_costs.py)."""
+    import multiprocessing as mp
+    import time
+
+    import engine.evaluation.blocks as blocks
+    c = source.open_campaign(gappy).engine_campaign
+    calls = []
+
+    def progress(done, total):
+        calls.append((done, total))
+        raise KeyboardInterrupt("cancelled")
+    t0 = time.perf_counter()
+    with pytest.raises(KeyboardInterrupt):
+        blocks.evaluate_store(c.store(), c.qrels(), SPECS, block_rows=100, by_runs=True, extras=True,
+                              progress=progress)
+    assert len(calls) == 1 and calls[0][1] >= 20
+    assert not mp.active_children()
+    assert time.perf_counter() - t0 < 60

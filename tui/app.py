@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import inspect
 import stat
+import threading
 from pathlib import Path
 from dataclasses import dataclass
 from typing import Callable, Iterable
@@ -77,6 +78,10 @@ class FilesChanged(Message):
     def __init__(self, kinds: frozenset[str]):
         super().__init__()
         self.kinds = kinds
+
+
+def _import_stats() -> None:
+    import scipy.stats  # noqa: F401
 
 
 def file_signature(root: Path) -> dict[str, tuple]:
@@ -363,9 +368,13 @@ class CranfieldApp(App):
                 from .screens.base import missing_scores
                 bad = bad + [missing_scores(model)]
             return model, specs, bad
+        # the leaderboard's intervals need scipy.stats (1-2 s cold): imported off the UI thread, beside the
+        # evaluation (whose blocks run in worker processes when the campaign is large)
+        warm = threading.Thread(target=_import_stats, name="import-scipy-stats", daemon=True)
+        warm.start()
         model.evaluate(specs, progress=_blocks_done(progress, f"evaluating {', '.join(specs)}"))
         check_cancel()
-        import scipy.stats  # noqa: F401  (here, off the UI thread: the leaderboard's intervals need it; 1-2 s cold)
+        warm.join()
         return model, specs, bad
 
     @staticmethod

@@ -15,9 +15,12 @@ parts sit on storage every worker sees.
 from __future__ import annotations
 
 import multiprocessing as mp
+import os
+import uuid
 from concurrent.futures import Executor
-from dataclasses import dataclass
-from typing import Callable
+from contextlib import ExitStack
+from dataclasses import dataclass, replace
+from typing import Callable, Iterator
 
 import numpy as np
 import pandas as pd
@@ -25,7 +28,7 @@ import pyarrow as pa
 
 from ..ranking.ranked import EvalOptions
 from ..ranking.join import judged_at
-from ..util.parallel import map_tasks
+from ..util.parallel import SafeProcessPool, map_tasks
 from .store import RunStore, read_parts, to_frame
 
 BLOCK_ROWS = 1_500_000   # run rows per topic block (a task), cut where row groups end (RunStore.topic_blocks): at MQ size 0.83M-row blocks, 1.35 GB peak (2M: 1.65M-row blocks, same speed, 1.93 GB); the Parquet row groups: store.ROW_GROUP_ROWS
@@ -38,7 +41,7 @@ class BlockTask:
     runs: tuple[tuple[str, str, tuple[int, ...]], ...]
     run_order: tuple[str, ...]
     topics: tuple[str, ...]
-    qrels: pd.DataFrame
+    qrels: pd.DataFrame | None        # None: shared with the worker (`shared`)
     measures: object
     options: EvalOptions
     extra: dict | None
@@ -46,6 +49,30 @@ class BlockTask:
     strings: bool = False
     extras: bool = False
     judged: object = None        # ranking.build.ArrowJudgments(qrels), shared by blocks run in one process
+    shared: str | None = None    # qrels None: the judgments `share_judgments` gave this process under this token
+
+
+_SHARED: dict[str, list] = {}
+
+
+def share_judgments(token: str, qrels: pd.DataFrame) -> None:
+    """The judgments the tasks of `token` use, in this process (a worker's setup: sent once per worker,
+    not with every task); their `ArrowJudgments` are made at the first task."""
+    _SHARED.clear()
+    _SHARED[token] = [qrels, None]
+
+
+def _with_judgments(task: BlockTask) -> BlockTask:
+    """`task` with its judgments in place (those shared with this process under its token)."""
+    if task.shared is None:
+        return task
+    got = _SHARED.get(task.shared)
+    if got is None:
+        raise RuntimeError(f"evaluate_block: no judgments were shared under {task.shared!r} in this process")
+    if got[1] is None:
+        from ..ranking.build import ArrowJudgments
+        got[1] = ArrowJudgments(got[0])
+    return replace(task, qrels=got[0], judged=got[1], shared=None)
 
 
 def read_block(task: BlockTask, columns: list[str] | None = None) -> pd.DataFrame:
@@ -68,6 +95,7 @@ def evaluate_block(task: BlockTask) -> tuple[pd.DataFrame, dict, pd.DataFrame | 
 
     if mp.parent_process() is not None:
         keep_freed_memory()    # a worker process evaluates block after block: freed memory reused, not faulted in again
+    task = _with_judgments(task)
     runs = read_block_table(task, others=True)      # the join leaves out topics the block's judgments lack
     c = compute(task.qrels, runs, task.measures, task.options, run_order=list(task.run_order), extra=task.extra,
                 judged=task.judged)
@@ -155,9 +183,9 @@ def evaluate_store(store: RunStore, qrels: pd.DataFrame, measures=None, *, optio
     whole run table. `runs` selects runs (default all, in store order). With `strings`, the
     text-valued measures (relstring) are in `df.attrs["strings"]`; notes in `df.attrs["notes"]`; with
     `extras`, `group_facts` of every (run, topic) in `df.attrs["extras"]`. `by_runs`: a block is a group
-    of whole runs with every judgment (each part read once, whole: for a pool whose tasks are not
-    pickled, e.g. threads) instead of a block of topics across the runs (row groups holding topics of
-    several blocks are read once per block)."""
+    of whole runs with every judgment (each part read once, whole; in local worker processes the
+    judgments are sent once to each worker, not with every task) instead of a block of topics across the
+    runs (row groups holding topics of several blocks are read once per block)."""
     from .evaluate import to_long_empty
 
     opt = options or EvalOptions()
@@ -165,21 +193,30 @@ def evaluate_store(store: RunStore, qrels: pd.DataFrame, measures=None, *, optio
     run_order = list(store.runs if runs is None else runs)
     q = qrels
     topics = sorted_topics(pd.unique(q["topic"]))
-    tasks = []
-    if by_runs:
-        from ..ranking.build import ArrowJudgments
-        judged = ArrowJudgments(q)
-        for group in plan_run_blocks(store, run_order, block_rows):
-            parts = tuple((r, str(store.part(r)), None) for r in group)
-            tasks.append(BlockTask(parts, tuple(group), tuple(topics), q, measures, opt, extra, strings=strings,
-                                   extras=extras, judged=judged))      # -c fills only this block's runs
-    else:
-        plan = plan_blocks(store, topics, run_order, block_rows)
-        for (b, parts), rows in zip(plan, block_rows_of(plan, q["topic"])):
-            sub = q.iloc[rows].reset_index(drop=True)
-            tasks.append(BlockTask(parts, tuple(run_order), tuple(b), sub, measures, opt, extra, strings=strings,
-                                   extras=extras))
-    results = map_tasks(evaluate_block, tasks, workers, executor, progress)
+    tasks: list[BlockTask] | Iterator[BlockTask] = []
+    with ExitStack() as stack:
+        if by_runs:
+            groups = plan_run_blocks(store, run_order, block_rows)
+            k = min(workers or os.cpu_count() or 1, len(groups))
+            if executor is None and k >= 2:
+                # worker processes: the judgments go once to each, not with every task
+                token, qt, judged = uuid.uuid4().hex, None, None
+                executor = stack.enter_context(SafeProcessPool(k, setup=(share_judgments, (token, q))))
+            else:                     # threads or this process: one ArrowJudgments shared by every block
+                from ..ranking.build import ArrowJudgments
+                token, qt, judged = None, q, ArrowJudgments(q)
+            # each block's parts are checked as it is sent (the workers start on the first meanwhile)
+            tasks = (BlockTask(tuple((r, str(store.part(r)), None) for r in group), tuple(group), tuple(topics),
+                               qt, measures, opt, extra, strings=strings, extras=extras, judged=judged, shared=token)
+                     for group in groups)                                      # -c fills only this block's runs
+        else:
+            plan = plan_blocks(store, topics, run_order, block_rows)
+            for (b, parts), rows in zip(plan, block_rows_of(plan, q["topic"])):
+                sub = q.iloc[rows].reset_index(drop=True)
+                tasks.append(BlockTask(parts, tuple(run_order), tuple(b), sub, measures, opt, extra, strings=strings,
+                                       extras=extras))
+        results = map_tasks(evaluate_block, tasks, workers, executor, progress,
+                            total=len(groups) if by_runs else None)
     frames = [df for df, _, _ in results if len(df)]
     notes: dict = {}
     ix = store.index

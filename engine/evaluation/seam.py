@@ -26,6 +26,10 @@ larger run alone) in one thread per core instead of building the whole pandas ru
 is then made run by run in worker processes (`campaign_trec_lines`) when the judgments are one plain file."""
 THREAD_BLOCK_ROWS = 100_000
 
+PROCESS_BLOCK_ROWS = 500_000
+"""Run rows per block of whole runs when a large campaign is evaluated by runs in worker processes
+(`evaluate_campaign(by_runs=True)`): a few blocks per worker per second, small results to send back."""
+
 RUN_ROWS = 2_000_000
 """Runs of at most this many rows are evaluated one run per worker process whatever the store's size (memory
 follows the largest run; a thousand runs of 50 topics are read once each, not once per topic block); a
@@ -100,8 +104,8 @@ def evaluate_campaign(campaign, measures=None, *, options=None, extras: bool = F
     or a dict of overrides of the campaign's options. `ranked=False`: the caller needs no ranked lists
     (`Evaluation.computed`), so a campaign of PARALLEL_ROWS rows or more is evaluated from the store's
     parts by topic blocks across the cores (the same table). `by_runs` (with `ranked=False`): a large
-    campaign too is read by blocks of whole runs in one thread per core (no worker processes; the same
-    table), for callers that want the table soon rather than in the least memory (the TUI)."""
+    campaign is read by blocks of whole runs (PROCESS_BLOCK_ROWS rows, a larger run alone) in one worker
+    process per core, each part read once (the same table), for callers that want the table soon (the TUI)."""
     from ..ranking.ranked import EvalOptions
     from ..ranking.join import rename_runs
 
@@ -112,19 +116,22 @@ def evaluate_campaign(campaign, measures=None, *, options=None, extras: bool = F
     qrels = campaign.qrels() if qrels is None else qrels
     st = campaign.store()
     large = st is not None and (st.rows > LARGE_ROWS or executor is not None)
-    if large and by_runs and not ranked and executor is None:   # threads over whole runs, never in memory
-        large, block_rows = False, min(THREAD_BLOCK_ROWS, -(-st.rows // (os.cpu_count() or 1)))
+    if large and by_runs and not ranked and executor is None:
+        # blocks of whole runs in worker processes (the judgments sent once to each): never in memory,
+        # each part read once, all cores busy (threads would share one interpreter lock)
+        block_rows, threads, whole_runs = PROCESS_BLOCK_ROWS, False, True
     else:
         block_rows = block_rows_for(st.rows, large) if st is not None and (large or not ranked) else None
+        threads = whole_runs = not large
     if block_rows is not None:
         from .blocks import evaluate_store
         campaign.check_runs(st)
         with ExitStack() as stack:
-            if not large:      # threads: the kernel runs in numpy and Arrow; no worker start-up, no pickling
+            if threads:        # threads: the kernel runs in numpy and Arrow; no worker start-up, no pickling
                 from concurrent.futures import ThreadPoolExecutor
                 executor = stack.enter_context(ThreadPoolExecutor(os.cpu_count() or 1))
             df = evaluate_store(st, qrels, measures, options=opt, gains=gains, strings=strings, extras=extras,
-                                executor=executor, progress=progress, block_rows=block_rows, by_runs=not large)
+                                executor=executor, progress=progress, block_rows=block_rows, by_runs=whole_runs)
         rename = campaign.run_renames()
         text = df.attrs.pop("strings", None)
         facts = df.attrs.pop("extras", None)

@@ -32,11 +32,27 @@ def _stderr_usable() -> bool:
         return False
 
 
-def _quiet_child(quiet: bool) -> None:
+def _quiet_child(quiet: bool, setup: str | None = None, payload: bytes = b"") -> None:
     if quiet:
         fd = os.open(os.devnull, os.O_WRONLY)
         os.dup2(fd, 2)
         os.close(fd)
+    if setup is not None:
+        import importlib
+        import pickle
+        module, name = setup.split(":")
+        getattr(importlib.import_module(module), name)(*pickle.loads(payload))
+
+
+def _setup_args(setup: tuple[Callable, tuple] | None) -> tuple:
+    """A worker setup (function, args) as the initializer's arguments: the function by name and its
+    arguments as pickled bytes, so a spawned worker reads them at once and imports what they need only
+    after (the parent's write of a large argument would otherwise wait for the worker's imports)."""
+    if setup is None:
+        return ()
+    import pickle
+    fn, args = setup
+    return f"{fn.__module__}:{fn.__qualname__}", pickle.dumps(tuple(args), protocol=pickle.HIGHEST_PROTOCOL)
 
 
 def _one_thread() -> bool:
@@ -48,16 +64,17 @@ def _one_thread() -> bool:
 class SafeProcessPool(ProcessPoolExecutor):
     """A spawn-context process pool whose submissions work with or without a real sys.stderr. `fork`:
     fork the workers instead when this process runs a single Python thread (they start with its imports
-    and data: no interpreter start, no imports, no resource tracker process)."""
+    and data: no interpreter start, no imports, no resource tracker process). `setup`: (function, args)
+    each worker runs once as it starts (e.g. receiving data every task needs, sent once per worker)."""
 
-    def __init__(self, max_workers: int, fork: bool = False):
+    def __init__(self, max_workers: int, fork: bool = False, setup: tuple[Callable, tuple] | None = None):
         self._quiet = not _stderr_usable()
         method = "fork" if fork and "fork" in mp.get_all_start_methods() and _one_thread() else "spawn"
         # spawn: the resource tracker is spawned when the pool makes its first lock, the workers inside
         # submit; fork: every worker at the first submit, before the pool starts its threads
         with self._real_stderr():
             super().__init__(max_workers=max_workers, mp_context=mp.get_context(method),
-                             initializer=_quiet_child, initargs=(self._quiet,))
+                             initializer=_quiet_child, initargs=(self._quiet, *_setup_args(setup)))
 
     @contextmanager
     def _real_stderr(self):
@@ -80,17 +97,18 @@ class SafeProcessPool(ProcessPoolExecutor):
             return super().submit(fn, *args, **kwargs)
 
 
-def map_tasks(fn, tasks: list, workers: int | None = None, executor: Executor | None = None,
+def map_tasks(fn, tasks: Iterable, workers: int | None = None, executor: Executor | None = None,
               progress: Callable[[int, int], None] | None = None, here: bool = False,
-              meanwhile: Callable[[], None] | None = None) -> list:
+              meanwhile: Callable[[], None] | None = None, total: int | None = None) -> list:
     """fn over tasks, results in task order: on `executor`, else a local `SafeProcessPool` of
     min(workers or cores, tasks) processes, or in this process when that is one. `here`: this process
     is one of the workers and the others are forked from it when it runs one Python thread (for a caller that
     would only wait and has imported and prepared what `fn` needs); `meanwhile`: work of this process the
     tasks do not depend on (e.g. checks that only warn or raise), run in a thread of it once the workers
     are forked (else first), its exception raised after the tasks. `progress(done, total)` is called
-    as tasks finish."""
-    n = len(tasks)
+    as tasks finish. `tasks` may be an iterator of `total` tasks: each is submitted as it is made (the
+    workers start on the first while the rest are prepared)."""
+    n = len(tasks) if total is None else total
     k = min(workers or os.cpu_count() or 1, n)
     if executor is None and here and k >= 2:
         return _map_here(fn, tasks, k - 1, progress, meanwhile)
@@ -107,7 +125,8 @@ def map_tasks(fn, tasks: list, workers: int | None = None, executor: Executor | 
     ex = executor or SafeProcessPool(k)
     futs: dict = {}
     try:
-        futs = {ex.submit(fn, t): i for i, t in enumerate(tasks)}
+        for i, t in enumerate(tasks):
+            futs[ex.submit(fn, t)] = i
         out: list = [None] * n
         for j, f in enumerate(as_completed(futs)):
             out[futs[f]] = f.result()

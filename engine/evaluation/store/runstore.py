@@ -116,6 +116,7 @@ class RunStore:
         t0 = time.perf_counter()
         w = warnings if warnings is not None else Warnings()
         files = [Path(f) for f in files]
+        keys = {p: _source_key(p) for p in files}       # (each resolved once: a thousand runs, many looks)
         rep = SyncReport()
         with _Lock(self.dir / ".lock"):
             self._manifest = None
@@ -126,7 +127,7 @@ class RunStore:
             todo: list[Path] = []
             reuse: dict[str, dict] = {}
             for p in files:
-                key = _source_key(p)
+                key = keys[p]
                 e = m["files"].get(key)
                 ok, e2 = self._fresh(p, e)
                 if ok:
@@ -146,7 +147,7 @@ class RunStore:
             new_files: dict[str, dict] = {}
             seen_tag: dict[str, str] = {}
             for p in files:
-                key = _source_key(p)
+                key = keys[p]
                 fresh = str(p) in results
                 if fresh:
                     r = dict(results[str(p)])
@@ -178,9 +179,9 @@ class RunStore:
                         e["part"] = str(final.relative_to(self.root))
                 (rep.ingested if fresh else rep.reused).append(str(p))
                 new_files[key] = e
-            listed = {_source_key(p) for p in files}
+            listed = set(keys.values())
             rep.removed = [k for k in m["files"] if k not in new_files and k not in listed]
-            order = [_source_key(p) for p in files if _source_key(p) in new_files]
+            order = [keys[p] for p in files if keys[p] in new_files]
             new_m = {"format": FORMAT, "files": {k: new_files[k] for k in order}, "index_sha256": None}
             if (rep.ingested or rep.removed or problems or new_m["files"] != m["files"]
                     or not self._index_ok(m)):
