@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextvars
 import os
+import stat
 import urllib.parse
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
@@ -26,7 +27,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from .layout import _ENCODING, COMPRESSION, SCHEMA
+from .layout import _ENCODING, COMPRESSION, SCHEMA, sweep
 from ...util import fs
 
 HEAD_ROWS = 100               # rows kept per ranking (the usual pool depth); deeper reads use the part
@@ -204,30 +205,9 @@ def head_plan(store, runs: list[str], depth: int) -> dict[str, tuple[str, dict[s
 
 def collect(store_dir: Path, manifest: dict) -> None:
     """Remove the heads (and leftovers of killed writes) of parts `manifest` does not name."""
-    root = store_dir / HEADS_DIR
-    if not fs.is_dir(root):
-        return
     keep = {str(head_name(store_dir, e["tag"], e["sha256"])) for e in manifest["files"].values()
             if e.get("tag") is not None and e.get("sha256")}
-    import stat as st_
-    dirs = []
-    for f in fs.rglob(root):
-        try:
-            mode = fs.stat(f, follow=False).st_mode
-        except OSError:
-            continue
-        if st_.S_ISDIR(mode):
-            dirs.append(f)
-        elif str(f) not in keep:
-            try:
-                fs.unlink(f, missing_ok=True)
-            except OSError:
-                pass
-    for d in sorted(dirs, key=lambda d: -len(d.parts)):
-        try:
-            fs.rmdir(d)
-        except OSError:
-            pass
+    sweep(store_dir / HEADS_DIR, keep, lambda mode: not stat.S_ISDIR(mode))
 
 
 def head_blocks(store, topics: list[str], run_order: list[str], block_rows: int, depth: int,

@@ -3,12 +3,15 @@ error and hook that every writer and reader of the store shares."""
 from __future__ import annotations
 
 import os
+import stat
 import urllib.parse
 from pathlib import Path
+from typing import Callable
 
 import pyarrow as pa
 
 from ...errors import CranfieldError
+from ...util import fs
 
 
 STORE_DIR = ".cranfield-store"
@@ -44,3 +47,31 @@ def _rebuild_hint(root: Path) -> str:
 def _step(label: str) -> None:
     """Called after every durable write of an ingest (part, index, manifest, removal), looked up as
     `layout._step` so that tests replace it here alone to simulate a kill between any two writes."""
+
+
+def sweep(root: Path, keep: set[str], garbage: Callable[[int], bool], step: str | None = None) -> None:
+    """Remove every entry under `root` whose mode (not followed: a link is itself garbage) `garbage` accepts
+    and whose path `keep` does not name, calling `_step(step)` after each removal, then the folders left
+    empty, deepest first (the store's garbage: parts and heads no manifest names, leftovers of killed
+    writes). Entries that vanish or cannot be looked at meanwhile are left alone."""
+    if not fs.is_dir(root):
+        return
+    modes: dict[Path, int] = {}
+    for f in fs.rglob(root):
+        try:
+            modes[f] = fs.stat(f, follow=False).st_mode
+        except (OSError, CranfieldError):
+            continue
+    for f, mode in modes.items():
+        if garbage(mode) and str(f) not in keep:
+            try:
+                fs.unlink(f, missing_ok=False)
+            except OSError:
+                continue
+            if step is not None:
+                _step(step)
+    for d in sorted((d for d, mode in modes.items() if stat.S_ISDIR(mode)), key=lambda d: -len(d.parts)):
+        try:
+            fs.rmdir(d)
+        except OSError:
+            pass

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import time
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
@@ -199,25 +200,10 @@ class RunStore:
     def _collect_garbage(self) -> None:
         """Remove part files (and leftovers of killed writes) that the committed manifest does not name."""
         keep = {str(self.root / e["part"]) for e in self.manifest["files"].values() if e.get("part")}
-        runs = self.dir / "runs"
-        if not fs.is_dir(runs):
+        if not fs.is_dir(self.dir / "runs"):
             return
-        import stat as st_
-        modes: dict = {}
-        for f in fs.rglob(runs):
-            try:
-                modes[f] = fs.stat(f, follow=False).st_mode     # a link (planted or swapped in) is itself garbage
-            except (OSError, CranfieldError):
-                continue
-        for f, mode in modes.items():
-            if (st_.S_ISREG(mode) or st_.S_ISLNK(mode)) and str(f) not in keep:
-                try:
-                    fs.unlink(f, missing_ok=False)
-                    layout._step("unlink")
-                except OSError:
-                    pass
-        for d in sorted((d for d, mode in modes.items() if st_.S_ISDIR(mode)), key=lambda d: -len(d.parts)):
-            _rmdir_empty(d)
+        # regular files and links (a link, planted or swapped in, is itself garbage)
+        layout.sweep(self.dir / "runs", keep, lambda mode: stat.S_ISREG(mode) or stat.S_ISLNK(mode), step="unlink")
         collect_heads(self.dir, self.manifest)
         for f in fs.glob(self.dir, ".*.tmp*"):
             try:
@@ -453,8 +439,3 @@ class RunStore:
         return blocks
 
 
-def _rmdir_empty(d: Path) -> None:
-    try:
-        fs.rmdir(d)
-    except OSError:
-        pass
