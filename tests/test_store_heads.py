@@ -171,3 +171,31 @@ def test_pool_command_reads_heads_and_writes_the_same_file(tmp_path):
     without = pool("p")
     assert with_heads == without and with_heads.count(b"\n") > 40 * 12
     assert np.all(heads.groups(np.array([5, 5, 5, 5]), 10) == [0, 0, 1, 1])
+
+
+@pytest.mark.parametrize("chunks", [1, 3, 17])
+def test_a_head_written_in_chunks_has_the_row_groups_its_reader_expects(tmp_path, monkeypatch, chunks):
+    """A part's rows arrive in chunks of whole topics (a streamed ingest): the head's row groups close at the
+    same topic starts whatever the chunks, so `head_plan`'s check (`groups` over the topic sizes) accepts it."""
+    monkeypatch.setattr(heads, "HEAD_GROUP_ROWS", 250)
+    rng = np.random.default_rng(3)
+    sizes = rng.integers(1, 180, 40)                               # rows per topic, some above HEAD_ROWS
+    topics = np.repeat([f"t{i:03d}" for i in range(len(sizes))], sizes)
+    pos = np.concatenate([np.arange(1, n + 1) for n in sizes]).astype(np.int32)
+    tab = pa.table({"topic": topics, "doc": [f"d{i}" for i in range(len(topics))],
+                    "score": rng.random(len(topics)), "rank": pos.astype(np.int64), "pos": pos})
+    starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+    part = tmp_path / ".cranfield-store" / "runs" / ".pending" / "p.parquet"
+    cuts = np.array_split(np.arange(len(sizes)), chunks)
+    with heads.writing(part):
+        w = heads.HeadWriter("r1", "r1.txt")
+        for c in cuts:
+            lo, hi = int(starts[c[0]]), int(starts[c[-1]] + sizes[c[-1]])
+            w.add(tab.slice(lo, hi - lo), starts[c] - lo)
+        w.close("ab" * 32)
+    path = heads.head_name(tmp_path / ".cranfield-store", "r1", "ab" * 32)
+    md = pq.read_metadata(path)
+    kept = np.minimum(sizes, heads.HEAD_ROWS)
+    assert heads._groups_of(md, "r1", "ab" * 32, kept) is not None and md.num_row_groups > 5
+    head = pq.read_table(path)
+    assert head.equals(tab.filter(pa.compute.less_equal(tab.column("pos"), heads.HEAD_ROWS)).cast(head.schema))

@@ -62,12 +62,13 @@ def writing(part: os.PathLike | str) -> Iterator[None]:
         _DEST.reset(token)
 
 
-def groups(sizes: np.ndarray, group_rows: int | None = None) -> np.ndarray:
+def groups(sizes: np.ndarray, group_rows: int | None = None, filled: int = 0) -> np.ndarray:
     """Row group of each topic of head sizes `sizes` (in part order): a group is closed at the first topic
-    start once it holds `group_rows` rows or more (the part writer's rule)."""
+    start once it holds `group_rows` rows or more (the part writer's rule). `filled`: rows already in the
+    open group, which the first topics continue (group 0)."""
     group_rows = HEAD_GROUP_ROWS if group_rows is None else group_rows
     out = np.zeros(len(sizes), np.int64)
-    g = acc = 0
+    g, acc = 0, filled
     for i, n in enumerate(np.asarray(sizes, np.int64).tolist()):
         if acc >= group_rows:
             g, acc = g + 1, 0
@@ -112,15 +113,16 @@ class HeadWriter:
             self._open()
         head = out.filter(pc.less_equal(out.column("pos"), HEAD_ROWS))
         sizes = np.minimum(np.diff(np.append(starts, len(out))), HEAD_ROWS)
-        cut = off = 0
-        for n in sizes.tolist():                        # a group closes at the first topic start past its size
-            if self.acc >= HEAD_GROUP_ROWS:
-                self._flush(head.slice(cut, off - cut))
-                cut = off
-            self.acc += n
-            off += n
-        if off > cut:
+        filled = self.acc
+        g = groups(sizes, filled=filled)
+        at = np.append(0, np.cumsum(sizes))             # each topic's first head row
+        cut = 0
+        for i in np.flatnonzero(np.diff(g, prepend=0)).tolist():   # topics opening a group: the open one is full
+            self._flush(head.slice(cut, int(at[i]) - cut))
+            cut = int(at[i])
+        if len(head) > cut:
             self.pending.append(head.slice(cut))
+        self.acc = int(sizes[g == g[-1]].sum()) + (filled if g[-1] == 0 else 0)
 
     def _flush(self, last: pa.Table | None = None) -> None:
         parts = self.pending + ([last] if last is not None and len(last) else [])
