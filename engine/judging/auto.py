@@ -157,20 +157,20 @@ def check_settings(settings: JudgeSettings) -> None:
 
 # ---------------------------------------------------------------------------- campaign side
 
-_OTHER_LINE_ENDS = re.compile("[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029\ufeff]")
-_NOT_AN_OBJECT = re.compile(r"^[^{\n]", re.M)         # a line that is neither empty nor starts an object
+# in UTF-8: \r \v \f \x1c-\x1e, U+0085, U+2028, U+2029 and U+FEFF (a byte-order mark)
+_OTHER_LINE_ENDS = re.compile(rb"[\r\x0b\x0c\x1c\x1d\x1e]|\xc2\x85|\xe2\x80[\xa8\xa9]|\xef\xbb\xbf")
+_NOT_AN_OBJECT = re.compile(rb"^[^{\n]", re.M)        # a line that is neither empty nor starts an object
 
 
 def _plain_docs(raw: bytes) -> list[dict] | None:
     """The records of a documents file read in one pass (`_plain_lines`) when that reads it as the line
     reader does: every line empty or one JSON object, no line end but \\n, no byte-order mark; else None."""
+    if _OTHER_LINE_ENDS.search(raw) or _NOT_AN_OBJECT.search(raw):
+        return None
     fast = _plain_lines(raw)
     if fast is None:
         return None
-    text = raw.decode("utf-8")
-    if _OTHER_LINE_ENDS.search(text) or _NOT_AN_OBJECT.search(text):
-        return None
-    return fast if len(fast) == text.count("\n{") + text.startswith("{") else None
+    return fast if len(fast) == raw.count(b"\n{") + raw.startswith(b"{") else None
 
 
 def read_docs(root) -> dict[str, dict]:
