@@ -123,18 +123,24 @@ def group_facts(r) -> pd.DataFrame:
 
 
 def plan_blocks(store: RunStore, topics: list[str], run_order: list[str], block_rows: int = BLOCK_ROWS,
-                cap: int | None = None) -> list[tuple[list[str], tuple[tuple[str, str, tuple[int, ...]], ...]]]:
+                cap: int | None = None, heads: dict | None = None
+                ) -> list[tuple[list[str], tuple[tuple[str, str, tuple[int, ...]], ...]]]:
     """Blocks of `topics` (kept in order) with, per run, its part and the row groups holding them;
-    `cap`: only the first `cap` rows of each ranking will be read (blocks are sized by those)."""
+    `cap`: only the first `cap` rows of each ranking will be read (blocks are sized by those). `heads`
+    (`store.heads.head_plan`): the runs whose head is read instead, with its row group of each topic."""
     ix = store.index
     ix = ix[ix["run"].isin(set(run_order))]
     blocks = store.topic_blocks(topics, block_rows, runs=run_order, cap=cap)
     block_of = {t: i for i, b in enumerate(blocks) for t in b}
     ix = ix.assign(block=ix["topic"].map(block_of))
     ix = ix[ix["block"].notna()].astype({"block": np.int64})
+    if heads:
+        ix = ix.assign(row_group=np.fromiter(
+            (heads[r][1][t] if r in heads else g for r, t, g in
+             zip(ix["run"].tolist(), ix["topic"].tolist(), ix["row_group"].tolist())), np.int64, len(ix)))
     rg = ix.groupby(["block", "run"], sort=False)["row_group"].agg(lambda s: tuple(sorted(set(s.tolist()))))
     rg_of = rg.to_dict()
-    parts = {r: str(store.part(r)) for r in run_order}
+    parts = {r: heads[r][0] if heads and r in heads else str(store.part(r)) for r in run_order}
     out = []
     for i, b in enumerate(blocks):
         out.append((b, tuple((r, parts[r], rg_of.get((i, r), ())) for r in run_order)))

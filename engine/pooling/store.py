@@ -124,11 +124,11 @@ def _plan(store: RunStore, topics: list[str], run_order: list[str], block_rows: 
     """Topic blocks of the first `depth` rows of each ranking: from the runs' heads where they serve
     (blocks of about `block_rows`, at most `HEAD_BLOCK_ROWS`, rows kept), else from the parts (`block_rows` rows read, or
     kept with `cap`)."""
-    from ..evaluation.store.heads import head_blocks, head_plan
+    from ..evaluation.store.heads import head_plan
     heads = head_plan(store, run_order, depth)
     if not heads:
         return plan_blocks(store, topics, run_order, block_rows, cap=cap)
-    return head_blocks(store, topics, run_order, min(block_rows, HEAD_BLOCK_ROWS), depth, heads)
+    return plan_blocks(store, topics, run_order, min(block_rows, HEAD_BLOCK_ROWS), cap=depth, heads=heads)
 
 
 def _pool_block(args) -> pd.DataFrame | None:

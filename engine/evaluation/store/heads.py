@@ -210,23 +210,3 @@ def collect(store_dir: Path, manifest: dict) -> None:
     keep = {str(head_name(store_dir, e["tag"], e["sha256"])) for e in manifest["files"].values()
             if e.get("tag") is not None and e.get("sha256")}
     sweep(store_dir / HEADS_DIR, keep, lambda mode: not stat.S_ISDIR(mode))
-
-
-def head_blocks(store, topics: list[str], run_order: list[str], block_rows: int, depth: int,
-                heads: dict) -> list[tuple[list[str], tuple[tuple[str, str, tuple[int, ...]], ...]]]:
-    """`evaluation.blocks.plan_blocks` for reads `depth` deep (blocks of about `block_rows` rows kept):
-    per block and run, the run's head and its row groups holding the block's topics when `heads`
-    (`head_plan`) has it, else its part and row groups."""
-    ix = store.index
-    ix = ix[ix["run"].isin(set(run_order))]
-    blocks = store.topic_blocks(topics, block_rows, runs=run_order, cap=depth)
-    block_of = {t: i for i, b in enumerate(blocks) for t in b}
-    b = ix["topic"].map(block_of)
-    ix = ix.assign(block=b)[b.notna()]
-    hg = np.fromiter((heads[r][1][t] if r in heads else g for r, t, g in
-                      zip(ix["run"].tolist(), ix["topic"].tolist(), ix["row_group"].tolist())), np.int64, len(ix))
-    rg = ix.assign(rg=hg, block=ix["block"].astype(np.int64)).groupby(["block", "run"], sort=False)["rg"] \
-        .agg(lambda s: tuple(sorted(set(s.tolist()))))
-    rg_of = rg.to_dict()
-    path = {r: heads[r][0] if r in heads else str(store.part(r)) for r in run_order}
-    return [(bl, tuple((r, path[r], rg_of.get((i, r), ())) for r in run_order)) for i, bl in enumerate(blocks)]
