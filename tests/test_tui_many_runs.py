@@ -156,16 +156,6 @@ def test_a_second_open_reads_the_evaluation_cache(tmp_path, thresholds, monkeypa
     assert not np.array_equal(a.matrix["map"], third.scores.matrix["map"], equal_nan=True)
 
 
-def test_heat_cells_by_array_equal_one_by_one():
-    """The matrix's row of cells computed as arrays (heat_parts) is heat_part's, cell for cell (edges,
-    NaN, infinities, values off the ramp, a flat ramp)."""
-    from tui.widgets.cells import heat_part, heat_parts
-    v = np.concatenate([np.random.default_rng(0).random(2000),
-                        [np.nan, -0.5, 1.0, 1.7, 0.0, 0.999999, np.inf, -np.inf, 0.25, 0.5, 1 / 3]])
-    for lo, hi in ((0.0, 1.0), (0.1, 0.9), (0.5, 0.5), (0.0, 1.7)):
-        assert heat_parts(v, lo, hi) == [heat_part(x, lo, hi) for x in v]
-
-
 def test_the_evaluation_reports_its_blocks(camp, thresholds):
     """A streamed evaluation reports its blocks of runs as they finish (the load's progress line shows each
     whole percent once)."""

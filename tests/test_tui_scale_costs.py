@@ -141,15 +141,17 @@ def test_planner_works_on_a_bounded_sample_of_runs(sim, monkeypatch, large):
     model_mod._OPENED.clear()
 
 
-def test_heat_row_cells_and_widths_are_heat_parts():
-    """The matrix's lazy row gives heat_parts' cells, cell for cell, and their widths without making them."""
+def test_heat_row_cells_and_widths_are_heat_part():
+    """The matrix's lazy row gives heat_part's cells, cell for cell (edges, NaN, infinities, values off the
+    ramp, a flat ramp, random values), and their widths without making them."""
     import numpy as np
-    from tui.widgets.cells import HeatRow, heat_parts
-    v = np.array([0.0, 0.12345, 0.9996, 0.99949, 1.0, 2.5, -0.25, np.nan, np.inf, 12.345, 0.5])
-    for lo, hi in ((0.0, 1.0), (0.2, 0.8), (0.5, 0.5)):
+    from tui.widgets.cells import HeatRow, heat_part
+    v = np.concatenate([[0.0, 0.12345, 0.9996, 0.99949, 1.0, 2.5, -0.25, np.nan, np.inf, 12.345, 0.5, -0.5, 1.7,
+                         0.999999, -np.inf, 0.25, 1 / 3], np.random.default_rng(0).random(2000)])
+    for lo, hi in ((0.0, 1.0), (0.2, 0.8), (0.5, 0.5), (0.1, 0.9), (0.0, 1.7)):
         lead = [("t1", None), ("12", None)]
         row = HeatRow(lead, v, lo, hi)
-        want = lead + heat_parts(v, lo, hi)
+        want = lead + [heat_part(x, lo, hi) for x in v]
         assert len(row) == len(want) and list(row) == want
         assert [row[j] for j in range(len(want))] == want and row[-1] == want[-1]
         assert HeatRow(lead, v, lo, hi).widths() == [len(t) for t, _ in want]

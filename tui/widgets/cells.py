@@ -47,35 +47,8 @@ def heat_part(v: float, lo: float = 0.0, hi: float = 1.0):
     return f"{g}{s}", st
 
 
-def heat_parts(values, lo: float = 0.0, hi: float = 1.0) -> list:
-    """`heat_part` of every value of a 1-d array (the same cells), the levels computed as arrays: a
-    matrix row of 1,000 runs at a time."""
-    import numpy as np
-    from rich.style import Style
-    v = np.asarray(values, dtype=np.float64)
-    ok = np.isfinite(v)
-    if hi <= lo:
-        k = np.full(len(v), len(RAMP) - 1)
-        g = np.full(len(v), len(GLYPHS) - 1)
-    else:
-        with np.errstate(invalid="ignore"):
-            x = (np.where(ok, v, lo) - lo) / (hi - lo)
-            k = np.clip(np.trunc(x * len(RAMP)), 0, len(RAMP) - 1).astype(np.int64)
-            g = np.clip(np.trunc(x * len(GLYPHS)), 0, len(GLYPHS) - 1).astype(np.int64)
-    out = []
-    for val, fine, ki, gi in zip(v.tolist(), ok.tolist(), k.tolist(), g.tolist()):
-        if not fine:
-            out.append(("  —", None))
-            continue
-        st = _STYLE_CACHE.get(ki)
-        if st is None:
-            st = _STYLE_CACHE[ki] = Style.parse(f"{'color(16)' if ki >= 6 else 'color(231)'} on color({RAMP[ki]})")
-        out.append((GLYPHS[gi] + (f"{val:.3f}"[1:] if 0 <= val < 1 else f"{val:.2f}"), st))
-    return out
-
-
 class HeatRow:
-    """A row of GridTable cells: `lead` cells, then one heat-map cell per value, each made (heat_parts' cell)
+    """A row of GridTable cells: `lead` cells, then one heat-map cell per value, each made (`heat_part`)
     only when the table draws or reads it: a frame shows ~10 of a 1,000-run matrix row. `widths` gives
     every cell's width without making the cells."""
 
@@ -99,7 +72,7 @@ class HeatRow:
         if cell is None:
             if not 0 <= j - n < len(self.values):
                 raise IndexError(j)
-            cell = self._made[j] = heat_parts(self.values[j - n:j - n + 1], self.lo, self.hi)[0]
+            cell = self._made[j] = heat_part(float(self.values[j - n]), self.lo, self.hi)
         return cell
 
     def __iter__(self):
